@@ -1,0 +1,61 @@
+# greensched: the two entry points are `make demo` and `make test`.
+# Both install missing Debian packages, configure with CMake + Ninja, and build.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+DEMO_OUT   ?= demo-results
+
+# Debian packages the build and tests need.
+PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
+            libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+
+SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
+
+.PHONY: all deps build build-asan test unit-asan demo bench format format-check clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGREENSCHED_SANITIZE=ON \
+	  -DGREENSCHED_BENCHMARKS=OFF
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target greensched_unit_tests
+
+# Unit tests (release and ASan+UBSan), the CLI tests and the published-figure reproduction.
+test: format-check build build-asan
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -L unit -j $(JOBS)
+
+demo: build
+	./$(BUILD)/greensched simulate --policy all --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
+
+bench: build
+	./$(BUILD)/greensched_bench
+
+format:
+	clang-format -i $(SOURCES)
+
+format-check: deps
+	@bad=$$(for f in $(SOURCES); do clang-format --dry-run -Werror $$f >/dev/null 2>&1 || echo $$f; done); \
+	if [ -n "$$bad" ]; then echo "not clang-formatted (run make format):"; echo "$$bad"; exit 1; fi
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

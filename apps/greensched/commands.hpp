@@ -1,0 +1,15 @@
+// Subcommands of the greensched CLI. Each registers its options on the app and returns the
+// action to run once parsing succeeded.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace greensched::app {
+
+using Action = std::function<int()>;
+
+Action add_simulate_command(CLI::App& app);
+
+}  // namespace greensched::app

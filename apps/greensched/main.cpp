@@ -1,0 +1,27 @@
+// greensched: schedule AI jobs onto GPU clusters with fewer stranded GPUs, less power and
+// less carbon, and say why.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "greensched: GPU-sharing cluster scheduling that strands fewer GPUs.\n"
+      "Simulate published and new scheduling policies on the Alibaba openb trace or a built-in\n"
+      "workload with the same statistics.\n\n"
+      "Start with:  greensched simulate            (built-in workload, all policies)\n"
+      "             greensched simulate --help"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "greensched 0.1.0");
+  auto simulate = greensched::app::add_simulate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (app.got_subcommand("simulate")) return simulate();
+  return 2;
+}

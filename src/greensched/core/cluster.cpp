@@ -1,0 +1,114 @@
+#include "greensched/core/cluster.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace greensched {
+
+Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
+  states_.resize(specs_.size());
+  for (std::size_t n = 0; n < specs_.size(); ++n) {
+    const NodeSpec& spec = specs_[n];
+    NodeState& s = states_[n];
+    s.cpu_free_milli = spec.cpu_milli;
+    s.memory_free_mib = spec.memory_mib;
+    const int gpus = std::clamp(spec.gpu_count, 0, kMaxGpusPerNode);
+    for (int g = 0; g < gpus; ++g) s.gpu_free_milli[g] = kGpuMilli;
+    refresh_derived(s, gpus);
+    total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
+  }
+}
+
+void Cluster::refresh_derived(NodeState& s, int gpu_count) {
+  s.max_gpu_free_milli = 0;
+  s.whole_free_gpus = 0;
+  s.gpu_free_total_milli = 0;
+  for (int g = 0; g < gpu_count; ++g) {
+    const int32_t f = s.gpu_free_milli[g];
+    s.max_gpu_free_milli = std::max(s.max_gpu_free_milli, f);
+    s.whole_free_gpus += (f == kGpuMilli);
+    s.gpu_free_total_milli += f;
+  }
+  ++s.version;
+}
+
+Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus) {
+  if (node < 0 || static_cast<std::size_t>(node) >= specs_.size()) {
+    return Error{fmt::format("pod {}: node index {} out of range", pod.name, node)};
+  }
+  if (id < allocations_.size() && allocations_[id]) {
+    return Error{fmt::format("pod {} is already placed", pod.name)};
+  }
+  const NodeSpec& spec = specs_[node];
+  NodeState& s = states_[node];
+  if (pod.cpu_milli > s.cpu_free_milli) {
+    return Error{fmt::format("pod {} on {}: cpu {} > free {}", pod.name, spec.name, pod.cpu_milli,
+                             s.cpu_free_milli)};
+  }
+  if (pod.memory_mib > s.memory_free_mib) {
+    return Error{fmt::format("pod {} on {}: memory {} MiB > free {} MiB", pod.name, spec.name,
+                             pod.memory_mib, s.memory_free_mib)};
+  }
+  const int want = pod.needs_gpu() ? pod.num_gpu : 0;
+  if (gpu_mask_count(gpus) != want) {
+    return Error{fmt::format("pod {} on {}: asked for {} GPU(s), given {}", pod.name, spec.name,
+                             want, gpu_mask_count(gpus))};
+  }
+  if (want > 0 && !model_allowed(pod.gpu_spec, spec.model)) {
+    return Error{fmt::format("pod {} on {}: GPU model not allowed", pod.name, spec.name)};
+  }
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if (!((gpus >> g) & 1U)) continue;
+    if (g >= spec.gpu_count) {
+      return Error{fmt::format("pod {} on {}: GPU {} does not exist", pod.name, spec.name, g)};
+    }
+    if (s.gpu_free_milli[g] < pod.gpu_milli) {
+      return Error{fmt::format("pod {} on {}: GPU {} has {} milli free, needs {}", pod.name,
+                               spec.name, g, s.gpu_free_milli[g], pod.gpu_milli)};
+    }
+  }
+
+  s.cpu_free_milli -= pod.cpu_milli;
+  s.memory_free_mib -= pod.memory_mib;
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if ((gpus >> g) & 1U) s.gpu_free_milli[g] -= pod.gpu_milli;
+  }
+  const int tag = gpu_tag(pod);
+  ++s.pods;
+  ++s.pods_by_tag[tag];
+  refresh_derived(s, spec.gpu_count);
+  allocated_gpu_milli_ += int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
+
+  if (id >= allocations_.size())
+    allocations_.resize(std::max<std::size_t>(id + 1, allocations_.size() * 2));
+  allocations_[id] =
+      Allocation{node, gpus, want > 0 ? pod.gpu_milli : 0, pod.cpu_milli, pod.memory_mib, tag};
+  return Status::Ok();
+}
+
+Status Cluster::release(PodId id) {
+  if (id >= allocations_.size() || !allocations_[id]) {
+    return Error{fmt::format("pod id {} holds no allocation", id)};
+  }
+  const Allocation a = *allocations_[id];
+  allocations_[id].reset();
+  NodeState& s = states_[a.node];
+  s.cpu_free_milli += a.cpu_milli;
+  s.memory_free_mib += a.memory_mib;
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if ((a.gpus >> g) & 1U) s.gpu_free_milli[g] += a.gpu_milli_each;
+  }
+  --s.pods;
+  --s.pods_by_tag[a.tag];
+  refresh_derived(s, specs_[a.node].gpu_count);
+  allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
+  return Status::Ok();
+}
+
+std::optional<Allocation> Cluster::allocation_of(PodId id) const {
+  if (id >= allocations_.size()) return std::nullopt;
+  return allocations_[id];
+}
+
+}  // namespace greensched

@@ -1,0 +1,75 @@
+// The cluster's allocation truth: which pod holds which share of which GPU on which node.
+// It knows nothing of policies, files or time, and refuses any allocation that would
+// overcommit CPU, memory or a GPU; policies only read it, the simulator or extender commits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "greensched/core/node.hpp"
+#include "greensched/core/pod.hpp"
+#include "greensched/core/resources.hpp"
+#include "greensched/core/status.hpp"
+
+namespace greensched {
+
+struct NodeState {
+  int64_t cpu_free_milli = 0;
+  int64_t memory_free_mib = 0;
+  std::array<int32_t, kMaxGpusPerNode> gpu_free_milli{};  // 0 beyond gpu_count
+  // Derived from gpu_free_milli, kept so that filters are a few compares.
+  int32_t max_gpu_free_milli = 0;
+  int32_t whole_free_gpus = 0;
+  int64_t gpu_free_total_milli = 0;
+  int32_t pods = 0;
+  // Bumped on every change, so caches keyed by node can tell when they are stale.
+  uint32_t version = 0;
+  // Pods hosted per GPU affinity tag (see gpu_tag()).
+  std::array<uint16_t, kGpuTagCount> pods_by_tag{};
+};
+
+struct Allocation {
+  NodeIndex node = -1;
+  GpuMask gpus = 0;
+  int32_t gpu_milli_each = 0;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int tag = 0;
+};
+
+class Cluster {
+ public:
+  explicit Cluster(std::vector<NodeSpec> nodes);
+
+  std::size_t size() const { return specs_.size(); }
+  const NodeSpec& spec(NodeIndex n) const { return specs_[n]; }
+  const NodeState& state(NodeIndex n) const { return states_[n]; }
+  std::span<const NodeSpec> specs() const { return specs_; }
+
+  int64_t total_gpu_milli() const { return total_gpu_milli_; }
+  int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
+  int total_gpus() const { return static_cast<int>(total_gpu_milli_ / kGpuMilli); }
+
+  // Places `pod` (identified by `id`) on `node` using the GPUs in `gpus`: for a sharing pod one
+  // GPU, for a k-GPU pod k whole free GPUs, for a CPU-only pod none. Fails without changing
+  // anything if it would overcommit, if the mask does not match the request, or if `id` is
+  // already placed.
+  Status allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus);
+  // Frees what `id` holds. Fails if it holds nothing.
+  Status release(PodId id);
+  std::optional<Allocation> allocation_of(PodId id) const;
+
+ private:
+  void refresh_derived(NodeState& s, int gpu_count);
+
+  std::vector<NodeSpec> specs_;
+  std::vector<NodeState> states_;
+  std::vector<std::optional<Allocation>> allocations_;  // indexed by PodId
+  int64_t total_gpu_milli_ = 0;
+  int64_t allocated_gpu_milli_ = 0;
+};
+
+}  // namespace greensched

@@ -1,0 +1,41 @@
+// A pod's request. A pod asks for CPU and memory and either no GPU, a share of one GPU
+// (num_gpu == 1, gpu_milli < 1000), or num_gpu whole GPUs (gpu_milli == 1000).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "greensched/core/gpu_model.hpp"
+#include "greensched/core/resources.hpp"
+
+namespace greensched {
+
+enum class Qos : uint8_t { kUnknown, kLS, kBE, kBurstable, kGuaranteed };
+
+struct PodSpec {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int num_gpu = 0;
+  int32_t gpu_milli = 0;     // per GPU
+  GpuModelSet gpu_spec = 0;  // allowed models; 0 = any
+  Qos qos = Qos::kUnknown;
+  int64_t creation_time = -1;  // seconds; -1 when the trace has no timestamps
+  int64_t deletion_time = -1;
+  int64_t scheduled_time = -1;  // -1 when never scheduled (Pending) or absent
+  uint32_t shape = 0;           // dense id of (cpu_milli, num_gpu, gpu_milli, gpu_spec); see trace
+
+  bool needs_gpu() const { return num_gpu > 0 && gpu_milli > 0; }
+  bool shares_gpu() const { return num_gpu == 1 && gpu_milli < kGpuMilli && gpu_milli > 0; }
+  int64_t total_gpu_milli() const { return needs_gpu() ? int64_t{num_gpu} * gpu_milli : 0; }
+};
+
+// GPU affinity tag used by the GpuClustering policy: 0 no GPU, 1 a shared GPU, 1+k k whole GPUs.
+inline constexpr int kGpuTagCount = 2 + kMaxGpusPerNode;
+inline int gpu_tag(const PodSpec& pod) {
+  if (!pod.needs_gpu()) return 0;
+  if (pod.shares_gpu()) return 1;
+  return 1 + pod.num_gpu;
+}
+
+}  // namespace greensched

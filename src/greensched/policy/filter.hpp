@@ -1,0 +1,39 @@
+// The filter phase: can a node host a pod at all? Returns the first reason it cannot, in the
+// order the kube-scheduler checks (resources fit, then the GPU-share plugin).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "greensched/core/cluster.hpp"
+
+namespace greensched::policy {
+
+enum class FilterReason : uint8_t {
+  kFits,
+  kInsufficientCpu,
+  kInsufficientMemory,
+  kNoGpu,                  // the pod needs a GPU, the node has none
+  kGpuModelNotAllowed,     // node's model not in the pod's gpu_spec
+  kInsufficientGpuShare,   // no single GPU has the share a sharing pod asks for
+  kInsufficientWholeGpus,  // fewer fully free GPUs than the pod asks for
+};
+inline constexpr int kFilterReasonCount = 7;
+
+std::string_view describe(FilterReason reason);
+
+inline FilterReason filter_node(const NodeSpec& spec, const NodeState& s, const PodSpec& pod) {
+  if (pod.cpu_milli > s.cpu_free_milli) return FilterReason::kInsufficientCpu;
+  if (pod.memory_mib > s.memory_free_mib) return FilterReason::kInsufficientMemory;
+  if (!pod.needs_gpu()) return FilterReason::kFits;
+  if (spec.gpu_count == 0) return FilterReason::kNoGpu;
+  if (!model_allowed(pod.gpu_spec, spec.model)) return FilterReason::kGpuModelNotAllowed;
+  if (pod.gpu_milli < kGpuMilli) {
+    return s.max_gpu_free_milli >= pod.gpu_milli ? FilterReason::kFits
+                                                 : FilterReason::kInsufficientGpuShare;
+  }
+  return s.whole_free_gpus >= pod.num_gpu ? FilterReason::kFits
+                                          : FilterReason::kInsufficientWholeGpus;
+}
+
+}  // namespace greensched::policy

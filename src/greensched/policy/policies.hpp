@@ -1,0 +1,27 @@
+// Factories of the built-in policies; each lives in its own file. Use registry.hpp to make
+// one by name.
+#pragma once
+
+#include <memory>
+
+#include "greensched/frag/fragmentation.hpp"
+#include "greensched/policy/policy.hpp"
+
+namespace greensched::policy {
+
+// One feasible node drawn uniformly at random; a random fitting GPU for sharing pods.
+std::unique_ptr<Policy> make_random_policy();
+// Tetris-style dot product of free and requested (CPU, GPU); the smaller product wins.
+std::unique_ptr<Policy> make_dot_product_policy();
+// Keep pods of the same GPU shape together (sharing pods with sharing pods, k-GPU with k-GPU).
+std::unique_ptr<Policy> make_gpu_clustering_policy();
+// Fill partly used GPUs first, then used nodes, then empty nodes.
+std::unique_ptr<Policy> make_gpu_packing_policy();
+// Least free CPU and GPU left after placement, min-max normalised.
+std::unique_ptr<Policy> make_best_fit_policy();
+// Fragmentation Gradient Descent: the smallest increase of the node's fragmentation measure.
+// `shape_count` bounds the pods' shape ids (for the score memo).
+std::unique_ptr<Policy> make_fgd_policy(std::shared_ptr<frag::FragmentationModel> model,
+                                        uint32_t shape_count);
+
+}  // namespace greensched::policy

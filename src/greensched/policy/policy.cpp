@@ -1,0 +1,34 @@
+#include "greensched/policy/policy.hpp"
+
+#include <algorithm>
+
+#include "greensched/policy/gpu_select.hpp"
+
+namespace greensched::policy {
+
+void Policy::normalize(std::span<Candidate> candidates) const {
+  for (Candidate& c : candidates) c.score = c.raw;
+}
+
+GpuMask Policy::select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod, Rng&) {
+  if (!pod.needs_gpu()) return 0;
+  const NodeSpec& spec = cluster.spec(node);
+  const NodeState& s = cluster.state(node);
+  if (pod.shares_gpu()) return tightest_fitting_gpu(spec, s, pod.gpu_milli);
+  return first_whole_free_gpus(spec, s, pod.num_gpu);
+}
+
+void normalize_min_max(std::span<Candidate> candidates) {
+  if (candidates.empty()) return;
+  int64_t low = candidates.front().raw;
+  int64_t high = low;
+  for (const Candidate& c : candidates) {
+    low = std::min(low, c.raw);
+    high = std::max(high, c.raw);
+  }
+  for (Candidate& c : candidates) {
+    c.score = high == low ? 0 : (c.raw - low) * 100 / (high - low);
+  }
+}
+
+}  // namespace greensched::policy

@@ -1,0 +1,46 @@
+// A scheduling policy in the kube-scheduler plugin style: the scheduler filters nodes (see
+// filter.hpp), then the policy scores the feasible ones, normalises the scores, and picks the
+// GPUs on the winning node. A policy never changes the cluster; it may keep caches of its own.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/pod.hpp"
+#include "greensched/core/rng.hpp"
+
+namespace greensched::policy {
+
+struct Candidate {
+  NodeIndex node = -1;
+  int64_t raw = 0;    // the policy's own score, higher is better
+  int64_t score = 0;  // after normalisation, 0..100
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Score phase: sets `raw` of every candidate (all are feasible for `pod`).
+  virtual void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
+                     Rng& rng) = 0;
+
+  // Normalize phase: sets `score` from `raw`. The default keeps the raw score.
+  virtual void normalize(std::span<Candidate> candidates) const;
+
+  // The GPUs `pod` takes on `node` (feasible). The default is the reference rule: a sharing pod
+  // takes the GPU with the least free share that fits (first index among equals), a k-GPU pod
+  // the first k fully free GPUs, a CPU-only pod none.
+  virtual GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod, Rng& rng);
+};
+
+// Integer min-max normalisation to 0..100 as the reference does: (raw - low) * 100 / (high -
+// low) with integer division; all equal gives all 0.
+void normalize_min_max(std::span<Candidate> candidates);
+
+}  // namespace greensched::policy

@@ -1,0 +1,124 @@
+#include "greensched/report/results_writer.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+namespace greensched::report {
+namespace {
+
+std::string cell(const std::optional<sim::CurvePoint>& p, double sim::CurvePoint::*field) {
+  return p ? fmt::format("{:.4f}", (*p).*field) : std::string();
+}
+
+}  // namespace
+
+void write_curves_csv(std::ostream& out, std::span<const sim::RunResult> results) {
+  fmt::print(out, "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events\n");
+  for (const sim::RunResult& r : results) {
+    for (const sim::CurvePoint& p : r.curve) {
+      if (p.events == 0) {
+        fmt::print(out, "{},{},{},,,0\n", r.spec.policy, r.spec.seed, p.arrived_pct);
+      } else {
+        fmt::print(out, "{},{},{},{:.4f},{:.4f},{}\n", r.spec.policy, r.spec.seed, p.arrived_pct,
+                   p.alloc_gpu_pct, p.frag_gpu_milli, p.events);
+      }
+    }
+  }
+}
+
+void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> results) {
+  fmt::print(out,
+             "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
+             "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
+             "tune,wall_seconds\n");
+  for (const sim::RunResult& r : results) {
+    const double final_pct = r.cluster_gpu_milli > 0
+                                 ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
+                                       static_cast<double>(r.cluster_gpu_milli)
+                                 : 0.0;
+    const auto at100 = sim::point_at(r.curve, 100);
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{:.3f}\n", r.spec.policy, r.spec.seed,
+               r.pods_arrived, r.pods_scheduled, r.pods_failed,
+               cell(at100, &sim::CurvePoint::alloc_gpu_pct),
+               cell(sim::point_at(r.curve, 90), &sim::CurvePoint::alloc_gpu_pct),
+               cell(sim::point_at(r.curve, 130), &sim::CurvePoint::alloc_gpu_pct),
+               cell(at100, &sim::CurvePoint::frag_gpu_milli), final_pct, r.spec.tune,
+               r.wall_seconds);
+  }
+}
+
+Status write_results(const std::string& dir, std::span<const sim::RunResult> results) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
+  const auto write = [&](const char* name, auto writer) -> Status {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream out(path, std::ios::binary);
+    if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
+    writer(out, results);
+    out.close();
+    if (!out) return Error{fmt::format("{}: write failed", path)};
+    return Status::Ok();
+  };
+  if (Status s = write("curves.csv", write_curves_csv); !s.ok()) return s;
+  return write("summary.csv", write_summary_csv);
+}
+
+std::string summary_table(std::span<const sim::RunResult> results) {
+  struct Acc {
+    int runs = 0;
+    std::map<int, std::pair<double, int>> alloc;  // pct -> (sum, count)
+    double frag_sum = 0;
+    int frag_n = 0;
+    double failed = 0;
+    double seconds = 0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Acc> by_policy;
+  for (const sim::RunResult& r : results) {
+    auto [it, inserted] = by_policy.try_emplace(r.spec.policy);
+    if (inserted) order.push_back(r.spec.policy);
+    Acc& a = it->second;
+    ++a.runs;
+    for (int pct : {90, 100, 130}) {
+      if (auto p = sim::point_at(r.curve, pct)) {
+        a.alloc[pct].first += p->alloc_gpu_pct;
+        ++a.alloc[pct].second;
+      }
+    }
+    if (auto p = sim::point_at(r.curve, 100)) {
+      a.frag_sum += p->frag_gpu_milli;
+      ++a.frag_n;
+    }
+    a.failed += static_cast<double>(r.pods_failed);
+    a.seconds += r.wall_seconds;
+  }
+  const auto mean_cell = [](const Acc& a, int pct) {
+    auto it = a.alloc.find(pct);
+    return it == a.alloc.end() ? std::string("-")
+                               : fmt::format("{:.2f}", it->second.first / it->second.second);
+  };
+  std::string out =
+      fmt::format("{:<11} {:>5} {:>9} {:>9} {:>9} {:>12} {:>11} {:>9}\n", "policy", "seeds",
+                  "alloc@90", "alloc@100", "alloc@130", "frag@100 GPU", "failed pods", "run s");
+  for (const std::string& name : order) {
+    const Acc& a = by_policy.at(name);
+    const std::string frag =
+        a.frag_n ? fmt::format("{:.1f}", a.frag_sum / a.frag_n / 1000.0) : std::string("-");
+    out += fmt::format("{:<11} {:>5} {:>9} {:>9} {:>9} {:>12} {:>11.1f} {:>9.3f}\n", name, a.runs,
+                       mean_cell(a, 90), mean_cell(a, 100), mean_cell(a, 130), frag,
+                       a.failed / a.runs, a.seconds / a.runs);
+  }
+  out +=
+      "alloc@X: mean GPU allocation % of cluster GPUs when arrived GPU requests are X % of "
+      "capacity;\nfrag@100: mean cluster GPU fragmentation (GPUs) at 100 % arrival; means over "
+      "seeds.\n";
+  return out;
+}
+
+}  // namespace greensched::report

@@ -1,0 +1,25 @@
+// Writers for simulation results: curves.csv (one row per policy, seed and arrived-% bin),
+// summary.csv (one row per policy and seed) and a readable table (means over seeds).
+// Column names are stable; new columns are only ever appended.
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string>
+
+#include "greensched/core/status.hpp"
+#include "greensched/sim/simulator.hpp"
+
+namespace greensched::report {
+
+void write_curves_csv(std::ostream& out, std::span<const sim::RunResult> results);
+void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> results);
+
+// Writes curves.csv and summary.csv into `dir` (created if needed).
+Status write_results(const std::string& dir, std::span<const sim::RunResult> results);
+
+// One line per policy (in first-appearance order): mean over seeds of GPU allocation at 90,
+// 100 and 130 % arrival, fragmentation at 100 %, failed pods and run time.
+std::string summary_table(std::span<const sim::RunResult> results);
+
+}  // namespace greensched::report

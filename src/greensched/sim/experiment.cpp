@@ -1,0 +1,130 @@
+#include "greensched/sim/experiment.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/policy/registry.hpp"
+
+namespace greensched::sim {
+
+Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
+                                               const ExperimentPlan& plan,
+                                               const ProgressFn& progress) {
+  std::vector<RunSpec> specs;
+  for (const std::string& policy : plan.policies) {
+    for (uint64_t seed : plan.seeds) specs.push_back(RunSpec{policy, seed, plan.tune});
+  }
+  const frag::TargetWorkload target = frag::build_target_workload(workload.pods);
+
+  std::vector<std::optional<Result<RunResult>>> results(specs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+
+  auto worker = [&] {
+    while (!failed.load()) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= specs.size()) return;
+      results[i] = run_inflation(workload, target, specs[i]);
+      if (!results[i]->ok()) {
+        failed.store(true);
+        return;
+      }
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      ++done;
+      if (progress) progress(done, specs.size(), results[i]->value());
+    }
+  };
+
+  unsigned jobs = plan.jobs > 0 ? static_cast<unsigned>(plan.jobs)
+                                : std::max(1U, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+  }
+
+  std::vector<RunResult> out;
+  out.reserve(specs.size());
+  for (auto& r : results) {
+    if (r && !r->ok()) return Error{r->error()};
+  }
+  for (auto& r : results) out.push_back(std::move(r->value()));
+  return out;
+}
+
+}  // namespace greensched::sim
+
+namespace greensched::sim {
+namespace {
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    parts.push_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return parts;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+std::optional<uint64_t> to_u64(std::string_view s) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> parse_seed_list(std::string_view text) {
+  std::vector<uint64_t> seeds;
+  for (std::string_view part : split_commas(text)) {
+    const std::size_t dash = part.find('-');
+    if (dash == std::string_view::npos) {
+      auto v = to_u64(part);
+      if (!v) return Error{fmt::format("seeds: '{}' is not a non-negative integer", part)};
+      seeds.push_back(*v);
+      continue;
+    }
+    auto lo = to_u64(part.substr(0, dash));
+    auto hi = to_u64(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo) {
+      return Error{fmt::format("seeds: '{}' is not a range LOW-HIGH with LOW <= HIGH", part)};
+    }
+    if (*hi - *lo >= 100000) return Error{fmt::format("seeds: range '{}' is too long", part)};
+    for (uint64_t s = *lo; s <= *hi; ++s) seeds.push_back(s);
+  }
+  return seeds;
+}
+
+Result<std::vector<std::string>> parse_policy_list(std::string_view text) {
+  std::vector<std::string> names;
+  const auto catalog = policy::policy_catalog();
+  for (std::string_view part : split_commas(text)) {
+    if (part == "all") {
+      for (const auto& p : catalog) names.emplace_back(p.name);
+      continue;
+    }
+    bool known = false;
+    for (const auto& p : catalog) known = known || p.name == part;
+    if (!known) {
+      std::string list;
+      for (const auto& p : catalog) list += fmt::format("{}{}", list.empty() ? "" : ", ", p.name);
+      return Error{fmt::format("policy: unknown '{}' (known: {}, or all)", part, list)};
+    }
+    names.emplace_back(part);
+  }
+  return names;
+}
+
+}  // namespace greensched::sim

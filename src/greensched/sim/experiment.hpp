@@ -1,0 +1,41 @@
+// A matrix of independent runs (policies x seeds) spread over worker threads. Results come
+// back in plan order (policy-major, then seed) whatever order the runs finish in, so outputs
+// are the same for any number of workers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "greensched/core/status.hpp"
+#include "greensched/sim/simulator.hpp"
+#include "greensched/trace/workload.hpp"
+
+namespace greensched::sim {
+
+struct ExperimentPlan {
+  std::vector<std::string> policies;
+  std::vector<uint64_t> seeds;
+  double tune = 1.3;
+  int jobs = 0;  // worker threads; 0 = all cores
+};
+
+// Called after each finished run, from one thread at a time.
+using ProgressFn = std::function<void(std::size_t done, std::size_t total, const RunResult&)>;
+
+Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
+                                               const ExperimentPlan& plan,
+                                               const ProgressFn& progress = {});
+
+}  // namespace greensched::sim
+
+namespace greensched::sim {
+
+// "42", "42-51", "1,5,10-12" -> seeds in the order given. Ranges are inclusive.
+Result<std::vector<uint64_t>> parse_seed_list(std::string_view text);
+// "fgd,bestfit" or "all" -> policy names, checked against the catalogue.
+Result<std::vector<std::string>> parse_policy_list(std::string_view text);
+
+}  // namespace greensched::sim
