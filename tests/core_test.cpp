@@ -1,7 +1,113 @@
 #include <gtest/gtest.h>
 
 #include "greensched/core/cluster.hpp"
+#include "greensched/core/rng.hpp"
 
-TEST(Cluster, Placeholder) {
-  SUCCEED();
+namespace greensched {
+namespace {
+
+Cluster two_node_cluster() {
+  return Cluster({NodeSpec{"a", 8000, 16000, 2, 0}, NodeSpec{"b", 4000, 8000, 0, kNoGpuModel}});
 }
+
+PodSpec pod(int64_t cpu, int64_t mem, int num_gpu, int32_t milli) {
+  PodSpec p;
+  p.cpu_milli = cpu;
+  p.memory_mib = mem;
+  p.num_gpu = num_gpu;
+  p.gpu_milli = milli;
+  return p;
+}
+
+TEST(Cluster, StartsEmptyWithDerivedFields) {
+  Cluster c = two_node_cluster();
+  EXPECT_EQ(c.total_gpu_milli(), 2000);
+  EXPECT_EQ(c.total_gpus(), 2);
+  EXPECT_EQ(c.state(0).whole_free_gpus, 2);
+  EXPECT_EQ(c.state(0).max_gpu_free_milli, 1000);
+  EXPECT_EQ(c.state(1).gpu_free_total_milli, 0);
+}
+
+TEST(Cluster, AllocateSharedThenReleaseRestoresState) {
+  Cluster c = two_node_cluster();
+  const NodeState before = c.state(0);
+  ASSERT_TRUE(c.allocate(7, pod(1000, 2000, 1, 300), 0, 0b10).ok());
+  EXPECT_EQ(c.state(0).gpu_free_milli[1], 700);
+  EXPECT_EQ(c.state(0).cpu_free_milli, 7000);
+  EXPECT_EQ(c.state(0).memory_free_mib, 14000);
+  EXPECT_EQ(c.state(0).whole_free_gpus, 1);
+  EXPECT_EQ(c.state(0).pods_by_tag[1], 1);
+  EXPECT_EQ(c.allocated_gpu_milli(), 300);
+  ASSERT_TRUE(c.allocation_of(7).has_value());
+  EXPECT_EQ(c.allocation_of(7)->gpus, 0b10U);
+
+  ASSERT_TRUE(c.release(7).ok());
+  EXPECT_EQ(c.state(0).gpu_free_milli, before.gpu_free_milli);
+  EXPECT_EQ(c.state(0).cpu_free_milli, before.cpu_free_milli);
+  EXPECT_EQ(c.state(0).pods_by_tag[1], 0);
+  EXPECT_EQ(c.allocated_gpu_milli(), 0);
+  EXPECT_FALSE(c.release(7).ok());
+}
+
+TEST(Cluster, VersionChangesOnEveryChange) {
+  Cluster c = two_node_cluster();
+  const uint32_t v0 = c.state(0).version;
+  ASSERT_TRUE(c.allocate(0, pod(100, 100, 0, 0), 0, 0).ok());
+  EXPECT_NE(c.state(0).version, v0);
+}
+
+TEST(Cluster, RefusesOvercommitWithoutChangingAnything) {
+  Cluster c = two_node_cluster();
+  ASSERT_TRUE(c.allocate(1, pod(1000, 1000, 1, 800), 0, 0b01).ok());
+  const NodeState snapshot = c.state(0);
+  EXPECT_FALSE(c.allocate(2, pod(1000, 1000, 1, 300), 0, 0b01).ok());  // GPU 0 has 200 left
+  EXPECT_FALSE(c.allocate(3, pod(9000, 1000, 0, 0), 0, 0).ok());       // CPU
+  EXPECT_FALSE(c.allocate(4, pod(100, 99999, 0, 0), 0, 0).ok());       // memory
+  EXPECT_FALSE(c.allocate(5, pod(100, 100, 2, 1000), 0, 0b11).ok());   // GPU 0 not whole
+  EXPECT_FALSE(c.allocate(6, pod(100, 100, 1, 1000), 0, 0b100).ok());  // GPU 2 absent
+  EXPECT_FALSE(c.allocate(7, pod(100, 100, 1, 500), 0, 0b11).ok());    // two GPUs for one
+  EXPECT_FALSE(c.allocate(8, pod(100, 100, 1, 500), 1, 0b01).ok());    // CPU-only node
+  EXPECT_FALSE(c.allocate(1, pod(100, 100, 0, 0), 0, 0).ok());         // already placed
+  EXPECT_FALSE(c.allocate(9, pod(100, 100, 0, 0), 5, 0).ok());         // no such node
+  EXPECT_EQ(c.state(0).gpu_free_milli, snapshot.gpu_free_milli);
+  EXPECT_EQ(c.state(0).cpu_free_milli, snapshot.cpu_free_milli);
+  EXPECT_EQ(c.allocated_gpu_milli(), 800);
+}
+
+TEST(Cluster, RefusesGpuModelOutsideSpec) {
+  Cluster c = two_node_cluster();  // node a has model id 0
+  PodSpec p = pod(100, 100, 1, 500);
+  p.gpu_spec = GpuModelSet{1} << 3;
+  EXPECT_FALSE(c.allocate(1, p, 0, 0b01).ok());
+  p.gpu_spec |= 1;
+  EXPECT_TRUE(c.allocate(1, p, 0, 0b01).ok());
+}
+
+TEST(Rng, SameSeedSameStreamAndBoundedDraws) {
+  Rng a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t x = a.uniform(7);
+    EXPECT_EQ(x, b.uniform(7));
+    EXPECT_LT(x, 7U);
+    differs = differs || x != c.uniform(7);
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Rng, ShuffleIsAPermutationAndCoversAllPositions) {
+  std::array<int, 5> seen_first{};
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Rng r(seed);
+    std::array<int, 5> v{0, 1, 2, 3, 4};
+    r.shuffle(std::span<int>(v));
+    std::array<int, 5> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::array<int, 5>{0, 1, 2, 3, 4}));
+    ++seen_first[v[0]];
+  }
+  for (int n : seen_first) EXPECT_GT(n, 10);
+}
+
+}  // namespace
+}  // namespace greensched

@@ -106,6 +106,7 @@ int run_simulate(const SimulateOptions& o) {
   } else {
     std::cout << report::summary_table(results.value());
   }
+  std::cout.flush();
   if (!o.out.empty()) {
     if (Status s = report::write_results(o.out, results.value()); !s.ok()) {
       fmt::print(stderr, "error: {}\n", s.message());

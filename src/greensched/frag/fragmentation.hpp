@@ -42,6 +42,7 @@ class FragmentationModel {
                       const int32_t* gpu_free_milli) const;
   // Converts a scaled value to GPU milli.
   double to_gpu_milli(int64_t scaled) const {
+    if (target_.covered_pods == 0) return 0.0;  // empty target: nothing counts as stranded
     return static_cast<double>(scaled) / static_cast<double>(target_.covered_pods);
   }
   int64_t covered_pods() const { return target_.covered_pods; }

@@ -1,0 +1,71 @@
+# End-to-end checks of the greensched command line, run by ctest:
+#   cmake -DGREENSCHED=<binary> -DWORK=<scratch dir> -DDATA=<shared data dir> -P cli_test.cmake
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+function(expect_run)
+  cmake_parse_arguments(E "" "RESULT;OUT_MATCH;ERR_MATCH" "ARGS" ${ARGN})
+  execute_process(COMMAND "${GREENSCHED}" ${E_ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL E_RESULT)
+    message(FATAL_ERROR "greensched ${E_ARGS}: exit ${rc}, expected ${E_RESULT}\n${out}\n${err}")
+  endif()
+  if(E_OUT_MATCH AND NOT out MATCHES "${E_OUT_MATCH}")
+    message(FATAL_ERROR "greensched ${E_ARGS}: stdout does not match ${E_OUT_MATCH}:\n${out}")
+  endif()
+  if(E_ERR_MATCH AND NOT err MATCHES "${E_ERR_MATCH}")
+    message(FATAL_ERROR "greensched ${E_ARGS}: stderr does not match ${E_ERR_MATCH}:\n${err}")
+  endif()
+endfunction()
+
+# The built-in workload: a table on stdout and both CSVs.
+expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/out -q
+           OUT_MATCH "policy +seeds +alloc@90 +alloc@100.*\nfgd +2 .*\nrandom +2 ")
+file(STRINGS "${WORK}/out/curves.csv" curves)
+list(GET curves 0 header)
+if(NOT header MATCHES "^policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli")
+  message(FATAL_ERROR "curves.csv header: ${header}")
+endif()
+list(LENGTH curves rows)
+if(NOT rows EQUAL 445)  # header + 2 policies x 2 seeds x bins 0..110
+  message(FATAL_ERROR "curves.csv has ${rows} lines, expected 445")
+endif()
+file(STRINGS "${WORK}/out/summary.csv" summary)
+list(GET summary 0 header)
+if(NOT header MATCHES "^policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100")
+  message(FATAL_ERROR "summary.csv header: ${header}")
+endif()
+
+# Same inputs and seed: byte-identical curves.
+expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/again -q
+           --jobs 1)
+file(SHA256 "${WORK}/out/curves.csv" first)
+file(SHA256 "${WORK}/again/curves.csv" second)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "curves.csv differs between identical runs")
+endif()
+
+# JSON output.
+expect_run(RESULT 0 ARGS simulate --policy bestfit --seeds 3 --tune 1.0 --json -q
+           OUT_MATCH "\"policy\": \"bestfit\"")
+
+# Bad arguments: non-zero exit and a message that says what was wrong.
+expect_run(RESULT 2 ARGS simulate --policy nope -q ERR_MATCH "unknown 'nope'")
+expect_run(RESULT 2 ARGS simulate --seeds 9-3 -q ERR_MATCH "LOW <= HIGH")
+expect_run(RESULT 2 ARGS simulate --tune -1 -q ERR_MATCH "--tune")
+
+# A bad pod list: file:line: reason, exit 1.
+file(WRITE "${WORK}/nodes.csv" "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,16000,2,T4\n")
+file(WRITE "${WORK}/pods.csv"
+     "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,100,1,500\np1,1000,100,2,500\n")
+expect_run(RESULT 1 ARGS simulate --nodes ${WORK}/nodes.csv --pods ${WORK}/pods.csv -q
+           ERR_MATCH "pods.csv:3: num_gpu 2 with gpu_milli 500")
+expect_run(RESULT 2 ARGS simulate --nodes ${WORK}/nodes.csv -q ERR_MATCH "both --nodes and --pods")
+
+# The real trace, when present.
+if(EXISTS "${DATA}/openb/openb_pod_list_default.csv")
+  expect_run(RESULT 0 ARGS simulate --nodes ${DATA}/openb/openb_node_list_gpu_node.csv
+             --pods ${DATA}/openb/openb_pod_list_multigpu50.csv --policy fgd --seeds 42 -q
+             OUT_MATCH "fgd +1 ")
+endif()
+message(STATUS "cli checks passed")

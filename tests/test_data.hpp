@@ -1,0 +1,42 @@
+// Tests that need the public data read it from ../shared/data (never copied into the
+// project). Where it is absent they skip with a clear message, except under CI=true where
+// its absence is a failure.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace greensched::testing {
+
+inline std::string shared_data_dir() {
+  if (const char* env = std::getenv("GREENSCHED_SHARED_DATA")) return env;
+  return GREENSCHED_SHARED_DATA;
+}
+
+inline std::string openb_path(const std::string& file) {
+  return shared_data_dir() + "/openb/" + file;
+}
+
+inline bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+}  // namespace greensched::testing
+
+// Skips the test when the openb data is missing (fails under CI=true).
+#define GREENSCHED_REQUIRE_OPENB()                                                       \
+  do {                                                                                   \
+    const std::string dir__ = ::greensched::testing::shared_data_dir() + "/openb";       \
+    if (!std::filesystem::exists(dir__ + "/openb_pod_list_default.csv")) {               \
+      if (::greensched::testing::running_in_ci()) {                                      \
+        FAIL() << "CI=true but the openb data is missing at " << dir__;                  \
+      }                                                                                  \
+      GTEST_SKIP() << "openb data not found at " << dir__                                \
+                   << " (set GREENSCHED_SHARED_DATA or place ../shared/data beside the " \
+                      "checkout)";                                                       \
+    }                                                                                    \
+  } while (0)
