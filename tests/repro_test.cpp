@@ -63,7 +63,8 @@ TEST(Reproduction, InflationGrowsTheDefaultTraceToAbout10866Pods) {
   for (const sim::RunResult& run : r.value()) {
     // The stop rule ends at the first overshooting draw: a few dozen pods either way.
     EXPECT_NEAR(static_cast<double>(run.pods_arrived), 10866.0, 150.0);
-    EXPECT_LE(static_cast<double>(run.arrived_gpu_milli), 1.3 * 6212000.0);
+    // The per-GPU stop rule lets a last k-GPU pod overshoot by at most (k - 1) GPUs.
+    EXPECT_LE(static_cast<double>(run.arrived_gpu_milli), 1.3 * 6212000.0 + 7000.0);
   }
 }
 

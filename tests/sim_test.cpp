@@ -74,7 +74,10 @@ TEST(Simulator, RunInvariants) {
     const RunResult& res = r.value();
     EXPECT_EQ(res.pods_scheduled + res.pods_failed, res.pods_arrived) << policy;
     EXPECT_LE(res.allocated_gpu_milli, res.cluster_gpu_milli) << policy;
-    EXPECT_LE(static_cast<double>(res.arrived_gpu_milli), 1.3 * res.cluster_gpu_milli) << policy;
+    // The stop rule checks the per-GPU share, so a k-GPU pod may overshoot by (k - 1) GPUs.
+    EXPECT_LE(static_cast<double>(res.arrived_gpu_milli),
+              1.3 * static_cast<double>(res.cluster_gpu_milli) + 7 * kGpuMilli)
+        << policy;
     EXPECT_GT(res.pods_failed, 0) << policy;  // 130 % of capacity cannot all fit
     double last_alloc = 0;
     for (const CurvePoint& p : res.curve) {

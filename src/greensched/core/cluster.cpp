@@ -42,6 +42,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   }
   const NodeSpec& spec = specs_[node];
   NodeState& s = states_[node];
+  if (!s.online) return Error{fmt::format("pod {} on {}: node is offline", pod.name, spec.name)};
   if (pod.cpu_milli > s.cpu_free_milli) {
     return Error{fmt::format("pod {} on {}: cpu {} > free {}", pod.name, spec.name, pod.cpu_milli,
                              s.cpu_free_milli)};
@@ -103,6 +104,19 @@ Status Cluster::release(PodId id) {
   --s.pods_by_tag[a.tag];
   refresh_derived(s, specs_[a.node].gpu_count);
   allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
+  return Status::Ok();
+}
+
+Status Cluster::set_online(NodeIndex node, bool online) {
+  if (node < 0 || static_cast<std::size_t>(node) >= specs_.size()) {
+    return Error{fmt::format("node index {} out of range", node)};
+  }
+  NodeState& s = states_[node];
+  if (!online && s.pods > 0) {
+    return Error{fmt::format("node {} still hosts {} pod(s)", specs_[node].name, s.pods)};
+  }
+  s.online = online;
+  ++s.version;
   return Status::Ok();
 }
 

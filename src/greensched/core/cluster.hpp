@@ -25,6 +25,8 @@ struct NodeState {
   int32_t whole_free_gpus = 0;
   int64_t gpu_free_total_milli = 0;
   int32_t pods = 0;
+  // An offline node (down, or powered off) takes no pods and draws no power.
+  bool online = true;
   // Bumped on every change, so caches keyed by node can tell when they are stale.
   uint32_t version = 0;
   // Pods hosted per GPU affinity tag (see gpu_tag()).
@@ -61,6 +63,8 @@ class Cluster {
   // Frees what `id` holds. Fails if it holds nothing.
   Status release(PodId id);
   std::optional<Allocation> allocation_of(PodId id) const;
+  // Takes a node offline (it must host no pod) or back online.
+  Status set_online(NodeIndex node, bool online);
 
  private:
   void refresh_derived(NodeState& s, int gpu_count);

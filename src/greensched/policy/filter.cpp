@@ -6,6 +6,8 @@ std::string_view describe(FilterReason reason) {
   switch (reason) {
     case FilterReason::kFits:
       return "fits";
+    case FilterReason::kNodeOffline:
+      return "node offline";
     case FilterReason::kInsufficientCpu:
       return "insufficient cpu";
     case FilterReason::kInsufficientMemory:

@@ -11,6 +11,7 @@ namespace greensched::policy {
 
 enum class FilterReason : uint8_t {
   kFits,
+  kNodeOffline,
   kInsufficientCpu,
   kInsufficientMemory,
   kNoGpu,                  // the pod needs a GPU, the node has none
@@ -18,11 +19,12 @@ enum class FilterReason : uint8_t {
   kInsufficientGpuShare,   // no single GPU has the share a sharing pod asks for
   kInsufficientWholeGpus,  // fewer fully free GPUs than the pod asks for
 };
-inline constexpr int kFilterReasonCount = 7;
+inline constexpr int kFilterReasonCount = 8;
 
 std::string_view describe(FilterReason reason);
 
 inline FilterReason filter_node(const NodeSpec& spec, const NodeState& s, const PodSpec& pod) {
+  if (!s.online) return FilterReason::kNodeOffline;
   if (pod.cpu_milli > s.cpu_free_milli) return FilterReason::kInsufficientCpu;
   if (pod.memory_mib > s.memory_free_mib) return FilterReason::kInsufficientMemory;
   if (!pod.needs_gpu()) return FilterReason::kFits;

@@ -5,10 +5,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "greensched/core/status.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/policy.hpp"
+#include "greensched/power/power_model.hpp"
 
 namespace greensched::policy {
 
@@ -24,8 +26,12 @@ std::span<const PolicyInfo> policy_catalog();
 struct PolicyContext {
   std::shared_ptr<frag::FragmentationModel> frag;  // required by fgd
   uint32_t shape_count = 0;                        // pods' shape ids are below this
+  std::shared_ptr<const std::vector<power::NodePower>> power;  // per node; required by pwr
+  std::string gpu_select;  // in a mix, the member whose rule picks GPUs ("" = default)
 };
 
-Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyContext& context);
+// A policy by name ("fgd") or a weighted mix ("pwr:200+fgd:800", kube-scheduler style: the
+// sum of weight x normalised score).
+Result<std::unique_ptr<Policy>> make_policy(std::string_view spec, const PolicyContext& context);
 
 }  // namespace greensched::policy

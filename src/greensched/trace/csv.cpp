@@ -79,7 +79,6 @@ std::optional<int64_t> parse_int(std::string_view field) {
   const char* first = field.data();
   const char* last = field.data() + field.size();
   if (field.empty()) return std::nullopt;
-  if (*first == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, value);
   if (ec != std::errc() || ptr != last) return std::nullopt;
   return value;

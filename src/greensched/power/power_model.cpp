@@ -1,0 +1,267 @@
+#include "greensched/power/power_model.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "greensched/trace/csv.hpp"
+
+namespace greensched::power {
+
+extern const char kBuiltinPowerModelJson[];
+
+namespace {
+
+using nlohmann::json;
+
+// Reads key `name` of `obj` as a number; `path` names it in errors.
+Result<double> number(const json& obj, const char* name, const std::string& path) {
+  auto it = obj.find(name);
+  if (it == obj.end()) return Error{fmt::format("{}.{}: missing", path, name)};
+  if (!it->is_number()) return Error{fmt::format("{}.{}: expected a number", path, name)};
+  const double v = it->get<double>();
+  if (!(v >= 0) || !std::isfinite(v)) {
+    return Error{fmt::format("{}.{}: must be a non-negative number", path, name)};
+  }
+  return v;
+}
+
+Result<NodeTypeOverride> parse_override(const json& j, const std::string& path) {
+  if (!j.is_object()) return Error{fmt::format("{}: expected an object", path)};
+  NodeTypeOverride o;
+  for (const auto& [key, value] : j.items()) {
+    const std::string where = fmt::format("{}.{}", path, key);
+    if (key == "gpu_model" || key == "cpu" || key == "gpu") {
+      if (!value.is_string()) return Error{fmt::format("{}: expected a string", where)};
+      (key == "gpu_model" ? o.gpu_model : key == "cpu" ? o.cpu : o.gpu) = value.get<std::string>();
+    } else if (key == "gpu_count") {
+      if (!value.is_number_integer()) return Error{fmt::format("{}: expected an integer", where)};
+      o.gpu_count = value.get<int>();
+    } else if (key == "cpu_milli") {
+      if (!value.is_number_integer()) return Error{fmt::format("{}: expected an integer", where)};
+      o.cpu_milli = value.get<int64_t>();
+    } else {
+      return Error{fmt::format(
+          "{}: unknown key (expected gpu_model, gpu_count, cpu_milli, cpu, gpu)", where)};
+    }
+  }
+  return o;
+}
+
+Status parse_into(const json& root, const std::string& src,
+                  std::map<std::string, GpuPower>& gpus, std::map<std::string, CpuPower>& cpus,
+                  std::string& default_cpu, std::vector<NodeTypeOverride>& types,
+                  std::map<std::string, NodeTypeOverride>& nodes, double& pue) {
+  if (!root.is_object()) return Error{fmt::format("{}: expected a JSON object", src)};
+  for (const auto& [key, value] : root.items()) {
+    static const char* kKnown[] = {"_comment", "gpus", "cpus", "default_cpu", "node_types",
+                                   "nodes",    "pue"};
+    bool known = false;
+    for (const char* k : kKnown) known = known || key == k;
+    if (!known) return Error{fmt::format("{}: {}: unknown key", src, key)};
+  }
+  if (!root.contains("gpus") || !root["gpus"].is_object()) {
+    return Error{fmt::format("{}: gpus: missing or not an object", src)};
+  }
+  // Plain entries first, then same_as references.
+  for (const auto& [name, entry] : root["gpus"].items()) {
+    const std::string path = fmt::format("{}: gpus.{}", src, name);
+    if (!entry.is_object()) return Error{fmt::format("{}: expected an object", path)};
+    if (entry.contains("same_as")) continue;
+    auto idle = number(entry, "idle_watts", path);
+    if (!idle.ok()) return Error{idle.error()};
+    auto max = number(entry, "max_watts", path);
+    if (!max.ok()) return Error{max.error()};
+    if (max.value() < idle.value()) {
+      return Error{fmt::format("{}: max_watts {} is below idle_watts {}", path, max.value(),
+                               idle.value())};
+    }
+    gpus[name] = GpuPower{idle.value(), max.value()};
+  }
+  for (const auto& [name, entry] : root["gpus"].items()) {
+    if (!entry.contains("same_as")) continue;
+    const std::string path = fmt::format("{}: gpus.{}.same_as", src, name);
+    if (!entry["same_as"].is_string()) return Error{fmt::format("{}: expected a string", path)};
+    auto it = gpus.find(entry["same_as"].get<std::string>());
+    if (it == gpus.end()) {
+      return Error{fmt::format("{}: '{}' is not a GPU with figures", path,
+                               entry["same_as"].get<std::string>())};
+    }
+    gpus[name] = it->second;
+  }
+  if (!root.contains("cpus") || !root["cpus"].is_object()) {
+    return Error{fmt::format("{}: cpus: missing or not an object", src)};
+  }
+  for (const auto& [name, entry] : root["cpus"].items()) {
+    const std::string path = fmt::format("{}: cpus.{}", src, name);
+    if (!entry.is_object()) return Error{fmt::format("{}: expected an object", path)};
+    auto idle = number(entry, "idle_watts", path);
+    if (!idle.ok()) return Error{idle.error()};
+    auto max = number(entry, "max_watts", path);
+    if (!max.ok()) return Error{max.error()};
+    auto cps = number(entry, "cores_per_socket", path);
+    if (!cps.ok()) return Error{cps.error()};
+    if (cps.value() < 1 || cps.value() != std::floor(cps.value())) {
+      return Error{fmt::format("{}.cores_per_socket: must be a positive integer", path)};
+    }
+    cpus[name] = CpuPower{name, idle.value(), max.value(), static_cast<int>(cps.value())};
+  }
+  if (!root.contains("default_cpu") || !root["default_cpu"].is_string()) {
+    return Error{fmt::format("{}: default_cpu: missing or not a string", src)};
+  }
+  default_cpu = root["default_cpu"].get<std::string>();
+  if (!cpus.count(default_cpu)) {
+    return Error{fmt::format("{}: default_cpu: '{}' is not in cpus", src, default_cpu)};
+  }
+  const auto check_refs = [&](const NodeTypeOverride& o, const std::string& path) -> Status {
+    if (o.cpu && !cpus.count(*o.cpu)) {
+      return Error{fmt::format("{}.cpu: '{}' is not in cpus", path, *o.cpu)};
+    }
+    if (o.gpu && !gpus.count(*o.gpu)) {
+      return Error{fmt::format("{}.gpu: '{}' is not in gpus", path, *o.gpu)};
+    }
+    return Status::Ok();
+  };
+  if (root.contains("node_types")) {
+    if (!root["node_types"].is_array()) {
+      return Error{fmt::format("{}: node_types: expected an array", src)};
+    }
+    for (std::size_t i = 0; i < root["node_types"].size(); ++i) {
+      const std::string path = fmt::format("{}: node_types[{}]", src, i);
+      auto o = parse_override(root["node_types"][i], path);
+      if (!o.ok()) return Error{o.error()};
+      if (Status s = check_refs(o.value(), path); !s.ok()) return s;
+      types.push_back(o.value());
+    }
+  }
+  if (root.contains("nodes")) {
+    if (!root["nodes"].is_object()) return Error{fmt::format("{}: nodes: expected an object", src)};
+    for (const auto& [name, entry] : root["nodes"].items()) {
+      const std::string path = fmt::format("{}: nodes.{}", src, name);
+      auto o = parse_override(entry, path);
+      if (!o.ok()) return Error{o.error()};
+      if (Status s = check_refs(o.value(), path); !s.ok()) return s;
+      nodes[name] = o.value();
+    }
+  }
+  if (root.contains("pue")) {
+    auto p = number(root, "pue", src + ": pue");
+    if (!p.ok() || p.value() < 1.0) {
+      return Error{fmt::format("{}: pue: must be a number >= 1.0", src)};
+    }
+    pue = p.value();
+  }
+  return Status::Ok();
+}
+
+bool matches(const NodeTypeOverride& o, const NodeSpec& n, const GpuModelRegistry& models) {
+  if (o.gpu_model && (n.model == kNoGpuModel || models.name(n.model) != *o.gpu_model)) return false;
+  if (o.gpu_count && n.gpu_count != *o.gpu_count) return false;
+  if (o.cpu_milli && n.cpu_milli != *o.cpu_milli) return false;
+  return true;
+}
+
+}  // namespace
+
+PowerModel PowerModel::builtin() {
+  auto model = parse(kBuiltinPowerModelJson, "built-in power model");
+  return std::move(model.value());  // the shipped file is checked by the unit tests
+}
+
+Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::parse_error& e) {
+    return Error{fmt::format("{}: invalid JSON: {}", source, e.what())};
+  }
+  PowerModel m;
+  if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_,
+                            m.nodes_, m.pue_);
+      !s.ok()) {
+    return Error{s.message()};
+  }
+  return m;
+}
+
+Result<PowerModel> PowerModel::load(const std::string& path) {
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{text.error()};
+  return parse(text.value(), path);
+}
+
+Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nodes,
+                                                   const GpuModelRegistry& models) const {
+  std::vector<NodePower> out;
+  out.reserve(nodes.size());
+  for (const NodeSpec& n : nodes) {
+    std::string cpu = default_cpu_;
+    std::optional<std::string> gpu;
+    if (n.model != kNoGpuModel) gpu = models.name(n.model);
+    for (const NodeTypeOverride& o : node_types_) {
+      if (!matches(o, n, models)) continue;
+      if (o.cpu) cpu = *o.cpu;
+      if (o.gpu) gpu = *o.gpu;
+    }
+    if (auto it = nodes_.find(n.name); it != nodes_.end()) {
+      if (it->second.cpu) cpu = *it->second.cpu;
+      if (it->second.gpu) gpu = *it->second.gpu;
+    }
+    NodePower p;
+    p.cpu = cpus_.at(cpu);
+    if (n.gpu_count > 0) {
+      auto it = gpus_.find(*gpu);
+      if (it == gpus_.end()) {
+        return Error{fmt::format(
+            "power model: node {} has GPU model '{}' with no entry in gpus (add it, or map it "
+            "with same_as)",
+            n.name, *gpu)};
+      }
+      p.gpu = it->second;
+      p.gpu_name = *gpu;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+PowerSplit node_power_split(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
+                            const int32_t* gpu_free_milli) {
+  PowerSplit split;
+  for (int g = 0; g < spec.gpu_count; ++g) {
+    split.gpu_watts +=
+        gpu_free_milli[g] < kGpuMilli ? power.gpu.max_watts : power.gpu.idle_watts;
+  }
+  const double vcpu = static_cast<double>(spec.cpu_milli) / 1000.0;
+  const double free_vcpu = static_cast<double>(std::max<int64_t>(cpu_free_milli, 0)) / 1000.0;
+  const auto physical = static_cast<int64_t>(std::ceil(vcpu / 2.0));
+  const auto idle = std::min(static_cast<int64_t>(std::floor(free_vcpu / 2.0)), physical);
+  const int64_t working = physical - idle;
+  const int64_t cps = power.cpu.cores_per_socket;
+  const int64_t sockets = (physical + cps - 1) / cps;
+  const int64_t active = (working + cps - 1) / cps;
+  split.cpu_watts = static_cast<double>(active) * power.cpu.max_watts +
+                    static_cast<double>(sockets - active) * power.cpu.idle_watts;
+  return split;
+}
+
+double node_power_watts(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
+                        const int32_t* gpu_free_milli) {
+  return node_power_split(spec, power, cpu_free_milli, gpu_free_milli).total();
+}
+
+ClusterPower::ClusterPower(std::vector<NodePower> nodes, const Cluster& cluster)
+    : nodes_(std::move(nodes)), node_watts_(cluster.size(), 0.0) {
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster.size()); ++n) update(cluster, n);
+}
+
+void ClusterPower::update(const Cluster& cluster, NodeIndex node) {
+  const NodeState& s = cluster.state(node);
+  const double now = !s.online ? 0.0 : node_power_watts(cluster.spec(node), nodes_[node], s.cpu_free_milli,
+                                      s.gpu_free_milli.data());
+  total_watts_ += now - node_watts_[node];
+  node_watts_[node] = now;
+}
+
+}  // namespace greensched::power

@@ -1,0 +1,105 @@
+// Node power model of the PWR paper (Lettich et al., CCGrid'25): node power = GPU power + CPU
+// power. A GPU with any allocation draws its max power, a free GPU its idle power. CPU:
+// physical cores = ceil(vCPU / 2); idle cores = floor(free vCPU / 2); working = physical -
+// idle; sockets = ceil(physical / cores per socket); active sockets = ceil(working / cores
+// per socket); CPU power = active x max + (sockets - active) x idle.
+//
+// The figures are data, not code: a JSON file (data/power-model.json is built in) maps GPU
+// models and CPU kinds to watts, with overrides per node type or per node name, and a PUE.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/gpu_model.hpp"
+#include "greensched/core/status.hpp"
+
+namespace greensched::power {
+
+struct GpuPower {
+  double idle_watts = 0;
+  double max_watts = 0;
+};
+
+struct CpuPower {
+  std::string name;
+  double idle_watts = 0;
+  double max_watts = 0;
+  int cores_per_socket = 1;
+};
+
+// The power figures of one node.
+struct NodePower {
+  GpuPower gpu;
+  CpuPower cpu;
+  std::string gpu_name;  // the model the figures came from
+};
+
+// Which CPU (and optionally GPU figures) a group of nodes has. Unset fields match any node.
+struct NodeTypeOverride {
+  std::optional<std::string> gpu_model;
+  std::optional<int> gpu_count;
+  std::optional<int64_t> cpu_milli;
+  std::optional<std::string> cpu;
+  std::optional<std::string> gpu;  // a key of the GPU table
+};
+
+class PowerModel {
+ public:
+  // The built-in model (data/power-model.json of the source tree).
+  static PowerModel builtin();
+  // Parses a model; errors name the source and the offending key.
+  static Result<PowerModel> parse(std::string_view json_text, const std::string& source);
+  static Result<PowerModel> load(const std::string& path);
+
+  // Figures for every node; fails naming the node and model when one has no entry.
+  Result<std::vector<NodePower>> resolve(std::span<const NodeSpec> nodes,
+                                         const GpuModelRegistry& models) const;
+  double pue() const { return pue_; }
+  void set_pue(double pue) { pue_ = pue; }
+
+ private:
+  std::map<std::string, GpuPower> gpus_;
+  std::map<std::string, CpuPower> cpus_;
+  std::string default_cpu_;
+  std::vector<NodeTypeOverride> node_types_;
+  std::map<std::string, NodeTypeOverride> nodes_;
+  double pue_ = 1.0;
+};
+
+// Power of one node in a given state, in watts (IT power, before PUE).
+double node_power_watts(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
+                        const int32_t* gpu_free_milli);
+// Split of a node's power into CPU and GPU parts.
+struct PowerSplit {
+  double cpu_watts = 0;
+  double gpu_watts = 0;
+  double total() const { return cpu_watts + gpu_watts; }
+};
+PowerSplit node_power_split(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
+                            const int32_t* gpu_free_milli);
+
+// Cluster power kept up to date one changed node at a time.
+class ClusterPower {
+ public:
+  ClusterPower(std::vector<NodePower> nodes, const Cluster& cluster);
+  void update(const Cluster& cluster, NodeIndex node);
+  // IT power of all nodes, in watts.
+  double watts() const { return total_watts_; }
+  double node_watts(NodeIndex node) const { return node_watts_[node]; }
+  const NodePower& node_power(NodeIndex node) const { return nodes_[node]; }
+  // Power of `node` in its current state (for policies that compare before and after).
+  const std::vector<NodePower>& figures() const { return nodes_; }
+
+ private:
+  std::vector<NodePower> nodes_;
+  std::vector<double> node_watts_;
+  double total_watts_ = 0;
+};
+
+}  // namespace greensched::power

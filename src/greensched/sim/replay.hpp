@@ -1,0 +1,71 @@
+// Time replay: pods arrive at creation_time and leave after their trace lifetime
+// (deletion_time - creation_time) counted from when they start. A pod that fits nowhere waits
+// in a queue and is retried whenever resources free up: strict FIFO (the head blocks the
+// rest) or backfill (any queued pod that fits may start, oldest first). Node events take
+// nodes down (their pods are re-queued, none lost) and back up. Cluster power is integrated
+// over time into energy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "greensched/core/status.hpp"
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/power/power_model.hpp"
+#include "greensched/trace/workload.hpp"
+
+namespace greensched::sim {
+
+enum class QueueDiscipline { kFifo, kBackfill };
+
+struct NodeEvent {
+  int64_t time = 0;  // trace seconds
+  std::string node;  // node name
+  bool up = false;   // false: down
+};
+
+// Reads a CSV `time,node,event` (event `down` or `up`); errors are "file:line: reason" and
+// name unknown nodes.
+Result<std::vector<NodeEvent>> read_node_events(const std::string& path,
+                                                const std::vector<NodeSpec>& nodes);
+
+struct ReplayConfig {
+  std::string policy = "fgd";  // any policy spec make_policy accepts
+  uint64_t seed = 42;          // node tie order and the policy's own draws
+  QueueDiscipline queue = QueueDiscipline::kFifo;
+  double time_scale = 1.0;     // trace times are divided by this (60: a trace minute per second)
+  std::vector<NodeEvent> node_events;
+};
+
+// The cluster after each instant at which something happened (times in scaled seconds).
+struct TimelinePoint {
+  double time_s = 0;
+  int64_t running_pods = 0;
+  int64_t queued_pods = 0;
+  double allocated_gpus = 0;  // allocated GPU milli / 1000
+  double power_watts = 0;     // facility power (IT power x PUE)
+  double energy_joules = 0;   // cumulative since time 0
+};
+
+struct ReplayResult {
+  ReplayConfig config;
+  int64_t pods_total = 0;
+  int64_t pods_started = 0;        // started at least once
+  int64_t pods_never_started = 0;  // still queued when nothing is left to happen
+  int64_t pods_requeued = 0;       // evictions by node-down events
+  double mean_queue_delay_s = 0;   // first start - creation, over started pods
+  double p99_queue_delay_s = 0;
+  double energy_kwh = 0;
+  double makespan_s = 0;           // time of the last event
+  std::vector<TimelinePoint> timeline;
+  double wall_seconds = 0;
+};
+
+// `power` holds the per-node figures (PowerModel::resolve) and `pue` the facility factor.
+Result<ReplayResult> run_replay(const trace::Workload& workload,
+                                const frag::TargetWorkload& target,
+                                const std::vector<power::NodePower>& power, double pue,
+                                const ReplayConfig& config);
+
+}  // namespace greensched::sim
