@@ -38,7 +38,10 @@ class ThreeNodes : public ::testing::Test {
 
   Decision place(std::string_view name, const PodSpec& p, std::vector<uint32_t> rank = {0, 1, 2},
                  std::shared_ptr<frag::FragmentationModel> model = nullptr) {
-    auto made = make_policy(name, PolicyContext{std::move(model), 1});
+    PolicyContext context;
+    context.frag = std::move(model);
+    context.shape_count = 1;
+    auto made = make_policy(name, context);
     EXPECT_TRUE(made.ok());
     policy_ = std::move(made.value());
     Scheduler s(*policy_, std::move(rank));
@@ -125,7 +128,10 @@ TEST_F(ThreeNodes, FgdKeepsFirstGpuAmongEqualScores) {
   // On B every GPU gives the same score; the first index wins.
   std::vector<PodSpec> target_pods = {pod(2000, 1, 600)};
   auto model = std::make_shared<frag::FragmentationModel>(frag::build_target_workload(target_pods));
-  auto made = make_policy("fgd", PolicyContext{model, 1});
+  PolicyContext context;
+  context.frag = model;
+  context.shape_count = 1;
+  auto made = make_policy("fgd", context);
   ASSERT_TRUE(made.ok());
   Rng rng(1);
   EXPECT_EQ(made.value()->select_gpus(cluster_, 1, shared_, rng), 0b1U);

@@ -30,7 +30,10 @@ Result<RunResult> run_inflation(const trace::Workload& workload, const frag::Tar
       trace::inflate(workload.pods, spec.tune, cluster.total_gpu_milli(), rng);
 
   auto model = std::make_shared<frag::FragmentationModel>(target);
-  auto policy = policy::make_policy(spec.policy, {model, workload.shape_count});
+  policy::PolicyContext context;
+  context.frag = model;
+  context.shape_count = workload.shape_count;
+  auto policy = policy::make_policy(spec.policy, context);
   if (!policy.ok()) return Error{policy.error()};
   policy::Scheduler scheduler(*policy.value(), policy::random_tie_rank(cluster.size(), rng));
   frag::ClusterFragmentation fragmentation(*model, cluster);
