@@ -52,9 +52,13 @@ Result<trace::Workload> load_workload() {
   return trace::builtin_openb_workload();
 }
 
-// The workload and its target, read once for the benchmarks that exclude reading.
+// The workload and its scenario (target workload, power figures), prepared once for the
+// benchmarks that exclude reading.
 struct Prepared {
   Result<trace::Workload> workload = load_workload();
+  Result<sim::Scenario> scenario =
+      workload.ok() ? sim::make_scenario(workload.value(), power::PowerModel::builtin())
+                    : Result<sim::Scenario>(Error{workload.error()});
   frag::TargetWorkload target =
       workload.ok() ? frag::build_target_workload(workload.value().pods) : frag::TargetWorkload{};
 };
@@ -78,8 +82,12 @@ void BM_FgdRunWithRead(benchmark::State& state) {
       state.SkipWithError(workload.error().c_str());
       break;
     }
-    const frag::TargetWorkload target = frag::build_target_workload(workload.value().pods);
-    auto result = sim::run_inflation(workload.value(), target, {"fgd", kSeed, kTune});
+    auto scenario = sim::make_scenario(workload.value(), power::PowerModel::builtin());
+    if (!scenario.ok()) {
+      state.SkipWithError(scenario.error().c_str());
+      break;
+    }
+    auto result = sim::run_inflation(scenario.value(), sim::RunSpec("fgd", kSeed, kTune));
     if (!result.ok()) {
       state.SkipWithError(result.error().c_str());
       break;
@@ -95,13 +103,13 @@ BENCHMARK(BM_FgdRunWithRead)->Unit(benchmark::kMillisecond);
 // (b) and (c) One run of a policy on a workload already in memory.
 void BM_PolicyRun(benchmark::State& state, const char* policy) {
   const Prepared& p = prepared();
-  if (!p.workload.ok()) {
-    state.SkipWithError(p.workload.error().c_str());
+  if (!p.scenario.ok()) {
+    state.SkipWithError(p.scenario.error().c_str());
     return;
   }
   int64_t pods = 0;
   for (auto _ : state) {
-    auto result = sim::run_inflation(p.workload.value(), p.target, {policy, kSeed, kTune});
+    auto result = sim::run_inflation(p.scenario.value(), sim::RunSpec(policy, kSeed, kTune));
     if (!result.ok()) {
       state.SkipWithError(result.error().c_str());
       break;
@@ -117,6 +125,8 @@ BENCHMARK_CAPTURE(BM_PolicyRun, dotprod, "dotprod")->Unit(benchmark::kMillisecon
 BENCHMARK_CAPTURE(BM_PolicyRun, clustering, "clustering")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PolicyRun, packing, "packing")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PolicyRun, bestfit, "bestfit")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PolicyRun, pwr, "pwr")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PolicyRun, pwr_fgd_mix, "pwr:200+fgd:800")->Unit(benchmark::kMillisecond);
 
 // (d) The default matrix: 6 policies x seeds 42-51, spread over all cores.
 void BM_FullMatrix(benchmark::State& state) {

@@ -50,7 +50,8 @@ expect_run(RESULT 0 ARGS simulate --policy bestfit --seeds 3 --tune 1.0 --json -
            OUT_MATCH "\"policy\": \"bestfit\"")
 
 # Bad arguments: non-zero exit and a message that says what was wrong.
-expect_run(RESULT 2 ARGS simulate --policy nope -q ERR_MATCH "unknown 'nope'")
+expect_run(RESULT 2 ARGS simulate --policy nope -q ERR_MATCH "unknown policy 'nope'")
+expect_run(RESULT 2 ARGS simulate --policy pwr:x+fgd -q ERR_MATCH "weight 'x'")
 expect_run(RESULT 2 ARGS simulate --seeds 9-3 -q ERR_MATCH "LOW <= HIGH")
 expect_run(RESULT 2 ARGS simulate --tune -1 -q ERR_MATCH "--tune")
 
@@ -61,6 +62,33 @@ file(WRITE "${WORK}/pods.csv"
 expect_run(RESULT 1 ARGS simulate --nodes ${WORK}/nodes.csv --pods ${WORK}/pods.csv -q
            ERR_MATCH "pods.csv:3: num_gpu 2 with gpu_milli 500")
 expect_run(RESULT 2 ARGS simulate --nodes ${WORK}/nodes.csv -q ERR_MATCH "both --nodes and --pods")
+
+# Power: a mix, the by-model table, and a bad power model naming the key.
+expect_run(RESULT 0 ARGS simulate --policy pwr:200+fgd:800,fgd --seeds 1 --tune 1.0
+           --report-power-by-model -q
+           OUT_MATCH "pwr:200\\+fgd:800 +1 .*by the nodes' GPU model.*G2")
+file(WRITE "${WORK}/power.json" "{\"gpus\": {\"T4\": {\"idle_watts\": 10}}, \"cpus\": {}, \"default_cpu\": \"x\"}")
+expect_run(RESULT 1 ARGS simulate --power-model ${WORK}/power.json -q
+           ERR_MATCH "power.json: gpus.T4.max_watts: missing")
+expect_run(RESULT 1 ARGS simulate --policy pwr:1+fgd:1 --gpu-select bestfit -q
+           ERR_MATCH "--gpu-select bestfit")
+
+# Replay: a small timed trace; the built-in workload has no times.
+file(WRITE "${WORK}/timed.csv"
+     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+     "a,1000,100,1,1000,,LS,Running,0,100,0\nb,1000,100,2,1000,,LS,Running,10,50,10\n"
+     "c,1000,100,1,500,,BE,Running,20,30,20\n")
+expect_run(RESULT 0 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
+           --policy fgd --out ${WORK}/replay -q OUT_MATCH "fgd +42 +3 +0")
+file(STRINGS "${WORK}/replay/timeline.csv" timeline)
+list(GET timeline 0 header)
+if(NOT header STREQUAL "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules")
+  message(FATAL_ERROR "timeline.csv header: ${header}")
+endif()
+expect_run(RESULT 2 ARGS simulate --mode replay -q ERR_MATCH "creation and deletion times")
+file(WRITE "${WORK}/events.csv" "time,node,event\n5,n0,down\n9,nosuch,up\n")
+expect_run(RESULT 1 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
+           --node-events ${WORK}/events.csv -q ERR_MATCH "events.csv:3: .*nosuch")
 
 # The real trace, when present.
 if(EXISTS "${DATA}/openb/openb_pod_list_default.csv")

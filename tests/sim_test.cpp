@@ -42,10 +42,14 @@ TEST(SeedList, ListsAndRanges) {
 TEST(PolicyList, AllExpandsAndUnknownIsAnError) {
   auto all = parse_policy_list("all");
   ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all.value().size(), 6U);
+  EXPECT_EQ(all.value().size(), 7U);
   auto two = parse_policy_list("fgd,bestfit");
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two.value(), (std::vector<std::string>{"fgd", "bestfit"}));
+  auto mix = parse_policy_list("pwr:200+fgd:800,fgd");
+  ASSERT_TRUE(mix.ok());
+  EXPECT_EQ(mix.value(), (std::vector<std::string>{"pwr:200+fgd:800", "fgd"}));
+  EXPECT_FALSE(parse_policy_list("pwr:x+fgd").ok());
   auto bad = parse_policy_list("fgd,nope");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("nope"), std::string::npos);
@@ -67,9 +71,11 @@ trace::Workload small_workload() {
 
 TEST(Simulator, RunInvariants) {
   const trace::Workload w = small_workload();
-  const frag::TargetWorkload target = frag::build_target_workload(w.pods);
-  for (const char* policy : {"random", "dotprod", "clustering", "packing", "bestfit", "fgd"}) {
-    auto r = run_inflation(w, target, RunSpec{policy, 5, 1.3});
+  auto scenario = make_scenario(w, power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  for (const char* policy :
+       {"random", "dotprod", "clustering", "packing", "bestfit", "fgd", "pwr", "pwr:200+fgd:800"}) {
+    auto r = run_inflation(scenario.value(), RunSpec(policy, 5, 1.3));
     ASSERT_TRUE(r.ok()) << r.error();
     const RunResult& res = r.value();
     EXPECT_EQ(res.pods_scheduled + res.pods_failed, res.pods_arrived) << policy;
@@ -91,12 +97,23 @@ TEST(Simulator, RunInvariants) {
 
 TEST(Simulator, FgdBeatsRandomOnTheBuiltinWorkload) {
   const trace::Workload w = small_workload();
-  const frag::TargetWorkload target = frag::build_target_workload(w.pods);
-  auto fgd = run_inflation(w, target, RunSpec{"fgd", 1, 1.3});
-  auto rnd = run_inflation(w, target, RunSpec{"random", 1, 1.3});
+  auto scenario = make_scenario(w, power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  auto fgd = run_inflation(scenario.value(), RunSpec("fgd", 1, 1.3));
+  auto rnd = run_inflation(scenario.value(), RunSpec("random", 1, 1.3));
   ASSERT_TRUE(fgd.ok() && rnd.ok());
   EXPECT_GT(point_at(fgd.value().curve, 100)->alloc_gpu_pct,
             point_at(rnd.value().curve, 100)->alloc_gpu_pct + 2.0);
+}
+
+ExperimentPlan make_plan(std::vector<std::string> policies, std::vector<uint64_t> seeds,
+                         double tune, int jobs) {
+  ExperimentPlan plan;
+  plan.policies = std::move(policies);
+  plan.seeds = std::move(seeds);
+  plan.tune = tune;
+  plan.jobs = jobs;
+  return plan;
 }
 
 std::string csv_without_timing(const std::vector<RunResult>& results) {
@@ -113,7 +130,7 @@ std::string csv_without_timing(const std::vector<RunResult>& results) {
 
 TEST(Experiment, SameSeedsGiveByteIdenticalOutputForAnyWorkerCount) {
   const trace::Workload w = small_workload();
-  ExperimentPlan one{{"fgd", "random", "bestfit"}, {3, 4}, 1.2, 1};
+  ExperimentPlan one = make_plan({"fgd", "random", "bestfit"}, {3, 4}, 1.2, 1);
   ExperimentPlan two = one;
   two.jobs = 2;
   auto a = run_experiments(w, one);
@@ -133,14 +150,14 @@ TEST(Experiment, SameSeedsGiveByteIdenticalOutputForAnyWorkerCount) {
 
 TEST(Experiment, UnknownPolicyFailsCleanly) {
   const trace::Workload w = small_workload();
-  auto r = run_experiments(w, ExperimentPlan{{"nope"}, {1}, 1.0, 1});
+  auto r = run_experiments(w, make_plan({"nope"}, {1}, 1.0, 1));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("nope"), std::string::npos);
 }
 
 TEST(ResultsWriter, CurvesHaveOneRowPerBinWithRequiredColumns) {
   const trace::Workload w = small_workload();
-  auto r = run_experiments(w, ExperimentPlan{{"bestfit"}, {1}, 1.3, 1});
+  auto r = run_experiments(w, make_plan({"bestfit"}, {1}, 1.3, 1));
   ASSERT_TRUE(r.ok());
   std::ostringstream curves;
   report::write_curves_csv(curves, r.value());

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/policy.hpp"
+#include "greensched/power/power_model.hpp"
 
 namespace greensched::policy {
 
@@ -23,5 +26,15 @@ std::unique_ptr<Policy> make_best_fit_policy();
 // `shape_count` bounds the pods' shape ids (for the score memo).
 std::unique_ptr<Policy> make_fgd_policy(std::shared_ptr<frag::FragmentationModel> model,
                                         uint32_t shape_count);
+// PWR: the smallest increase of node power (CCGrid'25); `power` holds each node's figures.
+std::unique_ptr<Policy> make_pwr_policy(std::shared_ptr<const std::vector<power::NodePower>> power);
+
+struct MixMember {
+  std::unique_ptr<Policy> policy;
+  int64_t weight = 1;
+};
+// Weighted sum of the members' normalised scores; GPUs are picked by member `gpu_select`.
+std::unique_ptr<Policy> make_mix_policy(std::string name, std::vector<MixMember> members,
+                                        std::size_t gpu_select);
 
 }  // namespace greensched::policy

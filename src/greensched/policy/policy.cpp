@@ -18,7 +18,7 @@ GpuMask Policy::select_gpus(const Cluster& cluster, NodeIndex node, const PodSpe
   return first_whole_free_gpus(spec, s, pod.num_gpu);
 }
 
-void normalize_min_max(std::span<Candidate> candidates) {
+void normalize_min_max(std::span<Candidate> candidates, int64_t all_equal) {
   if (candidates.empty()) return;
   int64_t low = candidates.front().raw;
   int64_t high = low;
@@ -27,7 +27,7 @@ void normalize_min_max(std::span<Candidate> candidates) {
     high = std::max(high, c.raw);
   }
   for (Candidate& c : candidates) {
-    c.score = high == low ? 0 : (c.raw - low) * 100 / (high - low);
+    c.score = high == low ? all_equal : (c.raw - low) * 100 / (high - low);
   }
 }
 

@@ -40,7 +40,7 @@ class Policy {
 };
 
 // Integer min-max normalisation to 0..100 as the reference does: (raw - low) * 100 / (high -
-// low) with integer division; all equal gives all 0.
-void normalize_min_max(std::span<Candidate> candidates);
+// low) with integer division; when all are equal every score is `all_equal` (BestFit 0, PWR 100).
+void normalize_min_max(std::span<Candidate> candidates, int64_t all_equal = 0);
 
 }  // namespace greensched::policy

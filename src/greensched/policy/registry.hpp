@@ -24,11 +24,19 @@ std::span<const PolicyInfo> policy_catalog();
 
 // What a policy may need from the run that creates it.
 struct PolicyContext {
-  std::shared_ptr<frag::FragmentationModel> frag;  // required by fgd
-  uint32_t shape_count = 0;                        // pods' shape ids are below this
+  std::shared_ptr<frag::FragmentationModel> frag;              // required by fgd
+  uint32_t shape_count = 0;                                    // pods' shape ids are below this
   std::shared_ptr<const std::vector<power::NodePower>> power;  // per node; required by pwr
   std::string gpu_select;  // in a mix, the member whose rule picks GPUs ("" = default)
 };
+
+// One term of a policy spec: "fgd" or "pwr:200".
+struct MixTerm {
+  std::string name;
+  int64_t weight = 1;
+};
+// Parses "name" or "name:weight+name:weight"; names must be in the catalogue.
+Result<std::vector<MixTerm>> parse_policy_spec(std::string_view spec);
 
 // A policy by name ("fgd") or a weighted mix ("pwr:200+fgd:800", kube-scheduler style: the
 // sum of weight x normalised score).

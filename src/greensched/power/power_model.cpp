@@ -49,14 +49,14 @@ Result<NodeTypeOverride> parse_override(const json& j, const std::string& path) 
   return o;
 }
 
-Status parse_into(const json& root, const std::string& src,
-                  std::map<std::string, GpuPower>& gpus, std::map<std::string, CpuPower>& cpus,
-                  std::string& default_cpu, std::vector<NodeTypeOverride>& types,
+Status parse_into(const json& root, const std::string& src, std::map<std::string, GpuPower>& gpus,
+                  std::map<std::string, CpuPower>& cpus, std::string& default_cpu,
+                  std::vector<NodeTypeOverride>& types,
                   std::map<std::string, NodeTypeOverride>& nodes, double& pue) {
   if (!root.is_object()) return Error{fmt::format("{}: expected a JSON object", src)};
   for (const auto& [key, value] : root.items()) {
-    static const char* kKnown[] = {"_comment", "gpus", "cpus", "default_cpu", "node_types",
-                                   "nodes",    "pue"};
+    static const char* kKnown[] = {"_comment",   "gpus",  "cpus", "default_cpu",
+                                   "node_types", "nodes", "pue"};
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
     if (!known) return Error{fmt::format("{}: {}: unknown key", src, key)};
@@ -74,8 +74,8 @@ Status parse_into(const json& root, const std::string& src,
     auto max = number(entry, "max_watts", path);
     if (!max.ok()) return Error{max.error()};
     if (max.value() < idle.value()) {
-      return Error{fmt::format("{}: max_watts {} is below idle_watts {}", path, max.value(),
-                               idle.value())};
+      return Error{
+          fmt::format("{}: max_watts {} is below idle_watts {}", path, max.value(), idle.value())};
     }
     gpus[name] = GpuPower{idle.value(), max.value()};
   }
@@ -177,8 +177,8 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
     return Error{fmt::format("{}: invalid JSON: {}", source, e.what())};
   }
   PowerModel m;
-  if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_,
-                            m.nodes_, m.pue_);
+  if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_, m.nodes_,
+                            m.pue_);
       !s.ok()) {
     return Error{s.message()};
   }
@@ -226,23 +226,26 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
   return out;
 }
 
-PowerSplit node_power_split(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
-                            const int32_t* gpu_free_milli) {
-  PowerSplit split;
-  for (int g = 0; g < spec.gpu_count; ++g) {
-    split.gpu_watts +=
-        gpu_free_milli[g] < kGpuMilli ? power.gpu.max_watts : power.gpu.idle_watts;
-  }
+double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_free_milli) {
   const double vcpu = static_cast<double>(spec.cpu_milli) / 1000.0;
   const double free_vcpu = static_cast<double>(std::max<int64_t>(cpu_free_milli, 0)) / 1000.0;
   const auto physical = static_cast<int64_t>(std::ceil(vcpu / 2.0));
   const auto idle = std::min(static_cast<int64_t>(std::floor(free_vcpu / 2.0)), physical);
   const int64_t working = physical - idle;
-  const int64_t cps = power.cpu.cores_per_socket;
+  const int64_t cps = cpu.cores_per_socket;
   const int64_t sockets = (physical + cps - 1) / cps;
   const int64_t active = (working + cps - 1) / cps;
-  split.cpu_watts = static_cast<double>(active) * power.cpu.max_watts +
-                    static_cast<double>(sockets - active) * power.cpu.idle_watts;
+  return static_cast<double>(active) * cpu.max_watts +
+         static_cast<double>(sockets - active) * cpu.idle_watts;
+}
+
+PowerSplit node_power_split(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
+                            const int32_t* gpu_free_milli) {
+  PowerSplit split;
+  for (int g = 0; g < spec.gpu_count; ++g) {
+    split.gpu_watts += gpu_free_milli[g] < kGpuMilli ? power.gpu.max_watts : power.gpu.idle_watts;
+  }
+  split.cpu_watts = cpu_power_watts(spec, power.cpu, cpu_free_milli);
   return split;
 }
 
@@ -258,8 +261,9 @@ ClusterPower::ClusterPower(std::vector<NodePower> nodes, const Cluster& cluster)
 
 void ClusterPower::update(const Cluster& cluster, NodeIndex node) {
   const NodeState& s = cluster.state(node);
-  const double now = !s.online ? 0.0 : node_power_watts(cluster.spec(node), nodes_[node], s.cpu_free_milli,
-                                      s.gpu_free_milli.data());
+  const double now = !s.online ? 0.0
+                               : node_power_watts(cluster.spec(node), nodes_[node],
+                                                  s.cpu_free_milli, s.gpu_free_milli.data());
   total_watts_ += now - node_watts_[node];
   node_watts_[node] = now;
 }

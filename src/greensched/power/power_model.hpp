@@ -72,6 +72,8 @@ class PowerModel {
   double pue_ = 1.0;
 };
 
+// CPU power of a node with `cpu_free_milli` free, in watts.
+double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_free_milli);
 // Power of one node in a given state, in watts (IT power, before PUE).
 double node_power_watts(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
                         const int32_t* gpu_free_milli);

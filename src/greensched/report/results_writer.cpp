@@ -1,5 +1,6 @@
 #include "greensched/report/results_writer.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,14 +19,14 @@ std::string cell(const std::optional<sim::CurvePoint>& p, double sim::CurvePoint
 }  // namespace
 
 void write_curves_csv(std::ostream& out, std::span<const sim::RunResult> results) {
-  fmt::print(out, "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events\n");
+  fmt::print(out, "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts\n");
   for (const sim::RunResult& r : results) {
     for (const sim::CurvePoint& p : r.curve) {
       if (p.events == 0) {
-        fmt::print(out, "{},{},{},,,0\n", r.spec.policy, r.spec.seed, p.arrived_pct);
+        fmt::print(out, "{},{},{},,,0,\n", r.spec.policy, r.spec.seed, p.arrived_pct);
       } else {
-        fmt::print(out, "{},{},{},{:.4f},{:.4f},{}\n", r.spec.policy, r.spec.seed, p.arrived_pct,
-                   p.alloc_gpu_pct, p.frag_gpu_milli, p.events);
+        fmt::print(out, "{},{},{},{:.4f},{:.4f},{},{:.1f}\n", r.spec.policy, r.spec.seed,
+                   p.arrived_pct, p.alloc_gpu_pct, p.frag_gpu_milli, p.events, p.power_watts);
       }
     }
   }
@@ -35,19 +36,20 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
   fmt::print(out,
              "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
              "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
-             "tune,wall_seconds\n");
+             "power_watts_at_100,tune,wall_seconds\n");
   for (const sim::RunResult& r : results) {
     const double final_pct = r.cluster_gpu_milli > 0
                                  ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
                                        static_cast<double>(r.cluster_gpu_milli)
                                  : 0.0;
     const auto at100 = sim::point_at(r.curve, 100);
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{:.3f}\n", r.spec.policy, r.spec.seed,
+    const std::string power_at_100 = at100 ? fmt::format("{:.1f}", at100->power_watts) : "";
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{},{:.3f}\n", r.spec.policy, r.spec.seed,
                r.pods_arrived, r.pods_scheduled, r.pods_failed,
                cell(at100, &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 90), &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 130), &sim::CurvePoint::alloc_gpu_pct),
-               cell(at100, &sim::CurvePoint::frag_gpu_milli), final_pct, r.spec.tune,
+               cell(at100, &sim::CurvePoint::frag_gpu_milli), final_pct, power_at_100, r.spec.tune,
                r.wall_seconds);
   }
 }
@@ -69,14 +71,16 @@ Status write_results(const std::string& dir, std::span<const sim::RunResult> res
   return write("summary.csv", write_summary_csv);
 }
 
-std::string summary_table(std::span<const sim::RunResult> results) {
+std::string summary_table(std::span<const sim::RunResult> results, bool by_model) {
   struct Acc {
     int runs = 0;
     std::map<int, std::pair<double, int>> alloc;  // pct -> (sum, count)
     double frag_sum = 0;
-    int frag_n = 0;
+    double power_sum = 0;
+    int at_100 = 0;
     double failed = 0;
     double seconds = 0;
+    std::map<std::string, std::pair<double, int>> by_model;  // model -> (watts sum, runs)
   };
   std::vector<std::string> order;
   std::map<std::string, Acc> by_policy;
@@ -93,7 +97,12 @@ std::string summary_table(std::span<const sim::RunResult> results) {
     }
     if (auto p = sim::point_at(r.curve, 100)) {
       a.frag_sum += p->frag_gpu_milli;
-      ++a.frag_n;
+      a.power_sum += p->power_watts;
+      ++a.at_100;
+    }
+    for (const auto& [model, watts] : r.power_by_model_at_100) {
+      a.by_model[model].first += watts;
+      ++a.by_model[model].second;
     }
     a.failed += static_cast<double>(r.pods_failed);
     a.seconds += r.wall_seconds;
@@ -103,21 +112,52 @@ std::string summary_table(std::span<const sim::RunResult> results) {
     return it == a.alloc.end() ? std::string("-")
                                : fmt::format("{:.2f}", it->second.first / it->second.second);
   };
-  std::string out =
-      fmt::format("{:<11} {:>5} {:>9} {:>9} {:>9} {:>12} {:>11} {:>9}\n", "policy", "seeds",
-                  "alloc@90", "alloc@100", "alloc@130", "frag@100 GPU", "failed pods", "run s");
+  std::size_t width = 11;
+  for (const std::string& name : order) width = std::max(width, name.size());
+  std::string out = fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>12} {:>12} {:>11} {:>9}\n",
+                                "policy", width, "seeds", "alloc@90", "alloc@100", "alloc@130",
+                                "frag@100 GPU", "power@100 kW", "failed pods", "run s");
   for (const std::string& name : order) {
     const Acc& a = by_policy.at(name);
-    const std::string frag =
-        a.frag_n ? fmt::format("{:.1f}", a.frag_sum / a.frag_n / 1000.0) : std::string("-");
-    out += fmt::format("{:<11} {:>5} {:>9} {:>9} {:>9} {:>12} {:>11.1f} {:>9.3f}\n", name, a.runs,
-                       mean_cell(a, 90), mean_cell(a, 100), mean_cell(a, 130), frag,
+    const auto mean_at_100 = [&](double sum, double scale) {
+      return a.at_100 ? fmt::format("{:.1f}", sum / a.at_100 / scale) : std::string("-");
+    };
+    out += fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>12} {:>12} {:>11.1f} {:>9.3f}\n", name,
+                       width, a.runs, mean_cell(a, 90), mean_cell(a, 100), mean_cell(a, 130),
+                       mean_at_100(a.frag_sum, 1000.0), mean_at_100(a.power_sum, 1000.0),
                        a.failed / a.runs, a.seconds / a.runs);
   }
   out +=
       "alloc@X: mean GPU allocation % of cluster GPUs when arrived GPU requests are X % of "
-      "capacity;\nfrag@100: mean cluster GPU fragmentation (GPUs) at 100 % arrival; means over "
-      "seeds.\n";
+      "capacity;\nfrag@100, power@100: cluster GPU fragmentation (GPUs) and facility power at "
+      "100 % arrival;\nmeans over seeds.\n";
+  if (!by_model) return out;
+
+  std::vector<std::string> models;
+  for (const std::string& name : order) {
+    for (const auto& entry : by_policy.at(name).by_model) {
+      if (std::find(models.begin(), models.end(), entry.first) == models.end()) {
+        models.push_back(entry.first);
+      }
+    }
+  }
+  std::sort(models.begin(), models.end());
+  out += fmt::format(
+      "\nfacility power at 100 % arrival by the nodes' GPU model (kW, mean over seeds)\n{:<{}}",
+      "policy", width);
+  for (const std::string& m : models) out += fmt::format(" {:>9}", m);
+  out += "\n";
+  for (const std::string& name : order) {
+    out += fmt::format("{:<{}}", name, width);
+    const Acc& a = by_policy.at(name);
+    for (const std::string& m : models) {
+      auto it = a.by_model.find(m);
+      out += it == a.by_model.end()
+                 ? fmt::format(" {:>9}", "-")
+                 : fmt::format(" {:>9.1f}", it->second.first / it->second.second / 1000.0);
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -19,7 +19,8 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
 Status write_results(const std::string& dir, std::span<const sim::RunResult> results);
 
 // One line per policy (in first-appearance order): mean over seeds of GPU allocation at 90,
-// 100 and 130 % arrival, fragmentation at 100 %, failed pods and run time.
-std::string summary_table(std::span<const sim::RunResult> results);
+// 100 and 130 % arrival, fragmentation and power at 100 %, failed pods and run time; with
+// `by_model`, a second table of power at 100 % by the nodes' GPU model.
+std::string summary_table(std::span<const sim::RunResult> results, bool by_model = false);
 
 }  // namespace greensched::report

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "greensched/frag/target_workload.hpp"
 #include "greensched/policy/registry.hpp"
 
 namespace greensched::sim {
@@ -19,9 +18,12 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
                                                const ProgressFn& progress) {
   std::vector<RunSpec> specs;
   for (const std::string& policy : plan.policies) {
-    for (uint64_t seed : plan.seeds) specs.push_back(RunSpec{policy, seed, plan.tune});
+    for (uint64_t seed : plan.seeds) {
+      specs.push_back(RunSpec{policy, seed, plan.tune, plan.gpu_select});
+    }
   }
-  const frag::TargetWorkload target = frag::build_target_workload(workload.pods);
+  auto scenario = make_scenario(workload, plan.power_model);
+  if (!scenario.ok()) return Error{scenario.error()};
 
   std::vector<std::optional<Result<RunResult>>> results(specs.size());
   std::atomic<std::size_t> next{0};
@@ -33,7 +35,7 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
     while (!failed.load()) {
       const std::size_t i = next.fetch_add(1);
       if (i >= specs.size()) return;
-      results[i] = run_inflation(workload, target, specs[i]);
+      results[i] = run_inflation(scenario.value(), specs[i]);
       if (!results[i]->ok()) {
         failed.store(true);
         return;
@@ -109,19 +111,13 @@ Result<std::vector<uint64_t>> parse_seed_list(std::string_view text) {
 
 Result<std::vector<std::string>> parse_policy_list(std::string_view text) {
   std::vector<std::string> names;
-  const auto catalog = policy::policy_catalog();
   for (std::string_view part : split_commas(text)) {
     if (part == "all") {
-      for (const auto& p : catalog) names.emplace_back(p.name);
+      for (const auto& p : policy::policy_catalog()) names.emplace_back(p.name);
       continue;
     }
-    bool known = false;
-    for (const auto& p : catalog) known = known || p.name == part;
-    if (!known) {
-      std::string list;
-      for (const auto& p : catalog) list += fmt::format("{}{}", list.empty() ? "" : ", ", p.name);
-      return Error{fmt::format("policy: unknown '{}' (known: {}, or all)", part, list)};
-    }
+    auto terms = policy::parse_policy_spec(part);
+    if (!terms.ok()) return Error{fmt::format("policy: {}", terms.error())};
     names.emplace_back(part);
   }
   return names;

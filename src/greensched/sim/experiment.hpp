@@ -10,16 +10,19 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/power/power_model.hpp"
 #include "greensched/sim/simulator.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace greensched::sim {
 
 struct ExperimentPlan {
-  std::vector<std::string> policies;
+  std::vector<std::string> policies;  // names or mixes ("pwr:200+fgd:800")
   std::vector<uint64_t> seeds;
   double tune = 1.3;
   int jobs = 0;  // worker threads; 0 = all cores
+  power::PowerModel power_model = power::PowerModel::builtin();
+  std::string gpu_select;  // for mixes; "" = FGD's rule when fgd is in the mix
 };
 
 // Called after each finished run, from one thread at a time.
@@ -35,7 +38,8 @@ namespace greensched::sim {
 
 // "42", "42-51", "1,5,10-12" -> seeds in the order given. Ranges are inclusive.
 Result<std::vector<uint64_t>> parse_seed_list(std::string_view text);
-// "fgd,bestfit" or "all" -> policy names, checked against the catalogue.
+// "fgd,bestfit,pwr:200+fgd:800" or "all" (every built-in policy) -> policy specs, checked
+// against the catalogue.
 Result<std::vector<std::string>> parse_policy_list(std::string_view text);
 
 }  // namespace greensched::sim

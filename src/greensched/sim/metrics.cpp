@@ -7,9 +7,9 @@ namespace greensched::sim {
 ArrivalCurve::ArrivalCurve(int64_t cluster_gpu_milli, int max_pct)
     : cluster_gpu_milli_(cluster_gpu_milli), bins_(static_cast<std::size_t>(max_pct) + 1) {}
 
-void ArrivalCurve::record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli,
-                          double frag_gpu_milli) {
-  if (cluster_gpu_milli_ <= 0) return;
+int ArrivalCurve::record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli,
+                         double frag_gpu_milli, double power_watts) {
+  if (cluster_gpu_milli_ <= 0) return -1;
   const double cap = static_cast<double>(cluster_gpu_milli_);
   const auto bin = static_cast<std::size_t>(std::llround(arrived_gpu_milli / cap * 100.0));
   if (bin >= bins_.size()) bins_.resize(bin + 1);
@@ -17,6 +17,8 @@ void ArrivalCurve::record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli
   ++b.events;
   b.alloc_sum += static_cast<double>(allocated_gpu_milli) / cap * 100.0;
   b.frag_sum += frag_gpu_milli;
+  b.power_sum += power_watts;
+  return static_cast<int>(bin);
 }
 
 std::vector<CurvePoint> ArrivalCurve::points() const {
@@ -30,6 +32,7 @@ std::vector<CurvePoint> ArrivalCurve::points() const {
     if (b.events > 0) {
       p.alloc_gpu_pct = b.alloc_sum / static_cast<double>(b.events);
       p.frag_gpu_milli = b.frag_sum / static_cast<double>(b.events);
+      p.power_watts = b.power_sum / static_cast<double>(b.events);
     }
     out.push_back(p);
   }

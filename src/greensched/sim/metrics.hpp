@@ -14,13 +14,16 @@ struct CurvePoint {
   int64_t events = 0;         // arrivals that fell in the bin; 0 = no data
   double alloc_gpu_pct = 0;   // mean allocated GPU milli / cluster GPU milli * 100
   double frag_gpu_milli = 0;  // mean cluster fragmentation F
+  double power_watts = 0;     // mean facility power
 };
 
 class ArrivalCurve {
  public:
   ArrivalCurve(int64_t cluster_gpu_milli, int max_pct);
 
-  void record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli, double frag_gpu_milli);
+  // Returns the bin the event fell in.
+  int record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli, double frag_gpu_milli,
+             double power_watts = 0);
 
   // Bins 0..max_pct (or further if arrivals went beyond it).
   std::vector<CurvePoint> points() const;
@@ -30,6 +33,7 @@ class ArrivalCurve {
     int64_t events = 0;
     double alloc_sum = 0;
     double frag_sum = 0;
+    double power_sum = 0;
   };
   int64_t cluster_gpu_milli_;
   std::vector<Bin> bins_;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -18,6 +19,10 @@
 namespace greensched::sim {
 
 enum class QueueDiscipline { kFifo, kBackfill };
+
+// "fifo" or "backfill", as reports and the command line spell them.
+std::string_view queue_name(QueueDiscipline queue);
+Result<QueueDiscipline> parse_queue_discipline(std::string_view text);
 
 struct NodeEvent {
   int64_t time = 0;  // trace seconds
@@ -34,37 +39,38 @@ struct ReplayConfig {
   std::string policy = "fgd";  // any policy spec make_policy accepts
   uint64_t seed = 42;          // node tie order and the policy's own draws
   QueueDiscipline queue = QueueDiscipline::kFifo;
-  double time_scale = 1.0;     // trace times are divided by this (60: a trace minute per second)
+  double time_scale = 1.0;  // trace times are divided by this (60: a trace minute per second)
   std::vector<NodeEvent> node_events;
 };
 
-// The cluster after each instant at which something happened (times in scaled seconds).
+// The cluster after each instant at which something happened (times in scaled seconds),
+// preceded by one point at the first event's time with the cluster as it was before it.
 struct TimelinePoint {
   double time_s = 0;
   int64_t running_pods = 0;
   int64_t queued_pods = 0;
   double allocated_gpus = 0;  // allocated GPU milli / 1000
   double power_watts = 0;     // facility power (IT power x PUE)
-  double energy_joules = 0;   // cumulative since time 0
+  double energy_joules = 0;   // cumulative since the first event (the first point's time)
 };
 
 struct ReplayResult {
   ReplayConfig config;
   int64_t pods_total = 0;
   int64_t pods_started = 0;        // started at least once
-  int64_t pods_never_started = 0;  // still queued when nothing is left to happen
+  int64_t pods_never_started = 0;  // never started: still queued when nothing is left to happen
+  int64_t pods_queued_at_end = 0;  // those, plus evicted pods that never restarted
   int64_t pods_requeued = 0;       // evictions by node-down events
   double mean_queue_delay_s = 0;   // first start - creation, over started pods
   double p99_queue_delay_s = 0;
   double energy_kwh = 0;
-  double makespan_s = 0;           // time of the last event
+  double makespan_s = 0;  // time of the last event
   std::vector<TimelinePoint> timeline;
   double wall_seconds = 0;
 };
 
 // `power` holds the per-node figures (PowerModel::resolve) and `pue` the facility factor.
-Result<ReplayResult> run_replay(const trace::Workload& workload,
-                                const frag::TargetWorkload& target,
+Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::TargetWorkload& target,
                                 const std::vector<power::NodePower>& power, double pue,
                                 const ReplayConfig& config);
 

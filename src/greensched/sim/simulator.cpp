@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -15,9 +16,21 @@
 
 namespace greensched::sim {
 
-Result<RunResult> run_inflation(const trace::Workload& workload, const frag::TargetWorkload& target,
-                                const RunSpec& spec) {
+Result<Scenario> make_scenario(const trace::Workload& workload,
+                               const power::PowerModel& power_model) {
+  Scenario s;
+  s.workload = &workload;
+  s.target = frag::build_target_workload(workload.pods);
+  auto figures = power_model.resolve(workload.nodes, workload.models);
+  if (!figures.ok()) return Error{figures.error()};
+  s.power = std::make_shared<const std::vector<power::NodePower>>(std::move(figures.value()));
+  s.pue = power_model.pue();
+  return s;
+}
+
+Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
+  const trace::Workload& workload = *scenario.workload;
   RunResult result;
   result.spec = spec;
 
@@ -29,16 +42,37 @@ Result<RunResult> run_inflation(const trace::Workload& workload, const frag::Tar
   const std::vector<uint32_t> arrivals =
       trace::inflate(workload.pods, spec.tune, cluster.total_gpu_milli(), rng);
 
-  auto model = std::make_shared<frag::FragmentationModel>(target);
+  auto model = std::make_shared<frag::FragmentationModel>(scenario.target);
   policy::PolicyContext context;
   context.frag = model;
   context.shape_count = workload.shape_count;
+  context.power = scenario.power;
+  context.gpu_select = spec.gpu_select;
   auto policy = policy::make_policy(spec.policy, context);
   if (!policy.ok()) return Error{policy.error()};
   policy::Scheduler scheduler(*policy.value(), policy::random_tie_rank(cluster.size(), rng));
   frag::ClusterFragmentation fragmentation(*model, cluster);
+  power::ClusterPower power(*scenario.power, cluster);
   ArrivalCurve curve(cluster.total_gpu_milli(),
                      static_cast<int>(std::ceil(spec.tune * 100.0 - 1e-9)));
+
+  // Power per GPU model, kept current, and summed over the events of the 100 % bin.
+  const auto group_name = [&](std::size_t n) {
+    const std::string& name = (*scenario.power)[n].gpu_name;
+    return name.empty() ? std::string("none") : name;
+  };
+  std::map<std::string, int> group_of_name;  // GPU model -> index, in name order
+  for (std::size_t n = 0; n < cluster.size(); ++n) group_of_name.emplace(group_name(n), 0);
+  int next_group = 0;
+  for (auto& [name, index] : group_of_name) index = next_group++;
+  std::vector<int> group(cluster.size());
+  for (std::size_t n = 0; n < cluster.size(); ++n) group[n] = group_of_name.at(group_name(n));
+  std::vector<double> group_watts(group_of_name.size(), 0.0);
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    group_watts[group[n]] += power.node_watts(static_cast<NodeIndex>(n));
+  }
+  std::vector<double> group_sum_at_100(group_of_name.size(), 0.0);
+  int64_t events_at_100 = 0;
 
   PodId step = 0;
   for (const uint32_t index : arrivals) {
@@ -52,16 +86,29 @@ Result<RunResult> run_inflation(const trace::Workload& workload, const frag::Tar
             fmt::format("policy {} made an invalid placement: {}", spec.policy, s.message())};
       }
       fragmentation.update(cluster, d.node);
+      const double before = power.node_watts(d.node);
+      power.update(cluster, d.node);
+      group_watts[group[d.node]] += power.node_watts(d.node) - before;
       ++result.pods_scheduled;
     } else {
       ++result.pods_failed;
     }
-    curve.record(result.arrived_gpu_milli, cluster.allocated_gpu_milli(),
-                 fragmentation.gpu_milli());
+    const int bin = curve.record(result.arrived_gpu_milli, cluster.allocated_gpu_milli(),
+                                 fragmentation.gpu_milli(), power.watts() * scenario.pue);
+    if (bin == 100) {
+      ++events_at_100;
+      for (std::size_t g = 0; g < group_watts.size(); ++g) group_sum_at_100[g] += group_watts[g];
+    }
     ++step;
   }
   result.allocated_gpu_milli = cluster.allocated_gpu_milli();
   result.curve = curve.points();
+  if (events_at_100 > 0) {
+    for (const auto& [name, g] : group_of_name) {
+      result.power_by_model_at_100.emplace_back(
+          name, group_sum_at_100[g] / static_cast<double>(events_at_100) * scenario.pue);
+    }
+  }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

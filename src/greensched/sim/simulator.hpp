@@ -1,23 +1,46 @@
 // One simulation run of the published protocol: inflate the trace to `tune` x cluster GPU
 // capacity with a seeded generator, let the pods arrive one by one (none depart), schedule
-// each with the policy, and record allocation and fragmentation per arrival event.
+// each with the policy, and record allocation, fragmentation and power per arrival event.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "greensched/core/status.hpp"
 #include "greensched/frag/target_workload.hpp"
+#include "greensched/power/power_model.hpp"
 #include "greensched/sim/metrics.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace greensched::sim {
 
+// What every run of an experiment shares, prepared once.
+struct Scenario {
+  const trace::Workload* workload = nullptr;
+  frag::TargetWorkload target;  // FGD's target workload, from the trace before tuning
+  std::shared_ptr<const std::vector<power::NodePower>> power;  // per node
+  double pue = 1.0;
+};
+
+// Builds the scenario: target workload and per-node power figures.
+Result<Scenario> make_scenario(const trace::Workload& workload,
+                               const power::PowerModel& power_model);
+
 struct RunSpec {
-  std::string policy;
+  RunSpec() = default;
+  RunSpec(std::string policy_spec, uint64_t run_seed, double run_tune, std::string select = {})
+      : policy(std::move(policy_spec)),
+        seed(run_seed),
+        tune(run_tune),
+        gpu_select(std::move(select)) {}
+
+  std::string policy;  // a policy name or mix, e.g. "pwr:200+fgd:800"
   uint64_t seed = 42;
   double tune = 1.3;
+  std::string gpu_select;  // in a mix: whose GPU rule to use ("" = default)
 };
 
 struct RunResult {
@@ -29,11 +52,11 @@ struct RunResult {
   int64_t allocated_gpu_milli = 0;  // at the end of the run
   int64_t cluster_gpu_milli = 0;
   std::vector<CurvePoint> curve;
+  // Mean facility power in the 100 % arrival bin, by the nodes' GPU model (watts).
+  std::vector<std::pair<std::string, double>> power_by_model_at_100;
   double wall_seconds = 0;
 };
 
-// `target` is the FGD target workload of the trace before tuning.
-Result<RunResult> run_inflation(const trace::Workload& workload, const frag::TargetWorkload& target,
-                                const RunSpec& spec);
+Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec);
 
 }  // namespace greensched::sim

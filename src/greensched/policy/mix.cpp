@@ -1,0 +1,47 @@
+#include "greensched/policy/policies.hpp"
+
+namespace greensched::policy {
+namespace {
+
+// kube-scheduler style weighted sum: each member scores and normalises on its own, and the
+// node's total is sum(weight x normalised score). The total is not normalised again.
+class MixPolicy final : public Policy {
+ public:
+  MixPolicy(std::string name, std::vector<MixMember> members, std::size_t gpu_select)
+      : name_(std::move(name)), members_(std::move(members)), gpu_select_(gpu_select) {}
+
+  std::string_view name() const override { return name_; }
+
+  void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
+             Rng& rng) override {
+    for (Candidate& c : candidates) c.raw = 0;
+    for (MixMember& m : members_) {
+      scratch_.assign(candidates.begin(), candidates.end());
+      m.policy->score(cluster, pod, scratch_, rng);
+      m.policy->normalize(scratch_);
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        candidates[i].raw += m.weight * scratch_[i].score;
+      }
+    }
+  }
+
+  GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
+                      Rng& rng) override {
+    return members_[gpu_select_].policy->select_gpus(cluster, node, pod, rng);
+  }
+
+ private:
+  std::string name_;
+  std::vector<MixMember> members_;
+  std::size_t gpu_select_;
+  std::vector<Candidate> scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_mix_policy(std::string name, std::vector<MixMember> members,
+                                        std::size_t gpu_select) {
+  return std::make_unique<MixPolicy>(std::move(name), std::move(members), gpu_select);
+}
+
+}  // namespace greensched::policy

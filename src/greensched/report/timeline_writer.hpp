@@ -1,0 +1,21 @@
+// Writers for time replays: timeline.csv (the cluster after each instant of one replay) and
+// replay_summary.csv (one row per replay). Column names are stable; new columns are only ever
+// appended before wall_seconds, which stays last.
+#pragma once
+
+#include <ostream>
+#include <span>
+
+#include "greensched/sim/replay.hpp"
+
+namespace greensched::report {
+
+// Header time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules; times in
+// scaled seconds, fixed three decimals.
+void write_timeline_csv(std::ostream& out, const sim::ReplayResult& result);
+
+// Header policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,
+// mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,wall_seconds.
+void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResult> results);
+
+}  // namespace greensched::report

@@ -1,0 +1,587 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "greensched/core/rng.hpp"
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/power/power_model.hpp"
+#include "greensched/report/timeline_writer.hpp"
+#include "greensched/sim/replay.hpp"
+#include "greensched/trace/workload.hpp"
+#include "test_data.hpp"
+
+namespace greensched::sim {
+namespace {
+
+// One node: 64 vCPU (32 physical cores, two sockets of 16), 64 GiB, one T4.
+// Power (IT watts): GPU 10 idle / 70 busy; CPU 15 idle / 120 active per socket. With u vCPU
+// in use, working cores = u / 2, active sockets = ceil(u / 32):
+//   idle                      10 +  15 + 15 =  40
+//   GPU pod(s), u <= 32       70 + 120 + 15 = 205
+//   GPU pod(s), 32 < u <= 64  70 + 120 + 120 = 310
+//   no GPU pod, 32 < u        10 + 120 + 120 = 250
+// Facility power is 1.5 x that: 60, 307.5, 465, 375.
+constexpr double kPue = 1.5;
+
+trace::Workload one_node_cluster() {
+  trace::Workload w;
+  NodeSpec n;
+  n.name = "node-a";
+  n.cpu_milli = 64000;
+  n.memory_mib = 65536;
+  n.gpu_count = 1;
+  n.model = *w.models.intern("T4");
+  w.nodes.push_back(n);
+  w.pods_source = "hand-made";
+  return w;
+}
+
+power::NodePower hand_power() {
+  power::NodePower p;
+  p.gpu = power::GpuPower{10, 70};
+  p.cpu.name = "test-cpu";
+  p.cpu.idle_watts = 15;
+  p.cpu.max_watts = 120;
+  p.cpu.cores_per_socket = 16;
+  p.gpu_name = "T4";
+  return p;
+}
+
+PodSpec make_pod(std::string name, int64_t cpu, int num_gpu, int32_t gpu_milli, int64_t created,
+                 int64_t duration) {
+  PodSpec p;
+  p.name = std::move(name);
+  p.cpu_milli = cpu;
+  p.memory_mib = 1024;
+  p.num_gpu = num_gpu;
+  p.gpu_milli = gpu_milli;
+  p.creation_time = created;
+  p.deletion_time = created + duration;
+  return p;
+}
+
+void finish(trace::Workload& w) {
+  w.shape_count = trace::assign_shape_ids(w.pods);
+}
+
+// P1 (a whole GPU) waits for P0's GPU; P2 (CPU only, 40 vCPU) fits at once but under FIFO
+// waits behind P1; P3 waits for the GPU after P1; P4 asks for more CPU than the node has.
+trace::Workload five_pods() {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 100), make_pod("p1", 4000, 1, 1000, 10, 50),
+            make_pod("p2", 40000, 0, 0, 20, 120), make_pod("p3", 4000, 1, 1000, 30, 40),
+            make_pod("p4", 80000, 0, 0, 40, 10)};
+  finish(w);
+  return w;
+}
+
+Result<ReplayResult> replay(const trace::Workload& w, const ReplayConfig& config) {
+  const std::vector<power::NodePower> power(w.nodes.size(), hand_power());
+  return run_replay(w, frag::build_target_workload(w.pods), power, kPue, config);
+}
+
+ReplayConfig config_with(QueueDiscipline queue, double time_scale = 1.0) {
+  ReplayConfig c;
+  c.queue = queue;
+  c.time_scale = time_scale;
+  return c;
+}
+
+struct Row {
+  double time;
+  int64_t running;
+  int64_t queued;
+  double gpus;
+  double watts;
+  double joules;
+};
+
+void expect_timeline(const ReplayResult& r, const std::vector<Row>& rows) {
+  ASSERT_EQ(r.timeline.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const TimelinePoint& p = r.timeline[i];
+    SCOPED_TRACE(fmt::format("row {} (time {})", i, rows[i].time));
+    EXPECT_DOUBLE_EQ(p.time_s, rows[i].time);
+    EXPECT_EQ(p.running_pods, rows[i].running);
+    EXPECT_EQ(p.queued_pods, rows[i].queued);
+    EXPECT_DOUBLE_EQ(p.allocated_gpus, rows[i].gpus);
+    EXPECT_DOUBLE_EQ(p.power_watts, rows[i].watts);
+    EXPECT_DOUBLE_EQ(p.energy_joules, rows[i].joules);
+  }
+}
+
+TEST(ReplayPower, HandFiguresPerPhase) {
+  const trace::Workload w = one_node_cluster();
+  const NodeSpec& n = w.nodes[0];
+  const power::NodePower p = hand_power();
+  const int32_t gpu_free[1] = {1000};
+  const int32_t gpu_busy[1] = {0};
+  EXPECT_DOUBLE_EQ(power::node_power_watts(n, p, 64000, gpu_free), 40.0);
+  EXPECT_DOUBLE_EQ(power::node_power_watts(n, p, 60000, gpu_busy), 205.0);  // P0 alone
+  EXPECT_DOUBLE_EQ(power::node_power_watts(n, p, 20000, gpu_busy), 310.0);  // a GPU pod + P2
+  EXPECT_DOUBLE_EQ(power::node_power_watts(n, p, 24000, gpu_free), 250.0);  // P2 alone
+}
+
+TEST(ReplayQueue, FifoHeadBlocksSmallerPods) {
+  auto r = replay(five_pods(), config_with(QueueDiscipline::kFifo));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const ReplayResult& res = r.value();
+  EXPECT_EQ(res.pods_total, 5);
+  EXPECT_EQ(res.pods_started, 4);
+  EXPECT_EQ(res.pods_never_started, 1);  // p4
+  EXPECT_EQ(res.pods_queued_at_end, 1);
+  EXPECT_EQ(res.pods_requeued, 0);
+  // Delays: p0 0, p1 90, p2 80 (behind p1), p3 120.
+  EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 72.5);
+  EXPECT_DOUBLE_EQ(res.p99_queue_delay_s, 120.0);
+  EXPECT_DOUBLE_EQ(res.makespan_s, 220.0);
+  // 100 s at 307.5 W, 90 s at 465 W, 30 s at 375 W (p2 alone after p3 left).
+  expect_timeline(res, {
+                           {0, 0, 0, 0, 60, 0},  // before the first event
+                           {0, 1, 0, 1, 307.5, 0},
+                           {10, 1, 1, 1, 307.5, 3075},
+                           {20, 1, 2, 1, 307.5, 6150},
+                           {30, 1, 3, 1, 307.5, 9225},
+                           {40, 1, 4, 1, 307.5, 12300},
+                           {100, 2, 2, 1, 465, 30750},  // p0 left; p1 and p2 start
+                           {150, 2, 1, 1, 465, 54000},  // p1 left; p3 starts
+                           {190, 1, 1, 0, 375, 72600},  // p3 left
+                           {220, 0, 1, 0, 60, 83850},   // p2 left
+                       });
+  EXPECT_DOUBLE_EQ(res.energy_kwh, 83850.0 / 3.6e6);
+}
+
+TEST(ReplayQueue, BackfillLetsSmallPodsPass) {
+  auto r = replay(five_pods(), config_with(QueueDiscipline::kBackfill));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const ReplayResult& res = r.value();
+  EXPECT_EQ(res.pods_started, 4);
+  EXPECT_EQ(res.pods_never_started, 1);
+  EXPECT_EQ(res.pods_requeued, 0);
+  // Delays: p0 0, p1 90, p2 0 (backfilled), p3 120.
+  EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 52.5);
+  EXPECT_DOUBLE_EQ(res.p99_queue_delay_s, 120.0);
+  EXPECT_DOUBLE_EQ(res.makespan_s, 190.0);
+  // 20 s at 307.5 W, 120 s at 465 W, 50 s at 307.5 W.
+  expect_timeline(res, {
+                           {0, 0, 0, 0, 60, 0},
+                           {0, 1, 0, 1, 307.5, 0},
+                           {10, 1, 1, 1, 307.5, 3075},
+                           {20, 2, 1, 1, 465, 6150},  // p2 starts beside p0
+                           {30, 2, 2, 1, 465, 10800},
+                           {40, 2, 3, 1, 465, 15450},
+                           {100, 2, 2, 1, 465, 43350},    // p0 left; p1 starts, p3 and p4 wait
+                           {140, 1, 2, 1, 307.5, 61950},  // p2 left
+                           {150, 1, 1, 1, 307.5, 65025},  // p1 left; p3 starts
+                           {190, 0, 1, 0, 60, 77325},     // p3 left
+                       });
+  EXPECT_DOUBLE_EQ(res.energy_kwh, 77325.0 / 3.6e6);
+}
+
+TEST(ReplayQueue, OlderPodStartsFirstUnderBothDisciplines) {
+  // p1 and p2 (listed out of order) both wait for p0's GPU; at t=100 only one can start, and
+  // it is the older one under both disciplines.
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 100), make_pod("p1", 4000, 1, 1000, 20, 10),
+            make_pod("p2", 4000, 1, 1000, 10, 10)};
+  finish(w);
+  for (QueueDiscipline q : {QueueDiscipline::kFifo, QueueDiscipline::kBackfill}) {
+    auto r = replay(w, config_with(q));
+    ASSERT_TRUE(r.ok()) << r.error();
+    // p2 (created 10) starts at 100, p1 (created 20) at 110.
+    EXPECT_DOUBLE_EQ(r.value().mean_queue_delay_s, (0.0 + 90.0 + 90.0) / 3);
+    EXPECT_DOUBLE_EQ(r.value().makespan_s, 120.0);
+  }
+}
+
+TEST(ReplayQueue, PodThatNeverFitsStaysQueued) {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("huge", 128000, 0, 0, 0, 10), make_pod("small", 1000, 0, 0, 5, 10)};
+  finish(w);
+  auto backfill = replay(w, config_with(QueueDiscipline::kBackfill));
+  ASSERT_TRUE(backfill.ok()) << backfill.error();
+  EXPECT_EQ(backfill.value().pods_started, 1);
+  EXPECT_EQ(backfill.value().pods_never_started, 1);
+  EXPECT_DOUBLE_EQ(backfill.value().mean_queue_delay_s, 0.0);
+  EXPECT_DOUBLE_EQ(backfill.value().makespan_s, 15.0);
+  EXPECT_EQ(backfill.value().timeline.back().queued_pods, 1);
+  // Under strict FIFO the stuck head blocks everything behind it.
+  auto fifo = replay(w, config_with(QueueDiscipline::kFifo));
+  ASSERT_TRUE(fifo.ok()) << fifo.error();
+  EXPECT_EQ(fifo.value().pods_started, 0);
+  EXPECT_EQ(fifo.value().pods_never_started, 2);
+  EXPECT_DOUBLE_EQ(fifo.value().mean_queue_delay_s, 0.0);
+  EXPECT_DOUBLE_EQ(fifo.value().makespan_s, 5.0);
+  EXPECT_DOUBLE_EQ(fifo.value().energy_kwh, 5 * 60.0 / 3.6e6);  // idle node for 5 s
+}
+
+TEST(ReplayTime, ScaleHalvesTimesDelaysAndEnergy) {
+  auto r = replay(five_pods(), config_with(QueueDiscipline::kFifo, 2.0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  const ReplayResult& res = r.value();
+  EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 36.25);
+  EXPECT_DOUBLE_EQ(res.p99_queue_delay_s, 60.0);
+  EXPECT_DOUBLE_EQ(res.makespan_s, 110.0);
+  EXPECT_DOUBLE_EQ(res.energy_kwh, 83850.0 / 2 / 3.6e6);
+  ASSERT_EQ(res.timeline.size(), 10U);
+  EXPECT_DOUBLE_EQ(res.timeline[6].time_s, 50.0);
+  EXPECT_DOUBLE_EQ(res.timeline[6].energy_joules, 30750.0 / 2);
+  EXPECT_DOUBLE_EQ(res.timeline[6].power_watts, 465.0);
+}
+
+TEST(ReplayTime, NonPositiveScaleIsAnError) {
+  for (double scale : {0.0, -1.0}) {
+    auto r = replay(five_pods(), config_with(QueueDiscipline::kFifo, scale));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find("time scale"), std::string::npos) << r.error();
+  }
+}
+
+TEST(ReplayTime, UnsortedInputGivesTheSameResult) {
+  const trace::Workload sorted = five_pods();
+  trace::Workload shuffled = sorted;
+  shuffled.pods = {sorted.pods[3], sorted.pods[0], sorted.pods[4], sorted.pods[2], sorted.pods[1]};
+  finish(shuffled);
+  for (QueueDiscipline q : {QueueDiscipline::kFifo, QueueDiscipline::kBackfill}) {
+    auto a = replay(sorted, config_with(q));
+    auto b = replay(shuffled, config_with(q));
+    ASSERT_TRUE(a.ok() && b.ok());
+    std::ostringstream ta, tb;
+    report::write_timeline_csv(ta, a.value());
+    report::write_timeline_csv(tb, b.value());
+    EXPECT_EQ(ta.str(), tb.str());
+    EXPECT_EQ(a.value().pods_started, b.value().pods_started);
+    EXPECT_DOUBLE_EQ(a.value().mean_queue_delay_s, b.value().mean_queue_delay_s);
+    EXPECT_DOUBLE_EQ(a.value().energy_kwh, b.value().energy_kwh);
+  }
+}
+
+TEST(ReplayTime, ZeroDurationPodFreesItsSlotAtOnce) {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("blip", 4000, 1, 1000, 0, 0), make_pod("next", 4000, 1, 1000, 0, 10)};
+  finish(w);
+  auto r = replay(w, config_with(QueueDiscipline::kFifo));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.value().pods_started, 2);
+  EXPECT_DOUBLE_EQ(r.value().mean_queue_delay_s, 0.0);
+  // One point before and one after the instant at 0, one at 10.
+  ASSERT_EQ(r.value().timeline.size(), 3U);
+  EXPECT_EQ(r.value().timeline[1].running_pods, 1);
+  EXPECT_DOUBLE_EQ(r.value().energy_kwh, 10 * 307.5 / 3.6e6);
+}
+
+TEST(ReplayErrors, PodsWithoutTimestampsCannotBeReplayed) {
+  trace::Workload w = five_pods();
+  w.pods[2].creation_time = -1;
+  w.pods[2].deletion_time = -1;
+  w.pods[3].creation_time = -1;
+  w.pods[3].deletion_time = -1;
+  auto r = replay(w, config_with(QueueDiscipline::kFifo));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("no creation/deletion times"), std::string::npos) << r.error();
+  EXPECT_NE(r.error().find("p2"), std::string::npos) << r.error();
+}
+
+TEST(ReplayErrors, UnknownPolicyAndMismatchedPowerFigures) {
+  const trace::Workload w = five_pods();
+  ReplayConfig c;
+  c.policy = "no-such-policy";
+  EXPECT_FALSE(replay(w, c).ok());
+  auto r = run_replay(w, frag::build_target_workload(w.pods), {}, kPue, ReplayConfig{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("power"), std::string::npos) << r.error();
+}
+
+TEST(ReplayNodeEvents, DownRequeuesAndUpRestartsWithFullDuration) {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 100)};
+  finish(w);
+  ReplayConfig c;
+  c.node_events = {NodeEvent{50, "node-a", true}, NodeEvent{30, "node-a", false}};
+  auto r = replay(w, c);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const ReplayResult& res = r.value();
+  EXPECT_EQ(res.pods_requeued, 1);
+  EXPECT_EQ(res.pods_started, 1);
+  EXPECT_EQ(res.pods_never_started, 0);
+  EXPECT_EQ(res.pods_queued_at_end, 0);
+  EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 0.0);  // first start - creation
+  EXPECT_DOUBLE_EQ(res.makespan_s, 150.0);        // restarted at 50 for the full 100 s
+  expect_timeline(res, {
+                           {0, 0, 0, 0, 60, 0},
+                           {0, 1, 0, 1, 307.5, 0},
+                           {30, 0, 1, 0, 0, 9225},  // the node is down and draws nothing
+                           {50, 1, 0, 1, 307.5, 9225},
+                           {150, 0, 0, 0, 60, 39975},
+                       });
+}
+
+TEST(ReplayNodeEvents, EvictedPodMovesToAnotherNodeAtTheSameInstant) {
+  trace::Workload w = one_node_cluster();
+  NodeSpec b = w.nodes[0];
+  b.name = "node-b";
+  w.nodes.push_back(b);
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 100), make_pod("p1", 4000, 1, 1000, 30, 100)};
+  finish(w);
+  // Whichever node p0 lands on goes down at 30; p0 restarts on the other one before p1
+  // arrives (node events come before arrivals), so p1 waits for p0's full 100 s.
+  int64_t requeued = 0;
+  for (const std::string node : {"node-a", "node-b"}) {
+    ReplayConfig c;
+    c.queue = QueueDiscipline::kBackfill;
+    c.node_events = {NodeEvent{30, node, false}};
+    auto r = replay(w, c);
+    ASSERT_TRUE(r.ok()) << r.error();
+    const ReplayResult& res = r.value();
+    EXPECT_EQ(res.pods_started, 2);
+    EXPECT_EQ(res.pods_never_started, 0);
+    // Either p0 was evicted (restarts at 30, p1 waits until 130) or it was not (p1 waits on
+    // a busy node until p0 leaves at 100).
+    requeued += res.pods_requeued;
+    if (res.pods_requeued == 1) {
+      EXPECT_DOUBLE_EQ(res.makespan_s, 230.0);
+      EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 50.0);
+    } else {
+      EXPECT_EQ(res.pods_requeued, 0);
+      EXPECT_DOUBLE_EQ(res.makespan_s, 200.0);
+      EXPECT_DOUBLE_EQ(res.mean_queue_delay_s, 35.0);
+    }
+  }
+  EXPECT_EQ(requeued, 1);  // exactly one of the two nodes hosted p0
+}
+
+TEST(ReplayNodeEvents, NodeUpAtAnArrivalInstantIsUsedAtOnce) {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 10), make_pod("p1", 4000, 1, 1000, 20, 10)};
+  finish(w);
+  ReplayConfig c;
+  // Down at 0 comes before p0's arrival at 0; up at 20 comes before p1's arrival at 20.
+  c.node_events = {NodeEvent{0, "node-a", false}, NodeEvent{20, "node-a", true}};
+  auto r = replay(w, c);
+  ASSERT_TRUE(r.ok()) << r.error();
+  // p0 starts at 20 (delay 20) and p1 waits for it until 30 (delay 10).
+  EXPECT_DOUBLE_EQ(r.value().mean_queue_delay_s, 15.0);
+  EXPECT_DOUBLE_EQ(r.value().makespan_s, 40.0);
+  EXPECT_EQ(r.value().pods_requeued, 0);
+  ASSERT_FALSE(r.value().timeline.empty());
+  EXPECT_DOUBLE_EQ(r.value().timeline[1].power_watts, 0.0);  // down at 0
+  EXPECT_DOUBLE_EQ(r.value().energy_kwh, 20 * 307.5 / 3.6e6);
+}
+
+TEST(ReplayNodeEvents, UnknownNodeInConfigIsAnError) {
+  ReplayConfig c;
+  c.node_events = {NodeEvent{5, "node-zz", false}};
+  auto r = replay(five_pods(), c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("node-zz"), std::string::npos) << r.error();
+}
+
+class NodeEventsFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // One directory per process and test: ctest runs tests of this fixture in parallel.
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("greensched-replay-test-{}-{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  Result<std::vector<NodeEvent>> read(const std::string& text) {
+    return read_node_events(write("events.csv", text), one_node_cluster().nodes);
+  }
+  std::string path() const { return (dir_ / "events.csv").string(); }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(NodeEventsFile, ParsesDownAndUpInAnyColumnOrder) {
+  auto r = read("node,event,time\r\nnode-a,down,30\r\n\r\nnode-a,up,50\r\n");
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r.value().size(), 2U);
+  EXPECT_EQ(r.value()[0].time, 30);
+  EXPECT_EQ(r.value()[0].node, "node-a");
+  EXPECT_FALSE(r.value()[0].up);
+  EXPECT_EQ(r.value()[1].time, 50);
+  EXPECT_TRUE(r.value()[1].up);
+}
+
+TEST_F(NodeEventsFile, ErrorsNameFileAndLine) {
+  struct Case {
+    std::string text;
+    std::string expected;  // after "path:"
+  };
+  const std::vector<Case> cases = {
+      {"time,node,event\nx,node-a,down\n", "2: time: 'x' is not an integer"},
+      {"time,node,event\n1.5,node-a,down\n", "2: time: '1.5' is not an integer"},
+      {"time,node,event\n10,node-a,down\n-5,node-a,up\n", "3: time: -5 is negative"},
+      {"time,node,event\n10,node-q,down\n", "2: node: unknown node 'node-q'"},
+      {"time,node,event\n10,node-a,reboot\n", "2: event: unknown event 'reboot'"},
+      {"time,node,event\n10,node-a\n", "2: expected 3 fields as in the header, got 2"},
+      {"time,node,event\n10,node-a,up,x\n", "2: expected 3 fields as in the header, got 4"},
+      {"time,node\n10,node-a\n", "1: missing column 'event'"},
+      {"when,node,event\n", "1: missing column 'time'"},
+  };
+  for (const Case& c : cases) {
+    auto r = read(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.error().rfind(path() + ":" + c.expected, 0), 0U) << r.error();
+  }
+}
+
+TEST_F(NodeEventsFile, MissingAndEmptyFiles) {
+  auto missing = read_node_events((dir_ / "nope.csv").string(), one_node_cluster().nodes);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("nope.csv"), std::string::npos);
+  auto empty = read("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().find("events.csv"), std::string::npos);
+  auto header_only = read("time,node,event\n");
+  ASSERT_TRUE(header_only.ok()) << header_only.error();
+  EXPECT_TRUE(header_only.value().empty());
+}
+
+TEST(ReplayReport, TimelineAndSummaryCsv) {
+  trace::Workload w = one_node_cluster();
+  w.pods = {make_pod("p0", 4000, 1, 1000, 0, 100)};
+  finish(w);
+  ReplayConfig c;
+  c.queue = QueueDiscipline::kBackfill;
+  c.seed = 7;
+  c.node_events = {NodeEvent{30, "node-a", false}, NodeEvent{50, "node-a", true}};
+  auto r = replay(w, c);
+  ASSERT_TRUE(r.ok()) << r.error();
+  std::ostringstream timeline;
+  report::write_timeline_csv(timeline, r.value());
+  EXPECT_EQ(timeline.str(),
+            "time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules\n"
+            "0.000,0,0,0.000,60.000,0.000\n"
+            "0.000,1,0,1.000,307.500,0.000\n"
+            "30.000,0,1,0.000,0.000,9225.000\n"
+            "50.000,1,0,1.000,307.500,9225.000\n"
+            "150.000,0,0,0.000,60.000,39975.000\n");
+  ReplayResult row = r.value();
+  row.wall_seconds = 0.25;
+  std::ostringstream summary;
+  report::write_replay_summary_csv(summary, std::span<const ReplayResult>(&row, 1));
+  EXPECT_EQ(summary.str(),
+            "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
+            "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,wall_seconds\n"
+            "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,0.250\n");
+}
+
+TEST(ReplayQueue, DisciplineNames) {
+  EXPECT_EQ(queue_name(QueueDiscipline::kFifo), "fifo");
+  EXPECT_EQ(queue_name(QueueDiscipline::kBackfill), "backfill");
+  ASSERT_TRUE(parse_queue_discipline("backfill").ok());
+  EXPECT_EQ(parse_queue_discipline("fifo").value(), QueueDiscipline::kFifo);
+  EXPECT_FALSE(parse_queue_discipline("lifo").ok());
+}
+
+// Properties on a random workload over three nodes: counts add up, the timeline is ordered,
+// and energy is the integral of the timeline's own power column.
+TEST(ReplayProperties, RandomWorkloadInvariants) {
+  trace::Workload w = one_node_cluster();
+  for (int i = 1; i < 3; ++i) {
+    NodeSpec n = w.nodes[0];
+    n.name = fmt::format("node-{}", i);
+    n.gpu_count = 2 + i;
+    w.nodes.push_back(n);
+  }
+  Rng rng(3);
+  for (int i = 0; i < 200; ++i) {
+    const int kind = static_cast<int>(rng.uniform(4));
+    const int64_t created = static_cast<int64_t>(rng.uniform(500));
+    const int64_t duration = static_cast<int64_t>(rng.uniform(100));
+    const int64_t cpu = 1000 * static_cast<int64_t>(1 + rng.uniform(16));
+    PodSpec p = kind == 0   ? make_pod("", cpu, 0, 0, created, duration)
+                : kind == 1 ? make_pod("", cpu, 1, 250 * static_cast<int32_t>(1 + rng.uniform(3)),
+                                       created, duration)
+                            : make_pod("", cpu, kind - 1, 1000, created, duration);
+    p.name = fmt::format("pod-{}", i);
+    w.pods.push_back(p);
+  }
+  w.pods.push_back(make_pod("never", 1000, 8, 1000, 10, 10));
+  finish(w);
+  for (QueueDiscipline q : {QueueDiscipline::kFifo, QueueDiscipline::kBackfill}) {
+    ReplayConfig c = config_with(q);
+    c.node_events = {NodeEvent{100, "node-1", false}, NodeEvent{250, "node-1", true},
+                     NodeEvent{300, "node-2", false}};
+    auto r = replay(w, c);
+    ASSERT_TRUE(r.ok()) << r.error();
+    const ReplayResult& res = r.value();
+    EXPECT_EQ(res.pods_started + res.pods_never_started, res.pods_total);
+    EXPECT_GE(res.pods_never_started, 1);
+    EXPECT_GE(res.pods_queued_at_end, res.pods_never_started);
+    EXPECT_LE(res.mean_queue_delay_s, res.p99_queue_delay_s);
+    ASSERT_GE(res.timeline.size(), 2U);
+    double energy = 0;
+    for (std::size_t i = 1; i < res.timeline.size(); ++i) {
+      const TimelinePoint& a = res.timeline[i - 1];
+      const TimelinePoint& b = res.timeline[i];
+      EXPECT_LE(a.time_s, b.time_s);
+      energy += a.power_watts * (b.time_s - a.time_s);
+      EXPECT_NEAR(b.energy_joules, energy, 1e-6 * std::max(1.0, energy));
+      EXPECT_LE(b.allocated_gpus, 8.0);
+    }
+    EXPECT_NEAR(res.energy_kwh * 3.6e6, energy, 1e-6 * energy);
+    EXPECT_DOUBLE_EQ(res.makespan_s, res.timeline.back().time_s);
+  }
+}
+
+// The real default trace: 8152 pods over 149 days on the 1213 GPU nodes.
+TEST(ReplayOpenb, DefaultTraceWithFgd) {
+  GREENSCHED_REQUIRE_OPENB();
+  auto w = trace::load_openb_workload(testing::openb_path("openb_node_list_gpu_node.csv"),
+                                      testing::openb_path("openb_pod_list_default.csv"));
+  ASSERT_TRUE(w.ok()) << w.error();
+  const trace::Workload& workload = w.value();
+  const frag::TargetWorkload target = frag::build_target_workload(workload.pods);
+  const power::PowerModel model = power::PowerModel::builtin();
+  auto figures = model.resolve(workload.nodes, workload.models);
+  ASSERT_TRUE(figures.ok()) << figures.error();
+  for (QueueDiscipline q : {QueueDiscipline::kFifo, QueueDiscipline::kBackfill}) {
+    ReplayConfig c;
+    c.policy = "fgd";
+    c.queue = q;
+    auto r = run_replay(workload, target, figures.value(), model.pue(), c);
+    ASSERT_TRUE(r.ok()) << r.error();
+    const ReplayResult& res = r.value();
+    EXPECT_EQ(res.pods_total, 8152);
+    EXPECT_EQ(res.pods_started + res.pods_never_started, 8152);
+    EXPECT_GT(res.energy_kwh, 0.0);
+    for (std::size_t i = 1; i < res.timeline.size(); ++i) {
+      ASSERT_LE(res.timeline[i - 1].time_s, res.timeline[i].time_s) << i;
+      ASSERT_LE(res.timeline[i - 1].energy_joules, res.timeline[i].energy_joules) << i;
+    }
+    const std::string name(queue_name(q));
+    std::cout << fmt::format(
+        "[ replay ] fgd {}: {:.3f} s wall, {:.1f} kWh, started {}, never {}, mean delay "
+        "{:.1f} s, p99 {:.1f} s, makespan {:.0f} s, {} timeline points\n",
+        name, res.wall_seconds, res.energy_kwh, res.pods_started, res.pods_never_started,
+        res.mean_queue_delay_s, res.p99_queue_delay_s, res.makespan_s, res.timeline.size());
+    ::testing::Test::RecordProperty(name + "_wall_seconds",
+                                    fmt::format("{:.3f}", res.wall_seconds));
+    ::testing::Test::RecordProperty(name + "_energy_kwh", fmt::format("{:.3f}", res.energy_kwh));
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    EXPECT_LT(res.wall_seconds, 10.0);  // optimised builds only; about 0.1 s on two cores
+#endif
+  }
+}
+
+}  // namespace
+}  // namespace greensched::sim
