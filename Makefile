@@ -45,7 +45,7 @@ test: format-check build build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -L unit -j $(JOBS)
 
 demo: build
-	./$(BUILD)/greensched simulate --policy all --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
+	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800 --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
 
 bench: build
 	./$(BUILD)/greensched_bench
