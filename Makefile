@@ -46,6 +46,7 @@ test: format-check build build-asan
 
 demo: build
 	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800 --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
+	./$(BUILD)/greensched multi --power-down-idle 1800 --oracle --out $(DEMO_OUT)/multi
 
 bench: build
 	./$(BUILD)/greensched_bench

@@ -90,6 +90,23 @@ file(WRITE "${WORK}/events.csv" "time,node,event\n5,n0,down\n9,nosuch,up\n")
 expect_run(RESULT 1 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
            --node-events ${WORK}/events.csv -q ERR_MATCH "events.csv:3: .*nosuch")
 
+# Multi-cluster: the built-in fleet and jobs, two agents, all three CSVs.
+expect_run(RESULT 0 ARGS multi --agent local,green --days 5 --power-down-idle 1800 --out ${WORK}/multi -q
+           OUT_MATCH "agent +energy kWh.*\nlocal .*\ngreen ")
+foreach(f summary timeline decisions)
+  if(NOT EXISTS "${WORK}/multi/${f}.csv")
+    message(FATAL_ERROR "multi did not write ${f}.csv")
+  endif()
+endforeach()
+file(STRINGS "${WORK}/multi/summary.csv" multi_summary)
+list(GET multi_summary 0 header)
+if(NOT header MATCHES "^agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_be,p99_delay_s_be,ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started")
+  message(FATAL_ERROR "multi summary.csv header: ${header}")
+endif()
+expect_run(RESULT 2 ARGS multi --agent nope -q ERR_MATCH "unknown agent 'nope'")
+file(WRITE "${WORK}/fleet.json" "{\"sites\": [{\"name\": \"x\", \"pue\": 0.5, \"carbon\": {}}]}")
+expect_run(RESULT 1 ARGS multi --fleet ${WORK}/fleet.json -q ERR_MATCH "fleet.json: sites\\[0\\]")
+
 # The real trace, when present.
 if(EXISTS "${DATA}/openb/openb_pod_list_default.csv")
   expect_run(RESULT 0 ARGS simulate --nodes ${DATA}/openb/openb_node_list_gpu_node.csv

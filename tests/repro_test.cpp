@@ -4,7 +4,9 @@
 
 #include <map>
 
+#include "greensched/multi/fleet_sim.hpp"
 #include "greensched/sim/experiment.hpp"
+#include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/workload.hpp"
 #include "test_data.hpp"
 
@@ -107,6 +109,43 @@ TEST(Reproduction, PwrFgdMixSavesPowerCloseToFgdAllocation) {
   EXPECT_LT(saving_at_100, 0.20);
   EXPECT_NEAR(alloc["pwr:200+fgd:800"][100], alloc["fgd"][100], 2.5);
   EXPECT_LT(alloc["pwr:200+fgd:800"][100], alloc["fgd"][100]);
+}
+
+// The 4-region study on real 2023 carbon data: DE-LU, GB, US-CAL-CISO, SG, each a quarter of
+// the openb GPU cluster; the default pod list replayed over its span; idle nodes powered down
+// after 30 minutes.
+TEST(Reproduction, MultiClusterForecastingAgentsCutCarbonWithoutBreakingLsJobs) {
+  GREENSCHED_REQUIRE_OPENB();
+  const std::string data = testing::shared_data_dir();
+  auto fleet = multi::load_fleet(
+      std::string(GREENSCHED_SOURCE_DIR) + "/examples/fleet-4-regions.json", data);
+  ASSERT_TRUE(fleet.ok()) << fleet.error();
+  auto pods =
+      trace::read_openb_pods(data + "/openb/openb_pod_list_default.csv", fleet.value().models);
+  ASSERT_TRUE(pods.ok()) << pods.error();
+  const uint32_t shapes = trace::assign_shape_ids(pods.value());
+  std::map<std::string, multi::MultiResult> results;
+  for (const std::string& agent : multi::agent_names()) {
+    for (bool oracle : {false, true}) {
+      if (oracle && agent != "carbon-forecast" && agent != "green") continue;
+      multi::MultiOptions options;
+      options.agent = agent;
+      options.oracle = oracle;
+      options.power_down_idle_s = 1800;
+      auto r = multi::run_fleet(fleet.value(), pods.value(), shapes, options);
+      ASSERT_TRUE(r.ok()) << r.error();
+      results[r.value().agent] = std::move(r.value());
+    }
+  }
+  const double local = results.at("local").carbon_kg;
+  for (const char* agent : {"carbon-forecast", "green"}) {
+    const multi::MultiResult& r = results.at(agent);
+    EXPECT_LE(r.carbon_kg, 0.85 * local) << agent;
+    EXPECT_EQ(r.ls_slo_violations, 0) << agent;
+    EXPECT_EQ(r.jobs_never_started, 0) << agent;
+    EXPECT_LE(results.at(std::string(agent) + " (oracle)").carbon_kg, r.carbon_kg) << agent;
+    RecordProperty(agent, std::to_string(1.0 - r.carbon_kg / local));
+  }
 }
 
 }  // namespace

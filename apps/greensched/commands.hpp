@@ -11,5 +11,6 @@ namespace greensched::app {
 using Action = std::function<int()>;
 
 Action add_simulate_command(CLI::App& app);
+Action add_multi_command(CLI::App& app);
 
 }  // namespace greensched::app

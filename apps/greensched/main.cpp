@@ -13,15 +13,18 @@ int main(int argc, char** argv) {
       "Simulate published and new scheduling policies on the Alibaba openb trace or a built-in\n"
       "workload with the same statistics.\n\n"
       "Start with:  greensched simulate            (built-in workload, all policies)\n"
-      "             greensched simulate --help"};
+      "             greensched multi               (built-in 4-region fleet, all agents)\n"
+      "             greensched <command> --help"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "greensched 0.1.0");
   auto simulate = greensched::app::add_simulate_command(app);
+  auto multi = greensched::app::add_multi_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (app.got_subcommand("simulate")) return simulate();
+  if (app.got_subcommand("multi")) return multi();
   return 2;
 }

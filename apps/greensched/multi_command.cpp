@@ -1,0 +1,261 @@
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/report/multi_writer.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/openb_reader.hpp"
+#include "greensched/trace/synthetic_times.hpp"
+#include "progress.hpp"
+
+namespace greensched::app {
+namespace {
+
+struct MultiCliOptions {
+  std::string fleet;
+  std::string data_dir = "../shared/data";
+  std::string pods;
+  std::string agents = "all";
+  bool oracle = false;
+  uint64_t seed = 42;
+  int64_t ls_bound_s = 600;
+  double slack_h = 12;
+  int64_t power_down_idle_s = -1;
+  int64_t wake_delay_s = 300;
+  int64_t sample_s = 3600;
+  double data_gb = -1;
+  int synthetic_days = 30;
+  std::string start;
+  std::string power_model;
+  std::string out;
+  int jobs = 0;
+  bool quiet = false;
+  bool json = false;
+};
+
+int fail(const std::string& message, int code = 1) {
+  fmt::print(stderr, "error: {}\n", message);
+  return code;
+}
+
+Status write_text(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
+  out << text;
+  out.close();
+  if (!out) return Error{fmt::format("{}: write failed", path)};
+  return Status::Ok();
+}
+
+int run_multi(const MultiCliOptions& o) {
+  // Agents: names, plus oracle runs of the forecasting ones with --oracle.
+  std::vector<std::pair<std::string, bool>> runs;
+  std::string list = o.agents;
+  std::vector<std::string> names;
+  for (std::size_t pos = 0;;) {
+    const std::size_t comma = list.find(',', pos);
+    names.push_back(list.substr(pos, comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (const std::string& n : multi::agent_names()) runs.emplace_back(n, false);
+      continue;
+    }
+    if (!multi::make_agent(name).ok()) return fail(multi::make_agent(name).error(), 2);
+    runs.emplace_back(name, false);
+  }
+  if (o.oracle) {
+    const auto copy = runs;
+    for (const auto& [name, oracle] : copy) {
+      if (name == "carbon-forecast" || name == "green") runs.emplace_back(name, true);
+    }
+  }
+  if (o.ls_bound_s < 0 || o.slack_h < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
+    return fail("--ls-bound, --slack, --wake-delay must be >= 0 and --sample > 0", 2);
+  }
+
+  multi::Fleet fleet;
+  if (o.fleet.empty()) {
+    fleet = multi::builtin_fleet();
+  } else {
+    auto loaded = multi::load_fleet(o.fleet, o.data_dir);
+    if (!loaded.ok()) return fail(loaded.error());
+    fleet = std::move(loaded.value());
+  }
+  if (!o.start.empty()) {
+    auto t = multi::parse_utc_time(o.start);
+    if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), 2);
+    fleet.start_s = t.value();
+  }
+  std::vector<PodSpec> pods;
+  std::string pods_source;
+  if (o.pods.empty()) {
+    trace::Workload w = trace::builtin_openb_workload();
+    pods = std::move(w.pods);
+    trace::assign_synthetic_times(pods, o.seed, o.synthetic_days);
+    pods_source = fmt::format("built-in openb pod shapes with synthetic times over {} days",
+                              o.synthetic_days);
+  } else {
+    auto read = trace::read_openb_pods(o.pods, fleet.models);
+    if (!read.ok()) return fail(read.error());
+    pods = std::move(read.value());
+    pods_source = o.pods;
+  }
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  power::PowerModel power_model = power::PowerModel::builtin();
+  if (!o.power_model.empty()) {
+    auto loaded = power::PowerModel::load(o.power_model);
+    if (!loaded.ok()) return fail(loaded.error());
+    power_model = std::move(loaded.value());
+  }
+  if (!o.quiet) {
+    std::string sites;
+    for (const auto& s : fleet.sites) {
+      sites += fmt::format("{}{} ({} nodes)", sites.empty() ? "" : ", ", s.name, s.nodes.size());
+    }
+    fmt::print(stderr, "fleet: {}: {}\njobs: {} ({})\nagents: {}\n", fleet.source, sites,
+               pods.size(), pods_source, runs.size());
+  }
+
+  std::vector<std::optional<Result<multi::MultiResult>>> results(runs.size());
+  {
+    ProgressBar bar(!o.quiet && stderr_is_terminal());
+    std::atomic<std::size_t> next{0};
+    std::mutex mutex;
+    std::size_t done = 0;
+    auto worker = [&] {
+      for (std::size_t i = next++; i < runs.size(); i = next++) {
+        multi::MultiOptions opts;
+        opts.agent = runs[i].first;
+        opts.oracle = runs[i].second;
+        opts.seed = o.seed;
+        opts.ls_bound_s = o.ls_bound_s;
+        opts.be_slack_s = static_cast<int64_t>(o.slack_h * 3600.0);
+        opts.power_down_idle_s = o.power_down_idle_s;
+        opts.wake_delay_s = o.wake_delay_s;
+        opts.sample_s = o.sample_s;
+        opts.data_gb_per_job = o.data_gb;
+        opts.power_model = power_model;
+        results[i] = multi::run_fleet(fleet, pods, shapes, opts);
+        std::lock_guard<std::mutex> lock(mutex);
+        ++done;
+        bar.update(done, runs.size(), runs[i].first);
+      }
+    };
+    const unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs)
+                                     : std::max(1U, std::thread::hardware_concurrency());
+    std::vector<std::jthread> threads;
+    for (unsigned t = 1; t < std::min<unsigned>(jobs, static_cast<unsigned>(runs.size())); ++t) {
+      threads.emplace_back(worker);
+    }
+    worker();
+  }
+  std::vector<multi::MultiResult> ok;
+  for (auto& r : results) {
+    if (!r->ok()) return fail(r->error());
+    ok.push_back(std::move(r->value()));
+  }
+
+  if (o.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : ok) {
+      all.push_back({{"agent", r.agent},
+                     {"energy_kwh", r.energy_kwh},
+                     {"carbon_kg", r.carbon_kg},
+                     {"mean_delay_s_ls", r.mean_delay_s_ls},
+                     {"mean_delay_s_be", r.mean_delay_s_be},
+                     {"p99_delay_s_be", r.p99_delay_s_be},
+                     {"ls_slo_violations", r.ls_slo_violations},
+                     {"jobs_moved", r.jobs_moved},
+                     {"gb_moved", r.gb_moved},
+                     {"gpu_alloc_pct", r.gpu_alloc_pct},
+                     {"jobs_never_started", r.jobs_never_started}});
+    }
+    std::cout << all.dump(2) << "\n";
+  } else {
+    std::cout << report::multi_summary_table(ok);
+  }
+  std::cout.flush();
+  if (o.out.empty()) return 0;
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) return fail(fmt::format("{}: cannot create directory: {}", o.out, ec.message()));
+  std::ostringstream summary, timeline, decisions;
+  report::write_multi_summary_csv(summary, ok);
+  report::write_multi_timeline_csv(timeline, fleet, ok);
+  report::write_decisions_csv(decisions, fleet, ok);
+  for (const auto& [name, text] :
+       {std::pair{"summary.csv", summary.str()}, std::pair{"timeline.csv", timeline.str()},
+        std::pair{"decisions.csv", decisions.str()}}) {
+    if (Status s = write_text(o.out, name, text); !s.ok()) return fail(s.message());
+  }
+  if (!o.quiet)
+    fmt::print(stderr, "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv\n", o.out);
+  return 0;
+}
+
+}  // namespace
+
+Action add_multi_command(CLI::App& app) {
+  auto o = std::make_shared<MultiCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "multi",
+      "Coordinate several GPU clusters in different regions: replay jobs in time, let a\n"
+      "dispatch agent place (and defer best-effort jobs) across sites by carbon, power, price,\n"
+      "fragmentation and data movement, and compare agents on energy, carbon and delay.\n\n"
+      "Agents: local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green.\n"
+      "Without --fleet: a built-in 4-region fleet on synthetic carbon curves; without --pods:\n"
+      "the built-in openb pod shapes with synthetic arrival times.\n\n"
+      "Example:\n"
+      "  greensched multi --fleet examples/fleet-4-regions.json --data-dir ../shared/data \\\n"
+      "      --pods ../shared/data/openb/openb_pod_list_default.csv --agent local,green \\\n"
+      "      --power-down-idle 1800 --out multi/");
+  cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--data-dir", o->data_dir, "base of relative data paths in the fleet file")
+      ->capture_default_str();
+  cmd->add_option("--pods", o->pods, "openb pod list with creation/deletion times")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--agent", o->agents, "comma list of agents, or all")->capture_default_str();
+  cmd->add_flag("--oracle", o->oracle,
+                "also run carbon-forecast and green with forecasts that see the future");
+  cmd->add_option("--seed", o->seed, "seed of home sites and local schedulers")
+      ->capture_default_str();
+  cmd->add_option("--ls-bound", o->ls_bound_s, "seconds within which LS jobs must start")
+      ->capture_default_str();
+  cmd->add_option("--slack", o->slack_h, "hours a BE job may be deferred")->capture_default_str();
+  cmd->add_option("--power-down-idle", o->power_down_idle_s,
+                  "power down nodes idle this many seconds (default: never)");
+  cmd->add_option("--wake-delay", o->wake_delay_s, "seconds to wake a powered-down node")
+      ->capture_default_str();
+  cmd->add_option("--sample", o->sample_s, "time-series step in seconds")->capture_default_str();
+  cmd->add_option("--data-gb", o->data_gb,
+                  "GB moved with a job that runs away from home (default: its memory request)");
+  cmd->add_option("--days", o->synthetic_days, "built-in jobs: days their arrivals span")
+      ->capture_default_str();
+  cmd->add_option("--start", o->start, "UTC time that trace time 0 maps to (default: the fleet's)");
+  cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out, "directory for summary.csv, timeline.csv, decisions.csv");
+  cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
+  cmd->add_flag("--quiet,-q", o->quiet, "no progress or fleet lines on stderr");
+  cmd->add_flag("--json", o->json, "print the summary as JSON instead of the table");
+  return [o] { return run_multi(*o); };
+}
+
+}  // namespace greensched::app

@@ -1,0 +1,62 @@
+#include "greensched/multi/agent.hpp"
+
+#include <fmt/format.h>
+
+#include "greensched/multi/agents/agents.hpp"
+
+namespace greensched::multi {
+
+double transfer_seconds(const FleetView& view, const JobInfo& job, int site) {
+  if (site == job.home_site) return 0.0;
+  return view.fleet().sites[site].network.transfer_seconds(job.data_gb);
+}
+
+std::vector<int> all_sites(const FleetView& view) {
+  std::vector<int> sites(view.fleet().sites.size());
+  for (std::size_t i = 0; i < sites.size(); ++i) sites[i] = static_cast<int>(i);
+  return sites;
+}
+
+std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job) {
+  std::vector<int> sites;
+  for (int site : all_sites(view)) {
+    if (site == job.home_site) {
+      sites.push_back(site);
+      continue;
+    }
+    const double wait =
+        transfer_seconds(view, job, site) +
+        (view.fits_now(site, *job.pod) ? 0.0 : static_cast<double>(view.wake_delay_s()));
+    if (wait <= static_cast<double>(view.ls_bound_s()) && view.fits_ever(site, *job.pod)) {
+      sites.push_back(site);
+    }
+  }
+  return sites;
+}
+
+std::vector<int64_t> start_candidates(const JobInfo& job, int64_t ready, int64_t step_s) {
+  std::vector<int64_t> starts{ready};
+  if (job.latency_sensitive || step_s <= 0) return starts;
+  const int64_t latest = job.submit_s + job.slack_s;
+  for (int64_t t = (ready / step_s + 1) * step_s; t <= latest; t += step_s) starts.push_back(t);
+  return starts;
+}
+
+std::vector<std::string> agent_names() {
+  return {"local", "round-robin", "least-loaded", "lowest-carbon-now", "carbon-forecast", "green"};
+}
+
+Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
+                                                  const AgentOptions& options) {
+  if (name == "local") return make_local_agent();
+  if (name == "round-robin") return make_round_robin_agent();
+  if (name == "least-loaded") return make_least_loaded_agent();
+  if (name == "lowest-carbon-now") return make_lowest_carbon_now_agent();
+  if (name == "carbon-forecast") return make_carbon_forecast_agent(options);
+  if (name == "green") return make_green_agent(options);
+  std::string known;
+  for (const std::string& n : agent_names()) known += known.empty() ? n : ", " + n;
+  return Error{fmt::format("unknown agent '{}' (known: {})", name, known)};
+}
+
+}  // namespace greensched::multi

@@ -1,0 +1,85 @@
+// Dispatch agents: for each submitted job, choose the site it runs at and the earliest time
+// it may start there. Latency-sensitive (LS) jobs must start within the LS bound of their
+// submission; best-effort (BE) jobs may be deferred up to their slack. Each agent is one file
+// behind this interface; the sites run their local scheduler unchanged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "greensched/core/pod.hpp"
+#include "greensched/core/status.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/multi/forecast.hpp"
+
+namespace greensched::multi {
+
+struct JobInfo {
+  std::size_t index = 0;  // in the job list
+  const PodSpec* pod = nullptr;
+  int home_site = 0;  // where it was submitted
+  bool latency_sensitive = false;
+  int64_t submit_s = 0;  // trace seconds
+  int64_t duration_s = 0;
+  int64_t slack_s = 0;  // BE: latest start = submit + slack; LS: 0
+  double data_gb = 0;   // moved if it runs away from home
+};
+
+// What an agent may know about a site at decision time.
+class FleetView {
+ public:
+  virtual ~FleetView() = default;
+  virtual const Fleet& fleet() const = 0;
+  virtual int64_t now_s() const = 0;  // trace seconds
+  virtual int64_t epoch_s(int64_t trace_s) const = 0;
+  virtual const Forecaster& forecaster() const = 0;
+  virtual int64_t ls_bound_s() const = 0;
+  virtual int64_t wake_delay_s() const = 0;
+
+  // Current load of a site: allocated GPU share / its GPUs, plus queued GPU requests.
+  virtual double load(int site) const = 0;
+  // Can `pod` start now on a powered-on node of the site?
+  virtual bool fits_now(int site, const PodSpec& pod) const = 0;
+  // Can it run there at all (on some node, waking it if powered down)?
+  virtual bool fits_ever(int site, const PodSpec& pod) const = 0;
+  // Watts the site's facility would draw in addition if `pod` were placed now where the local
+  // policy would put it (waking a node when none is on, counting its idle power).
+  virtual double marginal_watts(int site, const PodSpec& pod) const = 0;
+  // Change of the site's GPU fragmentation (GPU milli) that the local placement would cause.
+  virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
+};
+
+struct Dispatch {
+  int site = 0;
+  int64_t not_before_s = 0;  // trace seconds; the job may start no earlier
+  std::string reason;        // one line a person can read
+};
+
+class DispatchAgent {
+ public:
+  virtual ~DispatchAgent() = default;
+  virtual std::string_view name() const = 0;
+  virtual Dispatch decide(const JobInfo& job, const FleetView& view) = 0;
+};
+
+// Seconds before `job` could start at `site` counting only data movement.
+double transfer_seconds(const FleetView& view, const JobInfo& job, int site);
+// Sites where an LS job may run without breaking its bound: home always, others when the
+// data moves and a node is on (or can wake) within the bound.
+std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job);
+
+struct AgentOptions {
+  double price_weight_g = 500.0;  // green: grams CO2 counted per currency unit of electricity
+  double frag_weight_g = 50.0;    // green: grams per GPU-hour of added fragmentation
+  int64_t step_s = 3600;          // deferral candidates: start now or at each step within slack
+};
+
+// local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green.
+std::vector<std::string> agent_names();
+Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
+                                                  const AgentOptions& options = {});
+
+}  // namespace greensched::multi

@@ -1,0 +1,24 @@
+// Factories of the dispatch agents (one file each) and helpers they share.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "greensched/multi/agent.hpp"
+
+namespace greensched::multi {
+
+std::unique_ptr<DispatchAgent> make_local_agent();
+std::unique_ptr<DispatchAgent> make_round_robin_agent();
+std::unique_ptr<DispatchAgent> make_least_loaded_agent();
+std::unique_ptr<DispatchAgent> make_lowest_carbon_now_agent();
+std::unique_ptr<DispatchAgent> make_carbon_forecast_agent(const AgentOptions& options);
+std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options);
+
+std::vector<int> all_sites(const FleetView& view);
+// Start times to consider: `ready`, then every step boundary after it up to the latest start
+// the job allows (submit + slack); only `ready` for LS jobs.
+std::vector<int64_t> start_candidates(const JobInfo& job, int64_t ready, int64_t step_s);
+
+}  // namespace greensched::multi

@@ -1,0 +1,55 @@
+#include "greensched/multi/agents/agents.hpp"
+
+#include <fmt/format.h>
+
+namespace greensched::multi {
+namespace {
+
+// Places each job at the site and start time whose forecast carbon intensity over the job's
+// run is lowest. BE jobs may start at any step within their slack; LS jobs start now at a
+// site they can reach within their bound. Only carbon intensity counts, not how much power
+// the job adds or what it does to the cluster.
+class CarbonForecastAgent final : public DispatchAgent {
+ public:
+  explicit CarbonForecastAgent(const AgentOptions& options) : options_(options) {}
+  std::string_view name() const override { return "carbon-forecast"; }
+
+  Dispatch decide(const JobInfo& job, const FleetView& view) override {
+    const std::vector<int> sites =
+        job.latency_sensitive ? ls_feasible_sites(view, job) : all_sites(view);
+    const int64_t now = view.now_s();
+    Dispatch best{job.home_site, now, ""};
+    double best_ci = -1;
+    double home_now_ci = -1;
+    for (int site : sites) {
+      if (!view.fits_ever(site, *job.pod)) continue;
+      const TimeSeries& ci = view.fleet().sites[site].carbon;
+      const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
+      for (int64_t start : start_candidates(job, ready, options_.step_s)) {
+        const int64_t from = view.epoch_s(start);
+        const double mean = view.forecaster().mean(ci, view.epoch_s(now), from,
+                                                   from + std::max<int64_t>(job.duration_s, 1));
+        if (site == job.home_site && start == ready) home_now_ci = mean;
+        if (best_ci < 0 || mean < best_ci - 1e-9) {
+          best_ci = mean;
+          best = Dispatch{site, start, ""};
+        }
+      }
+    }
+    best.reason = fmt::format(
+        "lowest forecast carbon: {} from +{} s at {:.0f} gCO2/kWh (home now {:.0f})",
+        view.fleet().sites[best.site].name, best.not_before_s - now, best_ci, home_now_ci);
+    return best;
+  }
+
+ private:
+  AgentOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<DispatchAgent> make_carbon_forecast_agent(const AgentOptions& options) {
+  return std::make_unique<CarbonForecastAgent>(options);
+}
+
+}  // namespace greensched::multi

@@ -1,0 +1,88 @@
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "greensched/multi/agents/agents.hpp"
+
+namespace greensched::multi {
+namespace {
+
+// Our coordinated agent. For every site the job may use and every start within its slack it
+// estimates, in grams of CO2-equivalent:
+//   carbon of the power the job adds there (the local policy's placement, waking a node if
+//   needed, times PUE) over its run at the forecast intensity,
+//   + carbon of moving its data there,
+//   + price_weight x the electricity cost (when the site has a price series),
+//   + frag_weight x GPU-hours of fragmentation the placement adds,
+// and picks the cheapest, preferring the earlier start and the home site among equals. It
+// says why, with the numbers that decided it.
+class GreenAgent final : public DispatchAgent {
+ public:
+  explicit GreenAgent(const AgentOptions& options) : options_(options) {}
+  std::string_view name() const override { return "green"; }
+
+  Dispatch decide(const JobInfo& job, const FleetView& view) override {
+    const std::vector<int> sites =
+        job.latency_sensitive ? ls_feasible_sites(view, job) : all_sites(view);
+    const int64_t now = view.now_s();
+    const double hours = std::max<double>(static_cast<double>(job.duration_s), 1.0) / 3600.0;
+    struct Option {
+      int site = -1;
+      int64_t start = 0;
+      double cost = 0, carbon = 0, ci = 0, kw = 0;
+    };
+    Option best, home;
+    for (int site : sites) {
+      if (!view.fits_ever(site, *job.pod)) continue;
+      const SiteSpec& spec = view.fleet().sites[site];
+      const double kw = view.marginal_watts(site, *job.pod) / 1000.0;  // facility watts
+      const double frag_gpu_hours =
+          std::max(0.0, view.fragmentation_delta(site, *job.pod)) / 1000.0 * hours;
+      const double move_kwh =
+          site == job.home_site ? 0.0 : job.data_gb * spec.network.energy_kwh_per_gb;
+      const double move_g = move_kwh * spec.carbon.at(view.epoch_s(now));
+      const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
+      for (int64_t start : start_candidates(job, ready, options_.step_s)) {
+        const int64_t from = view.epoch_s(start);
+        const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
+        const double ci = view.forecaster().mean(spec.carbon, view.epoch_s(now), from, to);
+        const double run_g = kw * hours * ci;
+        double cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
+        if (spec.price) {
+          cost += options_.price_weight_g * kw * hours *
+                  view.forecaster().mean(*spec.price, view.epoch_s(now), from, to);
+        }
+        const Option o{site, start, cost, run_g + move_g, ci, kw};
+        if (site == job.home_site && start == ready) home = o;
+        if (best.site < 0 || cost < best.cost - 1e-6) best = o;
+      }
+    }
+    if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home"};
+    const std::string& name = view.fleet().sites[best.site].name;
+    std::string reason;
+    if (home.site >= 0 && best.site == home.site && best.start == home.start) {
+      reason = fmt::format(
+          "stays at {} now: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) is the lowest", name,
+          best.carbon, best.kw, best.ci);
+    } else {
+      reason = fmt::format(
+          "{} {}: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) vs {} at home now",
+          best.site == job.home_site ? "stays at" : "moves to", name, best.carbon, best.kw, best.ci,
+          home.site >= 0 ? fmt::format("{:.0f} g ({:.0f} gCO2/kWh)", home.carbon, home.ci)
+                         : std::string("no room"));
+      if (best.start > now) reason += fmt::format("; deferred {} s", best.start - now);
+    }
+    return Dispatch{best.site, best.start, reason};
+  }
+
+ private:
+  AgentOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options) {
+  return std::make_unique<GreenAgent>(options);
+}
+
+}  // namespace greensched::multi

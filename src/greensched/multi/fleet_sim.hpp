@@ -1,0 +1,89 @@
+// Replays a pod list in time across a fleet: each job is submitted at its creation time to a
+// home site (drawn in proportion to site GPU capacity), a dispatch agent picks the site and
+// earliest start, and the site's local scheduler places it when it fits (waiting in the
+// site's queue otherwise). Sites may power down nodes idle for a while and pay a wake-up
+// delay to use them again. Power is integrated into energy, and energy times the site's
+// carbon intensity into emissions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "greensched/core/pod.hpp"
+#include "greensched/core/status.hpp"
+#include "greensched/multi/agent.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/power/power_model.hpp"
+
+namespace greensched::multi {
+
+struct MultiOptions {
+  std::string agent = "local";
+  bool oracle = false;             // forecasts see the future (an upper bound)
+  uint64_t seed = 42;              // home sites, node tie orders, local policies
+  int64_t ls_bound_s = 600;        // LS jobs must start within this of submission
+  int64_t be_slack_s = 12 * 3600;  // BE jobs may start up to this late
+  int64_t power_down_idle_s = -1;  // < 0: never power down
+  int64_t wake_delay_s = 300;
+  int64_t sample_s = 3600;      // time-series step
+  double data_gb_per_job = -1;  // < 0: the pod's memory request in GiB
+  AgentOptions agent_options;
+  power::PowerModel power_model = power::PowerModel::builtin();
+};
+
+// One row of the time series: a site (or the fleet, site = -1) at a time.
+struct FleetSample {
+  int64_t time_s = 0;  // trace seconds
+  int site = -1;
+  double power_watts = 0;  // facility
+  double energy_kwh = 0;   // cumulative
+  double carbon_kg = 0;    // cumulative
+  double carbon_intensity = 0;
+  int64_t running_jobs = 0;
+  int64_t queued_jobs = 0;
+  int64_t waiting_jobs = 0;  // dispatched but deferred or moving
+  double allocated_gpus = 0;
+  double gpu_alloc_pct = 0;
+  int64_t online_nodes = 0;
+};
+
+struct JobDecision {
+  std::string pod;
+  int home_site = 0;
+  int site = 0;
+  bool latency_sensitive = false;
+  int64_t submit_s = 0;
+  int64_t not_before_s = 0;
+  int64_t start_s = -1;  // -1: never started
+  std::string reason;
+};
+
+struct MultiResult {
+  std::string agent;  // with " (oracle)" when forecasts saw the future
+  int64_t jobs = 0;
+  double energy_kwh = 0;  // facility energy of all sites plus data movement
+  double carbon_kg = 0;
+  double mean_delay_s_ls = 0;
+  double mean_delay_s_be = 0;
+  double p99_delay_s_be = 0;
+  int64_t ls_slo_violations = 0;
+  int64_t jobs_moved = 0;
+  double gb_moved = 0;
+  double transfer_kwh = 0;
+  int64_t jobs_deferred = 0;
+  double gpu_alloc_pct = 0;  // time-weighted mean over the run, fleet-wide
+  int64_t jobs_never_started = 0;
+  std::vector<double> site_energy_kwh;
+  std::vector<double> site_carbon_kg;
+  std::vector<int64_t> site_jobs;
+  std::vector<FleetSample> timeline;
+  std::vector<JobDecision> decisions;
+  double wall_seconds = 0;
+};
+
+// Pods need creation and deletion times; `shape_count` bounds their shape ids.
+Result<MultiResult> run_fleet(const Fleet& fleet, const std::vector<PodSpec>& pods,
+                              uint32_t shape_count, const MultiOptions& options);
+
+}  // namespace greensched::multi
