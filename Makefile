@@ -8,7 +8,8 @@ DEMO_OUT   ?= demo-results
 
 # Debian packages the build and tests need.
 PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
-            libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+            libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
+            libcpp-httplib-dev
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 

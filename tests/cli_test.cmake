@@ -90,6 +90,19 @@ file(WRITE "${WORK}/events.csv" "time,node,event\n5,n0,down\n9,nosuch,up\n")
 expect_run(RESULT 1 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
            --node-events ${WORK}/events.csv -q ERR_MATCH "events.csv:3: .*nosuch")
 
+# Decision records and explanations.
+expect_run(RESULT 0 ARGS simulate --policy fgd --seeds 1 --tune 1.3 --record ${WORK}/decisions.jsonl -q)
+expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --failed 1
+           OUT_MATCH "could not be placed\\.\n0/1213 nodes are available: ")
+expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0
+           OUT_MATCH "was placed on builtin-node-[0-9]+")
+expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --failed 1 --json
+           OUT_MATCH "\"reason_counts\"")
+expect_run(RESULT 2 ARGS explain --record ${WORK}/decisions.jsonl ERR_MATCH "exactly one of")
+expect_run(RESULT 1 ARGS explain --record ${WORK}/decisions.jsonl --pod nosuch ERR_MATCH "no matching record")
+expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0 --narrator-url http://127.0.0.1:1
+           --narrator-model m OUT_MATCH "was placed on" ERR_MATCH "template text only")
+
 # Multi-cluster: the built-in fleet and jobs, two agents, all three CSVs.
 expect_run(RESULT 0 ARGS multi --agent local,green --days 5 --power-down-idle 1800 --out ${WORK}/multi -q
            OUT_MATCH "agent +energy kWh.*\nlocal .*\ngreen ")

@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "greensched/explain/explanation.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/policy/filter.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/workload.hpp"
@@ -146,6 +151,82 @@ TEST(Reproduction, MultiClusterForecastingAgentsCutCarbonWithoutBreakingLsJobs) 
     EXPECT_LE(results.at(std::string(agent) + " (oracle)").carbon_kg, r.carbon_kg) << agent;
     RecordProperty(agent, std::to_string(1.0 - r.carbon_kg / local));
   }
+}
+
+// Explanations of the first 20 pods FGD could not place on the default trace: the reason
+// counts cover every node, and the fragmentation diagnosis holds on the cluster state rebuilt
+// from the records' own placements.
+TEST(Reproduction, FailedPodExplanationsMatchTheClusterState) {
+  GREENSCHED_REQUIRE_OPENB();
+  auto w = trace::load_openb_workload(testing::openb_path("openb_node_list_gpu_node.csv"),
+                                      testing::openb_path("openb_pod_list_default.csv"));
+  ASSERT_TRUE(w.ok()) << w.error();
+  auto scenario = sim::make_scenario(w.value(), power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  sim::RunSpec spec("fgd", 42, 1.3);
+  spec.record = true;
+  auto run = sim::run_inflation(scenario.value(), spec);
+  ASSERT_TRUE(run.ok()) << run.error();
+
+  std::map<std::string, NodeIndex> node_index;
+  for (std::size_t n = 0; n < w.value().nodes.size(); ++n) {
+    node_index[w.value().nodes[n].name] = static_cast<NodeIndex>(n);
+  }
+  const auto pod_from = [&](const nlohmann::json& req) {
+    PodSpec p;
+    p.cpu_milli = req["cpu_milli"];
+    p.memory_mib = req["memory_mib"];
+    p.num_gpu = req["num_gpu"];
+    p.gpu_milli = req["gpu_milli"];
+    for (const auto& m : req["gpu_spec"]) {
+      p.gpu_spec |= GpuModelSet{1} << *w.value().models.find(m.get<std::string>());
+    }
+    return p;
+  };
+  Cluster cluster(w.value().nodes);
+  std::istringstream lines(run.value().records);
+  int failed = 0;
+  for (std::string line; std::getline(lines, line) && failed < 20;) {
+    const nlohmann::json r = nlohmann::json::parse(line);
+    const PodSpec p = pod_from(r["request"]);
+    if (!r["chosen_node"].is_null()) {
+      GpuMask mask = 0;
+      for (const auto& g : r["chosen_gpus"]) mask |= GpuMask{1} << g.get<int>();
+      ASSERT_TRUE(cluster
+                      .allocate(static_cast<PodId>(r["step"].get<int64_t>()), p,
+                                node_index.at(r["chosen_node"]), mask)
+                      .ok());
+      continue;
+    }
+    ++failed;
+    const nlohmann::json facts = explain::explain_facts(r);
+    int64_t sum = 0;
+    for (const auto& [reason, n] : facts["reason_counts"].items()) sum += n.get<int64_t>();
+    EXPECT_EQ(sum, 1213) << r["pod"];
+    EXPECT_EQ(facts["nodes_total"], 1213);
+    // Recount on the rebuilt state.
+    std::map<std::string, int64_t> reasons;
+    int64_t split = 0;
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster.size()); ++n) {
+      const policy::FilterReason why = policy::filter_node(cluster.spec(n), cluster.state(n), p);
+      ASSERT_NE(why, policy::FilterReason::kFits) << r["pod"] << " fits " << cluster.spec(n).name;
+      ++reasons[std::string(policy::describe(why))];
+      if ((why == policy::FilterReason::kInsufficientGpuShare ||
+           why == policy::FilterReason::kInsufficientWholeGpus) &&
+          cluster.state(n).gpu_free_total_milli >= p.total_gpu_milli()) {
+        ++split;
+      }
+    }
+    for (const auto& [reason, n] : reasons) EXPECT_EQ(facts["reason_counts"][reason], n) << reason;
+    EXPECT_EQ(facts["diagnosis"]["split_gpu_nodes"], split) << r["pod"];
+    for (const auto& ex : facts["diagnosis"]["split_gpu_examples"]) {
+      const NodeIndex n = node_index.at(ex.get<std::string>());
+      EXPECT_GE(cluster.state(n).gpu_free_total_milli, p.total_gpu_milli());
+      EXPECT_LT(cluster.state(n).max_gpu_free_milli, p.shares_gpu() ? p.gpu_milli : kGpuMilli + 1);
+    }
+    EXPECT_FALSE(explain::explain_text(r).empty());
+  }
+  EXPECT_EQ(failed, 20);
 }
 
 }  // namespace

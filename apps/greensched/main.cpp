@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "greensched 0.1.0");
   auto simulate = greensched::app::add_simulate_command(app);
   auto multi = greensched::app::add_multi_command(app);
+  auto explain = greensched::app::add_explain_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -26,5 +27,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("simulate")) return simulate();
   if (app.got_subcommand("multi")) return multi();
+  if (app.got_subcommand("explain")) return explain();
   return 2;
 }

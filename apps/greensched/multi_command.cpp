@@ -44,6 +44,7 @@ struct MultiCliOptions {
   int jobs = 0;
   bool quiet = false;
   bool json = false;
+  std::string record;
 };
 
 int fail(const std::string& message, int code = 1) {
@@ -152,6 +153,7 @@ int run_multi(const MultiCliOptions& o) {
         opts.sample_s = o.sample_s;
         opts.data_gb_per_job = o.data_gb;
         opts.power_model = power_model;
+        opts.record = !o.record.empty();
         results[i] = multi::run_fleet(fleet, pods, shapes, opts);
         std::lock_guard<std::mutex> lock(mutex);
         ++done;
@@ -192,6 +194,12 @@ int run_multi(const MultiCliOptions& o) {
     std::cout << report::multi_summary_table(ok);
   }
   std::cout.flush();
+  if (!o.record.empty()) {
+    std::ofstream out(o.record, std::ios::binary);
+    for (const auto& r : ok) out << r.records;
+    out.close();
+    if (!out) return fail(fmt::format("{}: cannot write", o.record));
+  }
   if (o.out.empty()) return 0;
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
@@ -255,6 +263,9 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or fleet lines on stderr");
   cmd->add_flag("--json", o->json, "print the summary as JSON instead of the table");
+  cmd->add_option("--record", o->record,
+                  "write a dispatch record per job and agent (JSON Lines); read it with "
+                  "greensched explain --policy AGENT --pod JOB");
   return [o] { return run_multi(*o); };
 }
 

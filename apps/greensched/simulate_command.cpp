@@ -38,6 +38,8 @@ struct SimulateOptions {
   std::string queue = "fifo";
   double time_scale = 1.0;
   std::string node_events;
+  std::string record;
+  int snapshot_pct = 100;
 };
 
 nlohmann::json to_json(const sim::RunResult& r) {
@@ -94,6 +96,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   base.queue =
       o.queue == "backfill" ? sim::QueueDiscipline::kBackfill : sim::QueueDiscipline::kFifo;
   base.time_scale = o.time_scale;
+  base.record = !o.record.empty();
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
     if (!events.ok()) return fail(events.error());
@@ -137,6 +140,23 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
     }
   }
   std::cout.flush();
+  if (!o.record.empty()) {
+    std::string records;
+    for (const auto& r : results) {
+      std::istringstream lines(r.records);
+      for (std::string line; std::getline(lines, line);) {
+        records += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", r.config.policy,
+                               r.config.seed, line.substr(1));
+      }
+    }
+    if (Status s = write_file(std::filesystem::path(o.record).parent_path().empty()
+                                  ? std::string(".")
+                                  : std::filesystem::path(o.record).parent_path().string(),
+                              std::filesystem::path(o.record).filename().string(), records);
+        !s.ok()) {
+      return fail(s.message());
+    }
+  }
   if (o.out.empty()) return 0;
 
   std::error_code ec;
@@ -217,6 +237,8 @@ int run_simulate(const SimulateOptions& o) {
   plan.jobs = o.jobs;
   plan.power_model = power_model;
   plan.gpu_select = o.gpu_select;
+  plan.record = !o.record.empty();
+  plan.snapshot_pct = o.out.empty() ? -1 : o.snapshot_pct;
   auto results = [&] {
     ProgressBar bar(!o.quiet && stderr_is_terminal());  // finishes its line when it goes
     return sim::run_experiments(
@@ -236,8 +258,29 @@ int run_simulate(const SimulateOptions& o) {
     std::cout << report::summary_table(results.value(), o.power_by_model);
   }
   std::cout.flush();
+  if (!o.record.empty()) {
+    std::string records;
+    for (const auto& r : results.value()) {
+      // Each record names its run, so several runs can share one file.
+      std::istringstream lines(r.records);
+      for (std::string line; std::getline(lines, line);) {
+        records += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", r.spec.policy,
+                               r.spec.seed, line.substr(1));
+      }
+    }
+    std::ofstream out(o.record, std::ios::binary);
+    out << records;
+    out.close();
+    if (!out) return fail(fmt::format("{}: cannot write", o.record));
+    if (!o.quiet) {
+      fmt::print(stderr, "wrote the decision records of {} run(s) to {}\n", results.value().size(),
+                 o.record);
+    }
+  }
   if (!o.out.empty()) {
-    if (Status s = report::write_results(o.out, results.value()); !s.ok()) return fail(s.message());
+    if (Status s = report::write_results(o.out, results.value(), &workload); !s.ok()) {
+      return fail(s.message());
+    }
     if (!o.quiet) fmt::print(stderr, "wrote {0}/curves.csv and {0}/summary.csv\n", o.out);
   }
   return 0;
@@ -291,6 +334,13 @@ Action add_simulate_command(CLI::App& app) {
                   "when fgd is in the mix, else the first)");
   cmd->add_flag("--report-power-by-model", opts->power_by_model,
                 "add a table of power at 100 % arrival by the nodes' GPU model");
+  cmd->add_option("--record", opts->record,
+                  "write a decision record per pod (JSON Lines) to this file; read it with "
+                  "greensched explain");
+  cmd->add_option("--snapshot-at", opts->snapshot_pct,
+                  "with --out: write occupancy.csv, every GPU's use when arrivals first reach "
+                  "this % (first seed of each policy; -1: none)")
+      ->capture_default_str();
   cmd->add_option("--mode", opts->mode, "inflation (FGD paper protocol) or replay (time replay)")
       ->check(CLI::IsMember({"inflation", "replay"}))
       ->capture_default_str();

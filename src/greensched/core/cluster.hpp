@@ -65,10 +65,17 @@ class Cluster {
   std::optional<Allocation> allocation_of(PodId id) const;
   // Takes a node offline (it must host no pod) or back online.
   Status set_online(NodeIndex node, bool online);
+  // Every placed pod, in id order (for explanations; not on the scheduling path).
+  template <typename Fn>
+  void for_each_allocation(Fn&& fn) const {
+    for (std::size_t id = 0; id < allocations_.size(); ++id) {
+      if (allocations_[id]) fn(static_cast<PodId>(id), *allocations_[id]);
+    }
+  }
+  // Recomputes the derived fields of a node state after its free shares were edited.
+  static void refresh_derived(NodeState& s, int gpu_count);
 
  private:
-  void refresh_derived(NodeState& s, int gpu_count);
-
   std::vector<NodeSpec> specs_;
   std::vector<NodeState> states_;
   std::vector<std::optional<Allocation>> allocations_;  // indexed by PodId

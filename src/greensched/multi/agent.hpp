@@ -52,10 +52,26 @@ class FleetView {
   virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
 };
 
-struct Dispatch {
+// The best option an agent saw at one site, for explanations.
+struct Alternative {
   int site = 0;
-  int64_t not_before_s = 0;  // trace seconds; the job may start no earlier
-  std::string reason;        // one line a person can read
+  int64_t start_s = 0;     // trace seconds
+  double forecast_ci = 0;  // gCO2/kWh over the job's run, as forecast
+  double expected_g = 0;   // the agent's expected grams (carbon-forecast: intensity only)
+};
+
+struct Dispatch {
+  Dispatch() = default;
+  Dispatch(int to_site, int64_t not_before, std::string why, std::vector<Alternative> options = {})
+      : site(to_site),
+        not_before_s(not_before),
+        reason(std::move(why)),
+        alternatives(std::move(options)) {}
+
+  int site = 0;
+  int64_t not_before_s = 0;               // trace seconds; the job may start no earlier
+  std::string reason;                     // one line a person can read
+  std::vector<Alternative> alternatives;  // best option per site considered (may be empty)
 };
 
 class DispatchAgent {

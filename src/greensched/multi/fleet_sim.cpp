@@ -8,9 +8,11 @@
 #include <queue>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
+#include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
@@ -135,6 +137,7 @@ class FleetSim final : public FleetView {
   int64_t first_ = 0;
   std::size_t jobs_done_ = 0;
   MultiResult result_;
+  std::vector<nlohmann::json> records_;  // per job, when recording
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
 };
 
@@ -243,6 +246,10 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   ++s.version;
   job.start_s = now_;
   push(now_ + job.info.duration_s, EventKind::kJobEnd, j, site);
+  if (options_.record) {
+    records_[j]["chosen_node"] = s.cluster->spec(d.node).name;
+    records_[j]["start_s"] = now_;
+  }
 }
 
 void FleetSim::try_schedule(std::size_t site) {
@@ -408,6 +415,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   }
   result_.jobs = static_cast<int64_t>(jobs_.size());
   result_.decisions.resize(jobs_.size());
+  if (options_.record) records_.resize(jobs_.size());
   first_ = events_.empty() ? 0 : events_.top().time;
   now_ = last_ = first_;
   if (options_.power_down_idle_s >= 0) {
@@ -453,6 +461,35 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         if (d.not_before_s > now_) ++result_.jobs_deferred;
         job.ready_s = ready;
         ++s.waiting;
+        if (options_.record) {
+          nlohmann::json r;
+          r["kind"] = "dispatch";
+          r["agent"] = result_.agent;
+          r["pod"] = job.info.pod->name;
+          r["qos"] = job.info.latency_sensitive ? "LS" : "BE";
+          r["request"] = explain::request_json(*job.info.pod, fleet_.models);
+          r["home_site"] = fleet_.sites[job.info.home_site].name;
+          r["site"] = fleet_.sites[d.site].name;
+          r["submit_s"] = now_;
+          r["deferred_s"] = d.not_before_s - now_;
+          r["slack_s"] = job.info.slack_s;
+          r["reason"] = d.reason;
+          nlohmann::json ci = nlohmann::json::object();
+          for (const SiteSpec& site : fleet_.sites) ci[site.name] = site.carbon.at(epoch_s(now_));
+          r["carbon_now"] = ci;
+          nlohmann::json alternatives = nlohmann::json::array();
+          for (const Alternative& a : d.alternatives) {
+            alternatives.push_back({{"site", fleet_.sites[a.site].name},
+                                    {"start_offset_s", a.start_s - now_},
+                                    {"forecast_ci", a.forecast_ci},
+                                    {"expected_g", a.expected_g}});
+          }
+          r["alternatives"] = alternatives;
+          r["chosen_node"] = nullptr;
+          r["start_s"] = nullptr;
+          r["step"] = e.a;
+          records_[e.a] = std::move(r);
+        }
         result_.decisions[e.a] = JobDecision{job.info.pod->name,
                                              job.info.home_site,
                                              d.site,
@@ -581,6 +618,10 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   const double span = static_cast<double>(last_ - first_);
   result_.gpu_alloc_pct =
       span > 0 && capacity > 0 ? 100.0 * alloc_integral / (capacity * span) : 0.0;
+  for (const nlohmann::json& r : records_) {
+    result_.records += r.dump();
+    result_.records += '\n';
+  }
   result_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return std::move(result_);

@@ -30,6 +30,7 @@ struct MultiOptions {
   double data_gb_per_job = -1;  // < 0: the pod's memory request in GiB
   AgentOptions agent_options;
   power::PowerModel power_model = power::PowerModel::builtin();
+  bool record = false;  // a dispatch record per job (JSON Lines in MultiResult::records)
 };
 
 // One row of the time series: a site (or the fleet, site = -1) at a time.
@@ -79,6 +80,7 @@ struct MultiResult {
   std::vector<int64_t> site_jobs;
   std::vector<FleetSample> timeline;
   std::vector<JobDecision> decisions;
+  std::string records;  // when options.record
   double wall_seconds = 0;
 };
 

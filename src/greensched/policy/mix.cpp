@@ -15,14 +15,30 @@ class MixPolicy final : public Policy {
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng& rng) override {
     for (Candidate& c : candidates) c.raw = 0;
-    for (MixMember& m : members_) {
+    if (capture_) captured_.assign(members_.size(), {});
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      MixMember& m = members_[k];
       scratch_.assign(candidates.begin(), candidates.end());
       m.policy->score(cluster, pod, scratch_, rng);
       m.policy->normalize(scratch_);
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         candidates[i].raw += m.weight * scratch_[i].score;
       }
+      if (capture_) captured_[k] = scratch_;
     }
+  }
+
+  void capture_terms(bool on) override { capture_ = on; }
+
+  std::vector<TermScore> terms(std::span<const Candidate> candidates,
+                               std::size_t i) const override {
+    if (!capture_ || captured_.size() != members_.size()) return Policy::terms(candidates, i);
+    std::vector<TermScore> out;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      out.push_back(TermScore{std::string(members_[k].policy->name()), members_[k].weight,
+                              captured_[k][i].raw, captured_[k][i].score});
+    }
+    return out;
   }
 
   GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
@@ -35,6 +51,8 @@ class MixPolicy final : public Policy {
   std::vector<MixMember> members_;
   std::size_t gpu_select_;
   std::vector<Candidate> scratch_;
+  bool capture_ = false;
+  std::vector<std::vector<Candidate>> captured_;  // per member, for explanations
 };
 
 }  // namespace

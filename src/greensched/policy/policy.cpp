@@ -18,6 +18,10 @@ GpuMask Policy::select_gpus(const Cluster& cluster, NodeIndex node, const PodSpe
   return first_whole_free_gpus(spec, s, pod.num_gpu);
 }
 
+std::vector<TermScore> Policy::terms(std::span<const Candidate> candidates, std::size_t i) const {
+  return {TermScore{std::string(name()), 1, candidates[i].raw, candidates[i].score}};
+}
+
 void normalize_min_max(std::span<Candidate> candidates, int64_t all_equal) {
   if (candidates.empty()) return;
   int64_t low = candidates.front().raw;

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/pod.hpp"
@@ -18,6 +19,14 @@ struct Candidate {
   NodeIndex node = -1;
   int64_t raw = 0;    // the policy's own score, higher is better
   int64_t score = 0;  // after normalisation, 0..100
+};
+
+// One scoring term of a candidate: the policy itself, or a member of a mix.
+struct TermScore {
+  std::string name;
+  int64_t weight = 1;
+  int64_t raw = 0;
+  int64_t score = 0;  // normalised
 };
 
 class Policy {
@@ -37,6 +46,12 @@ class Policy {
   // takes the GPU with the least free share that fits (first index among equals), a k-GPU pod
   // the first k fully free GPUs, a CPU-only pod none.
   virtual GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod, Rng& rng);
+
+  // For explanations: keep each term's scores of the last cycle (off by default, so the fast
+  // path pays nothing), and report them for candidate i of that cycle. The default is the
+  // policy as its single term.
+  virtual void capture_terms(bool on) { (void)on; }
+  virtual std::vector<TermScore> terms(std::span<const Candidate> candidates, std::size_t i) const;
 };
 
 // Integer min-max normalisation to 0..100 as the reference does: (raw - low) * 100 / (high -

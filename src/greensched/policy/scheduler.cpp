@@ -7,12 +7,22 @@ namespace greensched::policy {
 Scheduler::Scheduler(Policy& policy, std::vector<uint32_t> tie_rank)
     : policy_(policy), tie_rank_(std::move(tie_rank)) {}
 
-Decision Scheduler::schedule(const Cluster& cluster, const PodSpec& pod, Rng& rng) {
+Decision Scheduler::schedule(const Cluster& cluster, const PodSpec& pod, Rng& rng,
+                             FilterCounts* counts) {
   candidates_.clear();
   const auto n = static_cast<NodeIndex>(cluster.size());
-  for (NodeIndex i = 0; i < n; ++i) {
-    if (filter_node(cluster.spec(i), cluster.state(i), pod) == FilterReason::kFits) {
-      candidates_.push_back(Candidate{i, 0, 0});
+  if (counts != nullptr) {
+    *counts = FilterCounts{};
+    for (NodeIndex i = 0; i < n; ++i) {
+      const FilterReason r = filter_node(cluster.spec(i), cluster.state(i), pod);
+      ++counts->by_reason[static_cast<int>(r)];
+      if (r == FilterReason::kFits) candidates_.push_back(Candidate{i, 0, 0});
+    }
+  } else {
+    for (NodeIndex i = 0; i < n; ++i) {
+      if (filter_node(cluster.spec(i), cluster.state(i), pod) == FilterReason::kFits) {
+        candidates_.push_back(Candidate{i, 0, 0});
+      }
     }
   }
   Decision d;

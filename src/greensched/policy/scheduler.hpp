@@ -4,6 +4,7 @@
 // reference prefixes node names with a seeded permutation index and takes the smallest name).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -11,6 +12,11 @@
 #include "greensched/policy/policy.hpp"
 
 namespace greensched::policy {
+
+// How many nodes each filter reason ruled out (index: FilterReason), for explanations.
+struct FilterCounts {
+  std::array<int32_t, kFilterReasonCount> by_reason{};
+};
 
 struct Decision {
   NodeIndex node = -1;  // -1: no feasible node
@@ -24,7 +30,11 @@ class Scheduler {
   // tie_rank[n] is node n's position in the tie order (a permutation of 0..nodes-1).
   Scheduler(Policy& policy, std::vector<uint32_t> tie_rank);
 
-  Decision schedule(const Cluster& cluster, const PodSpec& pod, Rng& rng);
+  // With `counts`, also tallies the filter reason of every node.
+  Decision schedule(const Cluster& cluster, const PodSpec& pod, Rng& rng,
+                    FilterCounts* counts = nullptr);
+  Policy& policy() { return policy_; }
+  const std::vector<uint32_t>& tie_rank() const { return tie_rank_; }
 
   // Feasible candidates of the last cycle, with raw and normalised scores.
   const std::vector<Candidate>& last_candidates() const { return candidates_; }

@@ -1,5 +1,7 @@
 #include "greensched/report/results_writer.hpp"
 
+#include "greensched/trace/workload.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +56,24 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
   }
 }
 
-Status write_results(const std::string& dir, std::span<const sim::RunResult> results) {
+void write_occupancy_csv(std::ostream& out, const trace::Workload& workload,
+                         std::span<const sim::RunResult> results) {
+  fmt::print(out, "policy,seed,arrived_gpu_pct,node,model,gpu,used_milli\n");
+  for (const sim::RunResult& r : results) {
+    for (std::size_t n = 0; n < r.snapshot_used_milli.size() && n < workload.nodes.size(); ++n) {
+      const NodeSpec& node = workload.nodes[n];
+      const std::string model =
+          node.model == kNoGpuModel ? std::string() : workload.models.name(node.model);
+      for (std::size_t g = 0; g < r.snapshot_used_milli[n].size(); ++g) {
+        fmt::print(out, "{},{},{},{},{},{},{}\n", r.spec.policy, r.spec.seed, r.snapshot_at_pct,
+                   node.name, model, g, r.snapshot_used_milli[n][g]);
+      }
+    }
+  }
+}
+
+Status write_results(const std::string& dir, std::span<const sim::RunResult> results,
+                     const trace::Workload* workload) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
@@ -68,7 +87,14 @@ Status write_results(const std::string& dir, std::span<const sim::RunResult> res
     return Status::Ok();
   };
   if (Status s = write("curves.csv", write_curves_csv); !s.ok()) return s;
-  return write("summary.csv", write_summary_csv);
+  if (Status s = write("summary.csv", write_summary_csv); !s.ok()) return s;
+  const bool snapshots = std::any_of(results.begin(), results.end(), [](const sim::RunResult& r) {
+    return !r.snapshot_used_milli.empty();
+  });
+  if (workload == nullptr || !snapshots) return Status::Ok();
+  return write("occupancy.csv", [&](std::ostream& out, std::span<const sim::RunResult> rs) {
+    write_occupancy_csv(out, *workload, rs);
+  });
 }
 
 std::string summary_table(std::span<const sim::RunResult> results, bool by_model) {

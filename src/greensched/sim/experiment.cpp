@@ -18,8 +18,11 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
                                                const ProgressFn& progress) {
   std::vector<RunSpec> specs;
   for (const std::string& policy : plan.policies) {
-    for (uint64_t seed : plan.seeds) {
-      specs.push_back(RunSpec{policy, seed, plan.tune, plan.gpu_select});
+    for (std::size_t k = 0; k < plan.seeds.size(); ++k) {
+      RunSpec spec(policy, plan.seeds[k], plan.tune, plan.gpu_select);
+      spec.record = plan.record;
+      spec.snapshot_pct = k == 0 ? plan.snapshot_pct : -1;
+      specs.push_back(std::move(spec));
     }
   }
   auto scenario = make_scenario(workload, plan.power_model);

@@ -23,6 +23,8 @@ struct ExperimentPlan {
   int jobs = 0;  // worker threads; 0 = all cores
   power::PowerModel power_model = power::PowerModel::builtin();
   std::string gpu_select;  // for mixes; "" = FGD's rule when fgd is in the mix
+  bool record = false;     // decision records for every run
+  int snapshot_pct = -1;   // >= 0: GPU occupancy snapshot of each policy's first seed
 };
 
 // Called after each finished run, from one thread at a time.

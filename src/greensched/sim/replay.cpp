@@ -1,5 +1,7 @@
 #include "greensched/sim/replay.hpp"
 
+#include "greensched/explain/decision_record.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -83,6 +85,13 @@ class Replay {
     for (uint32_t r = 0; r < order_.size(); ++r) rank_[order_[r]] = r;
   }
 
+  // Turns on decision records, appended to `out` (explain/decision_record.hpp).
+  void record_to(const explain::RecordInputs* inputs, std::string* out) {
+    record_inputs_ = inputs;
+    records_ = out;
+    failure_recorded_.assign(order_.size(), false);
+  }
+
   // Runs every instant to the end and fills the counts, delays, energy and timeline.
   Status run(const std::vector<ResolvedEvent>& events, double pue, ReplayResult& result);
 
@@ -155,6 +164,10 @@ class Replay {
   int64_t running_ = 0;
   int64_t started_ = 0;
   int64_t requeued_ = 0;
+  const explain::RecordInputs* record_inputs_ = nullptr;
+  std::string* records_ = nullptr;
+  std::vector<bool> failure_recorded_;
+  int64_t record_step_ = 0;
 };
 
 Status Replay::start(PodId id, const policy::Decision& d, int64_t now) {
@@ -225,7 +238,17 @@ Status Replay::try_start_queued(int64_t now) {
       ++it;
       continue;
     }
-    const policy::Decision d = scheduler_.schedule(cluster_, pod(id), rng_);
+    policy::FilterCounts counts;
+    const bool recording = record_inputs_ != nullptr;
+    const policy::Decision d =
+        scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
+    if (recording && (d.node >= 0 || !failure_recorded_[id])) {
+      explain::RecordInputs in = *record_inputs_;
+      in.counts = &counts;
+      *records_ += explain::make_record(in, pod(id), d, record_step_++, scaled(now)).dump();
+      *records_ += '\n';
+      if (d.node < 0) failure_recorded_[id] = true;
+    }
     if (d.node < 0) {
       record_failure(id);
       if (fifo) break;
@@ -427,6 +450,19 @@ Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::Tar
   result.pods_total = static_cast<int64_t>(n);
   Replay replay(workload, config, scheduler, rng, cluster_power, cluster, std::move(order),
                 std::move(feasibility_key), static_cast<uint32_t>(keys.size()));
+  explain::RecordInputs record_inputs;
+  if (config.record) {
+    policy.value()->capture_terms(true);
+    record_inputs.cluster = &cluster;
+    record_inputs.models = &workload.models;
+    record_inputs.scheduler = &scheduler;
+    record_inputs.frag = model.get();
+    record_inputs.power = &power;
+    record_inputs.pod_of = [&](PodId id) -> const PodSpec* {
+      return id < workload.pods.size() ? &workload.pods[id] : nullptr;
+    };
+    replay.record_to(&record_inputs, &result.records);
+  }
   if (Status s = replay.run(events, pue, result); !s.ok()) return Error{s.message()};
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -41,6 +41,7 @@ struct ReplayConfig {
   QueueDiscipline queue = QueueDiscipline::kFifo;
   double time_scale = 1.0;  // trace times are divided by this (60: a trace minute per second)
   std::vector<NodeEvent> node_events;
+  bool record = false;  // decision records: every start, and each pod's first failed try
 };
 
 // The cluster after each instant at which something happened (times in scaled seconds),
@@ -66,6 +67,7 @@ struct ReplayResult {
   double energy_kwh = 0;
   double makespan_s = 0;  // time of the last event
   std::vector<TimelinePoint> timeline;
+  std::string records;  // JSON Lines, when config.record
   double wall_seconds = 0;
 };
 

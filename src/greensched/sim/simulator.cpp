@@ -9,6 +9,7 @@
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
+#include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -74,10 +75,31 @@ Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
   std::vector<double> group_sum_at_100(group_of_name.size(), 0.0);
   int64_t events_at_100 = 0;
 
+  // Decision records (off by default: the fast path pays nothing).
+  policy::FilterCounts counts;
+  explain::RecordInputs record_inputs;
+  if (spec.record) {
+    policy.value()->capture_terms(true);
+    record_inputs.cluster = &cluster;
+    record_inputs.models = &workload.models;
+    record_inputs.scheduler = &scheduler;
+    record_inputs.counts = &counts;
+    record_inputs.frag = model.get();
+    record_inputs.power = scenario.power.get();
+    record_inputs.pod_of = [&](PodId id) -> const PodSpec* {
+      return id < arrivals.size() ? &workload.pods[arrivals[id]] : nullptr;
+    };
+  }
+
   PodId step = 0;
   for (const uint32_t index : arrivals) {
     const PodSpec& pod = workload.pods[index];
-    const policy::Decision d = scheduler.schedule(cluster, pod, rng);
+    const policy::Decision d =
+        scheduler.schedule(cluster, pod, rng, spec.record ? &counts : nullptr);
+    if (spec.record) {
+      result.records += explain::make_record(record_inputs, pod, d, step).dump();
+      result.records += '\n';
+    }
     ++result.pods_arrived;
     result.arrived_gpu_milli += pod.total_gpu_milli();
     if (d.node >= 0) {
@@ -95,6 +117,17 @@ Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
     }
     const int bin = curve.record(result.arrived_gpu_milli, cluster.allocated_gpu_milli(),
                                  fragmentation.gpu_milli(), power.watts() * scenario.pue);
+    if (spec.snapshot_pct >= 0 && result.snapshot_at_pct < 0 && bin >= spec.snapshot_pct) {
+      result.snapshot_at_pct = bin;
+      for (std::size_t n = 0; n < cluster.size(); ++n) {
+        const auto node = static_cast<NodeIndex>(n);
+        std::vector<int32_t> used;
+        for (int g = 0; g < cluster.spec(node).gpu_count; ++g) {
+          used.push_back(kGpuMilli - cluster.state(node).gpu_free_milli[g]);
+        }
+        result.snapshot_used_milli.push_back(std::move(used));
+      }
+    }
     if (bin == 100) {
       ++events_at_100;
       for (std::size_t g = 0; g < group_watts.size(); ++g) group_sum_at_100[g] += group_watts[g];

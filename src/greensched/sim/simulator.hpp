@@ -41,6 +41,8 @@ struct RunSpec {
   uint64_t seed = 42;
   double tune = 1.3;
   std::string gpu_select;  // in a mix: whose GPU rule to use ("" = default)
+  bool record = false;     // keep a decision record per pod (explain/decision_record.hpp)
+  int snapshot_pct = -1;   // >= 0: keep every GPU's use when arrivals first reach this %
 };
 
 struct RunResult {
@@ -54,6 +56,11 @@ struct RunResult {
   std::vector<CurvePoint> curve;
   // Mean facility power in the 100 % arrival bin, by the nodes' GPU model (watts).
   std::vector<std::pair<std::string, double>> power_by_model_at_100;
+  std::string records;  // JSON Lines, when spec.record
+  // When spec.snapshot_pct >= 0: the arrival % at the snapshot and used milli per GPU, node by
+  // node (gpu_count entries each).
+  int snapshot_at_pct = -1;
+  std::vector<std::vector<int32_t>> snapshot_used_milli;
   double wall_seconds = 0;
 };
 

@@ -21,8 +21,10 @@ class CarbonForecastAgent final : public DispatchAgent {
     Dispatch best{job.home_site, now, ""};
     double best_ci = -1;
     double home_now_ci = -1;
+    std::vector<Alternative> per_site;
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
+      Alternative site_best{site, 0, -1, 0};
       const TimeSeries& ci = view.fleet().sites[site].carbon;
       const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       for (int64_t start : start_candidates(job, ready, options_.step_s)) {
@@ -30,11 +32,15 @@ class CarbonForecastAgent final : public DispatchAgent {
         const double mean = view.forecaster().mean(ci, view.epoch_s(now), from,
                                                    from + std::max<int64_t>(job.duration_s, 1));
         if (site == job.home_site && start == ready) home_now_ci = mean;
+        if (site_best.forecast_ci < 0 || mean < site_best.forecast_ci - 1e-9) {
+          site_best = Alternative{site, start, mean, mean};
+        }
         if (best_ci < 0 || mean < best_ci - 1e-9) {
           best_ci = mean;
-          best = Dispatch{site, start, ""};
+          best = Dispatch{site, start, "", {}};
         }
       }
+      per_site.push_back(site_best);
     }
     best.reason = fmt::format(
         "lowest forecast carbon: {} from +{} s at {:.0f} gCO2/kWh (home now {:.0f})",

@@ -32,6 +32,7 @@ class GreenAgent final : public DispatchAgent {
       double cost = 0, carbon = 0, ci = 0, kw = 0;
     };
     Option best, home;
+    std::vector<Alternative> per_site;
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
       const SiteSpec& spec = view.fleet().sites[site];
@@ -42,6 +43,7 @@ class GreenAgent final : public DispatchAgent {
           site == job.home_site ? 0.0 : job.data_gb * spec.network.energy_kwh_per_gb;
       const double move_g = move_kwh * spec.carbon.at(view.epoch_s(now));
       const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
+      Option site_best;
       for (int64_t start : start_candidates(job, ready, options_.step_s)) {
         const int64_t from = view.epoch_s(start);
         const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
@@ -54,10 +56,14 @@ class GreenAgent final : public DispatchAgent {
         }
         const Option o{site, start, cost, run_g + move_g, ci, kw};
         if (site == job.home_site && start == ready) home = o;
+        if (site_best.site < 0 || cost < site_best.cost - 1e-6) site_best = o;
         if (best.site < 0 || cost < best.cost - 1e-6) best = o;
       }
+      if (site_best.site >= 0) {
+        per_site.push_back(Alternative{site, site_best.start, site_best.ci, site_best.cost});
+      }
     }
-    if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home"};
+    if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home", {}};
     const std::string& name = view.fleet().sites[best.site].name;
     std::string reason;
     if (home.site >= 0 && best.site == home.site && best.start == home.start) {
@@ -72,7 +78,7 @@ class GreenAgent final : public DispatchAgent {
                          : std::string("no room"));
       if (best.start > now) reason += fmt::format("; deferred {} s", best.start - now);
     }
-    return Dispatch{best.site, best.start, reason};
+    return Dispatch{best.site, best.start, reason, std::move(per_site)};
   }
 
  private:

@@ -8,7 +8,7 @@ class LocalAgent final : public DispatchAgent {
  public:
   std::string_view name() const override { return "local"; }
   Dispatch decide(const JobInfo& job, const FleetView& view) override {
-    return Dispatch{job.home_site, view.now_s(), "stays at its submission site"};
+    return Dispatch{job.home_site, view.now_s(), "stays at its submission site", {}};
   }
 };
 

@@ -22,7 +22,7 @@ class RoundRobinAgent final : public DispatchAgent {
                         fmt::format("turn of {}", view.fleet().sites[site].name)};
       }
     }
-    return Dispatch{job.home_site, view.now_s(), "no other site can take it; stays home"};
+    return Dispatch{job.home_site, view.now_s(), "no other site can take it; stays home", {}};
   }
 
  private:

@@ -1,0 +1,48 @@
+// Decision records: everything a person needs to question one scheduling decision, captured
+// at the moment it was made, as one JSON object (written one per line with --record).
+//
+// Schema (stable field names):
+//   pod, step, time_s (replay), policy, request {cpu_milli, memory_mib, num_gpu, gpu_milli,
+//   gpu_spec [models]}, nodes_total, feasible_nodes, reason_counts {reason: nodes},
+//   candidates [{node, tie_rank, score, terms [{policy, weight, raw, score}], gpus [indices],
+//   frag_delta_milli, power_delta_watts}] (the best few, best first),
+//   chosen_node (null when the pod could not be placed), chosen_gpus, score, runner_up,
+//   runner_up_score, margin, tie_broken, frag_delta_milli, power_delta_watts, and for a
+//   failed pod diagnosis {split_gpu_nodes, split_gpu_examples [nodes],
+//   counterfactual {kind: shrink|move|none, ...}}.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/frag/fragmentation.hpp"
+#include "greensched/policy/scheduler.hpp"
+#include "greensched/power/power_model.hpp"
+
+namespace greensched::explain {
+
+struct RecordInputs {
+  const Cluster* cluster = nullptr;  // the state the decision saw
+  const GpuModelRegistry* models = nullptr;
+  policy::Scheduler* scheduler = nullptr;                // just ran the cycle
+  const policy::FilterCounts* counts = nullptr;          // of that cycle
+  const frag::FragmentationModel* frag = nullptr;        // optional: fragmentation change
+  const std::vector<power::NodePower>* power = nullptr;  // optional: power change
+  std::function<const PodSpec*(PodId)> pod_of;           // placed pods, for "which pod to move"
+  int top_k = 5;
+};
+
+nlohmann::json make_record(const RecordInputs& in, const PodSpec& pod,
+                           const policy::Decision& decision, int64_t step,
+                           std::optional<double> time_s = std::nullopt);
+
+// The request of `pod` as in a record.
+nlohmann::json request_json(const PodSpec& pod, const GpuModelRegistry& models);
+
+}  // namespace greensched::explain

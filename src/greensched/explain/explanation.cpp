@@ -1,0 +1,305 @@
+#include "greensched/explain/explanation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace greensched::explain {
+namespace {
+
+using nlohmann::json;
+
+// 2.50 -> "2.5", 3.00 -> "3", 0.81 -> "0.81".
+std::string number(double v, int decimals = 2) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  return s == "-0" ? "0" : s;
+}
+
+std::string signed_number(double v, int decimals = 0) {
+  const std::string s = number(v, decimals);
+  return v > 0 && s != "0" ? "+" + s : s;
+}
+
+int64_t as_int(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<int64_t>() : 0;
+}
+
+std::string gpu_share(int64_t milli) {
+  return milli >= 1000 ? "1 whole GPU" : fmt::format("{} of one GPU", number(milli / 1000.0));
+}
+
+std::string describe_request(const json& req) {
+  const int64_t ngpu = as_int(req, "num_gpu");
+  const int64_t milli = as_int(req, "gpu_milli");
+  std::string gpu;
+  if (ngpu == 0) {
+    gpu = "no GPU";
+  } else if (ngpu == 1) {
+    gpu = gpu_share(milli);
+  } else {
+    gpu = fmt::format("{} whole GPUs", ngpu);
+  }
+  std::string out =
+      fmt::format("{} vCPU, {} GiB memory, {}", number(as_int(req, "cpu_milli") / 1000.0),
+                  number(as_int(req, "memory_mib") / 1024.0, 1), gpu);
+  if (req.contains("gpu_spec") && req["gpu_spec"].is_array() && !req["gpu_spec"].empty()) {
+    std::vector<std::string> models;
+    for (const json& m : req["gpu_spec"]) models.push_back(m.get<std::string>());
+    out += fmt::format(", GPU model {}", fmt::join(models, " or "));
+  }
+  return out;
+}
+
+std::string gpu_indices(const json& gpus) {
+  if (!gpus.is_array() || gpus.empty()) return "";
+  std::vector<std::string> ids;
+  for (const json& g : gpus) ids.push_back(std::to_string(g.get<int64_t>()));
+  return fmt::format("{} {}", ids.size() == 1 ? "GPU" : "GPUs", fmt::join(ids, ", "));
+}
+
+// "702 insufficient GPU share on any single GPU, 311 gpu model not in spec", largest first.
+std::string reason_list(const json& counts) {
+  std::vector<std::pair<int64_t, std::string>> items;
+  for (const auto& [reason, n] : counts.items()) items.emplace_back(n.get<int64_t>(), reason);
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> parts;
+  for (const auto& [n, reason] : items) parts.push_back(fmt::format("{} {}", n, reason));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string describe_amount(const std::string& dimension, int64_t value) {
+  if (dimension == "gpu_milli") {
+    return value >= 1000 ? std::string("a whole GPU")
+                         : fmt::format("{} of a GPU", number(value / 1000.0));
+  }
+  if (dimension == "num_gpu") return fmt::format("{} GPU{}", value, value == 1 ? "" : "s");
+  if (dimension == "cpu_milli") return fmt::format("{} vCPU", number(value / 1000.0));
+  if (dimension == "memory_mib") return fmt::format("{} GiB memory", number(value / 1024.0, 1));
+  return std::to_string(value);
+}
+
+std::vector<std::string> placed_sentences(const json& r) {
+  std::vector<std::string> s;
+  const std::string gpus = gpu_indices(r["chosen_gpus"]);
+  s.push_back(fmt::format("Pod {} ({}) was placed on {}{} by {}.", r["pod"].get<std::string>(),
+                          describe_request(r["request"]), r["chosen_node"].get<std::string>(),
+                          gpus.empty() ? "" : ", " + gpus + ",", r["policy"].get<std::string>()));
+  const int64_t score = as_int(r, "score");
+  if (r["runner_up"].is_null()) {
+    s.push_back(fmt::format("It scored {} and was the only node that could host it.", score));
+  } else if (r["tie_broken"].get<bool>()) {
+    s.push_back(
+        fmt::format("It tied with the runner-up {} at {}; the run's fixed tie order put {} first.",
+                    r["runner_up"].get<std::string>(), score, r["chosen_node"].get<std::string>()));
+  } else {
+    const int64_t margin = as_int(r, "margin");
+    s.push_back(fmt::format("It scored {}, {} point{} above the runner-up {} ({}).", score, margin,
+                            margin == 1 ? "" : "s", r["runner_up"].get<std::string>(),
+                            as_int(r, "runner_up_score")));
+  }
+  const json& cands = r["candidates"];
+  const json* chosen = nullptr;
+  const json* runner = nullptr;
+  for (const json& c : cands) {
+    if (c["node"] == r["chosen_node"]) chosen = &c;
+    if (!r["runner_up"].is_null() && c["node"] == r["runner_up"]) runner = &c;
+  }
+  if (chosen != nullptr && chosen->contains("terms")) {
+    std::vector<std::string> terms;
+    for (const json& t : (*chosen)["terms"]) {
+      if ((*chosen)["terms"].size() == 1) {
+        terms.push_back(fmt::format("{} raw score {}, normalised {}",
+                                    t["policy"].get<std::string>(), as_int(t, "raw"),
+                                    as_int(t, "score")));
+      } else {
+        terms.push_back(fmt::format("{} {} (raw {}) x weight {}", t["policy"].get<std::string>(),
+                                    as_int(t, "score"), as_int(t, "raw"), as_int(t, "weight")));
+      }
+    }
+    s.push_back(fmt::format("Score terms on {}: {}.", r["chosen_node"].get<std::string>(),
+                            fmt::join(terms, " + ")));
+  }
+  if (r.contains("frag_delta_milli") && r["frag_delta_milli"].is_number()) {
+    std::string sentence =
+        fmt::format("The placement changes the node's GPU fragmentation by {} milli-GPU",
+                    signed_number(r["frag_delta_milli"].get<double>(), 1));
+    if (runner != nullptr && (*runner)["frag_delta_milli"].is_number()) {
+      sentence += fmt::format("; on the runner-up it would have changed by {}",
+                              signed_number((*runner)["frag_delta_milli"].get<double>(), 1));
+    }
+    s.push_back(sentence + ".");
+  }
+  if (r.contains("power_delta_watts") && r["power_delta_watts"].is_number()) {
+    std::string sentence = fmt::format("It adds {} W to the node's power",
+                                       number(r["power_delta_watts"].get<double>(), 1));
+    if (runner != nullptr && (*runner)["power_delta_watts"].is_number()) {
+      sentence += fmt::format(" (the runner-up: {} W)",
+                              number((*runner)["power_delta_watts"].get<double>(), 1));
+    }
+    s.push_back(sentence + ".");
+  }
+  const int64_t total = as_int(r, "nodes_total");
+  const int64_t feasible = as_int(r, "feasible_nodes");
+  if (feasible < total && !r["reason_counts"].empty()) {
+    s.push_back(fmt::format("{} of {} nodes could host it; the other {} could not: {}.", feasible,
+                            total, total - feasible, reason_list(r["reason_counts"])));
+  } else {
+    s.push_back(fmt::format("All {} nodes could host it.", total));
+  }
+  return s;
+}
+
+std::vector<std::string> failed_sentences(const json& r) {
+  std::vector<std::string> s;
+  s.push_back(fmt::format("Pod {} ({}) could not be placed.", r["pod"].get<std::string>(),
+                          describe_request(r["request"])));
+  s.push_back(fmt::format("0/{} nodes are available: {}.", as_int(r, "nodes_total"),
+                          reason_list(r["reason_counts"])));
+  const json& d = r.contains("diagnosis") ? r["diagnosis"] : json::object();
+  const int64_t split = as_int(d, "split_gpu_nodes");
+  if (split > 0) {
+    std::vector<std::string> ex;
+    for (const json& e : d["split_gpu_examples"]) ex.push_back(e.get<std::string>());
+    s.push_back(fmt::format(
+        "{} node{} enough free GPU in total but split across GPUs (fragmentation), e.g. {}.", split,
+        split == 1 ? " has" : "s have", fmt::join(ex, ", ")));
+  } else if (as_int(r["request"], "num_gpu") > 0) {
+    s.push_back(
+        "No node has the GPU share it asks for split across GPUs: fragmentation is not "
+        "the cause.");
+  }
+  bool any = false;
+  if (d.contains("shrink") && d["shrink"].is_object()) {
+    const json& k = d["shrink"];
+    const std::string dim = k["dimension"].get<std::string>();
+    s.push_back(fmt::format(
+        "Smallest change: it would fit on {} if it asked for {} instead of {} "
+        "({}% less).",
+        k["node"].get<std::string>(), describe_amount(dim, as_int(k, "to")),
+        describe_amount(dim, as_int(k, "from")), number(k["cut_pct"].get<double>(), 1)));
+    any = true;
+  }
+  if (d.contains("move") && d["move"].is_object()) {
+    const json& m = d["move"];
+    const int64_t gpu = as_int(m, "frees_gpu_milli");
+    s.push_back(fmt::format(
+        "{} pod {} ({} vCPU, {}) off {} would make room there.", any ? "Or moving" : "Moving",
+        m["pod"].get<std::string>(), number(as_int(m, "frees_cpu_milli") / 1000.0),
+        gpu == 0 ? std::string("no GPU")
+                 : (gpu > 1000 ? fmt::format("{} GPUs", number(gpu / 1000.0)) : gpu_share(gpu)),
+        m["node"].get<std::string>()));
+    any = true;
+  }
+  if (!any) {
+    s.push_back("Neither a single smaller request nor moving a single pod would have let it fit.");
+  }
+  return s;
+}
+
+std::vector<std::string> dispatch_sentences(const json& r) {
+  std::vector<std::string> s;
+  const std::string qos = r.value("qos", "BE");
+  s.push_back(fmt::format("Job {} ({}, {}) was submitted at {} and went to {}{}.",
+                          r["pod"].get<std::string>(), qos, describe_request(r["request"]),
+                          r["home_site"].get<std::string>(), r["site"].get<std::string>(),
+                          as_int(r, "deferred_s") > 0
+                              ? fmt::format(", deferred {} s", as_int(r, "deferred_s"))
+                              : std::string()));
+  if (r.contains("reason") && r["reason"].is_string()) {
+    s.push_back(fmt::format("The {} agent's reason: {}.", r.value("agent", std::string("dispatch")),
+                            r["reason"].get<std::string>()));
+  }
+  if (r.contains("carbon_now") && r["carbon_now"].is_object()) {
+    std::vector<std::string> parts;
+    for (const auto& [site, ci] : r["carbon_now"].items()) {
+      parts.push_back(fmt::format("{} {}", site, number(ci.get<double>(), 0)));
+    }
+    s.push_back(
+        fmt::format("Grid carbon intensity at submission (gCO2/kWh): {}.", fmt::join(parts, ", ")));
+  }
+  if (r.contains("alternatives") && r["alternatives"].is_array() && !r["alternatives"].empty()) {
+    std::vector<std::string> parts;
+    for (const json& a : r["alternatives"]) {
+      parts.push_back(fmt::format("{} from +{} s: {} gCO2/kWh forecast, {} g expected",
+                                  a["site"].get<std::string>(), as_int(a, "start_offset_s"),
+                                  number(a["forecast_ci"].get<double>(), 0),
+                                  number(a["expected_g"].get<double>(), 0)));
+    }
+    s.push_back(fmt::format("Best option per site: {}.", fmt::join(parts, "; ")));
+  }
+  if (qos == "BE" && r.contains("slack_s")) {
+    s.push_back(fmt::format("It used {} s of its {} s slack.", as_int(r, "deferred_s"),
+                            as_int(r, "slack_s")));
+  }
+  return s;
+}
+
+std::vector<std::string> sentences(const json& r) {
+  if (r.value("kind", std::string()) == "dispatch") return dispatch_sentences(r);
+  std::vector<std::string> s = !r.contains("chosen_node") || r["chosen_node"].is_null()
+                                   ? failed_sentences(r)
+                                   : placed_sentences(r);
+  if (r.contains("time_s") && r["time_s"].is_number()) {
+    s.front() = fmt::format("At {} s, {}", number(r["time_s"].get<double>(), 1), s.front());
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string explain_text(const json& record) {
+  std::string out;
+  for (const std::string& s : sentences(record)) {
+    out += s;
+    out += "\n";
+  }
+  return out;
+}
+
+json explain_facts(const json& record) {
+  json facts;
+  facts["pod"] = record.value("pod", std::string());
+  const bool dispatch = record.value("kind", std::string()) == "dispatch";
+  facts["placed"] =
+      dispatch || (record.contains("chosen_node") && !record["chosen_node"].is_null());
+  for (const char* key : {"step",
+                          "time_s",
+                          "policy",
+                          "request",
+                          "nodes_total",
+                          "feasible_nodes",
+                          "reason_counts",
+                          "chosen_node",
+                          "chosen_gpus",
+                          "score",
+                          "runner_up",
+                          "runner_up_score",
+                          "margin",
+                          "tie_broken",
+                          "frag_delta_milli",
+                          "power_delta_watts",
+                          "diagnosis",
+                          "kind",
+                          "agent",
+                          "home_site",
+                          "site",
+                          "deferred_s",
+                          "slack_s",
+                          "alternatives",
+                          "carbon_now"}) {
+    if (record.contains(key)) facts[key] = record[key];
+  }
+  facts["sentences"] = sentences(record);
+  return facts;
+}
+
+}  // namespace greensched::explain

@@ -1,0 +1,261 @@
+// Explanations checked word for word on hand-computed scenarios, and the narrator's HTTP
+// client against a local server.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "greensched/explain/decision_record.hpp"
+#include "greensched/explain/explanation.hpp"
+#include "greensched/explain/narrator.hpp"
+#include "greensched/policy/registry.hpp"
+
+namespace greensched::explain {
+namespace {
+
+PodSpec pod(const char* name, int64_t cpu, int num_gpu, int32_t milli) {
+  PodSpec p;
+  p.name = name;
+  p.cpu_milli = cpu;
+  p.memory_mib = 1024;
+  p.num_gpu = num_gpu;
+  p.gpu_milli = milli;
+  return p;
+}
+
+const power::NodePower kT4{power::GpuPower{10, 70}, power::CpuPower{"c", 15, 120, 16}, "T4"};
+
+// Runs one scheduling cycle for `p` and renders its record.
+struct Scenario {
+  explicit Scenario(std::vector<NodeSpec> nodes) : cluster(std::move(nodes)) {}
+
+  void place(PodId id, const PodSpec& p, NodeIndex node, GpuMask gpus) {
+    placed.emplace(id, p);
+    ASSERT_TRUE(cluster.allocate(id, placed.at(id), node, gpus).ok());
+  }
+
+  nlohmann::json decide(const std::string& policy_spec, const PodSpec& p,
+                        std::vector<uint32_t> rank, bool with_models) {
+    policy::PolicyContext context;
+    if (with_models) {
+      frag = std::make_shared<frag::FragmentationModel>(
+          frag::build_target_workload(std::vector<PodSpec>{pod("t", 2000, 1, 600)}));
+      power = std::make_shared<const std::vector<power::NodePower>>(cluster.size(), kT4);
+    }
+    context.frag = frag;
+    context.power = power;
+    context.shape_count = 1;
+    auto made = policy::make_policy(policy_spec, context);
+    EXPECT_TRUE(made.ok());
+    policy_ = std::move(made.value());
+    policy_->capture_terms(true);
+    policy::Scheduler s(*policy_, std::move(rank));
+    Rng rng(1);
+    policy::FilterCounts counts;
+    const policy::Decision d = s.schedule(cluster, p, rng, &counts);
+    RecordInputs in;
+    in.cluster = &cluster;
+    in.models = &models;
+    in.scheduler = &s;
+    in.counts = &counts;
+    in.frag = frag.get();
+    in.power = power.get();
+    in.pod_of = [this](PodId id) -> const PodSpec* {
+      auto it = placed.find(id);
+      return it == placed.end() ? nullptr : &it->second;
+    };
+    return make_record(in, p, d, 7);
+  }
+
+  Cluster cluster;
+  GpuModelRegistry models;
+  std::map<PodId, PodSpec> placed;
+  std::shared_ptr<frag::FragmentationModel> frag;
+  std::shared_ptr<const std::vector<power::NodePower>> power;
+  std::unique_ptr<policy::Policy> policy_;
+};
+
+// A: 2 GPUs free [1000, 400], 28 of 32 vCPU free; B: 4 free GPUs, 64 vCPU; C: [200, 1000],
+// 14 of 16 vCPU free. The pod: 2 vCPU, 0.3 of a GPU.
+Scenario three_nodes() {
+  Scenario s({NodeSpec{"A", 32000, 64000, 2, 0}, NodeSpec{"B", 64000, 64000, 4, 0},
+              NodeSpec{"C", 16000, 64000, 2, 0}});
+  s.place(100, pod("a0", 4000, 1, 600), 0, 0b10);
+  s.place(101, pod("c0", 2000, 1, 800), 2, 0b01);
+  return s;
+}
+
+TEST(Explain, PlacedWithAMargin) {
+  Scenario s = three_nodes();
+  // BestFit raw A 82, B 52, C 89; normalised A 81, B 0, C 100.
+  const nlohmann::json r = s.decide("bestfit", pod("p", 2000, 1, 300), {0, 1, 2}, false);
+  EXPECT_EQ(explain_text(r),
+            "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on C, GPU 1, by bestfit.\n"
+            "It scored 100, 19 points above the runner-up A (81).\n"
+            "Score terms on C: bestfit raw score 89, normalised 100.\n"
+            "All 3 nodes could host it.\n");
+}
+
+TEST(Explain, PlacedByTheTieOrderWithFragmentationAndPower) {
+  Scenario s = three_nodes();
+  // DotProduct: A 99, B 98, C 99; A comes first in the tie order. On A's GPU 1 (400 left) the
+  // 600-milli target shape loses its stranded 400 -> 100: -300; on C nothing changes. A's
+  // socket and GPU 1 are already on: +0 W; on C, GPU 1 powers up: +60 W.
+  const nlohmann::json r = s.decide("dotprod", pod("p", 2000, 1, 300), {0, 1, 2}, true);
+  EXPECT_EQ(explain_text(r),
+            "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on A, GPU 1, by dotprod.\n"
+            "It tied with the runner-up C at 99; the run's fixed tie order put A first.\n"
+            "Score terms on A: dotprod raw score 99, normalised 99.\n"
+            "The placement changes the node's GPU fragmentation by -300 milli-GPU; on the "
+            "runner-up it would have changed by 0.\n"
+            "It adds 0 W to the node's power (the runner-up: 60 W).\n"
+            "All 3 nodes could host it.\n");
+}
+
+TEST(Explain, MixShowsEachWeightedTerm) {
+  Scenario s = three_nodes();
+  // pwr raw A 0, B -165, C -60 -> normalised 100, 0, 63; fgd A 57, B 50, C 50.
+  // Totals: A 200*100 + 800*57 = 65600, B 40000, C 200*63 + 800*50 = 52600.
+  const nlohmann::json r = s.decide("pwr:200+fgd:800", pod("p", 2000, 1, 300), {0, 1, 2}, true);
+  EXPECT_EQ(explain_text(r),
+            "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on A, GPU 1, by "
+            "pwr:200+fgd:800.\n"
+            "It scored 65600, 13000 points above the runner-up C (52600).\n"
+            "Score terms on A: pwr 100 (raw 0) x weight 200 + fgd 57 (raw 57) x weight 800.\n"
+            "The placement changes the node's GPU fragmentation by -300 milli-GPU; on the "
+            "runner-up it would have changed by 0.\n"
+            "It adds 0 W to the node's power (the runner-up: 60 W).\n"
+            "All 3 nodes could host it.\n");
+}
+
+TEST(Explain, FailedByFragmentationWithBothCounterfactuals) {
+  // X: two GPUs with 600 free each (1200 in total); Y: one GPU with 300 free.
+  Scenario s({NodeSpec{"X", 16000, 64000, 2, 0}, NodeSpec{"Y", 16000, 64000, 1, 0}});
+  s.place(1, pod("x0", 1000, 1, 400), 0, 0b01);
+  s.place(2, pod("x1", 1000, 1, 400), 0, 0b10);
+  s.place(3, pod("y0", 1000, 1, 700), 1, 0b01);
+  const nlohmann::json r = s.decide("fgd", pod("q", 1000, 1, 800), {0, 1}, true);
+  EXPECT_EQ(explain_text(r),
+            "Pod q (1 vCPU, 1 GiB memory, 0.8 of one GPU) could not be placed.\n"
+            "0/2 nodes are available: 2 insufficient GPU share on any single GPU.\n"
+            "1 node has enough free GPU in total but split across GPUs (fragmentation), e.g. X.\n"
+            "Smallest change: it would fit on X if it asked for 0.6 of a GPU instead of 0.8 of a "
+            "GPU (25% less).\n"
+            "Or moving pod x0 (1 vCPU, 0.4 of one GPU) off X would make room there.\n");
+  const nlohmann::json facts = explain_facts(r);
+  EXPECT_EQ(facts["nodes_total"], 2);
+  EXPECT_EQ(facts["reason_counts"]["insufficient GPU share on any single GPU"], 2);
+  EXPECT_FALSE(facts["placed"].get<bool>());
+}
+
+TEST(Explain, FailedOnCpuWithoutGpu) {
+  Scenario s({NodeSpec{"Z", 8000, 64000, 1, 0}});
+  s.place(5, pod("z0", 7000, 0, 0), 0, 0);
+  const nlohmann::json r = s.decide("bestfit", pod("r", 2000, 0, 0), {0}, false);
+  EXPECT_EQ(explain_text(r),
+            "Pod r (2 vCPU, 1 GiB memory, no GPU) could not be placed.\n"
+            "0/1 nodes are available: 1 insufficient cpu.\n"
+            "Smallest change: it would fit on Z if it asked for 1 vCPU instead of 2 vCPU (50% "
+            "less).\n"
+            "Or moving pod z0 (7 vCPU, no GPU) off Z would make room there.\n");
+}
+
+TEST(Explain, DispatchRecord) {
+  const nlohmann::json r = {{"kind", "dispatch"},
+                            {"agent", "green"},
+                            {"pod", "j1"},
+                            {"qos", "BE"},
+                            {"request",
+                             {{"cpu_milli", 2000},
+                              {"memory_mib", 2048},
+                              {"num_gpu", 1},
+                              {"gpu_milli", 500},
+                              {"gpu_spec", nlohmann::json::array()}}},
+                            {"home_site", "de"},
+                            {"site", "gb"},
+                            {"deferred_s", 3600},
+                            {"slack_s", 43200},
+                            {"reason", "moves to gb: 40 g expected"},
+                            {"carbon_now", {{"de", 331.2}, {"gb", 120.0}}},
+                            {"alternatives", nlohmann::json::array({{{"site", "de"},
+                                                                     {"start_offset_s", 0},
+                                                                     {"forecast_ci", 330.4},
+                                                                     {"expected_g", 110.0}}})}};
+  EXPECT_EQ(explain_text(r),
+            "Job j1 (BE, 2 vCPU, 2 GiB memory, 0.5 of one GPU) was submitted at de and went to "
+            "gb, deferred 3600 s.\n"
+            "The green agent's reason: moves to gb: 40 g expected.\n"
+            "Grid carbon intensity at submission (gCO2/kWh): de 331, gb 120.\n"
+            "Best option per site: de from +0 s: 330 gCO2/kWh forecast, 110 g expected.\n"
+            "It used 3600 s of its 43200 s slack.\n");
+}
+
+// A local OpenAI-compatible endpoint.
+class NarratorServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.Post("/v1/chat/completions",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   last_body_ = req.body;
+                   last_auth_ = req.get_header_value("Authorization");
+                   res.status = status_;
+                   res.set_content(reply_, "application/json");
+                 });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+  NarratorConfig config() const {
+    NarratorConfig c;
+    c.url = "http://127.0.0.1:" + std::to_string(port_);
+    c.model = "m1";
+    c.api_key = "k";
+    c.timeout_s = 5;
+    return c;
+  }
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  int status_ = 200;
+  std::string reply_ =
+      R"({"choices":[{"message":{"role":"assistant","content":"In short: it fit best."}}]})";
+  std::string last_body_;
+  std::string last_auth_;
+};
+
+TEST_F(NarratorServer, SendsFactsAndReturnsTheReply) {
+  auto told = narrate(config(), {{"pod", "p"}}, "Pod p was placed.\n");
+  ASSERT_TRUE(told.ok()) << told.error();
+  EXPECT_EQ(told.value(), "In short: it fit best.");
+  const nlohmann::json body = nlohmann::json::parse(last_body_);
+  EXPECT_EQ(body["model"], "m1");
+  EXPECT_NE(body["messages"][1]["content"].get<std::string>().find("Pod p was placed."),
+            std::string::npos);
+  EXPECT_EQ(last_auth_, "Bearer k");
+}
+
+TEST_F(NarratorServer, FailuresAreErrors) {
+  status_ = 500;
+  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  status_ = 200;
+  reply_ = R"({"choices":[]})";
+  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  reply_ = "not json";
+  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  NarratorConfig bad = config();
+  bad.url = "ftp://x";
+  EXPECT_FALSE(narrate(bad, {}, "x").ok());
+  bad = config();
+  bad.url = "http://127.0.0.1:1";  // nothing listens
+  bad.timeout_s = 2;
+  EXPECT_FALSE(narrate(bad, {}, "x").ok());
+}
+
+}  // namespace
+}  // namespace greensched::explain
