@@ -9,7 +9,8 @@ DEMO_OUT   ?= demo-results
 # Debian packages the build and tests need.
 PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
             libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
-            libcpp-httplib-dev
+            libcpp-httplib-dev \
+            chromium
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
@@ -48,6 +49,9 @@ test: format-check build build-asan
 demo: build
 	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800 --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
 	./$(BUILD)/greensched multi --power-down-idle 1800 --oracle --out $(DEMO_OUT)/multi
+	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)/report.html
+	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi/report.html
+	@echo "open $(DEMO_OUT)/report.html and $(DEMO_OUT)/multi/report.html in a browser"
 
 bench: build
 	./$(BUILD)/greensched_bench

@@ -13,5 +13,6 @@ using Action = std::function<int()>;
 Action add_simulate_command(CLI::App& app);
 Action add_multi_command(CLI::App& app);
 Action add_explain_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
 
 }  // namespace greensched::app

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   auto simulate = greensched::app::add_simulate_command(app);
   auto multi = greensched::app::add_multi_command(app);
   auto explain = greensched::app::add_explain_command(app);
+  auto report = greensched::app::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -28,5 +29,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("simulate")) return simulate();
   if (app.got_subcommand("multi")) return multi();
   if (app.got_subcommand("explain")) return explain();
+  if (app.got_subcommand("report")) return report();
   return 2;
 }

@@ -1,0 +1,35 @@
+// One self-contained HTML page (inline SVG charts, inline CSS, no external resources) made
+// from whatever a greensched run wrote into a results directory. A section appears only for
+// the files present:
+//   simulate (inflation): curves.csv, summary.csv (first column `policy`, alloc columns),
+//                         occupancy.csv;
+//   simulate (replay):    timeline.csv (first column `policy`), summary.csv (with `queue`);
+//   multi:                summary.csv and timeline.csv (first column `agent`);
+//   decision records:     --record FILE or decisions.jsonl: the last N failed pods, explained.
+// A malformed file stops the report with "file:line: reason". The same inputs give a
+// byte-identical page.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "greensched/core/status.hpp"
+
+namespace greensched::report {
+
+struct HtmlReportOptions {
+  std::string in_dir;
+  std::string title = "greensched report";
+  int failed = 10;     // failed pods to explain (the last ones in the record file)
+  std::string record;  // decision records (JSON Lines); empty: in_dir/decisions.jsonl if any
+};
+
+struct HtmlReport {
+  std::string html;
+  std::vector<std::string> figures;  // ids of the charts and tables, in page order
+  std::vector<std::string> inputs;   // the files read
+};
+
+Result<HtmlReport> build_html_report(const HtmlReportOptions& options);
+
+}  // namespace greensched::report

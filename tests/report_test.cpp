@@ -1,0 +1,552 @@
+// The HTML report and its SVG chart builder: results directories made by hand with tiny CSVs,
+// rendered, and checked for the charts, axis titles, legends, escaping, no network resources,
+// file:line errors on malformed input, and byte-identical output.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "greensched/report/html_report.hpp"
+#include "greensched/report/svg_chart.hpp"
+
+namespace greensched::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per process and test: ctest runs the tests in parallel.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& suffix = "") {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() / fmt::format("greensched-report-{}-{}-{}{}", ::getpid(),
+                                                    info->test_suite_name(), info->name(), suffix);
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string path() const { return path_.string(); }
+  std::string write(const std::string& name, const std::string& content) const {
+    const fs::path p = path_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream out(p, std::ios::binary);
+    out << content;
+    return p.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t pos = text.find(part); pos != std::string::npos;
+       pos = text.find(part, pos + part.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// The page loads nothing: no URLs, no external scripts, styles, images or fonts.
+void expect_no_network(const std::string& html) {
+  EXPECT_FALSE(has(html, "http:"));
+  EXPECT_FALSE(has(html, "https:"));
+  EXPECT_FALSE(has(html, "src="));
+  EXPECT_FALSE(has(html, "<link"));
+  EXPECT_FALSE(has(html, "@import"));
+  EXPECT_FALSE(has(html, "url(/"));
+  EXPECT_FALSE(has(html, "//cdn"));
+}
+
+// Two policies (one with a name that needs escaping) over two seeds, bins 0..2, one empty cell.
+const char* const kCurves =
+    "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts\n"
+    "fgd,1,0,0.0,1000.0,3,1000.0\n"
+    "fgd,1,1,1.0,1500.0,2,2000.0\n"
+    "fgd,1,2,2.0,2000.0,2,3000.0\n"
+    "fgd,2,0,0.0,1000.0,3,1000.0\n"
+    "fgd,2,1,,,0,\n"
+    "fgd,2,2,1.8,2500.0,2,3100.0\n"
+    "a<b>&c,1,0,0.0,900.0,3,900.0\n"
+    "a<b>&c,1,1,0.9,1200.0,2,1900.0\n"
+    "a<b>&c,1,2,1.7,2600.0,2,2900.0\n";
+
+const char* const kSummary =
+    "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
+    "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
+    "power_watts_at_100,tune,wall_seconds\n"
+    "fgd,1,10,9,1,95.0,90.0,95.5,300000.0,95.6,1400000.0,1.3,0.1\n"
+    "fgd,2,10,8,2,95.5,90.0,95.7,290000.0,95.8,1410000.0,1.3,0.1\n"
+    "a<b>&c,1,10,7,3,90.0,88.0,90.5,500000.0,90.6,1300000.0,1.3,0.1\n";
+
+std::string occupancy_csv() {
+  std::string s = "policy,seed,arrived_gpu_pct,node,model,gpu,used_milli\n";
+  const char* rows[] = {"n1,V100,0,1000", "n1,V100,1,500", "n2,T4,0,0", "n3,V100,0,250",
+                        "n3,V100,1,0"};
+  for (const char* policy : {"fgd", "a<b>&c", "third"}) {
+    for (const char* r : rows) s += fmt::format("{},1,100,{}\n", policy, r);
+  }
+  return s;
+}
+
+Result<HtmlReport> build(const std::string& dir, int failed = 10, std::string record = "") {
+  HtmlReportOptions o;
+  o.in_dir = dir;
+  o.title = "Test <report> & co";
+  o.failed = failed;
+  o.record = std::move(record);
+  return build_html_report(o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SVG builder.
+
+TEST(SvgChart, EscapesText) {
+  EXPECT_EQ(svg::escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  EXPECT_EQ(svg::escape("plain"), "plain");
+}
+
+TEST(SvgChart, FormatsNumbers) {
+  EXPECT_EQ(svg::format_number(1234567.891, 1), "1,234,567.9");
+  EXPECT_EQ(svg::format_number(-1234, 0), "-1,234");
+  EXPECT_EQ(svg::format_number(-0.04, 1), "0.0");
+  EXPECT_EQ(svg::format_number(999, 0), "999");
+  EXPECT_EQ(svg::coord(12.0), "12");
+  EXPECT_EQ(svg::coord(-0.01), "0");
+  EXPECT_EQ(svg::coord(3.25), "3.2");  // round half to even is fine: fixed, deterministic
+}
+
+TEST(SvgChart, NiceTicks) {
+  const svg::Ticks a = svg::nice_ticks(0, 97, 5, true);
+  EXPECT_DOUBLE_EQ(a.step, 20);
+  EXPECT_DOUBLE_EQ(a.lo, 0);
+  EXPECT_DOUBLE_EQ(a.hi, 100);
+  ASSERT_EQ(a.values.size(), 6u);
+  EXPECT_EQ(a.decimals, 0);
+  const svg::Ticks b = svg::nice_ticks(0, 1.3, 6, true);
+  EXPECT_DOUBLE_EQ(b.step, 0.25);
+  EXPECT_EQ(b.decimals, 2);
+  const svg::Ticks c = svg::nice_ticks(80, 130, 8, false);
+  EXPECT_GE(c.values.front(), 80);
+  EXPECT_LE(c.values.back(), 130);
+  const svg::Ticks flat = svg::nice_ticks(5, 5, 5, true);  // a flat series still gets an axis
+  EXPECT_LT(flat.lo, 5);
+  EXPECT_GT(flat.hi, 5);
+}
+
+TEST(SvgChart, DownsampleKeepsPeaksAndGaps) {
+  std::vector<svg::Point> pts;
+  for (int i = 0; i < 10000; ++i) pts.push_back(svg::Point{i * 1.0, std::sin(i * 0.01)});
+  pts[5000].y = 7.0;   // a spike
+  pts[7000].y = -7.0;  // a dip
+  pts[8000].y = std::numeric_limits<double>::quiet_NaN();
+  const auto out = svg::downsample_minmax(pts, 2000);
+  EXPECT_LE(out.size(), 2100u);
+  EXPECT_GE(out.size(), 1000u);
+  bool spike = false, dip = false, gap = false;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].y == 7.0) spike = true;
+    if (out[i].y == -7.0) dip = true;
+    if (std::isnan(out[i].y)) gap = true;
+    if (i > 0) {
+      EXPECT_LE(out[i - 1].x, out[i].x);
+    }
+  }
+  EXPECT_TRUE(spike);
+  EXPECT_TRUE(dip);
+  EXPECT_TRUE(gap);
+  EXPECT_EQ(svg::downsample_minmax(std::vector<svg::Point>(10), 2000).size(), 10u);
+}
+
+TEST(SvgChart, ColoursAreStablePerName) {
+  svg::ColorMap a, b;
+  const std::string fgd = a.color("fgd");
+  b.color("random");
+  b.color("something-else");
+  EXPECT_EQ(b.color("fgd"), fgd);  // well-known names keep their colour whatever comes first
+  svg::ColorMap c;
+  std::set<std::string> colours;
+  for (int i = 0; i < 10; ++i) colours.insert(c.color(fmt::format("p{}", i)));
+  EXPECT_EQ(colours.size(), 10u);
+  EXPECT_EQ(c.color("p3"), c.color("p3"));
+}
+
+TEST(SvgChart, LineChartHasAxesLegendAndGaps) {
+  svg::LineChart chart;
+  chart.id = "c1";
+  chart.title = "T <1>";
+  chart.x_label = "X (units)";
+  chart.y_label = "Y (% & more)";
+  svg::Series s;
+  s.name = "p<&>";
+  s.color = "#123456";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.points = {{0, 1}, {1, 2}, {2, nan}, {3, 4}, {4, 5}};
+  s.band_lo = {{0, 0.5}, {1, 1.5}, {3, 3.5}, {4, 4.5}};
+  s.band_hi = {{0, 1.5}, {1, 2.5}, {3, 4.5}, {4, 5.5}};
+  chart.series.push_back(s);
+  const std::string out = svg::render_line_chart(chart);
+  EXPECT_TRUE(has(out, "<svg id=\"c1\""));
+  EXPECT_TRUE(has(out, ">T &lt;1&gt;</text>"));
+  EXPECT_TRUE(has(out, ">X (units)</text>"));
+  EXPECT_TRUE(has(out, ">Y (% &amp; more)</text>"));
+  EXPECT_TRUE(has(out, ">p&lt;&amp;&gt;</text>"));  // legend entry
+  EXPECT_TRUE(has(out, "class=\"band\""));
+  EXPECT_TRUE(has(out, "class=\"grid\""));
+  // The gap splits the line into two subpaths.
+  const std::size_t begin = out.find("<g class=\"series\">");
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t d = out.find(" d=\"", begin);
+  const std::size_t end = out.find('"', d + 4);
+  EXPECT_EQ(count(out.substr(d, end - d), "M"), 2u);
+  EXPECT_FALSE(has(out, "p<&>"));
+}
+
+TEST(SvgChart, BarChart) {
+  svg::BarChart chart;
+  chart.id = "bars";
+  chart.title = "Carbon";
+  chart.value_label = "Carbon (kg)";
+  chart.bars = {{"local", 9902.6, "#777"}, {"green <x>", 6201.9, "#5a5"}};
+  const std::string out = svg::render_bar_chart(chart);
+  EXPECT_TRUE(has(out, ">local</text>"));
+  EXPECT_TRUE(has(out, ">green &lt;x&gt;</text>"));
+  EXPECT_TRUE(has(out, ">9,903</text>"));
+  EXPECT_TRUE(has(out, ">Carbon (kg)</text>"));
+  EXPECT_EQ(count(out, "<rect"), 2u);
+}
+
+TEST(SvgChart, OccupancyMapOfAThousandNodesFits) {
+  svg::OccupancyMap map;
+  map.id = "occ";
+  map.title = "GPU occupancy at 100 %";
+  for (int i = 0; i < 1213; ++i) {
+    svg::MapNode n;
+    n.group = i < 600 ? "G2" : (i < 1000 ? "T4" : "V100M16");
+    const int gpus = i < 600 ? 8 : (i < 1000 ? 1 : 4);
+    for (int g = 0; g < gpus; ++g) n.used_milli.push_back((i * 7 + g * 300) % 1001);
+    map.nodes.push_back(std::move(n));
+  }
+  const std::string out = svg::render_occupancy_map(map);
+  // Width and height stay on a page; every group is labelled in the legend.
+  const std::size_t h = out.find("height=\"");
+  ASSERT_NE(h, std::string::npos);
+  const double height = std::stod(out.substr(h + 8));
+  EXPECT_LT(height, 900);
+  EXPECT_TRUE(has(out, "G2 (600)"));
+  EXPECT_TRUE(has(out, "T4 (400)"));
+  EXPECT_TRUE(has(out, "V100M16 (213)"));
+  for (int level = 1; level <= 5; ++level) {
+    EXPECT_TRUE(has(out, fmt::format("class=\"shade-{}\"", level)));
+  }
+  EXPECT_LT(out.size(), 400u * 1024);
+  EXPECT_EQ(svg::occupancy_level(0), 0);
+  EXPECT_EQ(svg::occupancy_level(1), 1);
+  EXPECT_EQ(svg::occupancy_level(500), 2);
+  EXPECT_EQ(svg::occupancy_level(999), 4);
+  EXPECT_EQ(svg::occupancy_level(1000), 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page.
+
+TEST(ReportHtml, InflationRunChartsAxesLegendsAndTable) {
+  TempDir dir;
+  dir.write("curves.csv", kCurves);
+  dir.write("summary.csv", kSummary);
+  dir.write("occupancy.csv", occupancy_csv());
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  for (const char* id : {"chart-alloc", "chart-frag", "chart-power", "table-summary",
+                         "chart-occupancy-1", "chart-occupancy-2"}) {
+    EXPECT_TRUE(has(html, fmt::format("id=\"{}\"", id))) << id;
+  }
+  EXPECT_FALSE(has(html, "chart-occupancy-3"));  // two maps at most
+  EXPECT_TRUE(has(html, "2 of the 3 snapshots"));
+  EXPECT_TRUE(has(html, "<figure class=\"chart\" id=\"chart-alloc\">"));
+  EXPECT_TRUE(has(html, ">Arrived GPU requests (% of cluster GPU capacity)</text>"));
+  EXPECT_TRUE(has(html, ">GPU allocation (% of cluster GPUs)</text>"));
+  EXPECT_TRUE(has(html, ">Fragmented GPUs (GPUs)</text>"));
+  EXPECT_TRUE(has(html, ">Cluster power (kW)</text>"));
+  // Legend entries for each policy in each chart, the odd name escaped everywhere.
+  EXPECT_EQ(count(html, ">fgd</text>"), 3u);
+  EXPECT_EQ(count(html, ">a&lt;b&gt;&amp;c</text>"), 3u);
+  EXPECT_FALSE(has(html, "a<b>&c"));
+  EXPECT_TRUE(has(html, "band: min–max over seeds"));
+  EXPECT_TRUE(has(html, "<figcaption>"));
+  // Title escaped.
+  EXPECT_TRUE(has(html, "<title>Test &lt;report&gt; &amp; co</title>"));
+  // Summary means: fgd alloc@100 = 95.25, failed 1.5; the other 90.00, failed 3.
+  EXPECT_TRUE(has(html, ">95.25</td>"));
+  EXPECT_TRUE(has(html, ">1.5</td>"));
+  EXPECT_TRUE(has(html, ">3</td>"));
+  // Power at 100 % in kW: (1400 + 1410) / 2.
+  EXPECT_TRUE(has(html, ">1,405.0</td>"));
+  // Occupancy map: the moment in the title, the model groups in the legend.
+  EXPECT_TRUE(has(html, "when arrived GPU requests reached 100 % of capacity"));
+  EXPECT_TRUE(has(html, "V100 (2)"));
+  EXPECT_TRUE(has(html, "T4 (1)"));
+  EXPECT_FALSE(has(html, "sec-multi"));
+  EXPECT_FALSE(has(html, "sec-replay"));
+  expect_no_network(html);
+  EXPECT_EQ(report.value().figures.front(), "chart-alloc");
+}
+
+TEST(ReportHtml, OnlySectionsForFilesPresent) {
+  TempDir dir;
+  dir.write("curves.csv", kCurves);
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  EXPECT_TRUE(has(html, "id=\"chart-alloc\""));
+  EXPECT_FALSE(has(html, "table-summary"));
+  EXPECT_FALSE(has(html, "chart-occupancy"));
+  EXPECT_FALSE(has(html, "sec-failed"));
+}
+
+TEST(ReportHtml, ReplayRun) {
+  TempDir dir;
+  std::string tl =
+      "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,"
+      "energy_joules\n";
+  for (const char* policy : {"fgd", "bestfit"}) {
+    for (int seed : {1, 2}) {
+      for (int i = 0; i <= 20; ++i) {
+        tl += fmt::format("{},{},{},{},{},{},{},{}\n", policy, seed, i * 8640.0, i % 5, i % 3,
+                          i * 0.5, 1000.0 + i * seed, i * 3.6e6);
+      }
+    }
+  }
+  dir.write("timeline.csv", tl);
+  dir.write("summary.csv",
+            "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
+            "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,wall_seconds\n"
+            "fgd,1,fifo,10,10,0,0,1.5,3.0,20.0,172800.0,0.1\n"
+            "fgd,2,fifo,10,9,1,0,2.5,4.0,22.0,172800.0,0.1\n"
+            "bestfit,1,backfill,10,10,0,1,0.5,1.0,21.0,86400.0,0.1\n");
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  for (const char* id : {"chart-replay-pods", "chart-replay-gpus", "chart-replay-power",
+                         "chart-replay-energy", "table-replay-summary"}) {
+    EXPECT_TRUE(has(html, fmt::format("id=\"{}\"", id))) << id;
+  }
+  EXPECT_TRUE(has(html, ">Time (days)</text>"));
+  EXPECT_TRUE(has(html, ">Energy since the start (kWh)</text>"));
+  EXPECT_TRUE(has(html, ">Cluster power (kW)</text>"));
+  EXPECT_TRUE(has(html, ">solid: running</text>"));
+  EXPECT_TRUE(has(html, ">dashed: queued</text>"));
+  EXPECT_TRUE(has(html, ">bestfit</text>"));
+  EXPECT_TRUE(has(html, ">backfill</td>"));
+  EXPECT_TRUE(has(html, ">9.5</td>"));   // mean pods started of fgd
+  EXPECT_TRUE(has(html, ">21.0</td>"));  // mean energy of fgd
+  EXPECT_FALSE(has(html, "chart-alloc"));
+  expect_no_network(html);
+}
+
+TEST(ReportHtml, LongTimelinesAreDownsampled) {
+  TempDir dir;
+  std::string tl =
+      "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,"
+      "energy_joules\n";
+  for (int64_t i = 0; i < 50000; ++i) {
+    tl += fmt::format("fgd,1,{},{},{},{},{},{}\n", i * 60, (i * 7919) % 1000, (i * 104729) % 50,
+                      (i * 31) % 400, 100000 + (i * 17) % 5000, i * 1000000);
+  }
+  dir.write("timeline.csv", tl);
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  // 5 series of 50000 points: without downsampling well over 2 MB.
+  EXPECT_LT(report.value().html.size(), 600u * 1024);
+}
+
+TEST(ReportHtml, MultiRun) {
+  TempDir dir;
+  dir.write("summary.csv",
+            "agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_be,p99_delay_s_be,"
+            "ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started,jobs,"
+            "jobs_deferred,transfer_kwh,wall_seconds,extra_col\n"
+            "local,1000.0,400.0,2.0,3.0,59.0,0,0,0.0,0.27,0,100,0,0.0,0.1,x<1>\n"
+            "green,900.0,300.0,5.0,1000.0,4000.0,0,10,36.5,0.27,0,100,20,2.5,0.5,y\n");
+  std::string tl =
+      "agent,time_s,site,power_watts,energy_kwh,carbon_kg,carbon_intensity,"
+      "running_jobs,queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,"
+      "online_nodes\n";
+  for (const char* agent : {"local", "green"}) {
+    for (int i = 0; i < 10; ++i) {
+      for (const char* site : {"north<wind>", "south", "fleet"}) {
+        tl += fmt::format("{},{},{},1000.0,{},{},{},1,{},{},1.0,0.5,3\n", agent, i * 3600, site,
+                          i * 1.0, i * 0.4, 100 + i * 10, i % 3, i % 2);
+      }
+    }
+  }
+  dir.write("timeline.csv", tl);
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  for (const char* id : {"chart-multi-carbon", "chart-multi-energy", "table-multi-summary",
+                         "chart-multi-intensity", "chart-multi-carbon-time", "chart-multi-queue"}) {
+    EXPECT_TRUE(has(html, fmt::format("id=\"{}\"", id))) << id;
+  }
+  EXPECT_TRUE(has(html, ">Carbon (kg CO₂)</text>"));
+  EXPECT_TRUE(has(html, ">Energy (kWh)</text>"));
+  EXPECT_TRUE(has(html, ">Carbon intensity (g CO₂/kWh)</text>"));
+  EXPECT_TRUE(has(html, ">Jobs waiting (queued + deferred)</text>"));
+  EXPECT_TRUE(has(html, ">north&lt;wind&gt;</text>"));  // site legend, escaped
+  EXPECT_TRUE(has(html, ">south</text>"));
+  EXPECT_FALSE(has(html, ">fleet</text>"));    // the fleet total is not a site
+  EXPECT_TRUE(has(html, ">-25.0 %</td>"));     // green's carbon vs local
+  EXPECT_TRUE(has(html, ">x&lt;1&gt;</td>"));  // an unknown column shown as it is, escaped
+  EXPECT_FALSE(has(html, "wall_seconds"));
+  // Bars and lines of an agent share its colour.
+  svg::ColorMap colours;
+  const std::string green = colours.color("green");
+  EXPECT_GE(count(html, fmt::format("fill=\"{}\"", green)), 2u);
+  EXPECT_GE(count(html, fmt::format("stroke=\"{}\"", green)), 2u);
+  expect_no_network(html);
+}
+
+TEST(ReportHtml, ExplainsTheLastFailedPods) {
+  TempDir dir;
+  dir.write("curves.csv", kCurves);
+  const auto failed = [](const std::string& pod, int step) {
+    return fmt::format(
+        "{{\"run\":{{\"policy\":\"fgd\",\"seed\":1}},\"pod\":\"{}\",\"step\":{},"
+        "\"request\":{{\"cpu_milli\":1000,\"memory_mib\":1024,\"num_gpu\":1,\"gpu_milli\":500}},"
+        "\"nodes_total\":2,\"reason_counts\":{{\"insufficient GPU\":2}},\"chosen_node\": null}}\n",
+        pod, step);
+  };
+  std::string records = failed("first-failed", 1);
+  records += "{\"pod\":\"placed\",\"chosen_node\":\"n1\",\"step\":2}\n";
+  records += failed("pod<script>alert(1)</script>", 3);
+  records += failed("last-failed", 4);
+  dir.write("decisions.jsonl", records);
+
+  auto report = build(dir.path(), 2);
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  EXPECT_TRUE(has(html, "id=\"sec-failed\""));
+  EXPECT_TRUE(has(html, "3 of 4 records"));
+  EXPECT_FALSE(has(html, "first-failed"));  // only the last 2
+  EXPECT_TRUE(has(html, "last-failed"));
+  EXPECT_TRUE(has(html, "pod&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_FALSE(has(html, "<script>alert"));
+  EXPECT_TRUE(has(html, "could not be placed"));  // explain_text's words
+  EXPECT_TRUE(has(html, "policy fgd, seed 1, step 4"));
+  EXPECT_EQ(count(html, "<article class=\"failed-pod\">"), 2u);
+
+  // --record names another file; --failed 0 leaves the section out.
+  TempDir other("-record");
+  const std::string path = other.write("records.jsonl", failed("elsewhere", 9));
+  auto from_record = build(dir.path(), 10, path);
+  ASSERT_TRUE(from_record.ok()) << from_record.error();
+  EXPECT_TRUE(has(from_record.value().html, "elsewhere"));
+  EXPECT_FALSE(has(from_record.value().html, "last-failed"));
+  auto none = build(dir.path(), 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(has(none.value().html, "sec-failed"));
+}
+
+TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
+  {
+    TempDir dir;
+    dir.write("curves.csv",
+              "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts\n"
+              "fgd,1,0,0.5,1000,3,1000\n"
+              "fgd,1,1,abc,1000,3,1000\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "curves.csv:3:")) << r.error();
+    EXPECT_TRUE(has(r.error(), "alloc_gpu_pct")) << r.error();
+    EXPECT_TRUE(has(r.error(), "not a number")) << r.error();
+  }
+  {
+    TempDir dir;
+    dir.write("curves.csv", "policy,seed,alloc_gpu_pct\nfgd,1,0.5\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "curves.csv:1: missing column 'arrived_gpu_pct'")) << r.error();
+  }
+  {
+    TempDir dir;
+    dir.write("summary.csv", std::string(kSummary) + "fgd,3,10\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "summary.csv:5:")) << r.error();
+    EXPECT_TRUE(has(r.error(), "3 fields")) << r.error();
+  }
+  {
+    TempDir dir;
+    dir.write("occupancy.csv",
+              "policy,seed,arrived_gpu_pct,node,model,gpu,used_milli\nfgd,1,100,n1,T4,0,1500\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "occupancy.csv:2:")) << r.error();
+    EXPECT_TRUE(has(r.error(), "used_milli")) << r.error();
+  }
+  {
+    TempDir dir;
+    dir.write("timeline.csv",
+              "agent,time_s,site,power_watts,energy_kwh,carbon_kg,carbon_intensity,running_jobs,"
+              "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,online_nodes\n"
+              "local,0,a,1,0,0,100,0,0,0,0,0,1\n"
+              "local,3600,a,1,0,0,,0,0,0,0,0,1\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "timeline.csv:3: column 'carbon_intensity': empty")) << r.error();
+  }
+  {
+    TempDir dir;
+    dir.write("curves.csv", kCurves);
+    dir.write("decisions.jsonl",
+              "{\"pod\":\"a\",\"chosen_node\":\"n\"}\n{\"chosen_node\": null,\n");
+    auto r = build(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(has(r.error(), "decisions.jsonl:2:")) << r.error();
+  }
+}
+
+TEST(ReportHtml, EmptyOrMissingDirectoryIsAnError) {
+  TempDir dir;
+  auto empty = build(dir.path());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_TRUE(has(empty.error(), "no greensched results")) << empty.error();
+  auto missing = build(dir.path() + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(has(missing.error(), "not a directory")) << missing.error();
+}
+
+TEST(ReportHtml, SameInputsGiveIdenticalPages) {
+  TempDir dir;
+  dir.write("curves.csv", kCurves);
+  dir.write("summary.csv", kSummary);
+  dir.write("occupancy.csv", occupancy_csv());
+  auto a = build(dir.path());
+  auto b = build(dir.path());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value().html, b.value().html);
+  EXPECT_TRUE(has(a.value().html, "</html>\n"));
+}
+
+}  // namespace
+}  // namespace greensched::report
