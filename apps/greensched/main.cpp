@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   auto multi = greensched::app::add_multi_command(app);
   auto explain = greensched::app::add_explain_command(app);
   auto report = greensched::app::add_report_command(app);
+  auto monitor = greensched::app::add_monitor_command(app);
+  auto profile = greensched::app::add_profile_command(app);
+  auto calibrate = greensched::app::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,5 +33,8 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("multi")) return multi();
   if (app.got_subcommand("explain")) return explain();
   if (app.got_subcommand("report")) return report();
+  if (app.got_subcommand("monitor")) return monitor();
+  if (app.got_subcommand("profile")) return profile();
+  if (app.got_subcommand("calibrate")) return calibrate();
   return 2;
 }

@@ -45,6 +45,7 @@ struct MultiCliOptions {
   bool quiet = false;
   bool json = false;
   std::string record;
+  bool predict_durations = false;  // monitor subsystem
 };
 
 int fail(const std::string& message, int code = 1) {
@@ -154,6 +155,7 @@ int run_multi(const MultiCliOptions& o) {
         opts.data_gb_per_job = o.data_gb;
         opts.power_model = power_model;
         opts.record = !o.record.empty();
+        opts.predict_durations = o.predict_durations;
         results[i] = multi::run_fleet(fleet, pods, shapes, opts);
         std::lock_guard<std::mutex> lock(mutex);
         ++done;
@@ -266,6 +268,9 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--record", o->record,
                   "write a dispatch record per job and agent (JSON Lines); read it with "
                   "greensched explain --policy AGENT --pod JOB");
+  cmd->add_flag("--predict-durations", o->predict_durations,
+                "agents decide on job durations predicted from the jobs finished before each "
+                "submission (per-shape quantiles) instead of the true ones");
   return [o] { return run_multi(*o); };
 }
 

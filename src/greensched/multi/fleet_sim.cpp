@@ -14,6 +14,7 @@
 #include "greensched/core/rng.hpp"
 #include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
+#include "greensched/monitor/job_predictor.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -138,6 +139,7 @@ class FleetSim final : public FleetView {
   std::size_t jobs_done_ = 0;
   MultiResult result_;
   std::vector<nlohmann::json> records_;  // per job, when recording
+  std::vector<int64_t> predicted_s_;     // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
 };
 
@@ -413,6 +415,9 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
                                                  : static_cast<double>(pod.memory_mib) / 1024.0;
     push(info.submit_s, EventKind::kJobSubmit, j);
   }
+  // --predict-durations: each job's duration as predicted online from the jobs finished
+  // before its submission (monitor/job_predictor); used only for the agent's decision.
+  if (options_.predict_durations) predicted_s_ = monitor::predict_durations_online(pods);
   result_.jobs = static_cast<int64_t>(jobs_.size());
   result_.decisions.resize(jobs_.size());
   if (options_.record) records_.resize(jobs_.size());
@@ -436,7 +441,10 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     switch (e.kind) {
       case EventKind::kJobSubmit: {
         Job& job = jobs_[e.a];
-        Dispatch d = agent.value()->decide(job.info, *this);
+        // --predict-durations: the agent sees the predicted duration, the job runs its true one.
+        JobInfo predicted = job.info;
+        if (!predicted_s_.empty()) predicted.duration_s = predicted_s_[e.a];
+        Dispatch d = agent.value()->decide(predicted_s_.empty() ? job.info : predicted, *this);
         if (d.site < 0 || d.site >= static_cast<int>(sites_.size())) d.site = job.info.home_site;
         d.not_before_s = std::max(d.not_before_s, now_);
         if (!job.info.latency_sensitive) {

@@ -31,6 +31,10 @@ struct MultiOptions {
   AgentOptions agent_options;
   power::PowerModel power_model = power::PowerModel::builtin();
   bool record = false;  // a dispatch record per job (JSON Lines in MultiResult::records)
+  // Agents decide on a duration predicted from the jobs finished before each submission
+  // (monitor/job_predictor.hpp) instead of the true one; jobs still run for their true
+  // duration. (--predict-durations; owned by the monitor subsystem.)
+  bool predict_durations = false;
 };
 
 // One row of the time series: a site (or the fleet, site = -1) at a time.

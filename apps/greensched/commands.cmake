@@ -1,0 +1,6 @@
+# Commands of the monitor/ subsystem: node agent, workload profiler, power-model calibration.
+target_sources(greensched PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/monitor_command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/profile_command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibrate_command.cpp
+)
