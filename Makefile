@@ -10,7 +10,8 @@ DEMO_OUT   ?= demo-results
 PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
             libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
             libcpp-httplib-dev \
-            chromium
+            chromium \
+            libsqlite3-dev clang libclang-rt-14-dev
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 

@@ -1,3 +1,5 @@
+# Commands of the serve/ subsystem: the Kubernetes scheduler extender.
+target_sources(greensched PRIVATE ${CMAKE_CURRENT_LIST_DIR}/serve_command.cpp)
 # Commands of the monitor/ subsystem: node agent, workload profiler, power-model calibration.
 target_sources(greensched PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/monitor_command.cpp

@@ -17,5 +17,6 @@ Action add_report_command(CLI::App& app);
 Action add_monitor_command(CLI::App& app);
 Action add_profile_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 }  // namespace greensched::app

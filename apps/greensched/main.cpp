@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   auto monitor = greensched::app::add_monitor_command(app);
   auto profile = greensched::app::add_profile_command(app);
   auto calibrate = greensched::app::add_calibrate_command(app);
+  auto serve = greensched::app::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,5 +37,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("monitor")) return monitor();
   if (app.got_subcommand("profile")) return profile();
   if (app.got_subcommand("calibrate")) return calibrate();
+  if (app.got_subcommand("serve")) return serve();
   return 2;
 }

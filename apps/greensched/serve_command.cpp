@@ -1,0 +1,175 @@
+// greensched serve: run the scheduling policies for real, as a kube-scheduler extender beside
+// Kubernetes (see docs/SERVE.md). Listens first (answering 503 while the journal replays),
+// then serves until SIGINT or SIGTERM, and commits anything queued before it exits.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "greensched/serve/http_server.hpp"
+#include "greensched/serve/kube_binder.hpp"
+#include "greensched/serve/serve_config.hpp"
+#include "greensched/serve/service.hpp"
+
+namespace greensched::app {
+namespace {
+
+struct ServeOptions {
+  std::string listen = "0.0.0.0:8888";
+  std::string nodes;
+  std::string nodes_json;
+  std::string state;
+  std::string config;
+  std::string prefix = "/";
+  std::string policy;
+  std::string port_file;
+  bool kube_bind = false;
+  std::string kube_api;
+  std::string kube_token_file;
+  std::string kube_ca_file;
+  bool quiet = false;
+};
+
+bool split_listen(const std::string& listen, std::string& host, int& port) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string p = listen.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  port = std::stoi(p);
+  return !host.empty() && port <= 65535;
+}
+
+int run_serve(const ServeOptions& o) {
+  std::string host;
+  int port = 0;
+  if (!split_listen(o.listen, host, port)) {
+    fmt::print(stderr, "error: --listen {}: expected HOST:PORT, e.g. 0.0.0.0:8888\n", o.listen);
+    return 2;
+  }
+  serve::ServiceInputs inputs;
+  inputs.nodes_csv = o.nodes;
+  inputs.nodes_json = o.nodes_json;
+  inputs.state_dir = o.state;
+  if (!o.config.empty()) {
+    auto config = serve::load_serve_config(o.config);
+    if (!config.ok()) {
+      fmt::print(stderr, "error: {}\n", config.error());
+      return 1;
+    }
+    inputs.config = std::move(config.value());
+  }
+  if (!o.policy.empty()) inputs.config.policy = o.policy;
+  inputs.config.server.prefix = o.prefix;
+
+  serve::Binder binder;
+  if (o.kube_bind) {
+    serve::KubeApiOptions api;
+    api.server = o.kube_api;
+    api.token_file = o.kube_token_file;
+    api.ca_file = o.kube_ca_file;
+    auto made = serve::make_kube_binder(api);
+    if (!made.ok()) {
+      fmt::print(stderr, "error: {}\n", made.error());
+      return 1;
+    }
+    binder = std::move(made.value());
+  }
+
+  // Signals are taken by sigwait below, so block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  serve::ExtenderServer server(inputs.config.server);
+  auto bound = server.start(host, port);
+  if (!bound.ok()) {
+    fmt::print(stderr, "error: {}\n", bound.error());
+    return 1;
+  }
+  if (!o.port_file.empty()) {
+    const std::string tmp = o.port_file + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << bound.value() << "\n";
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, o.port_file, ec);
+    if (ec) {
+      fmt::print(stderr, "error: --port-file {}: {}\n", o.port_file, ec.message());
+      return 1;
+    }
+  }
+
+  serve::StartupReport report;
+  auto extender = serve::open_extender(inputs, &report);
+  if (!extender.ok()) {
+    fmt::print(stderr, "error: {}\n", extender.error());
+    server.stop();
+    return 1;
+  }
+  for (const std::string& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (binder) extender.value()->set_binder(binder);
+  server.attach(extender.value().get());
+  if (!o.quiet) {
+    fmt::print(stderr,
+               "greensched serve: {}:{}{} policy {} | {} nodes, {} pods bound ({} journal "
+               "entries replayed) | FGD target: {} | state {}{}\n",
+               host, bound.value(), server.prefix(), inputs.config.policy, report.nodes,
+               report.pods, report.replayed, report.target, o.state,
+               o.kube_bind ? " | binds through the API server" : "");
+  }
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (!o.quiet) fmt::print(stderr, "greensched serve: signal {}, stopping\n", sig);
+  server.stop();
+  server.attach(nullptr);
+  extender.value().reset();  // commits what is queued
+  return 0;
+}
+
+}  // namespace
+
+Action add_serve_command(CLI::App& app) {
+  auto opts = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Run as a Kubernetes scheduler extender (filter, prioritize, bind) with durable state");
+  cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--nodes", opts->nodes,
+                  "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
+  cmd->add_option("--nodes-json", opts->nodes_json,
+                  "Kubernetes NodeList JSON (kubectl get nodes -o json)");
+  cmd->add_option("--state", opts->state, "directory of the durable journal (created if absent)")
+      ->required();
+  cmd->add_option("--config", opts->config, "JSON config: policy, target_pods, power model, ...");
+  cmd->add_option("--prefix", opts->prefix, "URL prefix of the extender verbs")
+      ->capture_default_str();
+  cmd->add_option("--policy", opts->policy, "policy spec, overriding the config (e.g. fgd)");
+  cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
+  cmd->add_flag("--kube-bind", opts->kube_bind,
+                "bind pods through the API server (with the gpu-index annotation)");
+  cmd->add_option("--kube-api", opts->kube_api, "API server URL (default: in-cluster)");
+  cmd->add_option("--kube-token-file", opts->kube_token_file,
+                  "bearer token file (default: the service account's)");
+  cmd->add_option("--kube-ca-file", opts->kube_ca_file,
+                  "CA bundle of the API server (default: the service account's)");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
+  return [opts] { return run_serve(*opts); };
+}
+
+}  // namespace greensched::app

@@ -1,0 +1,129 @@
+// The extender's view of the cluster: the nodes by name, every bound pod by namespace/name
+// with the GPUs it holds, and what follows from them (core::Cluster's allocation truth, the
+// policy, cluster fragmentation and modelled power). Every change goes through core::Cluster,
+// so an overcommitting change fails and leaves nothing changed. Not thread-safe: the
+// Extender serialises access with its mutex.
+//
+// Changes are described by journal entries (JSON, one per change) so that replaying the
+// journal rebuilds the state exactly:
+//   {"op":"node", name, cpu_milli, memory_mib, gpu_count, gpu_model}
+//   {"op":"bind", ns, name, uid, node, cpu_milli, memory_mib, num_gpu, gpu_milli,
+//    gpu_models [..], gpu_index "0-1"}
+//   {"op":"release", ns, name, uid}
+//   {"op":"snapshot", nodes [node entries], pods [bind entries]}
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/rng.hpp"
+#include "greensched/frag/fragmentation.hpp"
+#include "greensched/policy/policy.hpp"
+#include "greensched/power/power_model.hpp"
+#include "greensched/serve/node_object.hpp"
+#include "greensched/serve/pod_request.hpp"
+
+namespace greensched::serve {
+
+struct BoundPod {
+  PodRequest request;
+  PodSpec spec;  // the request as the policies see it
+  std::string node;
+  GpuMask gpus = 0;
+  PodId id = 0;
+};
+
+struct StateOptions {
+  std::string policy = "fgd";   // any spec of policy::make_policy, e.g. "pwr:200+fgd:800"
+  std::string gpu_select;       // in a mix: whose rule picks GPUs ("" = default)
+  frag::TargetWorkload target;  // FGD's target workload
+  power::PowerModel power_model = power::PowerModel::builtin();
+  uint64_t seed = 42;
+};
+
+class ClusterState {
+ public:
+  // Fails on duplicate node names, a bad policy spec, or (when the policy uses power) a node
+  // whose GPU model has no power figures.
+  static Result<std::unique_ptr<ClusterState>> create(GpuModelRegistry models,
+                                                      std::vector<NodeSpec> nodes,
+                                                      StateOptions options);
+
+  const Cluster& cluster() const { return *cluster_; }
+  const GpuModelRegistry& models() const { return models_; }
+  std::optional<NodeIndex> find_node(std::string_view name) const;
+  // Nodes added after start (for snapshots).
+  const std::vector<NodeSpec>& added_nodes() const { return added_; }
+
+  // A node spec from a Node object; interns its GPU model (fails when the registry is full).
+  Result<NodeSpec> node_spec(const NodeInfo& info);
+  // Adds a node; fails if the name exists. Rebuilds the cluster, policy and trackers.
+  Status add_node(NodeSpec spec);
+
+  // The request as the policies see it: models resolved (an unknown model matches no node)
+  // and a shape id for the policies' caches.
+  PodSpec pod_spec(const PodRequest& request);
+
+  const BoundPod* find_pod(const std::string& key) const;
+  const std::map<std::string, BoundPod>& pods() const { return pods_; }
+  // Binds the pod to `node` on exactly `gpus`; fails, changing nothing, if the pod is already
+  // bound, the node is unknown, or it would overcommit.
+  Status bind(const PodRequest& request, std::string_view node, GpuMask gpus);
+  Status release(const std::string& key);
+
+  policy::Policy& policy() { return *policy_; }
+  Rng& rng() { return rng_; }
+
+  double fragmentation_gpu_milli() const { return fragmentation_->gpu_milli(); }
+  double node_power_watts(NodeIndex node) const { return power_->node_watts(node); }
+  double power_watts() const { return power_->watts(); }
+  double pue() const { return pue_; }
+  const std::string& policy_spec() const { return options_.policy; }
+
+  // Journal entries of changes, and replay of one entry.
+  static std::string node_entry(const NodeSpec& spec, const GpuModelRegistry& models);
+  static std::string bind_entry(const BoundPod& pod);
+  static std::string release_entry(const PodRef& ref);
+  std::string snapshot_entry() const;
+  Status apply_entry(const std::string& entry);
+
+  // The pod as JSON for GET pods/<ns>/<name> (with its gpu-index annotation).
+  static nlohmann::json pod_json(const BoundPod& pod);
+
+ private:
+  ClusterState(GpuModelRegistry models, std::vector<NodeSpec> nodes, StateOptions options);
+  // Builds cluster, trackers and policy from specs_ and re-places every bound pod.
+  Status rebuild();
+  Status apply_json(const nlohmann::json& entry);
+
+  GpuModelRegistry models_;
+  std::vector<NodeSpec> specs_;
+  std::vector<NodeSpec> added_;
+  std::unordered_map<std::string, NodeIndex> node_index_;
+  StateOptions options_;
+  bool needs_power_ = false;
+  double pue_ = 1.0;
+
+  std::unique_ptr<Cluster> cluster_;
+  std::shared_ptr<frag::FragmentationModel> frag_model_;
+  std::unique_ptr<frag::ClusterFragmentation> fragmentation_;
+  std::shared_ptr<const std::vector<power::NodePower>> node_power_;
+  std::unique_ptr<power::ClusterPower> power_;
+  std::unique_ptr<policy::Policy> policy_;
+  Rng rng_;
+
+  std::map<std::string, BoundPod> pods_;
+  std::vector<PodId> free_ids_;
+  PodId next_id_ = 0;
+  std::map<std::tuple<int64_t, int, int32_t, GpuModelSet>, uint32_t> shapes_;
+};
+
+}  // namespace greensched::serve

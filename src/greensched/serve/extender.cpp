@@ -1,0 +1,366 @@
+#include "greensched/serve/extender.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "greensched/policy/filter.hpp"
+#include "greensched/serve/filter_message.hpp"
+#include "greensched/serve/gpu_index.hpp"
+
+namespace greensched::serve {
+
+Extender::Extender(std::unique_ptr<ClusterState> state, std::unique_ptr<Journal> journal,
+                   ExtenderOptions options)
+    : state_(std::move(state)),
+      journal_(std::move(journal)),
+      options_(options),
+      pending_(options.pending_capacity) {}
+
+Extender::~Extender() {
+  (void)journal_->flush();
+}
+
+void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result) {
+  std::vector<std::string> entries;
+  for (const NodeItem& item : args.nodes) {
+    if (state_->find_node(item.name)) continue;
+    std::string why;
+    if (options_.unknown_nodes == UnknownNodes::kReject) {
+      why = "unknown node: not in greensched's state (unknown_nodes: reject)";
+    } else if (!item.info) {
+      why = "unknown node with a malformed Node object: " + item.error;
+    } else {
+      auto spec = state_->node_spec(*item.info);
+      Status s = spec.ok() ? state_->add_node(spec.value()) : Status(Error{spec.error()});
+      if (s.ok()) {
+        entries.push_back(ClusterState::node_entry(spec.value(), state_->models()));
+        continue;
+      }
+      why = "unknown node that cannot be added: " + s.message();
+    }
+    if (result != nullptr) result->failed_unresolvable[item.name] = why;
+  }
+  // No wait: a later bind's commit carries these first (the journal keeps queue order).
+  if (!entries.empty()) journal_->enqueue(std::move(entries));
+}
+
+FilterResult Extender::filter(ExtenderArgs& args) {
+  FilterResult result;
+  const std::size_t n = args.node_names.size();
+  // Under the lock: decide, and copy what the messages need. The text is written after.
+  enum class Verdict : uint8_t { kFits, kFails, kUnknown, kRejected };
+  std::vector<Verdict> verdict(n, Verdict::kFits);
+  std::vector<FilterFacts> facts(n);
+  std::optional<GpuModelRegistry> models;
+  PodSpec pod;
+  {
+    std::lock_guard lock(mu_);
+    if (args.node_objects) add_unknown_nodes(args, &result);
+    pod = state_->pod_spec(args.pod);
+    pending_.put(args.pod);
+    const Cluster& cluster = state_->cluster();
+    bool model_reasons = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string& name = args.node_names[i];
+      if (!result.failed_unresolvable.empty() && result.failed_unresolvable.contains(name)) {
+        verdict[i] = Verdict::kRejected;
+        continue;
+      }
+      const auto node = state_->find_node(name);
+      if (!node) {
+        verdict[i] = Verdict::kUnknown;
+        continue;
+      }
+      const NodeSpec& spec = cluster.spec(*node);
+      const NodeState& s = cluster.state(*node);
+      const policy::FilterReason reason = policy::filter_node(spec, s, pod);
+      if (reason == policy::FilterReason::kFits) continue;
+      verdict[i] = Verdict::kFails;
+      facts[i] = filter_facts(reason, spec, s);
+      model_reasons |= reason == policy::FilterReason::kGpuModelNotAllowed;
+    }
+    if (model_reasons) models = state_->models();
+  }
+  static const GpuModelRegistry kNoModels;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& name = args.node_names[i];
+    switch (verdict[i]) {
+      case Verdict::kFits:
+        result.passed.push_back(i);
+        break;
+      case Verdict::kRejected:
+        break;
+      case Verdict::kUnknown:
+        result.failed_unresolvable[name] =
+            "unknown node: not in greensched's state (give it in --nodes or --nodes-json, or "
+            "configure the extender with nodeCacheCapable: false)";
+        break;
+      case Verdict::kFails: {
+        std::string message = filter_message(facts[i], pod, models ? *models : kNoModels);
+        if (filter_unresolvable(facts[i], pod)) {
+          result.failed_unresolvable[name] = std::move(message);
+        } else {
+          result.failed[name] = std::move(message);
+        }
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
+  const std::size_t n = args.node_names.size();
+  std::vector<int32_t> slot(n, -1);
+  std::vector<policy::Candidate> candidates;
+  candidates.reserve(n);
+  {
+    std::lock_guard lock(mu_);
+    if (args.node_objects) add_unknown_nodes(args, nullptr);
+    const PodSpec pod = state_->pod_spec(args.pod);
+    pending_.put(args.pod);
+    const Cluster& cluster = state_->cluster();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto node = state_->find_node(args.node_names[i]);
+      if (!node) continue;
+      if (policy::filter_node(cluster.spec(*node), cluster.state(*node), pod) !=
+          policy::FilterReason::kFits) {
+        continue;
+      }
+      slot[i] = static_cast<int32_t>(candidates.size());
+      candidates.push_back(policy::Candidate{*node, 0, 0});
+    }
+    if (!candidates.empty()) {
+      state_->policy().score(cluster, pod, candidates, state_->rng());
+      state_->policy().normalize(candidates);
+    }
+  }
+  int64_t low = 0;
+  int64_t high = 0;
+  if (!candidates.empty()) {
+    low = high = candidates.front().score;
+    for (const policy::Candidate& c : candidates) {
+      low = std::min(low, c.score);
+      high = std::max(high, c.score);
+    }
+  }
+  // Min-max over the candidates to 0..10: only the policy's best nodes get 10.
+  std::vector<HostPriority> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    int64_t score = 0;
+    if (slot[i] >= 0) {
+      const int64_t s = candidates[slot[i]].score;
+      score = high == low ? kMaxExtenderScore : (s - low) * kMaxExtenderScore / (high - low);
+    }
+    out.push_back(HostPriority{args.node_names[i], score});
+  }
+  return out;
+}
+
+void Extender::maybe_compact() {
+  if (journal_->stats().since_snapshot < options_.compact_every) return;
+  if (Status s = journal_->compact(state_->snapshot_entry()); !s.ok()) {
+    fmt::print(stderr, "greensched serve: journal compaction failed: {}\n", s.message());
+  }
+}
+
+void Extender::undo_bind(const PodRef& ref, const std::string& node) {
+  std::lock_guard lock(mu_);
+  const BoundPod* pod = state_->find_pod(ref.key());
+  if (pod != nullptr && pod->node == node && pod->request.ref.uid == ref.uid) {
+    (void)state_->release(ref.key());
+  }
+}
+
+BindOutcome Extender::bind(const BindingArgs& args) {
+  BindOutcome out;
+  const std::string key = args.pod.key();
+  std::unique_lock lock(mu_);
+  if (Status h = health(); !h.ok()) {
+    out.error = h.message();
+    return out;
+  }
+  std::vector<std::string> entries;
+  if (const BoundPod* existing = state_->find_pod(key)) {
+    const bool same_pod = args.pod.uid.empty() || existing->request.ref.uid.empty() ||
+                          existing->request.ref.uid == args.pod.uid;
+    if (same_pod && existing->node == args.node) {
+      out.gpu_index = format_gpu_index(existing->gpus);  // a retried bind: already done
+      return out;
+    }
+    if (same_pod) {
+      out.error = fmt::format("pod {} is already bound to node {}", key, existing->node);
+      return out;
+    }
+    // Same namespace/name, new UID: the old pod is gone (names are unique among live pods).
+    entries.push_back(ClusterState::release_entry(existing->request.ref));
+    (void)state_->release(key);
+  }
+  const PodRequest* pending = pending_.find(key);
+  std::string error;
+  std::optional<NodeIndex> node;
+  if (pending == nullptr) {
+    error = fmt::format(
+        "pod {} was not seen by filter or prioritize (or was forgotten since); kube-scheduler "
+        "retries it from filter",
+        key);
+  } else if (!args.pod.uid.empty() && !pending->ref.uid.empty() &&
+             pending->ref.uid != args.pod.uid) {
+    error = fmt::format("pod {} was filtered as UID {} but is bound as UID {}", key,
+                        pending->ref.uid, args.pod.uid);
+  } else if (node = state_->find_node(args.node); !node) {
+    error = fmt::format("cannot bind pod {}: unknown node {}", key, args.node);
+  }
+  PodRequest request;
+  GpuMask gpus = 0;
+  if (error.empty()) {
+    request = *pending;
+    if (!args.pod.uid.empty()) request.ref.uid = args.pod.uid;
+    const PodSpec spec = state_->pod_spec(request);
+    const Cluster& cluster = state_->cluster();
+    const policy::FilterReason reason =
+        policy::filter_node(cluster.spec(*node), cluster.state(*node), spec);
+    if (reason != policy::FilterReason::kFits) {
+      error = fmt::format(
+          "cannot bind pod {} to node {}: {}", key, args.node,
+          filter_message(filter_facts(reason, cluster.spec(*node), cluster.state(*node)), spec,
+                         state_->models()));
+    } else {
+      gpus = state_->policy().select_gpus(cluster, *node, spec, state_->rng());
+      if (Status s = state_->bind(request, args.node, gpus); !s.ok()) {
+        error = fmt::format("cannot bind pod {} to node {}: {}", key, args.node, s.message());
+      }
+    }
+  }
+  if (error.empty()) {
+    entries.push_back(ClusterState::bind_entry(*state_->find_pod(key)));
+    pending_.erase(key);
+  }
+  uint64_t ticket = 0;
+  if (!entries.empty()) ticket = journal_->enqueue(std::move(entries));
+  if (error.empty()) maybe_compact();
+  lock.unlock();
+
+  if (ticket != 0) {
+    if (Status s = journal_->wait_durable(ticket); !s.ok()) {
+      if (error.empty()) undo_bind(request.ref, args.node);
+      out.error = fmt::format("pod {} not bound: {}", key, s.message());
+      return out;
+    }
+  }
+  if (!error.empty()) {
+    out.error = std::move(error);
+    return out;
+  }
+  out.gpu_index = format_gpu_index(gpus);
+  if (binder_) {
+    if (Status s = binder_(args, out.gpu_index); !s.ok()) {
+      lock.lock();
+      uint64_t undo = 0;
+      const BoundPod* pod = state_->find_pod(key);
+      if (pod != nullptr && pod->node == args.node && pod->request.ref.uid == request.ref.uid) {
+        const PodRef ref = pod->request.ref;
+        (void)state_->release(key);
+        undo = journal_->enqueue({ClusterState::release_entry(ref)});
+      }
+      lock.unlock();
+      if (undo != 0) (void)journal_->wait_durable(undo);
+      out.error =
+          fmt::format("pod {}: binding through the API server failed: {}", key, s.message());
+      out.gpu_index.clear();
+    }
+  }
+  return out;
+}
+
+ReleaseOutcome Extender::release(const PodRef& ref) {
+  ReleaseOutcome out;
+  const std::string key = ref.key();
+  std::unique_lock lock(mu_);
+  pending_.erase(key);
+  if (Status h = health(); !h.ok()) {
+    out.http_status = 503;
+    out.error = h.message();
+    return out;
+  }
+  const BoundPod* pod = state_->find_pod(key);
+  if (pod == nullptr) {
+    out.http_status = 404;
+    out.error = fmt::format("pod {} holds no allocation", key);
+    return out;
+  }
+  if (!ref.uid.empty() && !pod->request.ref.uid.empty() && ref.uid != pod->request.ref.uid) {
+    out.http_status = 409;
+    out.error =
+        fmt::format("pod {} is bound as UID {}, not {}", key, pod->request.ref.uid, ref.uid);
+    return out;
+  }
+  const std::string entry = ClusterState::release_entry(pod->request.ref);
+  if (Status s = state_->release(key); !s.ok()) {
+    out.http_status = 500;
+    out.error = s.message();
+    return out;
+  }
+  const uint64_t ticket = journal_->enqueue({entry});
+  lock.unlock();
+  if (Status s = journal_->wait_durable(ticket); !s.ok()) {
+    out.http_status = 503;
+    out.error = s.message();
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> Extender::pod(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  const BoundPod* p = state_->find_pod(ns + "/" + name);
+  if (p == nullptr) return std::nullopt;
+  return ClusterState::pod_json(*p);
+}
+
+nlohmann::json Extender::pods() {
+  nlohmann::json out = nlohmann::json::array();
+  std::lock_guard lock(mu_);
+  for (const auto& [key, p] : state_->pods()) out.push_back(ClusterState::pod_json(p));
+  return out;
+}
+
+StateGauges Extender::gauges() {
+  StateGauges g;
+  g.journal = journal_->stats();
+  std::lock_guard lock(mu_);
+  const Cluster& cluster = state_->cluster();
+  g.nodes.reserve(cluster.size());
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    const auto node = static_cast<NodeIndex>(n);
+    const NodeSpec& spec = cluster.spec(node);
+    const NodeState& s = cluster.state(node);
+    NodeGauge ng;
+    ng.name = spec.name;
+    ng.gpu_model = spec.model == kNoGpuModel ? std::string() : state_->models().name(spec.model);
+    ng.gpu_capacity_milli = int64_t{spec.gpu_count} * kGpuMilli;
+    ng.gpu_allocated_milli = ng.gpu_capacity_milli - s.gpu_free_total_milli;
+    ng.pods = s.pods;
+    ng.power_watts = state_->node_power_watts(node);
+    g.nodes.push_back(std::move(ng));
+  }
+  g.gpu_capacity_milli = cluster.total_gpu_milli();
+  g.gpu_allocated_milli = cluster.allocated_gpu_milli();
+  g.fragmentation_gpu_milli = state_->fragmentation_gpu_milli();
+  g.power_watts = state_->power_watts();
+  g.pue = state_->pue();
+  g.pods = static_cast<int64_t>(state_->pods().size());
+  g.pending = static_cast<int64_t>(pending_.size());
+  g.policy = state_->policy_spec();
+  return g;
+}
+
+Status Extender::health() const {
+  const JournalStats s = journal_->stats();
+  if (s.failed)
+    return Error{fmt::format("journal failed, changes refused until restart: {}", s.failure)};
+  return Status::Ok();
+}
+
+}  // namespace greensched::serve

@@ -1,0 +1,101 @@
+// The extender's verbs on the cluster state, serialised by one mutex (decisions take
+// microseconds to a millisecond, so a single lock is simpler than finer locking and costs
+// little; the journal commit of a bind happens after the lock is released, so concurrent binds
+// share commits). Filter and prioritize use the same policy code as the simulator
+// (policy::filter_node, Policy::score/normalize); bind re-checks the node, lets the policy
+// pick the GPUs, allocates through core::Cluster (which refuses overcommit) and returns only
+// once the change is in the journal.
+//
+// Unknown nodes: with node objects (nodeCacheCapable: false) a node the state does not know
+// is added from its object (UnknownNodes::kAdd, the default) or rejected as unresolvable
+// (kReject); a node known only by name (nodeCacheCapable: true) is always rejected. A known
+// node's object is not re-read: its capacity is the one it was added with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/serve/cluster_state.hpp"
+#include "greensched/serve/extender_protocol.hpp"
+#include "greensched/serve/journal.hpp"
+#include "greensched/serve/metrics.hpp"
+#include "greensched/serve/pending_pods.hpp"
+
+namespace greensched::serve {
+
+enum class UnknownNodes { kAdd, kReject };
+
+struct ExtenderOptions {
+  UnknownNodes unknown_nodes = UnknownNodes::kAdd;
+  std::size_t pending_capacity = 65536;
+  uint64_t compact_every = 100000;  // journal entries after which a snapshot replaces them
+};
+
+// Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
+using Binder = std::function<Status(const BindingArgs& args, const std::string& gpu_index)>;
+
+struct BindOutcome {
+  std::string error;      // "" on success
+  std::string gpu_index;  // alibabacloud.com/gpu-index of the pod ("" for no GPU)
+};
+
+struct ReleaseOutcome {
+  int http_status = 200;  // 200, 404 (not bound), 409 (UID mismatch), 503 (journal)
+  std::string error;
+};
+
+struct ResyncOutcome {
+  int added = 0;
+  int removed = 0;
+  int unchanged = 0;
+  std::vector<std::pair<std::string, std::string>> errors;  // pod key, reason
+  std::string error;                                        // journal failure
+};
+
+class Extender {
+ public:
+  Extender(std::unique_ptr<ClusterState> state, std::unique_ptr<Journal> journal,
+           ExtenderOptions options);
+  // Commits whatever is still queued in the journal.
+  ~Extender();
+  Extender(const Extender&) = delete;
+  Extender& operator=(const Extender&) = delete;
+
+  void set_binder(Binder binder) { binder_ = std::move(binder); }
+
+  FilterResult filter(ExtenderArgs& args);
+  std::vector<HostPriority> prioritize(ExtenderArgs& args);
+  BindOutcome bind(const BindingArgs& args);
+  ReleaseOutcome release(const PodRef& ref);
+  ResyncOutcome resync(std::vector<ResyncPod> pods);
+
+  std::optional<nlohmann::json> pod(const std::string& ns, const std::string& name);
+  nlohmann::json pods();
+  StateGauges gauges();
+  // Ok, or why changes are refused (journal failure).
+  Status health() const;
+
+ private:
+  // Adds the unknown nodes of a request with node objects (lock held).
+  void add_unknown_nodes(const ExtenderArgs& args, FilterResult* result);
+  // Snapshot when the journal tail is long (lock held).
+  void maybe_compact();
+  // Rolls back a bind whose journal commit failed.
+  void undo_bind(const PodRef& ref, const std::string& node);
+
+  std::mutex mu_;
+  std::unique_ptr<ClusterState> state_;
+  std::unique_ptr<Journal> journal_;
+  ExtenderOptions options_;
+  PendingPods pending_;
+  Binder binder_;
+};
+
+}  // namespace greensched::serve

@@ -1,0 +1,279 @@
+#include "greensched/serve/http_server.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "greensched/serve/args_reader.hpp"
+#include "greensched/serve/gpu_index.hpp"
+#include "greensched/serve/json_fields.hpp"
+
+namespace greensched::serve {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  // Replies may quote request text cut mid-character; never throw on bad UTF-8.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+std::string regex_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A verb's reply: a JSON value, or JSON text written directly (the hot paths).
+struct Reply {
+  json body;
+  std::string text;
+  Reply& operator=(json j) {
+    body = std::move(j);
+    return *this;
+  }
+};
+
+std::pair<time_t, time_t> split_seconds(double seconds) {
+  const double whole = std::floor(seconds);
+  return {static_cast<time_t>(whole), static_cast<time_t>((seconds - whole) * 1e6)};
+}
+
+}  // namespace
+
+std::string normalise_prefix(std::string_view prefix) {
+  std::string out = "/";
+  for (char c : prefix) {
+    if (c == '/' && out.back() == '/') continue;
+    out += c;
+  }
+  if (out.back() != '/') out += '/';
+  return out;
+}
+
+ExtenderServer::ExtenderServer(ServerOptions options)
+    : options_(std::move(options)),
+      prefix_(normalise_prefix(options_.prefix)),
+      server_(std::make_unique<httplib::Server>()) {
+  const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads) : 1;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(options_.max_body_bytes);
+  const auto [rs, rus] = split_seconds(options_.read_timeout_seconds);
+  server_->set_read_timeout(rs, rus);
+  const auto [ws, wus] = split_seconds(options_.write_timeout_seconds);
+  server_->set_write_timeout(ws, wus);
+  server_->set_keep_alive_timeout(options_.keep_alive_seconds);
+  server_->set_keep_alive_max_count(100000);
+  // Replies are written in pieces; without this, Nagle's algorithm and delayed ACKs add ~40 ms.
+  server_->set_tcp_nodelay(true);
+  routes();
+}
+
+ExtenderServer::~ExtenderServer() {
+  stop();
+}
+
+void ExtenderServer::routes() {
+  httplib::Server& s = *server_;
+
+  // A handler for a POST verb: measures, answers 503 before an extender is attached, turns
+  // any escaped exception into a 500 with an Error message.
+  using VerbFn =
+      std::function<std::pair<int, std::string>(Extender&, const std::string& body, Reply& out)>;
+  auto verb = [this](std::string name, VerbFn fn) {
+    return [this, name = std::move(name), fn = std::move(fn)](const httplib::Request& req,
+                                                              httplib::Response& res) {
+      const auto start = Clock::now();
+      int status = 503;
+      std::string outcome = "unavailable";
+      Reply out;
+      Extender* extender = extender_.load();
+      if (extender == nullptr) {
+        out = json{{"Error", "greensched is starting (rebuilding its state from the journal)"}};
+      } else {
+        try {
+          std::tie(status, outcome) = fn(*extender, req.body, out);
+        } catch (const std::exception& e) {
+          status = 500;
+          outcome = "internal";
+          out = json{{"Error", fmt::format("internal error: {}", e.what())}};
+        }
+      }
+      if (out.text.empty()) {
+        reply(res, status, out.body);
+      } else {
+        res.status = status;
+        res.set_content(std::move(out.text), "application/json");
+      }
+      metrics_.observe(name, status, outcome,
+                       std::chrono::duration<double>(Clock::now() - start).count());
+    };
+  };
+
+  s.Post(prefix_ + "filter", verb("filter", [](Extender& ext, const std::string& body, Reply& out) {
+           auto args = read_extender_args(body);
+           if (!args.ok()) {
+             out = filter_error_json(args.error());
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           FilterResult result = ext.filter(args.value());
+           out.text = filter_result_text(result, args.value());
+           return std::make_pair(200, std::string(result.error.empty() ? "ok" : "error"));
+         }));
+
+  s.Post(prefix_ + "prioritize",
+         verb("prioritize", [](Extender& ext, const std::string& body, Reply& out) {
+           auto args = read_extender_args(body);
+           if (!args.ok()) {
+             out = json{{"Error", args.error()}};
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           out.text = priority_list_text(ext.prioritize(args.value()));
+           return std::make_pair(200, std::string("ok"));
+         }));
+
+  s.Post(prefix_ + "bind", verb("bind", [](Extender& ext, const std::string& body, Reply& out) {
+           auto parsed = parse_request_json(body);
+           if (!parsed.ok()) {
+             out = json{{"Error", parsed.error()}};
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           auto args = parse_binding_args(parsed.value());
+           if (!args.ok()) {
+             out = json{{"Error", args.error()}};
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           BindOutcome o = ext.bind(args.value());
+           json annotations = json::object();
+           if (o.error.empty() && !o.gpu_index.empty()) {
+             annotations[std::string(kGpuIndexAnnotation)] = o.gpu_index;
+           }
+           out = json{{"Error", o.error}, {"Annotations", std::move(annotations)}};
+           return std::make_pair(200, std::string(o.error.empty() ? "ok" : "error"));
+         }));
+
+  s.Post(
+      prefix_ + "release", verb("release", [](Extender& ext, const std::string& body, Reply& out) {
+        auto parsed = parse_request_json(body);
+        if (!parsed.ok()) {
+          out = json{{"Error", parsed.error()}, {"released", false}};
+          return std::make_pair(400, std::string("bad_request"));
+        }
+        auto ref = parse_release_args(parsed.value());
+        if (!ref.ok()) {
+          out = json{{"Error", ref.error()}, {"released", false}};
+          return std::make_pair(400, std::string("bad_request"));
+        }
+        ReleaseOutcome o = ext.release(ref.value());
+        out = json{{"Error", o.error}, {"released", o.error.empty()}};
+        std::string outcome = o.error.empty() ? "ok" : o.http_status == 404 ? "not_found" : "error";
+        return std::make_pair(o.http_status, std::move(outcome));
+      }));
+
+  s.Post(prefix_ + "resync", verb("resync", [](Extender& ext, const std::string& body, Reply& out) {
+           auto parsed = parse_request_json(body);
+           if (!parsed.ok()) {
+             out = json{{"Error", parsed.error()}};
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           auto pods = parse_resync(parsed.value());
+           if (!pods.ok()) {
+             out = json{{"Error", pods.error()}};
+             return std::make_pair(400, std::string("bad_request"));
+           }
+           ResyncOutcome o = ext.resync(std::move(pods.value()));
+           json errors = json::array();
+           for (const auto& [pod, error] : o.errors)
+             errors.push_back(json{{"pod", pod}, {"error", error}});
+           out = json{{"Error", o.error},
+                      {"added", o.added},
+                      {"removed", o.removed},
+                      {"unchanged", o.unchanged},
+                      {"errors", std::move(errors)}};
+           if (!o.error.empty()) return std::make_pair(503, std::string("unavailable"));
+           return std::make_pair(200, std::string(o.errors.empty() ? "ok" : "error"));
+         }));
+
+  s.Get(prefix_ + "pods", [this](const httplib::Request&, httplib::Response& res) {
+    Extender* extender = extender_.load();
+    if (extender == nullptr) return reply(res, 503, json{{"Error", "starting"}});
+    reply(res, 200, extender->pods());
+  });
+  s.Get(regex_escape(prefix_) + "pods/([^/]+)/([^/]+)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          Extender* extender = extender_.load();
+          if (extender == nullptr) return reply(res, 503, json{{"Error", "starting"}});
+          auto pod = extender->pod(req.matches[1].str(), req.matches[2].str());
+          if (!pod) {
+            return reply(res, 404,
+                         json{{"Error", fmt::format("pod {}/{} holds no allocation",
+                                                    req.matches[1].str(), req.matches[2].str())}});
+          }
+          reply(res, 200, *pod);
+        });
+
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    Extender* extender = extender_.load();
+    res.status = 200;
+    std::string text = "ok\n";
+    if (extender == nullptr) {
+      res.status = 503;
+      text = "starting: rebuilding state from the journal\n";
+    } else if (Status h = extender->health(); !h.ok()) {
+      res.status = 503;
+      text = h.message() + "\n";
+    }
+    res.set_content(text, "text/plain");
+  });
+
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    Extender* extender = extender_.load();
+    StateGauges gauges;
+    if (extender != nullptr) gauges = extender->gauges();
+    res.set_content(metrics_.render(gauges, extender != nullptr && extender->health().ok()),
+                    "text/plain; version=0.0.4");
+  });
+
+  // Errors httplib produces itself (413 body too large, 400 malformed HTTP, 404 no route)
+  // get a JSON body with an Error message too.
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string message;
+    if (res.status == 413) {
+      message = fmt::format("request body over {} bytes", options_.max_body_bytes);
+    } else if (res.status == 404) {
+      message = fmt::format("no such endpoint: {} {} (verbs live under {})", req.method, req.path,
+                            prefix_);
+    } else {
+      message = fmt::format("HTTP {}", res.status);
+    }
+    reply(res, res.status, json{{"Error", message}});
+  });
+}
+
+Result<int> ExtenderServer::start(const std::string& host, int port) {
+  int bound = -1;
+  if (port == 0) {
+    bound = server_->bind_to_any_port(host);
+  } else if (server_->bind_to_port(host, port)) {
+    bound = port;
+  }
+  if (bound <= 0) return Error{fmt::format("cannot listen on {}:{}", host, port)};
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return bound;
+}
+
+void ExtenderServer::stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace greensched::serve

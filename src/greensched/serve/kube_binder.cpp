@@ -1,0 +1,107 @@
+#include "greensched/serve/kube_binder.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "greensched/serve/gpu_index.hpp"
+
+namespace greensched::serve {
+namespace {
+
+constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+bool safe_path_segment(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<std::string> read_token(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read the API token {}", path)};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string token = buffer.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  return token;
+}
+
+}  // namespace
+
+std::string binding_body(const BindingArgs& args, const std::string& gpu_index) {
+  nlohmann::json metadata{{"name", args.pod.name}, {"namespace", args.pod.ns}};
+  if (!args.pod.uid.empty()) metadata["uid"] = args.pod.uid;
+  if (!gpu_index.empty()) {
+    metadata["annotations"] = nlohmann::json{{std::string(kGpuIndexAnnotation), gpu_index}};
+  }
+  return nlohmann::json{{"apiVersion", "v1"},
+                        {"kind", "Binding"},
+                        {"metadata", std::move(metadata)},
+                        {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", args.node}}}}
+      .dump();
+}
+
+Result<Binder> make_kube_binder(KubeApiOptions options) {
+  if (options.server.empty()) {
+    const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+    const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+    if (host == nullptr || port == nullptr) {
+      return Error{
+          "--kube-bind: not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); give "
+          "--kube-api URL"};
+    }
+    const std::string h = host;
+    options.server = h.find(':') != std::string::npos ? fmt::format("https://[{}]:{}", h, port)
+                                                      : fmt::format("https://{}:{}", h, port);
+  }
+  if (options.token_file.empty()) options.token_file = std::string(kServiceAccountDir) + "/token";
+  if (options.ca_file.empty() && options.server.starts_with("https://")) {
+    options.ca_file = std::string(kServiceAccountDir) + "/ca.crt";
+  }
+  if (auto token = read_token(options.token_file); !token.ok()) return Error{token.error()};
+
+  return Binder([options](const BindingArgs& args, const std::string& gpu_index) -> Status {
+    if (!safe_path_segment(args.pod.ns) || !safe_path_segment(args.pod.name)) {
+      return Error{"pod namespace or name is not a valid Kubernetes name"};
+    }
+    auto token = read_token(options.token_file);
+    if (!token.ok()) return Error{token.error()};
+    httplib::Client client(options.server);
+    client.set_connection_timeout(options.timeout_seconds, 0);
+    client.set_read_timeout(options.timeout_seconds, 0);
+    client.set_write_timeout(options.timeout_seconds, 0);
+    client.set_tcp_nodelay(true);
+    if (!options.ca_file.empty()) {
+      client.set_ca_cert_path(options.ca_file.c_str());
+      client.enable_server_certificate_verification(true);
+    }
+    const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
+                                   {"Accept", "application/json"}};
+    const std::string path =
+        fmt::format("/api/v1/namespaces/{}/pods/{}/binding", args.pod.ns, args.pod.name);
+    auto res =
+        client.Post(path.c_str(), headers, binding_body(args, gpu_index), "application/json");
+    if (!res) {
+      return Error{
+          fmt::format("POST {}{}: {}", options.server, path, httplib::to_string(res.error()))};
+    }
+    if (res->status != 200 && res->status != 201) {
+      return Error{
+          fmt::format("POST {}: HTTP {}: {}", path, res->status, res->body.substr(0, 300))};
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace greensched::serve

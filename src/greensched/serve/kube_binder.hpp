@@ -1,0 +1,31 @@
+// Binds a pod through the Kubernetes API server, as kube-scheduler's default binder does, for
+// when the extender is configured with a bindVerb (kube-scheduler then leaves the binding to
+// the extender). POSTs a v1.Binding to /api/v1/namespaces/<ns>/pods/<name>/binding; the API
+// server copies the Binding's metadata.annotations onto the pod, so the pod receives
+// alibabacloud.com/gpu-index in the same step (no separate patch, no webhook needed).
+// In a cluster: the API server from KUBERNETES_SERVICE_HOST/PORT, the service account token
+// and CA from /var/run/secrets/kubernetes.io/serviceaccount (the token is re-read per call, as
+// kubelet rotates it).
+#pragma once
+
+#include <string>
+
+#include "greensched/core/status.hpp"
+#include "greensched/serve/extender.hpp"
+
+namespace greensched::serve {
+
+struct KubeApiOptions {
+  std::string server;      // "https://10.0.0.1:443"; "" = in-cluster from the environment
+  std::string token_file;  // "" = the service account token
+  std::string ca_file;     // "" = the service account CA (https only)
+  int timeout_seconds = 10;
+};
+
+// The binder; fails when the in-cluster environment is missing.
+Result<Binder> make_kube_binder(KubeApiOptions options);
+
+// The Binding object posted for a pod (exposed for tests).
+std::string binding_body(const BindingArgs& args, const std::string& gpu_index);
+
+}  // namespace greensched::serve

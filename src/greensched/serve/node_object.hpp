@@ -1,0 +1,34 @@
+// A cluster node as the API server describes it (v1.Node JSON): its name, GPU model label
+// alibabacloud.com/gpu-card-model (else the GPU feature discovery label nvidia.com/gpu.product),
+// and status.allocatable (else status.capacity) cpu, memory and GPU count
+// (alibabacloud.com/gpu-count, else nvidia.com/gpu). Also reads a whole v1.NodeList, as
+// `kubectl get nodes -o json` prints it, for `greensched serve --nodes-json`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/status.hpp"
+
+namespace greensched::serve {
+
+struct NodeInfo {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int gpu_count = 0;
+  std::string gpu_model;  // empty when the node has no GPU
+};
+
+// The node's name alone (for reporting a node whose other fields are malformed).
+Result<std::string> node_name(const nlohmann::json& node);
+
+Result<NodeInfo> parse_node(const nlohmann::json& node);
+
+// Every item of a v1.NodeList; an error names the item.
+Result<std::vector<NodeInfo>> parse_node_list(const nlohmann::json& list);
+
+}  // namespace greensched::serve

@@ -1,0 +1,115 @@
+# Tests of the serve/ subsystem (greensched serve, the Kubernetes scheduler extender).
+#
+# Included by tests/CMakeLists.txt, and also run as a script (cmake -P serve.cmake) by the fuzz
+# test: then it builds the libFuzzer target with clang in its own directory and fuzzes the
+# request parser for FUZZ_SECONDS, so a missing clang never breaks the GCC build.
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  # --- script mode: the fuzz test (label fuzz) --------------------------------------------
+  set(ci "$ENV{CI}")
+  find_program(CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
+  if(NOT CLANGXX)
+    if(ci STREQUAL "true")
+      message(FATAL_ERROR "CI=true but clang++ is missing (Debian: apt-get install clang libclang-rt-14-dev)")
+    endif()
+    message("SKIPPED: clang++ not found; the fuzz test needs clang and its libFuzzer runtime "
+            "(Debian: apt-get install clang libclang-rt-14-dev)")
+    return()
+  endif()
+  file(MAKE_DIRECTORY ${WORK}/corpus)
+  set(sources
+    ${SOURCE_DIR}/tests/serve_fuzz.cpp
+    ${SOURCE_DIR}/src/greensched/serve/quantity.cpp
+    ${SOURCE_DIR}/src/greensched/serve/gpu_index.cpp
+    ${SOURCE_DIR}/src/greensched/serve/json_fields.cpp
+    ${SOURCE_DIR}/src/greensched/serve/json_text.cpp
+    ${SOURCE_DIR}/src/greensched/serve/pod_request.cpp
+    ${SOURCE_DIR}/src/greensched/serve/node_object.cpp
+    ${SOURCE_DIR}/src/greensched/serve/extender_protocol.cpp
+    ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp)
+  set(binary ${WORK}/serve_fuzz)
+  set(stale FALSE)
+  if(NOT EXISTS ${binary})
+    set(stale TRUE)
+  else()
+    foreach(s ${sources} ${SOURCE_DIR}/src/greensched/serve/extender_protocol.hpp
+            ${SOURCE_DIR}/src/greensched/serve/pod_request.hpp
+            ${SOURCE_DIR}/src/greensched/serve/args_reader.hpp)
+      if(${s} IS_NEWER_THAN ${binary})
+        set(stale TRUE)
+      endif()
+    endforeach()
+  endif()
+  if(stale)
+    message("building ${binary} with ${CLANGXX}")
+    execute_process(
+      COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
+              -fno-sanitize-recover=undefined -DFMT_SHARED -I${SOURCE_DIR}/src ${sources} -lfmt
+              -o ${binary}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      if(NOT ci STREQUAL "true" AND err MATCHES "clang_rt|fuzzer")
+        message("SKIPPED: clang cannot link libFuzzer (Debian: apt-get install "
+                "libclang-rt-14-dev):\n${err}")
+        return()
+      endif()
+      message(FATAL_ERROR "building the fuzz target failed:\n${out}\n${err}")
+    endif()
+  endif()
+  # Seeds: one per parser (the first byte picks it; see serve_fuzz.cpp).
+  file(WRITE ${WORK}/corpus/seed-filter
+       "f{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\",\"annotations\":{\"alibabacloud.com/gpu-card-model\":\"T4|A10\"}},\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1500m\",\"memory\":\"1Gi\",\"alibabacloud.com/gpu-milli\":\"500\"},\"requests\":{\"cpu\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}},\"NodeNames\":[\"a\",\"b\"]}")
+  file(WRITE ${WORK}/corpus/seed-nodes
+       "f{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\",\"nvidia.com/gpumem-percentage\":\"100\"}}}]}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"n\",\"labels\":{\"alibabacloud.com/gpu-card-model\":\"V100M16\"}},\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"128Gi\",\"alibabacloud.com/gpu-count\":\"8\"}}}]}}")
+  file(WRITE ${WORK}/corpus/seed-bind
+       "b{\"PodName\":\"p\",\"PodNamespace\":\"ns\",\"PodUID\":\"u\",\"Node\":\"n\"}")
+  file(WRITE ${WORK}/corpus/seed-resync
+       "r{\"Pods\":[{\"namespace\":\"ns\",\"name\":\"a\",\"node\":\"n\",\"cpu\":\"500m\",\"memory\":\"1Gi\",\"gpu_milli\":250,\"gpu_count\":1,\"gpu_indices\":\"0-1\",\"gpu_models\":\"T4\"}]}")
+  file(WRITE ${WORK}/corpus/seed-quantity "q1.5Gi")
+  file(WRITE ${WORK}/corpus/seed-index "i0-1-7")
+  execute_process(
+    COMMAND ${binary} -max_total_time=${FUZZ_SECONDS} -max_len=65536 -timeout=10
+            -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK}/corpus
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, timeout-*)")
+  endif()
+  return()
+endif()
+
+# --- configure mode ---------------------------------------------------------------------------
+
+# Parsing, state and journal, the HTTP contract and bad input: fast, also built under ASan.
+target_sources(greensched_unit_tests PRIVATE
+  serve_parse_test.cpp
+  serve_state_test.cpp
+  serve_contract_test.cpp
+  serve_bad_input_test.cpp
+)
+
+# Load: filter + prioritize + bind for 10,000 pods on the 1213-node openb cluster from 8
+# concurrent connections (label serve).
+add_executable(greensched_serve_load_test serve_load_test.cpp)
+target_link_libraries(greensched_serve_load_test PRIVATE greensched_lib GTest::gtest_main)
+target_compile_definitions(greensched_serve_load_test PRIVATE
+  GREENSCHED_SHARED_DATA="${GREENSCHED_SHARED_DATA}" GREENSCHED_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_test(NAME serve.load_10000_pods COMMAND greensched_serve_load_test)
+set_tests_properties(serve.load_10000_pods PROPERTIES LABELS serve TIMEOUT 600)
+
+# Crash safety: the real binary, SIGKILLed at random points and restarted (label serve).
+add_executable(greensched_serve_crash_test serve_crash_test.cpp)
+target_link_libraries(greensched_serve_crash_test PRIVATE greensched_lib GTest::gtest_main)
+target_compile_definitions(greensched_serve_crash_test PRIVATE
+  GREENSCHED_BINARY="$<TARGET_FILE:greensched>")
+add_dependencies(greensched_serve_crash_test greensched)
+add_test(NAME serve.crash_recovery COMMAND greensched_serve_crash_test)
+set_tests_properties(serve.crash_recovery PROPERTIES LABELS serve TIMEOUT 600)
+
+# Fuzzing the request parser for 60 s with libFuzzer (label fuzz); skipped without clang
+# unless CI=true.
+add_test(NAME fuzz.serve_request_parser
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
+          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/serve-fuzz -DFUZZ_SECONDS=60
+          -P ${CMAKE_CURRENT_LIST_FILE})
+set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 900
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: ")
