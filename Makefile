@@ -11,6 +11,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
             libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
             libcpp-httplib-dev \
             chromium \
+            coinor-libclp-dev coinor-libcbc-dev \
             libsqlite3-dev clang libclang-rt-14-dev
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')

@@ -6,8 +6,10 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "greensched/learn/register.hpp"
 
 int main(int argc, char** argv) {
+  greensched::learn::register_learn_policies();  // fgd-online, learned:MODEL.json
   CLI::App app{
       "greensched: GPU-sharing cluster scheduling that strands fewer GPUs.\n"
       "Simulate published and new scheduling policies on the Alibaba openb trace or a built-in\n"
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   auto profile = greensched::app::add_profile_command(app);
   auto calibrate = greensched::app::add_calibrate_command(app);
   auto serve = greensched::app::add_serve_command(app);
+  auto bound = greensched::app::add_bound_command(app);
+  auto train = greensched::app::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,5 +42,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("profile")) return profile();
   if (app.got_subcommand("calibrate")) return calibrate();
   if (app.got_subcommand("serve")) return serve();
+  if (app.got_subcommand("bound")) return bound();
+  if (app.got_subcommand("train")) return train();
   return 2;
 }

@@ -1,0 +1,262 @@
+// greensched bound: the offline upper bound on GPU allocation (an LP over node types and pod
+// shapes, learn/bound.hpp) for the pods arrived by a given arrival level, beside what each
+// policy allocates there. Also runs the drift protocol (two pod lists, switching part way).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/learn/evaluation.hpp"
+#include "greensched/sim/experiment.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/openb_reader.hpp"
+#include "progress.hpp"
+
+namespace greensched::app {
+namespace {
+
+struct BoundCliOptions {
+  std::string nodes;
+  std::string pods;
+  double tune = 1.0;
+  std::string seeds = "42";
+  std::string policies = "all";
+  double run_tune = 1.3;
+  bool json = false;
+  bool integer = false;
+  double time_limit = 60;
+  int jobs = 0;
+  bool quiet = false;
+  bool drift = false;
+  double drift_at = 0.5;
+  std::string drift_target = "both";
+};
+
+int fail(const std::string& message, int code = 1) {
+  fmt::print(stderr, "error: {}\n", message);
+  return code;
+}
+
+double mean(std::span<const double> v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+int run_bound(const BoundCliOptions& o) {
+  if (o.nodes.empty() != o.pods.empty()) {
+    return fail("give both --nodes and --pods, or neither for the built-in workload", 2);
+  }
+  if (!(o.tune > 0 && o.tune <= 10)) return fail("--tune must be in (0, 10]", 2);
+  if (!(o.run_tune > 0 && o.run_tune <= 10)) return fail("--run-tune must be in (0, 10]", 2);
+  if (!(o.drift_at > 0 && o.drift_at < 1)) return fail("--drift-at must be in (0, 1)", 2);
+  const int pct = static_cast<int>(std::lround(o.tune * 100.0));
+  auto seeds = sim::parse_seed_list(o.seeds);
+  if (!seeds.ok()) return fail(seeds.error(), 2);
+  std::vector<std::string> policies;
+  if (o.policies != "none") {
+    auto parsed = sim::parse_policy_list(o.policies);
+    if (!parsed.ok()) return fail(parsed.error(), 2);
+    policies = parsed.value();
+  }
+  if (!policies.empty() && o.run_tune * 100.0 < pct + 0.5) {
+    return fail(fmt::format("--run-tune {} does not reach the {} % arrival bin", o.run_tune, pct),
+                2);
+  }
+
+  // The workload: one pod list, or two with --drift.
+  learn::DriftWorkload drift;
+  trace::Workload plain;
+  const bool drifting = o.drift;
+  if (drifting) {
+    const std::size_t comma = o.pods.find(',');
+    if (o.pods.empty() || comma == std::string::npos ||
+        o.pods.find(',', comma + 1) != std::string::npos) {
+      return fail("--drift needs --nodes and --pods FIRST.csv,SECOND.csv", 2);
+    }
+    auto loaded =
+        learn::load_drift_workload(o.nodes, o.pods.substr(0, comma), o.pods.substr(comma + 1));
+    if (!loaded.ok()) return fail(loaded.error());
+    drift = std::move(loaded.value());
+  } else if (o.nodes.empty()) {
+    plain = trace::builtin_openb_workload();
+  } else {
+    auto loaded = trace::load_openb_workload(o.nodes, o.pods);
+    if (!loaded.ok()) return fail(loaded.error());
+    plain = std::move(loaded.value());
+  }
+  const trace::Workload& workload = drifting ? drift.workload : plain;
+  if (!o.quiet) {
+    fmt::print(stderr, "workload: {} nodes; {} pods ({}); bound at {} % arrival, {} seeds\n",
+               workload.nodes.size(), workload.pods.size(), workload.pods_source, pct,
+               seeds.value().size());
+  }
+
+  learn::EvalPlan plan;
+  plan.policies = policies;
+  plan.seeds = seeds.value();
+  plan.tune = o.run_tune;
+  plan.jobs = o.jobs;
+  if (drifting) plan.drift_switch = o.drift_at;
+  learn::BoundOptions options;
+  options.integer = o.integer;
+  options.time_limit_s = o.time_limit;
+  auto bounds = learn::bounds_per_seed(workload, drifting ? &drift : nullptr, plan, pct, options);
+  if (!bounds.ok()) return fail(bounds.error());
+
+  std::vector<learn::PolicySummary> summaries;
+  if (!policies.empty()) {
+    auto scenario = sim::make_scenario(workload, power::PowerModel::builtin());
+    if (!scenario.ok()) return fail(scenario.error());
+    if (drifting && o.drift_target == "first") {
+      scenario.value().target = frag::build_target_workload(
+          std::span<const PodSpec>(workload.pods).subspan(0, drift.first_count));
+    }
+    auto results = [&] {
+      ProgressBar bar(!o.quiet && stderr_is_terminal());
+      return learn::run_policies(
+          scenario.value(), drifting ? &drift : nullptr, plan,
+          [&](std::size_t done, std::size_t total, const sim::RunResult& r) {
+            bar.update(done, total, fmt::format("{} seed {}", r.spec.policy, r.spec.seed));
+          });
+    }();
+    if (!results.ok()) return fail(results.error());
+    summaries = learn::summarize(results.value(), pct);
+  }
+
+  std::vector<double> bound_pct;
+  for (const auto& b : bounds.value()) bound_pct.push_back(b.upper_bound_alloc_pct());
+  const double bound_mean = mean(bound_pct);
+  const double gpus =
+      bounds.value().empty()
+          ? 0.0
+          : static_cast<double>(bounds.value().front().cluster_gpu_milli) / kGpuMilli;
+
+  if (o.json) {
+    nlohmann::json j;
+    j["nodes"] = workload.nodes_source;
+    j["pods"] = workload.pods_source;
+    j["arrival_pct"] = pct;
+    j["drift"] = drifting ? nlohmann::json(o.drift_at) : nlohmann::json(nullptr);
+    j["form"] = o.integer ? "integer" : "lp";
+    j["upper_bound_alloc_pct"] = bound_mean;
+    j["seeds"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < bounds.value().size(); ++i) {
+      const learn::BoundResult& b = bounds.value()[i];
+      j["seeds"].push_back(
+          {{"seed", plan.seeds[i]},
+           {"upper_bound_alloc_pct", b.upper_bound_alloc_pct()},
+           {"arrived_gpu_pct", static_cast<double>(b.requested_gpu_milli) /
+                                   static_cast<double>(b.cluster_gpu_milli) * 100.0},
+           {"node_types", b.node_types},
+           {"pod_shapes", b.pod_shapes},
+           {"proven_optimal", b.proven_optimal},
+           {"solve_seconds", b.solve_seconds}});
+    }
+    j["policies"] = nlohmann::json::array();
+    for (const auto& s : summaries) {
+      j["policies"].push_back({{"policy", s.policy},
+                               {"alloc_gpu_pct", s.mean_alloc_pct},
+                               {"alloc_gpu_pct_per_seed", s.alloc_pct},
+                               {"unallocated_gpus", s.mean_unallocated_gpus},
+                               {"power_watts", s.mean_power_watts},
+                               {"gap_to_bound_pct", bound_mean - s.mean_alloc_pct}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+
+  fmt::print("upper bound on GPU allocation at {} % arrival ({}, {} node types):\n", pct,
+             o.integer ? "integer program, CBC" : "LP relaxation, CLP",
+             bounds.value().empty() ? 0 : bounds.value().front().node_types);
+  fmt::print("{:>6} {:>10} {:>10} {:>11} {:>8}\n", "seed", "arrived %", "bound %", "pod shapes",
+             "solve s");
+  for (std::size_t i = 0; i < bounds.value().size(); ++i) {
+    const learn::BoundResult& b = bounds.value()[i];
+    fmt::print("{:>6} {:>10.2f} {:>10.2f} {:>11} {:>8.2f}{}\n", plan.seeds[i],
+               static_cast<double>(b.requested_gpu_milli) /
+                   static_cast<double>(b.cluster_gpu_milli) * 100.0,
+               b.upper_bound_alloc_pct(), b.pod_shapes, b.solve_seconds,
+               b.proven_optimal ? "" : " (time limit: dual bound)");
+  }
+  if (!summaries.empty()) {
+    std::size_t width = 10;
+    for (const auto& s : summaries) width = std::max(width, s.policy.size());
+    fmt::print("\n{:<{}} {:>9} {:>13} {:>12} {:>13}\n", "policy", width,
+               fmt::format("alloc@{}", pct), "unalloc GPUs", "power kW", "gap to bound");
+    for (const auto& s : summaries) {
+      fmt::print("{:<{}} {:>9.2f} {:>13.1f} {:>12.1f} {:>13.2f}\n", s.policy, width,
+                 s.mean_alloc_pct, s.mean_unallocated_gpus, s.mean_power_watts / 1000.0,
+                 bound_mean - s.mean_alloc_pct);
+    }
+    fmt::print("{:<{}} {:>9.2f} {:>13.1f}\n", "bound", width, bound_mean,
+               gpus * (100.0 - bound_mean) / 100.0);
+    fmt::print(
+        "policies: mean over seeds of the {} % arrival bin, runs with tune {}{}; gap in points\n",
+        pct, o.run_tune, drifting ? fmt::format(", drift after {:.0f} %", o.drift_at * 100) : "");
+  } else {
+    fmt::print("mean bound: {:.2f} %\n", bound_mean);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_bound_command(CLI::App& app) {
+  auto opts = std::make_shared<BoundCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bound",
+      "An offline upper bound on the GPU allocation any policy could reach, beside the "
+      "policies.\n\n"
+      "For each seed, the pods that arrive by the TUNE x 100 % arrival bin of the inflation run\n"
+      "(all known in advance) are packed by a linear program over node types and pod shapes\n"
+      "(COIN-OR CLP; --integer: CBC). No policy allocates more at that arrival level. The\n"
+      "policies then run as `simulate` runs them (tune --run-tune) and their allocation in the\n"
+      "same bin is printed next to the bound.\n\n"
+      "Examples:\n"
+      "  greensched bound --nodes openb_node_list_gpu_node.csv \\\n"
+      "      --pods openb_pod_list_default.csv --tune 1.0 --seeds 42-51 --policy fgd,bestfit\n"
+      "  greensched bound ... --pods default.csv,gpushare100.csv --drift --policy fgd,fgd-online");
+  cmd->add_option("--nodes", opts->nodes, "openb node list CSV")->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--pods", opts->pods,
+      "openb pod list CSV; with --drift two lists FIRST,SECOND. Without --nodes/--pods: "
+      "the built-in workload");
+  cmd->add_option("--tune", opts->tune, "arrival level of the bound, as a multiple of capacity")
+      ->capture_default_str();
+  cmd->add_option("--seeds", opts->seeds, "seeds: a list and/or ranges, e.g. 42-51")
+      ->capture_default_str();
+  cmd->add_option("--policy", opts->policies,
+                  "policies to run beside the bound (as simulate --policy), or none")
+      ->capture_default_str();
+  cmd->add_option("--run-tune", opts->run_tune, "tune of the policies' runs")
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json,
+                "print upper_bound_alloc_pct, per-seed bounds and policy figures as JSON");
+  cmd->add_flag("--integer", opts->integer,
+                "integer pod counts (CBC branch and bound) instead of the LP relaxation");
+  cmd->add_option("--time-limit", opts->time_limit,
+                  "seconds per integer solve; on timeout the proven dual bound is used")
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", opts->jobs, "parallel runs and solves (default: all cores)");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no progress on stderr");
+  cmd->add_flag("--drift", opts->drift,
+                "drift protocol: the first pod list's arrivals, then the second's");
+  cmd->add_option("--drift-at", opts->drift_at,
+                  "with --drift: switch after this fraction of the arrived GPU requests")
+      ->capture_default_str();
+  cmd->add_option("--drift-target", opts->drift_target,
+                  "with --drift: FGD's offline target workload from both lists or the first only")
+      ->check(CLI::IsMember({"both", "first"}))
+      ->capture_default_str();
+  return [opts] { return run_bound(*opts); };
+}
+
+}  // namespace greensched::app

@@ -1,0 +1,11 @@
+// Makes the learn/ policies reachable by name through the policy registry:
+//   fgd-online[=WINDOW[/REFRESH]]   FGD with a target workload estimated from recent arrivals
+//   learned=MODEL.json (or learned:MODEL.json)   the linear model in MODEL.json
+// Call once at start-up (the app and tests do); calling again is harmless.
+#pragma once
+
+namespace greensched::learn {
+
+void register_learn_policies();
+
+}  // namespace greensched::learn

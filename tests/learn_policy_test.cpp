@@ -1,0 +1,166 @@
+// The learned policy: its model file is validated with errors naming the key, it is reachable
+// by name through the registry, with FGD's weights it makes exactly FGD's decisions, and the
+// shipped models load and run. Also: run_arrivals reproduces run_inflation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "greensched/learn/arrival_run.hpp"
+#include "greensched/learn/linear_model.hpp"
+#include "greensched/learn/register.hpp"
+#include "greensched/policy/registry.hpp"
+#include "greensched/sim/experiment.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+
+namespace greensched::learn {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("greensched-learn-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string error_of(std::string_view json) {
+  auto m = parse_linear_model(json, "m.json");
+  return m.ok() ? std::string("(parsed)") : m.error();
+}
+
+TEST(LearnModel, ErrorsNameTheKey) {
+  EXPECT_EQ(error_of("[1]"), "m.json: the model must be a JSON object");
+  EXPECT_EQ(error_of("{"), "m.json: not valid JSON");
+  EXPECT_EQ(error_of(R"({"weights": {}})"), "m.json: format: missing");
+  EXPECT_EQ(error_of(R"({"format": "x", "weights": {}})"),
+            "m.json: format: expected \"greensched-learned-policy/1\"");
+  const std::string head = R"({"format": "greensched-learned-policy/1", )";
+  EXPECT_EQ(error_of(head + R"("wieghts": {}})"),
+            "m.json: wieghts: unknown key (known: format, description, weights, load_weights, "
+            "resolution, training)");
+  EXPECT_EQ(error_of(head + R"("load_weights": {}})"), "m.json: weights: missing");
+  EXPECT_NE(error_of(head + R"("weights": {"sharing": {"fgd": 1}}})")
+                .find("m.json: weights.sharing.fgd: unknown feature (known: fgd_score,"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("weights": {"shared": {}}})")
+                .find("m.json: weights.shared: unknown pod class (known: cpu_only, sharing"),
+            std::string::npos);
+  EXPECT_EQ(error_of(head + R"("weights": {"cpu_only": {}, "sharing": {}, "one_gpu": {}}})"),
+            "m.json: weights.multi_gpu: missing");
+  const std::string all = R"("cpu_only": {}, "sharing": {}, "one_gpu": {}, "multi_gpu": )";
+  EXPECT_EQ(error_of(head + R"("weights": {)" + all + R"({"cpu_left": "x"}}})"),
+            "m.json: weights.multi_gpu.cpu_left: not a finite number");
+  EXPECT_EQ(error_of(head + R"("weights": {)" + all + R"({}}, "resolution": 0})"),
+            "m.json: resolution: not a positive number");
+  EXPECT_EQ(
+      error_of(head + R"("weights": {)" + all + R"({}}, "load_weights": {"x": {}}})").substr(0, 46),
+      "m.json: load_weights.x: unknown pod class (kno");
+  auto ok = parse_linear_model(head + R"("weights": {)" + all + R"({"gpu_left": -0.5}}})", "m");
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(ok.value().weights[kMultiGpuPod][kGpuLeft], -0.5);
+  EXPECT_EQ(ok.value().weights[kSharingPod][kGpuLeft], 0.0);  // left out: 0
+}
+
+TEST(LearnModel, SaveAndLoadRoundTrip) {
+  LinearModel m = LinearModel::fgd();
+  m.weights[kSharingPod][kShareOnUsedGpu] = 0.0123456789;
+  m.load_weights[kOneGpuPod][kOpensNode] = -1.5;
+  m.resolution = 0.02;
+  m = m.rounded();
+  const std::string path = temp_dir("roundtrip") + "/m.json";
+  ASSERT_TRUE(save_linear_model(m, path).ok());
+  auto back = load_linear_model(path);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value().parameters(), m.parameters());
+  EXPECT_EQ(back.value().resolution, 0.02);
+  EXPECT_EQ(back.value().weights[kSharingPod][kShareOnUsedGpu], 0.0123457);
+  EXPECT_FALSE(load_linear_model(path + ".missing").ok());
+}
+
+TEST(LearnPolicy, RegistrySpecForms) {
+  register_learn_policies();
+  const std::string path = temp_dir("forms") + "/fgd.json";
+  ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
+  auto single = policy::parse_policy_spec("learned:" + path);
+  ASSERT_TRUE(single.ok()) << single.error();
+  ASSERT_EQ(single.value().size(), 1U);
+  EXPECT_EQ(single.value()[0].name, "learned=" + path);
+  auto mix = policy::parse_policy_spec("learned=" + path + ":300+fgd:700");
+  ASSERT_TRUE(mix.ok()) << mix.error();
+  ASSERT_EQ(mix.value().size(), 2U);
+  EXPECT_EQ(mix.value()[0].weight, 300);
+  EXPECT_EQ(mix.value()[1].name, "fgd");
+  EXPECT_TRUE(sim::parse_policy_list("fgd,learned:" + path + ",fgd-online=500").ok());
+  // Built-in specs behave as before.
+  EXPECT_EQ(policy::parse_policy_spec("pwr:200+fgd:800").value()[0].weight, 200);
+  EXPECT_FALSE(policy::parse_policy_spec("pwr:x").ok());
+  EXPECT_FALSE(policy::parse_policy_spec("nope").ok());
+  EXPECT_FALSE(policy::register_policy_factory("fgd", "", {}).ok());  // built-in name
+
+  const trace::Workload w = trace::builtin_openb_workload();
+  auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  auto missing =
+      run_inflation_with(scenario.value(), sim::RunSpec("learned:/nonexistent.json", 1, 0.2));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error(), "/nonexistent.json: cannot open the model file");
+  EXPECT_FALSE(run_inflation_with(scenario.value(), sim::RunSpec("learned", 1, 0.2)).ok());
+}
+
+// run_arrivals over the inflation sequence is run_inflation; FGD's weights are FGD.
+TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {
+  register_learn_policies();
+  const trace::Workload w = trace::builtin_openb_workload();
+  auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  const std::string path = temp_dir("fgd") + "/fgd.json";
+  ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
+  for (uint64_t seed : {42}) {
+    auto reference = sim::run_inflation(scenario.value(), sim::RunSpec("fgd", seed, 1.05));
+    auto mine = run_inflation_with(scenario.value(), sim::RunSpec("fgd", seed, 1.05));
+    auto learned =
+        run_inflation_with(scenario.value(), sim::RunSpec("learned=" + path, seed, 1.05));
+    ASSERT_TRUE(reference.ok() && mine.ok() && learned.ok());
+    const auto& ref = reference.value();
+    for (const auto* r : {&mine.value(), &learned.value()}) {
+      EXPECT_EQ(r->pods_scheduled, ref.pods_scheduled);
+      EXPECT_EQ(r->allocated_gpu_milli, ref.allocated_gpu_milli);
+      ASSERT_EQ(r->curve.size(), ref.curve.size());
+      for (std::size_t i = 0; i < ref.curve.size(); ++i) {
+        EXPECT_EQ(r->curve[i].alloc_gpu_pct, ref.curve[i].alloc_gpu_pct) << i;
+        EXPECT_EQ(r->curve[i].power_watts, ref.curve[i].power_watts) << i;
+      }
+    }
+  }
+}
+
+// The shipped models load, validate and run; each says what it was trained on.
+TEST(LearnPolicy, ShippedModelsRun) {
+  register_learn_policies();
+  const std::string dir = std::string(GREENSCHED_SOURCE_DIR) + "/models";
+  const trace::Workload w = trace::builtin_openb_workload();
+  auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
+  ASSERT_TRUE(scenario.ok());
+  int models = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    ++models;
+    auto m = load_linear_model(entry.path().string());
+    ASSERT_TRUE(m.ok()) << m.error();
+    ASSERT_TRUE(m.value().training.contains("traces")) << entry.path();
+    for (const auto& t : m.value().training["traces"]) {
+      EXPECT_EQ(t.get<std::string>().find("42-51"), std::string::npos);
+    }
+    const auto pool = m.value().training["seed_pool"];
+    EXPECT_TRUE(pool[0].get<uint64_t>() > 51 || pool[1].get<uint64_t>() < 42) << entry.path();
+    auto r = run_inflation_with(scenario.value(),
+                                sim::RunSpec("learned:" + entry.path().string(), 42, 1.0));
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_GT(r.value().pods_scheduled, 0);
+  }
+  EXPECT_GE(models, 1);
+}
+
+}  // namespace
+}  // namespace greensched::learn
