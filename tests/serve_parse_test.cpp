@@ -338,6 +338,45 @@ TEST(ServeProtocol, BindingReleaseAndResyncArgs) {
       "Pods[0].gpu_indices: gpu index '0-0': GPU 0 named twice");
 }
 
+// `kubectl get pods -A -o json | curl --data-binary @- .../resync`: the bound, live GPU pods of
+// a v1.PodList, with the GPUs of their gpu-index annotation.
+TEST(ServeProtocol, ResyncAcceptsAKubectlPodList) {
+  using nlohmann::json;
+  const json share = {{"limits", {{"alibabacloud.com/gpu-milli", "300"}}}};
+  json bound = testing::pod_json("bound", "u1", share, {{"alibabacloud.com/gpu-index", "2"}});
+  bound["spec"]["nodeName"] = "n1";
+  bound["status"] = {{"phase", "Running"}};
+  json picked = testing::pod_json("no-index", "u2", {{"limits", {{"nvidia.com/gpu", "2"}}}});
+  picked["spec"]["nodeName"] = "n2";
+  json pending = testing::pod_json("pending", "u3", share);  // no nodeName
+  json done = testing::pod_json("done", "u4", share);
+  done["spec"]["nodeName"] = "n1";
+  done["status"] = {{"phase", "Succeeded"}};
+  json cpu_only = testing::pod_json("cpu", "u5", json::object());
+  cpu_only["spec"]["nodeName"] = "n1";
+  const json list = {{"apiVersion", "v1"},
+                     {"kind", "List"},
+                     {"items", json::array({bound, picked, pending, done, cpu_only})}};
+  auto pods = parse_resync(list);
+  ASSERT_TRUE(pods.ok()) << pods.error();
+  ASSERT_EQ(pods.value().size(), 2u);
+  EXPECT_EQ(pods.value()[0].request.ref.key(), "ml-team/bound");
+  EXPECT_EQ(pods.value()[0].request.ref.uid, "u1");
+  EXPECT_EQ(pods.value()[0].node, "n1");
+  EXPECT_EQ(pods.value()[0].request.gpu_milli, 300);
+  EXPECT_EQ(pods.value()[0].gpus, std::optional<GpuMask>(0b100));
+  EXPECT_EQ(pods.value()[1].request.ref.key(), "ml-team/no-index");
+  EXPECT_EQ(pods.value()[1].request.num_gpu, 2);
+  EXPECT_EQ(pods.value()[1].gpus, std::nullopt);  // the policy picks them on the node
+
+  json bad = bound;
+  bad["metadata"]["annotations"]["alibabacloud.com/gpu-index"] = "0-0";
+  EXPECT_EQ(parse_resync(json{{"items", json::array({bad})}}).error(),
+            "items[0].metadata.annotations[alibabacloud.com/gpu-index]: gpu index '0-0': GPU 0 "
+            "named twice");
+  EXPECT_EQ(parse_resync(json{{"items", 7}}).error(), "resync: PodList items must be an array");
+}
+
 TEST(ServeConfig, ParsesKeysAndRejectsUnknownOnes) {
   auto c = parse_serve_config(
       R"({"policy": "pwr:200+fgd:800", "target_pods": "pods.csv", "unknown_nodes": "reject",

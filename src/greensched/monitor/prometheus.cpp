@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/prometheus_label.hpp"
+
 namespace greensched::monitor {
 namespace {
 
@@ -36,29 +38,12 @@ class Family {
 
 std::string gpu_labels(const GpuReading& g) {
   std::string l = fmt::format("gpu=\"{}\"", g.index);
-  if (!g.uuid.empty()) l += fmt::format(",uuid=\"{}\"", escape_label(g.uuid));
-  l += fmt::format(",name=\"{}\"", escape_label(g.name));
+  if (!g.uuid.empty()) l += fmt::format(",uuid=\"{}\"", report::prometheus_label(g.uuid));
+  l += fmt::format(",name=\"{}\"", report::prometheus_label(g.name));
   return l;
 }
 
 }  // namespace
-
-std::string escape_label(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string prometheus_text(const NodeSample* s, const AgentStats& stats) {
   std::string out;
@@ -92,14 +77,16 @@ std::string prometheus_text(const NodeSample* s, const AgentStats& stats) {
     Family energy(out, "greensched_node_cpu_package_energy_joules_total", "counter",
                   "CPU package energy from RAPL since the agent started (wrap-around removed).");
     for (const PackageEnergy& p : s->packages) {
-      energy.add(fmt::format("package=\"{}\",zone=\"{}\"", p.package, escape_label(p.zone)),
-                 p.energy_joules);
+      energy.add(
+          fmt::format("package=\"{}\",zone=\"{}\"", p.package, report::prometheus_label(p.zone)),
+          p.energy_joules);
     }
     Family power(out, "greensched_node_cpu_package_power_watts", "gauge",
                  "Mean CPU package power over the last sampling interval, from RAPL.");
     for (const PackageEnergy& p : s->packages) {
-      power.add(fmt::format("package=\"{}\",zone=\"{}\"", p.package, escape_label(p.zone)),
-                p.power_watts);
+      power.add(
+          fmt::format("package=\"{}\",zone=\"{}\"", p.package, report::prometheus_label(p.zone)),
+          p.power_watts);
     }
   }
   if (s && !s->gpus.empty()) {

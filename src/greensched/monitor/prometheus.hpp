@@ -22,7 +22,4 @@ struct AgentStats {
 // `latest` may be null (no reading yet): then only the agent's own metrics are written.
 std::string prometheus_text(const NodeSample* latest, const AgentStats& stats);
 
-// Escapes a label value (backslash, double quote, newline).
-std::string escape_label(std::string_view value);
-
 }  // namespace greensched::monitor

@@ -227,8 +227,64 @@ Result<BindingArgs> parse_binding_args(const json& body) {
   return BindingArgs{std::move(ref.value()), std::move(node.value())};
 }
 
+namespace {
+
+// A v1.PodList as `kubectl get pods -A -o json` prints it: the bound, live GPU pods, with the
+// GPUs of their alibabacloud.com/gpu-index annotation when they carry one.
+Result<std::vector<ResyncPod>> parse_resync_pod_list(const json& items) {
+  if (!items.is_array()) return Error{"resync: PodList items must be an array"};
+  if (items.size() > kMaxResyncPods) return Error{"resync: too many pods"};
+  std::vector<ResyncPod> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const json& item = items[i];
+    const std::string where = fmt::format("items[{}]", i);
+    if (!item.is_object()) return Error{fmt::format("{}: must be an object", where)};
+    const json* spec = find_field(item, "spec");
+    if (spec == nullptr || !spec->is_object()) return Error{fmt::format("{}.spec: missing", where)};
+    auto node = optional_string(*spec, "nodeName", where + ".spec.");
+    if (!node.ok()) return Error{node.error()};
+    if (!node.value() || node.value()->empty()) continue;  // not bound yet
+    if (const json* status = find_field(item, "status"); status != nullptr && status->is_object()) {
+      auto phase = optional_string(*status, "phase", where + ".status.");
+      if (!phase.ok()) return Error{phase.error()};
+      if (phase.value() && (*phase.value() == "Succeeded" || *phase.value() == "Failed")) {
+        continue;  // finished: holds nothing
+      }
+    }
+    auto request = parse_pod(item);
+    if (!request.ok()) return Error{fmt::format("{}: {}", where, request.error())};
+    if (request.value().num_gpu == 0) continue;  // the extender accounts for GPU pods only
+    ResyncPod p;
+    p.request = std::move(request.value());
+    p.node = std::move(*node.value());
+    const json* metadata = find_field(item, "metadata");
+    if (const json* annotations = find_field(*metadata, "annotations");
+        annotations != nullptr && annotations->is_object()) {
+      if (const json* index = find_field(*annotations, kGpuIndexAnnotation)) {
+        if (!index->is_string()) {
+          return Error{fmt::format("{}.metadata.annotations[{}]: must be a string", where,
+                                   kGpuIndexAnnotation)};
+        }
+        auto mask = parse_gpu_index(index->get_ref<const std::string&>());
+        if (!mask.ok()) {
+          return Error{fmt::format("{}.metadata.annotations[{}]: {}", where, kGpuIndexAnnotation,
+                                   mask.error())};
+        }
+        p.gpus = mask.value();
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<ResyncPod>> parse_resync(const json& body) {
   const json* pods = &body;
+  if (body.is_object() && find_field(body, "items") != nullptr) {
+    return parse_resync_pod_list(*find_field(body, "items"));
+  }
   if (body.is_object()) {
     pods = find_field(body, "Pods");
     if (pods == nullptr)

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/prometheus_label.hpp"
+
 namespace greensched::serve {
 namespace {
 
@@ -21,23 +23,6 @@ std::string number(double v) {
 }
 
 }  // namespace
-
-std::string prometheus_label(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 void Metrics::observe(std::string_view verb, int code, std::string_view outcome, double seconds) {
   std::lock_guard lock(mu_);
@@ -117,8 +102,8 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
   std::vector<std::string> labels;
   labels.reserve(g.nodes.size());
   for (const NodeGauge& n : g.nodes) {
-    labels.push_back(fmt::format("node=\"{}\",gpu_model=\"{}\"", prometheus_label(n.name),
-                                 prometheus_label(n.gpu_model)));
+    labels.push_back(fmt::format("node=\"{}\",gpu_model=\"{}\"", report::prometheus_label(n.name),
+                                 report::prometheus_label(n.gpu_model)));
   }
   header(out, "greensched_node_gpu_allocated_ratio", "gauge",
          "Allocated share of the node's GPUs (allocated / capacity GPU milli; 0 without GPUs).");
@@ -191,7 +176,7 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
   line("greensched_ready", "", ready ? 1 : 0);
   header(out, "greensched_info", "gauge", "The policy in use.");
   line("greensched_info",
-       fmt::format("policy=\"{}\",version=\"0.1.0\"", prometheus_label(g.policy)), 1);
+       fmt::format("policy=\"{}\",version=\"0.1.0\"", report::prometheus_label(g.policy)), 1);
   return out;
 }
 

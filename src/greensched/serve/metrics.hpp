@@ -81,7 +81,4 @@ class Metrics {
   std::map<std::string, Histogram, std::less<>> latency_;
 };
 
-// Escapes a Prometheus label value (backslash, double quote, newline).
-std::string prometheus_label(std::string_view value);
-
 }  // namespace greensched::serve
