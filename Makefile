@@ -49,7 +49,7 @@ test: format-check build build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -L unit -j $(JOBS)
 
 demo: build
-	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800 --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
+	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800,learned:models/learned-default.json --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
 	./$(BUILD)/greensched multi --power-down-idle 1800 --oracle --out $(DEMO_OUT)/multi
 	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi/report.html

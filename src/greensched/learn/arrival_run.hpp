@@ -1,8 +1,6 @@
-// One simulation run over a given arrival sequence, with the event loop and metrics of
-// sim::run_inflation (same generator order: the caller's generator has drawn the arrivals,
-// the tie order is drawn next, then the policy's own draws). Given the inflation sequence it
-// reproduces run_inflation's curve exactly; given a drift sequence it runs the drift protocol.
-// Policies come from the registry by spec, or from the caller (e.g. a model being trained).
+// Runs for learning and evaluation: the plain inflation protocol with a policy made by the
+// caller (e.g. a model being trained), arrival sequences of other protocols through
+// sim::run_arrivals, and a parallel loop over runs.
 #pragma once
 
 #include <functional>
@@ -17,14 +15,8 @@
 
 namespace greensched::learn {
 
-using PolicyMaker =
-    std::function<Result<std::unique_ptr<policy::Policy>>(const policy::PolicyContext& context)>;
-
-// Runs `arrivals` (indices into the scenario's pods). The curve has bins up to spec.tune x 100
-// (or further if arrivals go beyond). Without `make`, spec.policy is made by the registry.
-Result<sim::RunResult> run_arrivals(const sim::Scenario& scenario, const sim::RunSpec& spec,
-                                    std::span<const uint32_t> arrivals, Rng& rng,
-                                    const PolicyMaker& make = {});
+using sim::PolicyMaker;
+using sim::run_arrivals;
 
 // A run of the plain inflation protocol through run_arrivals.
 Result<sim::RunResult> run_inflation_with(const sim::Scenario& scenario, const sim::RunSpec& spec,

@@ -30,6 +30,18 @@ Result<Scenario> make_scenario(const trace::Workload& workload,
 }
 
 Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
+  // One generator drives, in this order: the pod shuffle and tuning sample, the node tie
+  // order, and the policy's own draws.
+  Rng rng(spec.seed);
+  const int64_t capacity = Cluster(scenario.workload->nodes).total_gpu_milli();
+  const std::vector<uint32_t> arrivals =
+      trace::inflate(scenario.workload->pods, spec.tune, capacity, rng);
+  return run_arrivals(scenario, spec, arrivals, rng);
+}
+
+Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
+                               std::span<const uint32_t> arrivals, Rng& rng,
+                               const PolicyMaker& make) {
   const auto start = std::chrono::steady_clock::now();
   const trace::Workload& workload = *scenario.workload;
   RunResult result;
@@ -37,11 +49,6 @@ Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
 
   Cluster cluster(workload.nodes);
   result.cluster_gpu_milli = cluster.total_gpu_milli();
-  // One generator drives, in this order: the pod shuffle and tuning sample, the node tie
-  // order, and the policy's own draws.
-  Rng rng(spec.seed);
-  const std::vector<uint32_t> arrivals =
-      trace::inflate(workload.pods, spec.tune, cluster.total_gpu_milli(), rng);
 
   auto model = std::make_shared<frag::FragmentationModel>(scenario.target);
   policy::PolicyContext context;
@@ -49,7 +56,7 @@ Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
   context.shape_count = workload.shape_count;
   context.power = scenario.power;
   context.gpu_select = spec.gpu_select;
-  auto policy = policy::make_policy(spec.policy, context);
+  auto policy = make ? make(context) : policy::make_policy(spec.policy, context);
   if (!policy.ok()) return Error{policy.error()};
   policy::Scheduler scheduler(*policy.value(), policy::random_tie_rank(cluster.size(), rng));
   frag::ClusterFragmentation fragmentation(*model, cluster);

@@ -4,13 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "greensched/core/rng.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/frag/target_workload.hpp"
+#include "greensched/policy/registry.hpp"
 #include "greensched/power/power_model.hpp"
 #include "greensched/sim/metrics.hpp"
 #include "greensched/trace/workload.hpp"
@@ -65,5 +69,19 @@ struct RunResult {
 };
 
 Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec);
+
+// Makes the policy of a run from its context; for policies that are not in the registry (e.g.
+// a model being trained).
+using PolicyMaker =
+    std::function<Result<std::unique_ptr<policy::Policy>>(const policy::PolicyContext& context)>;
+
+// The event loop of run_inflation over a given arrival sequence (indices into the scenario's
+// pods), for other protocols (e.g. a workload that drifts). `rng` continues the run's one
+// generator: it has drawn the arrivals and draws the node tie order, then the policy's
+// draws. Given the inflation sequence it reproduces run_inflation exactly. The curve has bins
+// up to spec.tune x 100. Without `make`, spec.policy is made by the registry.
+Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
+                               std::span<const uint32_t> arrivals, Rng& rng,
+                               const PolicyMaker& make = {});
 
 }  // namespace greensched::sim
