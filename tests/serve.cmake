@@ -85,6 +85,7 @@ target_sources(greensched_unit_tests PRIVATE
   serve_state_test.cpp
   serve_contract_test.cpp
   serve_bad_input_test.cpp
+  serve_watch_test.cpp
 )
 
 # Load: filter + prioritize + bind for 10,000 pods on the 1213-node openb cluster from 8

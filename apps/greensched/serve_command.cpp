@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "greensched/serve/http_server.hpp"
 #include "greensched/serve/kube_binder.hpp"
+#include "greensched/serve/pod_watcher.hpp"
 #include "greensched/serve/serve_config.hpp"
 #include "greensched/serve/service.hpp"
 
@@ -29,6 +30,7 @@ struct ServeOptions {
   std::string policy;
   std::string port_file;
   bool kube_bind = false;
+  bool kube_watch = false;
   std::string kube_api;
   std::string kube_token_file;
   std::string kube_ca_file;
@@ -72,12 +74,12 @@ int run_serve(const ServeOptions& o) {
   if (!o.policy.empty()) inputs.config.policy = o.policy;
   inputs.config.server.prefix = o.prefix;
 
+  serve::KubeApiOptions api;
+  api.server = o.kube_api;
+  api.token_file = o.kube_token_file;
+  api.ca_file = o.kube_ca_file;
   serve::Binder binder;
   if (o.kube_bind) {
-    serve::KubeApiOptions api;
-    api.server = o.kube_api;
-    api.token_file = o.kube_token_file;
-    api.ca_file = o.kube_ca_file;
     auto made = serve::make_kube_binder(api);
     if (!made.ok()) {
       fmt::print(stderr, "error: {}\n", made.error());
@@ -122,7 +124,35 @@ int run_serve(const ServeOptions& o) {
   }
   for (const std::string& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (binder) extender.value()->set_binder(binder);
+  // With --kube-watch: resync with the cluster's pods before answering any verb, then follow.
+  std::unique_ptr<serve::PodWatcher> watcher;
+  if (o.kube_watch) {
+    auto resolved = serve::resolve_kube_api(api);
+    if (!resolved.ok()) {
+      fmt::print(stderr, "error: --kube-watch: {}\n", resolved.error());
+      server.stop();
+      return 1;
+    }
+    watcher = std::make_unique<serve::PodWatcher>(*extender.value(), resolved.value());
+    auto synced = watcher->initial_sync();
+    if (!synced.ok()) {
+      fmt::print(stderr, "error: --kube-watch: {}\n", synced.error());
+      server.stop();
+      return 1;
+    }
+    if (!o.quiet) {
+      fmt::print(stderr,
+                 "greensched serve: resynced with the API server: {} added, {} released, {} "
+                 "unchanged, {} not placed\n",
+                 synced.value().added, synced.value().removed, synced.value().unchanged,
+                 synced.value().errors.size());
+    }
+    for (const auto& [pod, why] : synced.value().errors) {
+      fmt::print(stderr, "warning: resync: {}: {}\n", pod, why);
+    }
+  }
   server.attach(extender.value().get());
+  if (watcher) watcher->start();
   if (!o.quiet) {
     fmt::print(stderr,
                "greensched serve: {}:{}{} policy {} | {} nodes, {} pods bound ({} journal "
@@ -135,8 +165,10 @@ int run_serve(const ServeOptions& o) {
   int sig = 0;
   sigwait(&signals, &sig);
   if (!o.quiet) fmt::print(stderr, "greensched serve: signal {}, stopping\n", sig);
+  if (watcher) watcher->stop();
   server.stop();
   server.attach(nullptr);
+  watcher.reset();
   extender.value().reset();  // commits what is queued
   return 0;
 }
@@ -163,6 +195,9 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
   cmd->add_flag("--kube-bind", opts->kube_bind,
                 "bind pods through the API server (with the gpu-index annotation)");
+  cmd->add_flag("--kube-watch", opts->kube_watch,
+                "follow the cluster's pods: resync at start, release GPU pods that are deleted "
+                "or finish");
   cmd->add_option("--kube-api", opts->kube_api, "API server URL (default: in-cluster)");
   cmd->add_option("--kube-token-file", opts->kube_token_file,
                   "bearer token file (default: the service account's)");

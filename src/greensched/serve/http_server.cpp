@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -268,6 +269,11 @@ Result<int> ExtenderServer::start(const std::string& host, int port) {
   }
   if (bound <= 0) return Error{fmt::format("cannot listen on {}:{}", host, port)};
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() does nothing until the listen loop runs; wait for it, so that a stop()
+  // right after start() cannot be lost (and leave join() waiting forever).
+  for (int i = 0; i < 50000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
   return bound;
 }
 

@@ -25,7 +25,9 @@ bool safe_path_segment(const std::string& s) {
   return true;
 }
 
-Result<std::string> read_token(const std::string& path) {
+}  // namespace
+
+Result<std::string> read_api_token(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("cannot read the API token {}", path)};
   std::stringstream buffer;
@@ -36,8 +38,6 @@ Result<std::string> read_token(const std::string& path) {
   }
   return token;
 }
-
-}  // namespace
 
 std::string binding_body(const BindingArgs& args, const std::string& gpu_index) {
   nlohmann::json metadata{{"name", args.pod.name}, {"namespace", args.pod.ns}};
@@ -52,13 +52,13 @@ std::string binding_body(const BindingArgs& args, const std::string& gpu_index) 
       .dump();
 }
 
-Result<Binder> make_kube_binder(KubeApiOptions options) {
+Result<KubeApiOptions> resolve_kube_api(KubeApiOptions options) {
   if (options.server.empty()) {
     const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
     const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
     if (host == nullptr || port == nullptr) {
       return Error{
-          "--kube-bind: not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); give "
+          "Kubernetes API: not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); give "
           "--kube-api URL"};
     }
     const std::string h = host;
@@ -69,13 +69,19 @@ Result<Binder> make_kube_binder(KubeApiOptions options) {
   if (options.ca_file.empty() && options.server.starts_with("https://")) {
     options.ca_file = std::string(kServiceAccountDir) + "/ca.crt";
   }
-  if (auto token = read_token(options.token_file); !token.ok()) return Error{token.error()};
+  if (auto token = read_api_token(options.token_file); !token.ok()) return Error{token.error()};
+  return options;
+}
 
+Result<Binder> make_kube_binder(KubeApiOptions options) {
+  auto resolved = resolve_kube_api(std::move(options));
+  if (!resolved.ok()) return Error{resolved.error()};
+  options = std::move(resolved.value());
   return Binder([options](const BindingArgs& args, const std::string& gpu_index) -> Status {
     if (!safe_path_segment(args.pod.ns) || !safe_path_segment(args.pod.name)) {
       return Error{"pod namespace or name is not a valid Kubernetes name"};
     }
-    auto token = read_token(options.token_file);
+    auto token = read_api_token(options.token_file);
     if (!token.ok()) return Error{token.error()};
     httplib::Client client(options.server);
     client.set_connection_timeout(options.timeout_seconds, 0);

@@ -22,6 +22,13 @@ struct KubeApiOptions {
   int timeout_seconds = 10;
 };
 
+// Fills in the in-cluster defaults (server from the environment, the service account's token
+// and CA) and checks that the token can be read.
+Result<KubeApiOptions> resolve_kube_api(KubeApiOptions options);
+
+// The bearer token, re-read on every call (kubelet rotates it).
+Result<std::string> read_api_token(const std::string& path);
+
 // The binder; fails when the in-cluster environment is missing.
 Result<Binder> make_kube_binder(KubeApiOptions options);
 

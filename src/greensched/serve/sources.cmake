@@ -15,6 +15,7 @@ target_sources(greensched_lib PRIVATE
   greensched/serve/resync.cpp
   greensched/serve/metrics.cpp
   greensched/serve/kube_binder.cpp
+  greensched/serve/pod_watcher.cpp
   greensched/serve/http_server.cpp
   greensched/serve/serve_config.cpp
   greensched/serve/service.cpp
