@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/monitor/profile_report.hpp"
 #include "greensched/monitor/workload_profile.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -85,7 +86,7 @@ TEST(WorkloadProfile, DefaultTraceKnownFigures) {
   const auto files = profile_csvs(p, models);
   const fs::path dir =
       fs::path(::testing::TempDir()) / ("greensched_profile_" + std::to_string(getpid()));
-  ASSERT_TRUE(write_files(dir.string(), files).ok());
+  ASSERT_TRUE(write_text_files(dir.string(), files).ok());
   for (const auto& [name, text] : files) {
     EXPECT_EQ(name.rfind("profile_", 0), 0U);
     EXPECT_TRUE(fs::exists(dir / name)) << name;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/learn/evaluation.hpp"
@@ -38,11 +39,6 @@ struct BoundCliOptions {
   double drift_at = 0.5;
   std::string drift_target = "both";
 };
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
 
 double mean(std::span<const double> v) {
   double s = 0;

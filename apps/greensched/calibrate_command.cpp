@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/monitor/calibration.hpp"
 #include "greensched/monitor/sample_json.hpp"
@@ -29,11 +30,6 @@ struct CalibrateCliOptions {
   int64_t min_samples = 10;
   bool json = false;
 };
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
 
 std::vector<std::string> keys_of(const nlohmann::json& root, const char* table) {
   std::vector<std::string> keys;

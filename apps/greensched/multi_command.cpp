@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/report/multi_writer.hpp"
@@ -47,21 +48,6 @@ struct MultiCliOptions {
   std::string record;
   bool predict_durations = false;  // monitor subsystem
 };
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
-
-Status write_text(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name;
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
-  out << text;
-  out.close();
-  if (!out) return Error{fmt::format("{}: write failed", path)};
-  return Status::Ok();
-}
 
 int run_multi(const MultiCliOptions& o) {
   // Agents: names, plus oracle runs of the forecasting ones with --oracle.
@@ -213,7 +199,8 @@ int run_multi(const MultiCliOptions& o) {
   for (const auto& [name, text] :
        {std::pair{"summary.csv", summary.str()}, std::pair{"timeline.csv", timeline.str()},
         std::pair{"decisions.csv", decisions.str()}}) {
-    if (Status s = write_text(o.out, name, text); !s.ok()) return fail(s.message());
+    if (Status s = write_text_file((std::filesystem::path(o.out) / name).string(), text); !s.ok())
+      return fail(s.message());
   }
   if (!o.quiet)
     fmt::print(stderr, "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv\n", o.out);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/monitor/prediction_eval.hpp"
 #include "greensched/monitor/profile_report.hpp"
@@ -28,11 +29,6 @@ struct ProfileCliOptions {
   std::string power_model;
   std::string energy_gpu = "G2";
 };
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
 
 int run_profile(const ProfileCliOptions& o) {
   GpuModelRegistry models;
@@ -69,7 +65,7 @@ int run_profile(const ProfileCliOptions& o) {
     auto files = monitor::profile_csvs(profile, models);
     if (prediction)
       files.emplace_back("profile_prediction.csv", monitor::prediction_csv(*prediction));
-    if (Status s = monitor::write_files(o.out, files); !s.ok()) return fail(s.message());
+    if (Status s = write_text_files(o.out, files); !s.ok()) return fail(s.message());
     fmt::print(stderr, "wrote {} profile_*.csv files to {}\n", files.size(), o.out);
   }
   return 0;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/timeline_writer.hpp"
@@ -74,21 +75,6 @@ nlohmann::json to_json(const sim::ReplayResult& r) {
           {"wall_seconds", r.wall_seconds}};
 }
 
-Status write_file(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name;
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
-  out << text;
-  out.close();
-  if (!out) return Error{fmt::format("{}: write failed", path)};
-  return Status::Ok();
-}
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
-
 int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
                     const power::PowerModel& power_model, const std::vector<std::string>& policies,
                     const std::vector<uint64_t>& seeds) {
@@ -149,11 +135,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
                                r.config.seed, line.substr(1));
       }
     }
-    if (Status s = write_file(std::filesystem::path(o.record).parent_path().empty()
-                                  ? std::string(".")
-                                  : std::filesystem::path(o.record).parent_path().string(),
-                              std::filesystem::path(o.record).filename().string(), records);
-        !s.ok()) {
+    if (Status s = write_text_file(o.record, records); !s.ok()) {
       return fail(s.message());
     }
   }
@@ -177,8 +159,14 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   }
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, results);
-  if (Status s = write_file(o.out, "timeline.csv", timeline); !s.ok()) return fail(s.message());
-  if (Status s = write_file(o.out, "summary.csv", summary.str()); !s.ok()) return fail(s.message());
+  if (Status s =
+          write_text_file((std::filesystem::path(o.out) / "timeline.csv").string(), timeline);
+      !s.ok())
+    return fail(s.message());
+  if (Status s =
+          write_text_file((std::filesystem::path(o.out) / "summary.csv").string(), summary.str());
+      !s.ok())
+    return fail(s.message());
   if (!o.quiet) fmt::print(stderr, "wrote {0}/timeline.csv and {0}/summary.csv\n", o.out);
   return 0;
 }

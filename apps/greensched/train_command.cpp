@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/learn/trainer.hpp"
 #include "greensched/sim/experiment.hpp"
@@ -27,11 +28,6 @@ struct TrainCliOptions {
   bool quiet = false;
   learn::TrainOptions train;
 };
-
-int fail(const std::string& message, int code = 1) {
-  fmt::print(stderr, "error: {}\n", message);
-  return code;
-}
 
 int run_train(TrainCliOptions o) {
   const std::size_t dash = o.seed_pool.find('-');

@@ -1,4 +1,5 @@
 #include "greensched/learn/linear_model.hpp"
+#include "greensched/core/text_file.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -181,17 +182,7 @@ nlohmann::json to_json(const LinearModel& model) {
 }
 
 Status save_linear_model(const LinearModel& model, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return Error{fmt::format("{}: cannot open for writing", tmp)};
-    out << to_json(model).dump(2) << "\n";
-    if (!out) return Error{fmt::format("{}: write failed", tmp)};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Error{fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message())};
-  return Status::Ok();
+  return write_text_file_atomic(path, to_json(model).dump(2) + "\n");
 }
 
 }  // namespace greensched::learn

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/learn/arrival_run.hpp"
 #include "greensched/learn/features.hpp"
 #include "greensched/learn/learned_policy.hpp"
@@ -194,17 +195,7 @@ Result<TrainCheckpoint> load_checkpoint(const std::string& path) {
 }
 
 Status save_checkpoint(const TrainCheckpoint& c, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return Error{fmt::format("{}: cannot open for writing", tmp)};
-    out << to_json(c).dump(1) << "\n";
-    if (!out) return Error{fmt::format("{}: write failed", tmp)};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Error{fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message())};
-  return Status::Ok();
+  return write_text_file_atomic(path, to_json(c).dump(1) + "\n");
 }
 
 Result<PairScore> score_run(const trace::Workload& workload, const LinearModel* model,

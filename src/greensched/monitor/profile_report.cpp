@@ -217,20 +217,4 @@ std::vector<std::pair<std::string, std::string>> profile_csvs(const WorkloadProf
   return files;
 }
 
-Status write_files(const std::string& dir,
-                   const std::vector<std::pair<std::string, std::string>>& files) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
-  for (const auto& [name, text] : files) {
-    const std::string path = dir + "/" + name;
-    std::ofstream out(path, std::ios::binary);
-    if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
-    out << text;
-    out.close();
-    if (!out) return Error{fmt::format("{}: write failed", path)};
-  }
-  return Status::Ok();
-}
-
 }  // namespace greensched::monitor

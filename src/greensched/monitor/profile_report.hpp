@@ -20,8 +20,4 @@ nlohmann::json profile_json(const WorkloadProfile& profile, const GpuModelRegist
 std::vector<std::pair<std::string, std::string>> profile_csvs(const WorkloadProfile& profile,
                                                               const GpuModelRegistry& models);
 
-// Writes `files` into `dir` (created when missing).
-Status write_files(const std::string& dir,
-                   const std::vector<std::pair<std::string, std::string>>& files);
-
 }  // namespace greensched::monitor

@@ -1,15 +1,17 @@
 #include "greensched/report/results_writer.hpp"
 
-#include "greensched/trace/workload.hpp"
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+
+#include "greensched/core/text_file.hpp"
+#include "greensched/trace/workload.hpp"
 
 namespace greensched::report {
 namespace {
@@ -74,27 +76,23 @@ void write_occupancy_csv(std::ostream& out, const trace::Workload& workload,
 
 Status write_results(const std::string& dir, std::span<const sim::RunResult> results,
                      const trace::Workload* workload) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
-  const auto write = [&](const char* name, auto writer) -> Status {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    std::ofstream out(path, std::ios::binary);
-    if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
+  std::vector<std::pair<std::string, std::string>> files;
+  const auto add = [&](const char* name, auto writer) {
+    std::ostringstream out;
     writer(out, results);
-    out.close();
-    if (!out) return Error{fmt::format("{}: write failed", path)};
-    return Status::Ok();
+    files.emplace_back(name, std::move(out).str());
   };
-  if (Status s = write("curves.csv", write_curves_csv); !s.ok()) return s;
-  if (Status s = write("summary.csv", write_summary_csv); !s.ok()) return s;
+  add("curves.csv", write_curves_csv);
+  add("summary.csv", write_summary_csv);
   const bool snapshots = std::any_of(results.begin(), results.end(), [](const sim::RunResult& r) {
     return !r.snapshot_used_milli.empty();
   });
-  if (workload == nullptr || !snapshots) return Status::Ok();
-  return write("occupancy.csv", [&](std::ostream& out, std::span<const sim::RunResult> rs) {
-    write_occupancy_csv(out, *workload, rs);
-  });
+  if (workload != nullptr && snapshots) {
+    add("occupancy.csv", [&](std::ostream& out, std::span<const sim::RunResult> rs) {
+      write_occupancy_csv(out, *workload, rs);
+    });
+  }
+  return write_text_files(dir, files);
 }
 
 std::string summary_table(std::span<const sim::RunResult> results, bool by_model) {

@@ -1,0 +1,41 @@
+#include "greensched/core/text_file.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace greensched {
+
+Status write_text_file(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return Error{fmt::format("{}: write failed", path)};
+  return Status::Ok();
+}
+
+Status write_text_file_atomic(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  if (Status s = write_text_file(tmp, text); !s.ok()) return s;
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message())};
+  return Status::Ok();
+}
+
+Status write_text_files(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
+  for (const auto& [name, text] : files) {
+    if (Status s = write_text_file((std::filesystem::path(dir) / name).string(), text); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace greensched

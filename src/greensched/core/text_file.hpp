@@ -1,0 +1,24 @@
+// Writing output files, with errors that name the path. Every writer of CSV, JSON and model
+// files goes through here, so a full disk or a missing directory reads the same everywhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "greensched/core/status.hpp"
+
+namespace greensched {
+
+// Writes `text` to `path`, replacing it.
+Status write_text_file(const std::string& path, std::string_view text);
+
+// Writes to PATH.tmp, then renames it over `path`, so a crash never leaves half a file.
+Status write_text_file_atomic(const std::string& path, std::string_view text);
+
+// Creates `dir` (and its parents) and writes each (name, text) into it.
+Status write_text_files(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace greensched
