@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "greensched/learn/arrival_run.hpp"
 #include "greensched/learn/bound.hpp"
 #include "greensched/learn/register.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/sim/metrics.hpp"
+#include "greensched/sim/simulator.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace greensched::learn {
@@ -48,7 +48,7 @@ int64_t best_policy_allocation(trace::Workload w) {
   for (const std::string& p : policies) {
     for (uint64_t seed : {1, 2, 3}) {
       Rng rng(seed);
-      auto r = run_arrivals(scenario.value(), sim::RunSpec(p, seed, 1.0), order, rng);
+      auto r = sim::run_arrivals(scenario.value(), sim::RunSpec(p, seed, 1.0), order, rng);
       EXPECT_TRUE(r.ok()) << p << ": " << r.error();
       if (r.ok()) best = std::max(best, r.value().allocated_gpu_milli);
     }

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <string>
 
-#include "greensched/learn/arrival_run.hpp"
 #include "greensched/learn/linear_model.hpp"
 #include "greensched/learn/register.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/sim/experiment.hpp"
+#include "greensched/sim/simulator.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 
 namespace greensched::learn {
@@ -102,10 +102,10 @@ TEST(LearnPolicy, RegistrySpecForms) {
   auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
   ASSERT_TRUE(scenario.ok());
   auto missing =
-      run_inflation_with(scenario.value(), sim::RunSpec("learned:/nonexistent.json", 1, 0.2));
+      sim::run_inflation(scenario.value(), sim::RunSpec("learned:/nonexistent.json", 1, 0.2));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error(), "/nonexistent.json: cannot open the model file");
-  EXPECT_FALSE(run_inflation_with(scenario.value(), sim::RunSpec("learned", 1, 0.2)).ok());
+  EXPECT_FALSE(sim::run_inflation(scenario.value(), sim::RunSpec("learned", 1, 0.2)).ok());
 }
 
 // run_arrivals over the inflation sequence is run_inflation; FGD's weights are FGD.
@@ -118,9 +118,9 @@ TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {
   ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
   for (uint64_t seed : {42}) {
     auto reference = sim::run_inflation(scenario.value(), sim::RunSpec("fgd", seed, 1.05));
-    auto mine = run_inflation_with(scenario.value(), sim::RunSpec("fgd", seed, 1.05));
+    auto mine = sim::run_inflation(scenario.value(), sim::RunSpec("fgd", seed, 1.05));
     auto learned =
-        run_inflation_with(scenario.value(), sim::RunSpec("learned=" + path, seed, 1.05));
+        sim::run_inflation(scenario.value(), sim::RunSpec("learned=" + path, seed, 1.05));
     ASSERT_TRUE(reference.ok() && mine.ok() && learned.ok());
     const auto& ref = reference.value();
     for (const auto* r : {&mine.value(), &learned.value()}) {
@@ -154,7 +154,7 @@ TEST(LearnPolicy, ShippedModelsRun) {
     }
     const auto pool = m.value().training["seed_pool"];
     EXPECT_TRUE(pool[0].get<uint64_t>() > 51 || pool[1].get<uint64_t>() < 42) << entry.path();
-    auto r = run_inflation_with(scenario.value(),
+    auto r = sim::run_inflation(scenario.value(),
                                 sim::RunSpec("learned:" + entry.path().string(), 42, 1.0));
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_GT(r.value().pods_scheduled, 0);

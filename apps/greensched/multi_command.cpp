@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,13 +7,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/parallel_for.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/report/multi_writer.hpp"
 #include "greensched/trace/builtin_workload.hpp"
@@ -121,45 +120,34 @@ int run_multi(const MultiCliOptions& o) {
                pods.size(), pods_source, runs.size());
   }
 
-  std::vector<std::optional<Result<multi::MultiResult>>> results(runs.size());
+  std::vector<multi::MultiResult> ok(runs.size());
   {
     ProgressBar bar(!o.quiet && stderr_is_terminal());
-    std::atomic<std::size_t> next{0};
     std::mutex mutex;
     std::size_t done = 0;
-    auto worker = [&] {
-      for (std::size_t i = next++; i < runs.size(); i = next++) {
-        multi::MultiOptions opts;
-        opts.agent = runs[i].first;
-        opts.oracle = runs[i].second;
-        opts.seed = o.seed;
-        opts.ls_bound_s = o.ls_bound_s;
-        opts.be_slack_s = static_cast<int64_t>(o.slack_h * 3600.0);
-        opts.power_down_idle_s = o.power_down_idle_s;
-        opts.wake_delay_s = o.wake_delay_s;
-        opts.sample_s = o.sample_s;
-        opts.data_gb_per_job = o.data_gb;
-        opts.power_model = power_model;
-        opts.record = !o.record.empty();
-        opts.predict_durations = o.predict_durations;
-        results[i] = multi::run_fleet(fleet, pods, shapes, opts);
-        std::lock_guard<std::mutex> lock(mutex);
-        ++done;
-        bar.update(done, runs.size(), runs[i].first);
-      }
-    };
-    const unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs)
-                                     : std::max(1U, std::thread::hardware_concurrency());
-    std::vector<std::jthread> threads;
-    for (unsigned t = 1; t < std::min<unsigned>(jobs, static_cast<unsigned>(runs.size())); ++t) {
-      threads.emplace_back(worker);
-    }
-    worker();
-  }
-  std::vector<multi::MultiResult> ok;
-  for (auto& r : results) {
-    if (!r->ok()) return fail(r->error());
-    ok.push_back(std::move(r->value()));
+    Status s = parallel_for(runs.size(), o.jobs, [&](std::size_t i) -> Status {
+      multi::MultiOptions opts;
+      opts.agent = runs[i].first;
+      opts.oracle = runs[i].second;
+      opts.seed = o.seed;
+      opts.ls_bound_s = o.ls_bound_s;
+      opts.be_slack_s = static_cast<int64_t>(o.slack_h * 3600.0);
+      opts.power_down_idle_s = o.power_down_idle_s;
+      opts.wake_delay_s = o.wake_delay_s;
+      opts.sample_s = o.sample_s;
+      opts.data_gb_per_job = o.data_gb;
+      opts.power_model = power_model;
+      opts.record = !o.record.empty();
+      opts.predict_durations = o.predict_durations;
+      auto r = multi::run_fleet(fleet, pods, shapes, opts);
+      if (!r.ok()) return Error{r.error()};
+      ok[i] = std::move(r.value());
+      std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      bar.update(done, runs.size(), runs[i].first);
+      return Status::Ok();
+    });
+    if (!s.ok()) return fail(s.message());
   }
 
   if (o.json) {

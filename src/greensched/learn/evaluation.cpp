@@ -3,7 +3,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "greensched/learn/arrival_run.hpp"
+#include "greensched/core/parallel_for.hpp"
 #include "greensched/sim/metrics.hpp"
 
 namespace greensched::learn {
@@ -24,9 +24,9 @@ Result<std::vector<sim::RunResult>> run_policies(const sim::Scenario& scenario,
       Rng rng(specs[i].seed);
       const std::vector<uint32_t> arrivals =
           drift_arrivals(*drift, specs[i].tune, *plan.drift_switch, rng);
-      r = run_arrivals(scenario, specs[i], arrivals, rng);
+      r = sim::run_arrivals(scenario, specs[i], arrivals, rng);
     } else {
-      r = run_inflation_with(scenario, specs[i]);
+      r = sim::run_inflation(scenario, specs[i]);
     }
     if (!r.ok()) return Error{r.error()};
     results[i] = std::move(r.value());

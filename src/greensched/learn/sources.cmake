@@ -4,7 +4,6 @@ pkg_check_modules(COINOR REQUIRED IMPORTED_TARGET cbc clp)
 target_sources(greensched_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/bound.cpp
   ${CMAKE_CURRENT_LIST_DIR}/arrivals.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/arrival_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/online_target.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fgd_online.cpp

@@ -11,14 +11,15 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
-#include "greensched/learn/arrival_run.hpp"
 #include "greensched/learn/features.hpp"
 #include "greensched/learn/learned_policy.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/policies.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/sim/metrics.hpp"
+#include "greensched/sim/simulator.hpp"
 #include "greensched/trace/inflation.hpp"
 
 namespace greensched::learn {
@@ -97,13 +98,13 @@ std::vector<std::pair<std::size_t, uint64_t>> generation_pairs(const TrainOption
 Result<PairScore> run_one(const sim::Scenario& scenario, const LinearModel* model, uint64_t seed,
                           double tune) {
   sim::RunSpec spec(model ? "learned" : "fgd", seed, tune);
-  PolicyMaker make;
+  sim::PolicyMaker make;
   if (model != nullptr) {
     make = [model](const policy::PolicyContext& context) {
       return make_learned_policy(*model, "learned", context);
     };
   }
-  auto r = run_inflation_with(scenario, spec, make);
+  auto r = sim::run_inflation(scenario, spec, make);
   if (!r.ok()) return Error{r.error()};
   const auto p = sim::point_at(r.value().curve, 100);
   if (!p) return Error{fmt::format("seed {}: no arrival fell in the 100 % bin", seed)};

@@ -48,16 +48,31 @@ class Scorer {
   double energy_abs_ = 0;
 };
 
+// Every reported metric once: its machine key, its label in the table, and its field.
+struct MetricField {
+  const char* key;
+  const char* label;
+  double PredictionMetrics::*field;
+};
+constexpr MetricField kMetricFields[] = {
+    {"median_abs_log_error", "median |ln(pred/actual)| duration",
+     &PredictionMetrics::median_abs_log_error},
+    {"mean_abs_log_error", "mean |ln(pred/actual)| duration",
+     &PredictionMetrics::mean_abs_log_error},
+    {"mae_hours", "MAE duration (hours)", &PredictionMetrics::mae_hours},
+    {"median_abs_error_hours", "median abs error (hours)",
+     &PredictionMetrics::median_abs_error_hours},
+    {"coverage_p50", "coverage of p50 (ideal 0.50)", &PredictionMetrics::coverage_p50},
+    {"coverage_p90", "coverage of p90 (ideal 0.90)", &PredictionMetrics::coverage_p90},
+    {"energy_mae_kwh", "MAE energy (kWh)", &PredictionMetrics::energy_mae_kwh},
+    {"energy_median_abs_log_error", "median |ln(pred/actual)| energy",
+     &PredictionMetrics::energy_median_abs_log_error},
+};
+
 nlohmann::json metrics_json(const PredictionMetrics& m) {
-  return {{"jobs", m.jobs},
-          {"median_abs_log_error", m.median_abs_log_error},
-          {"mean_abs_log_error", m.mean_abs_log_error},
-          {"mae_hours", m.mae_hours},
-          {"median_abs_error_hours", m.median_abs_error_hours},
-          {"coverage_p50", m.coverage_p50},
-          {"coverage_p90", m.coverage_p90},
-          {"energy_mae_kwh", m.energy_mae_kwh},
-          {"energy_median_abs_log_error", m.energy_median_abs_log_error}};
+  nlohmann::json j{{"jobs", m.jobs}};
+  for (const MetricField& f : kMetricFields) j[f.key] = m.*f.field;
+  return j;
 }
 
 }  // namespace
@@ -127,20 +142,10 @@ std::string prediction_table(const PredictionEvaluation& e) {
       "the remaining {} (created from t = {} s)\n",
       100 * e.train_fraction, e.train_jobs, e.test_jobs, e.split_time_s);
   out += fmt::format("{:<34} {:>12} {:>16}\n", "metric (test jobs)", "per-shape", "global median");
-  const auto row = [&](const char* name, double a, double b) {
-    out += fmt::format("{:<34} {:>12.3f} {:>16.3f}\n", name, a, b);
-  };
-  const PredictionMetrics& m = e.method;
-  const PredictionMetrics& b = e.baseline;
-  row("median |ln(pred/actual)| duration", m.median_abs_log_error, b.median_abs_log_error);
-  row("mean |ln(pred/actual)| duration", m.mean_abs_log_error, b.mean_abs_log_error);
-  row("MAE duration (hours)", m.mae_hours, b.mae_hours);
-  row("median abs error (hours)", m.median_abs_error_hours, b.median_abs_error_hours);
-  row("coverage of p50 (ideal 0.50)", m.coverage_p50, b.coverage_p50);
-  row("coverage of p90 (ideal 0.90)", m.coverage_p90, b.coverage_p90);
-  row("MAE energy (kWh)", m.energy_mae_kwh, b.energy_mae_kwh);
-  row("median |ln(pred/actual)| energy", m.energy_median_abs_log_error,
-      b.energy_median_abs_log_error);
+  for (const MetricField& f : kMetricFields) {
+    out += fmt::format("{:<34} {:>12.3f} {:>16.3f}\n", f.label, e.method.*f.field,
+                       e.baseline.*f.field);
+  }
   out += "answered by group (min support " + std::to_string(e.min_support) + "):";
   for (std::size_t l = 0; l < e.level_counts.size(); ++l) {
     out += fmt::format(" {} {}", DurationPredictor::level_name(static_cast<int>(l)),
@@ -167,19 +172,9 @@ nlohmann::json prediction_json(const PredictionEvaluation& e) {
 
 std::string prediction_csv(const PredictionEvaluation& e) {
   std::string out = "metric,per_shape,global_median\n";
-  const auto row = [&](const char* name, double a, double b) {
-    out += fmt::format("{},{:.6f},{:.6f}\n", name, a, b);
-  };
-  const PredictionMetrics& m = e.method;
-  const PredictionMetrics& b = e.baseline;
-  row("median_abs_log_error", m.median_abs_log_error, b.median_abs_log_error);
-  row("mean_abs_log_error", m.mean_abs_log_error, b.mean_abs_log_error);
-  row("mae_hours", m.mae_hours, b.mae_hours);
-  row("median_abs_error_hours", m.median_abs_error_hours, b.median_abs_error_hours);
-  row("coverage_p50", m.coverage_p50, b.coverage_p50);
-  row("coverage_p90", m.coverage_p90, b.coverage_p90);
-  row("energy_mae_kwh", m.energy_mae_kwh, b.energy_mae_kwh);
-  row("energy_median_abs_log_error", m.energy_median_abs_log_error, b.energy_median_abs_log_error);
+  for (const MetricField& f : kMetricFields) {
+    out += fmt::format("{},{:.6f},{:.6f}\n", f.key, e.method.*f.field, e.baseline.*f.field);
+  }
   return out;
 }
 

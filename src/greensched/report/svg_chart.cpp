@@ -315,6 +315,27 @@ double text_width(std::string_view text, double font_px) {
   return em * font_px;
 }
 
+namespace {
+
+// The opening <svg> of every chart, with its accessible <title>.
+std::string svg_open(std::string_view id, std::string_view css_class, double width, double height,
+                     std::string_view title) {
+  return fmt::format(
+      "<svg id=\"{0}\" class=\"{3}\" width=\"{1}\" height=\"{2}\" viewBox=\"0 0 {1} {2}\" "
+      "role=\"img\" aria-labelledby=\"{0}-title\" "
+      "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" "
+      "font-size=\"12\"><title id=\"{0}-title\">{4}</title>",
+      escape(id), coord(width), coord(height), css_class, escape(title));
+}
+
+// The visible title at the top left.
+std::string title_text(std::string_view x, std::string_view title) {
+  return fmt::format("<text x=\"{}\" y=\"22\" font-size=\"{}\" font-weight=\"600\">{}</text>", x,
+                     kTitlePx, escape(title));
+}
+
+}  // namespace
+
 std::string render_line_chart(const LineChart& chart) {
   // Data ranges.
   Range xr, yr;
@@ -363,19 +384,12 @@ std::string render_line_chart(const LineChart& chart) {
 
   std::string out;
   out.reserve(4096);
-  out += fmt::format(
-      "<svg id=\"{0}\" class=\"chart-svg\" width=\"{1}\" "
-      "height=\"{2}\" viewBox=\"0 0 {1} {2}\" role=\"img\" aria-labelledby=\"{0}-title\" "
-      "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" "
-      "font-size=\"12\">",
-      escape(chart.id), coord(width), coord(height));
-  out += fmt::format("<title id=\"{}-title\">{}</title>", escape(chart.id), escape(chart.title));
+  out += svg_open(chart.id, "chart-svg", width, height, chart.title);
   out += fmt::format(
       "<defs><clipPath id=\"{}-clip\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
       "</clipPath></defs>",
       escape(chart.id), coord(ml), coord(top - 2), coord(width - mr - ml), coord(bottom - top + 4));
-  out += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"{}\" font-weight=\"600\">{}</text>",
-                     coord(ml), kTitlePx, escape(chart.title));
+  out += title_text(coord(ml), chart.title);
   out += "<g class=\"legend\" fill=\"#222\">" + legend_svg + "</g>";
 
   // Grid and tick labels.
@@ -496,15 +510,8 @@ std::string render_bar_chart(const BarChart& chart) {
   const Scale sx{t.lo, t.hi, ml, width - mr};
 
   std::string out;
-  out += fmt::format(
-      "<svg id=\"{0}\" class=\"chart-svg\" width=\"{1}\" "
-      "height=\"{2}\" viewBox=\"0 0 {1} {2}\" role=\"img\" aria-labelledby=\"{0}-title\" "
-      "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" "
-      "font-size=\"12\">",
-      escape(chart.id), coord(width), coord(height));
-  out += fmt::format("<title id=\"{}-title\">{}</title>", escape(chart.id), escape(chart.title));
-  out += fmt::format("<text x=\"12\" y=\"22\" font-size=\"{}\" font-weight=\"600\">{}</text>",
-                     kTitlePx, escape(chart.title));
+  out += svg_open(chart.id, "chart-svg", width, height, chart.title);
+  out += title_text("12", chart.title);
   out += "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">";
   for (double v : t.values) {
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", coord(sx(v)),
@@ -687,15 +694,8 @@ std::string render_occupancy_map(const OccupancyMap& map) {
   const double height = grid_top + height_used + 14;
 
   std::string out;
-  out += fmt::format(
-      "<svg id=\"{0}\" class=\"chart-svg occupancy\" width=\"{1}\" height=\"{2}\" "
-      "viewBox=\"0 0 {1} {2}\" role=\"img\" aria-labelledby=\"{0}-title\" "
-      "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" "
-      "font-size=\"12\">",
-      escape(map.id), coord(width), coord(height));
-  out += fmt::format("<title id=\"{}-title\">{}</title>", escape(map.id), escape(map.title));
-  out += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"{}\" font-weight=\"600\">{}</text>",
-                     coord(margin), kTitlePx, escape(map.title));
+  out += svg_open(map.id, "chart-svg occupancy", width, height, map.title);
+  out += title_text(coord(margin), map.title);
   out += "<g class=\"legend\" fill=\"#222\">" + legend + "</g>";
 
   // Group labels.

@@ -1,14 +1,13 @@
 #include "greensched/sim/experiment.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "greensched/core/parallel_for.hpp"
 #include "greensched/policy/registry.hpp"
 
 namespace greensched::sim {
@@ -28,42 +27,19 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
   auto scenario = make_scenario(workload, plan.power_model);
   if (!scenario.ok()) return Error{scenario.error()};
 
-  std::vector<std::optional<Result<RunResult>>> results(specs.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
+  std::vector<RunResult> out(specs.size());
   std::mutex progress_mutex;
   std::size_t done = 0;
-
-  auto worker = [&] {
-    while (!failed.load()) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= specs.size()) return;
-      results[i] = run_inflation(scenario.value(), specs[i]);
-      if (!results[i]->ok()) {
-        failed.store(true);
-        return;
-      }
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      ++done;
-      if (progress) progress(done, specs.size(), results[i]->value());
-    }
-  };
-
-  unsigned jobs = plan.jobs > 0 ? static_cast<unsigned>(plan.jobs)
-                                : std::max(1U, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
-  {
-    std::vector<std::jthread> threads;
-    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
-    worker();
-  }
-
-  std::vector<RunResult> out;
-  out.reserve(specs.size());
-  for (auto& r : results) {
-    if (r && !r->ok()) return Error{r->error()};
-  }
-  for (auto& r : results) out.push_back(std::move(r->value()));
+  Status s = parallel_for(specs.size(), plan.jobs, [&](std::size_t i) -> Status {
+    auto r = run_inflation(scenario.value(), specs[i]);
+    if (!r.ok()) return Error{r.error()};
+    out[i] = std::move(r.value());
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++done;
+    if (progress) progress(done, specs.size(), out[i]);
+    return Status::Ok();
+  });
+  if (!s.ok()) return Error{s.message()};
   return out;
 }
 

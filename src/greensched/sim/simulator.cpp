@@ -29,14 +29,15 @@ Result<Scenario> make_scenario(const trace::Workload& workload,
   return s;
 }
 
-Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec) {
+Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec,
+                                const PolicyMaker& make) {
   // One generator drives, in this order: the pod shuffle and tuning sample, the node tie
   // order, and the policy's own draws.
   Rng rng(spec.seed);
   const int64_t capacity = Cluster(scenario.workload->nodes).total_gpu_milli();
   const std::vector<uint32_t> arrivals =
       trace::inflate(scenario.workload->pods, spec.tune, capacity, rng);
-  return run_arrivals(scenario, spec, arrivals, rng);
+  return run_arrivals(scenario, spec, arrivals, rng, make);
 }
 
 Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,

@@ -68,12 +68,14 @@ struct RunResult {
   double wall_seconds = 0;
 };
 
-Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec);
-
 // Makes the policy of a run from its context; for policies that are not in the registry (e.g.
 // a model being trained).
 using PolicyMaker =
     std::function<Result<std::unique_ptr<policy::Policy>>(const policy::PolicyContext& context)>;
+
+// Without `make`, spec.policy is made by the registry.
+Result<RunResult> run_inflation(const Scenario& scenario, const RunSpec& spec,
+                                const PolicyMaker& make = {});
 
 // The event loop of run_inflation over a given arrival sequence (indices into the scenario's
 // pods), for other protocols (e.g. a workload that drifts). `rng` continues the run's one

@@ -1,23 +1,12 @@
-#include "greensched/learn/arrival_run.hpp"
+#include "greensched/core/parallel_for.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <vector>
 
-#include "greensched/core/cluster.hpp"
-#include "greensched/trace/inflation.hpp"
-
-namespace greensched::learn {
-
-Result<sim::RunResult> run_inflation_with(const sim::Scenario& scenario, const sim::RunSpec& spec,
-                                          const PolicyMaker& make) {
-  Cluster probe(scenario.workload->nodes);
-  Rng rng(spec.seed);
-  const std::vector<uint32_t> arrivals =
-      trace::inflate(scenario.workload->pods, spec.tune, probe.total_gpu_milli(), rng);
-  return sim::run_arrivals(scenario, spec, arrivals, rng, make);
-}
+namespace greensched {
 
 Status parallel_for(std::size_t count, int jobs, const std::function<Status(std::size_t)>& fn) {
   std::atomic<std::size_t> next{0};
@@ -52,4 +41,4 @@ Status parallel_for(std::size_t count, int jobs, const std::function<Status(std:
   return Status::Ok();
 }
 
-}  // namespace greensched::learn
+}  // namespace greensched
