@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "greensched/monitor/job_energy.hpp"
-#include "greensched/monitor/job_predictor.hpp"
 #include "greensched/monitor/prediction_eval.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/job_predictor.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/synthetic_times.hpp"
 #include "test_data.hpp"
@@ -34,12 +34,12 @@ PodSpec pod(int64_t cpu, int num_gpu, int32_t milli, Qos qos, int64_t created = 
 }
 
 TEST(DurationPredictor, QuantilesWithFallbacks) {
-  DurationPredictor predictor(3, 1234);
+  trace::DurationPredictor predictor(3, 1234);
   const PodSpec shared = pod(4000, 1, 500, Qos::kLS);
   EXPECT_EQ(predictor.predict(shared).level, 5);  // no history: the prior
   EXPECT_DOUBLE_EQ(predictor.predict(shared).p50_s, 1234);
   for (double d : {100.0, 200.0, 300.0, 400.0, 500.0}) predictor.observe(shared, d);
-  DurationPrediction p = predictor.predict(shared);
+  trace::DurationPrediction p = predictor.predict(shared);
   EXPECT_EQ(p.level, 0);
   EXPECT_EQ(p.support, 5);
   EXPECT_DOUBLE_EQ(p.p50_s, 300);
@@ -65,14 +65,14 @@ TEST(DurationPredictor, OnlineUsesOnlyJobsFinishedBeforeSubmission) {
   for (int i = 0; i < 10; ++i) pods.push_back(pod(1000, 0, 0, Qos::kBE, i * 100, i * 100 + 50));
   pods.push_back(pod(1000, 0, 0, Qos::kBE, 1000, 100000));  // long, finishes late
   pods.push_back(pod(1000, 0, 0, Qos::kBE, 1010, 1060));
-  auto a = predict_durations_online(pods, 1);
+  auto a = trace::predict_durations_online(pods, 1);
   EXPECT_EQ(a[0], 3600);  // nothing finished yet: the prior
   EXPECT_EQ(a[1], 50);    // the first job (0-50) finished at 50 <= 100
   EXPECT_EQ(a[11], 50);   // the long job had not finished by 1010: it is not used
   // Changing how long a job runs changes no prediction made before it finished.
   pods[10].deletion_time = 2000000;
   pods[0].deletion_time = 80;
-  auto b = predict_durations_online(pods, 1);
+  auto b = trace::predict_durations_online(pods, 1);
   EXPECT_EQ(b[11], a[11]);
   EXPECT_EQ(b[1], 80);
 }

@@ -38,4 +38,27 @@ inline int gpu_tag(const PodSpec& pod) {
   return 1 + pod.num_gpu;
 }
 
+// The four kinds of pod the openb traces hold, for profiles and prediction groups.
+enum class PodKind : int { kCpuOnly = 0, kSharedGpu = 1, kOneGpu = 2, kMultiGpu = 3 };
+inline constexpr int kPodKinds = 4;
+inline PodKind pod_kind(const PodSpec& pod) {
+  if (!pod.needs_gpu()) return PodKind::kCpuOnly;
+  if (pod.shares_gpu()) return PodKind::kSharedGpu;
+  return pod.num_gpu == 1 ? PodKind::kOneGpu : PodKind::kMultiGpu;
+}
+// "cpu_only", "shared_gpu", "one_gpu", "multi_gpu".
+inline const char* pod_kind_name(PodKind kind) {
+  switch (kind) {
+    case PodKind::kCpuOnly:
+      return "cpu_only";
+    case PodKind::kSharedGpu:
+      return "shared_gpu";
+    case PodKind::kOneGpu:
+      return "one_gpu";
+    case PodKind::kMultiGpu:
+      return "multi_gpu";
+  }
+  return "unknown";
+}
+
 }  // namespace greensched

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "greensched/monitor/quantiles.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::monitor {
 namespace {
@@ -29,8 +29,8 @@ class Scorer {
     m.jobs = static_cast<int64_t>(log_err_.size());
     if (m.jobs == 0) return m;
     const double n = static_cast<double>(m.jobs);
-    const Distribution le = describe(log_err_);
-    const Distribution ah = describe(abs_h_);
+    const trace::Distribution le = trace::describe(log_err_);
+    const trace::Distribution ah = trace::describe(abs_h_);
     m.median_abs_log_error = le.p50;
     m.mean_abs_log_error = le.mean;
     m.mae_hours = ah.mean;
@@ -38,7 +38,7 @@ class Scorer {
     m.coverage_p50 = static_cast<double>(in_p50_) / n;
     m.coverage_p90 = static_cast<double>(in_p90_) / n;
     m.energy_mae_kwh = energy_abs_ / n;
-    m.energy_median_abs_log_error = describe(energy_log_).p50;
+    m.energy_median_abs_log_error = trace::describe(energy_log_).p50;
     return m;
   }
 
@@ -85,7 +85,7 @@ Result<PredictionEvaluation> evaluate_time_split(std::span<const PodSpec> pods,
   }
   std::vector<std::size_t> timed;
   for (std::size_t i = 0; i < pods.size(); ++i) {
-    if (trace_duration_s(pods[i]) >= 0) timed.push_back(i);
+    if (trace::trace_duration_s(pods[i]) >= 0) timed.push_back(i);
   }
   if (timed.size() < 2) {
     return Error{
@@ -106,27 +106,27 @@ Result<PredictionEvaluation> evaluate_time_split(std::span<const PodSpec> pods,
   e.test_jobs = static_cast<int64_t>(timed.size() - train_n);
   e.split_time_s = pods[timed[train_n]].creation_time;
 
-  DurationPredictor predictor(min_support);
+  trace::DurationPredictor predictor(min_support);
   std::vector<double> train_durations, train_kwh;
   for (std::size_t k = 0; k < train_n; ++k) {
     const PodSpec& pod = pods[timed[k]];
-    const double d = trace_duration_s(pod);
+    const double d = trace::trace_duration_s(pod);
     predictor.observe(pod, d);
     train_durations.push_back(d);
     train_kwh.push_back(energy.kwh(pod, d));
   }
   std::sort(train_durations.begin(), train_durations.end());
   std::sort(train_kwh.begin(), train_kwh.end());
-  const double base_p50 = quantile_sorted(train_durations, 0.5);
-  const double base_p90 = quantile_sorted(train_durations, 0.9);
-  const double base_kwh = quantile_sorted(train_kwh, 0.5);
+  const double base_p50 = trace::quantile_sorted(train_durations, 0.5);
+  const double base_p90 = trace::quantile_sorted(train_durations, 0.9);
+  const double base_kwh = trace::quantile_sorted(train_kwh, 0.5);
 
   Scorer method, baseline;
   for (std::size_t k = train_n; k < timed.size(); ++k) {
     const PodSpec& pod = pods[timed[k]];
-    const double actual = trace_duration_s(pod);
+    const double actual = trace::trace_duration_s(pod);
     const double actual_kwh = energy.kwh(pod, actual);
-    const DurationPrediction p = predictor.predict(pod);
+    const trace::DurationPrediction p = predictor.predict(pod);
     ++e.level_counts[static_cast<std::size_t>(p.level)];
     method.add(p.p50_s, p.p90_s, actual, energy.kwh(pod, p.p50_s), actual_kwh);
     baseline.add(base_p50, base_p90, actual, base_kwh, actual_kwh);
@@ -148,7 +148,7 @@ std::string prediction_table(const PredictionEvaluation& e) {
   }
   out += "answered by group (min support " + std::to_string(e.min_support) + "):";
   for (std::size_t l = 0; l < e.level_counts.size(); ++l) {
-    out += fmt::format(" {} {}", DurationPredictor::level_name(static_cast<int>(l)),
+    out += fmt::format(" {} {}", trace::DurationPredictor::level_name(static_cast<int>(l)),
                        e.level_counts[l]);
   }
   out += "\n";
@@ -158,7 +158,7 @@ std::string prediction_table(const PredictionEvaluation& e) {
 nlohmann::json prediction_json(const PredictionEvaluation& e) {
   nlohmann::json levels = nlohmann::json::object();
   for (std::size_t l = 0; l < e.level_counts.size(); ++l) {
-    levels[DurationPredictor::level_name(static_cast<int>(l))] = e.level_counts[l];
+    levels[trace::DurationPredictor::level_name(static_cast<int>(l))] = e.level_counts[l];
   }
   return {{"train_fraction", e.train_fraction},
           {"min_support", e.min_support},

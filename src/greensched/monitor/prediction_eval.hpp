@@ -13,7 +13,7 @@
 #include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/monitor/job_energy.hpp"
-#include "greensched/monitor/job_predictor.hpp"
+#include "greensched/trace/job_predictor.hpp"
 
 namespace greensched::monitor {
 
@@ -37,7 +37,8 @@ struct PredictionEvaluation {
   int64_t split_time_s = 0;  // creation time of the first test job
   PredictionMetrics method;
   PredictionMetrics baseline;
-  std::array<int64_t, DurationPredictor::kGroupLevels + 1> level_counts{};  // test jobs per level
+  std::array<int64_t, trace::DurationPredictor::kGroupLevels + 1>
+      level_counts{};  // test jobs per level
 };
 
 Result<PredictionEvaluation> evaluate_time_split(std::span<const PodSpec> pods,

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-json distribution_json(const Distribution& d) {
+json distribution_json(const trace::Distribution& d) {
   if (d.n == 0) return json{{"n", 0}};
   return {{"n", d.n},     {"mean", d.mean}, {"min", d.min}, {"p10", d.p10}, {"p25", d.p25},
           {"p50", d.p50}, {"p75", d.p75},   {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
@@ -19,7 +19,7 @@ json distribution_json(const Distribution& d) {
 std::string distribution_csv(const std::vector<DistributionRow>& rows) {
   std::string out = "group,n,mean,min,p10,p25,p50,p75,p90,p99,max\n";
   for (const DistributionRow& r : rows) {
-    const Distribution& d = r.d;
+    const trace::Distribution& d = r.d;
     if (d.n == 0) {
       out += fmt::format("{},0,,,,,,,,,\n", r.group);
       continue;

@@ -10,7 +10,7 @@ target_sources(greensched_lib PRIVATE
   greensched/monitor/agent.cpp
   greensched/monitor/workload_profile.cpp
   greensched/monitor/profile_report.cpp
-  greensched/monitor/job_predictor.cpp
+  greensched/trace/job_predictor.cpp
   greensched/monitor/job_energy.cpp
   greensched/monitor/prediction_eval.cpp
   greensched/monitor/linear_fit.cpp

@@ -4,26 +4,6 @@
 
 namespace greensched::monitor {
 
-PodKind pod_kind(const PodSpec& pod) {
-  if (!pod.needs_gpu()) return PodKind::kCpuOnly;
-  if (pod.shares_gpu()) return PodKind::kSharedGpu;
-  return pod.num_gpu == 1 ? PodKind::kOneGpu : PodKind::kMultiGpu;
-}
-
-const char* pod_kind_name(PodKind kind) {
-  switch (kind) {
-    case PodKind::kCpuOnly:
-      return "cpu_only";
-    case PodKind::kSharedGpu:
-      return "shared_gpu";
-    case PodKind::kOneGpu:
-      return "one_gpu";
-    case PodKind::kMultiGpu:
-      return "multi_gpu";
-  }
-  return "unknown";
-}
-
 namespace {
 
 const char* qos_name(Qos q) {
@@ -121,11 +101,11 @@ WorkloadProfile profile_workload(std::span<const PodSpec> pods, const GpuModelRe
   }
   for (int k = 1; k < kPodKinds; ++k) {
     const char* name = pod_kind_name(static_cast<PodKind>(k));
-    p.cpu_per_gpu.push_back(DistributionRow{name, describe(cpu_per_gpu[k])});
-    p.memory_per_gpu.push_back(DistributionRow{name, describe(mem_per_gpu[k])});
+    p.cpu_per_gpu.push_back(DistributionRow{name, trace::describe(cpu_per_gpu[k])});
+    p.memory_per_gpu.push_back(DistributionRow{name, trace::describe(mem_per_gpu[k])});
   }
-  p.cpu_per_gpu.push_back(DistributionRow{"gpu_pods", describe(cpu_all)});
-  p.memory_per_gpu.push_back(DistributionRow{"gpu_pods", describe(mem_all)});
+  p.cpu_per_gpu.push_back(DistributionRow{"gpu_pods", trace::describe(cpu_all)});
+  p.memory_per_gpu.push_back(DistributionRow{"gpu_pods", trace::describe(mem_all)});
   const int64_t unconstrained = p.gpu_pods - p.constrained_pods;
   p.gpu_models.push_back(
       ModelRow{"any", unconstrained,
@@ -145,9 +125,9 @@ WorkloadProfile profile_workload(std::span<const PodSpec> pods, const GpuModelRe
   if (p.timed_pods > 0) {
     for (int k = 0; k < kPodKinds; ++k) {
       p.lifetime_hours.push_back(
-          DistributionRow{pod_kind_name(static_cast<PodKind>(k)), describe(lifetime[k])});
+          DistributionRow{pod_kind_name(static_cast<PodKind>(k)), trace::describe(lifetime[k])});
     }
-    p.lifetime_hours.push_back(DistributionRow{"all", describe(life_all)});
+    p.lifetime_hours.push_back(DistributionRow{"all", trace::describe(life_all)});
   }
   p.target = frag::build_target_workload(pods);
   return p;

@@ -12,15 +12,9 @@
 #include "greensched/core/gpu_model.hpp"
 #include "greensched/core/pod.hpp"
 #include "greensched/frag/target_workload.hpp"
-#include "greensched/monitor/quantiles.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::monitor {
-
-enum class PodKind : int { kCpuOnly = 0, kSharedGpu = 1, kOneGpu = 2, kMultiGpu = 3 };
-inline constexpr int kPodKinds = 4;
-PodKind pod_kind(const PodSpec& pod);
-// "cpu_only", "shared_gpu", "one_gpu", "multi_gpu".
-const char* pod_kind_name(PodKind kind);
 
 struct KindRow {
   std::string kind;
@@ -41,7 +35,7 @@ struct GpuMilliBin {
 
 struct DistributionRow {
   std::string group;  // a pod kind, or "gpu_pods" for all GPU pods, or "all"
-  Distribution d;
+  trace::Distribution d;
 };
 
 struct ModelRow {

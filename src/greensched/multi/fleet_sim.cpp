@@ -14,10 +14,10 @@
 #include "greensched/core/rng.hpp"
 #include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
-#include "greensched/monitor/job_predictor.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
+#include "greensched/trace/job_predictor.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -416,8 +416,8 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     push(info.submit_s, EventKind::kJobSubmit, j);
   }
   // --predict-durations: each job's duration as predicted online from the jobs finished
-  // before its submission (monitor/job_predictor); used only for the agent's decision.
-  if (options_.predict_durations) predicted_s_ = monitor::predict_durations_online(pods);
+  // before its submission (trace/job_predictor); used only for the agent's decision.
+  if (options_.predict_durations) predicted_s_ = trace::predict_durations_online(pods);
   result_.jobs = static_cast<int64_t>(jobs_.size());
   result_.decisions.resize(jobs_.size());
   if (options_.record) records_.resize(jobs_.size());

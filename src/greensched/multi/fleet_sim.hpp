@@ -32,7 +32,7 @@ struct MultiOptions {
   power::PowerModel power_model = power::PowerModel::builtin();
   bool record = false;  // a dispatch record per job (JSON Lines in MultiResult::records)
   // Agents decide on a duration predicted from the jobs finished before each submission
-  // (monitor/job_predictor.hpp) instead of the true one; jobs still run for their true
+  // (trace/job_predictor.hpp) instead of the true one; jobs still run for their true
   // duration. (--predict-durations; owned by the monitor subsystem.)
   bool predict_durations = false;
 };

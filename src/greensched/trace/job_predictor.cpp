@@ -1,13 +1,13 @@
-#include "greensched/monitor/job_predictor.hpp"
+#include "greensched/trace/job_predictor.hpp"
 
 #include <algorithm>
 #include <numeric>
 #include <queue>
 
-#include "greensched/monitor/quantiles.hpp"
-#include "greensched/monitor/workload_profile.hpp"
+#include "greensched/core/pod.hpp"
+#include "greensched/trace/quantiles.hpp"
 
-namespace greensched::monitor {
+namespace greensched::trace {
 
 DurationPredictor::DurationPredictor(int64_t min_support, double prior_s)
     : min_support_(std::max<int64_t>(min_support, 1)), prior_s_(prior_s) {}
@@ -87,4 +87,4 @@ std::vector<int64_t> predict_durations_online(std::span<const PodSpec> pods, int
   return out;
 }
 
-}  // namespace greensched::monitor
+}  // namespace greensched::trace

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace greensched::monitor {
+namespace greensched::trace {
 
 // `sorted` must be in ascending order and non-empty; p in [0, 1].
 inline double quantile_sorted(std::span<const double> sorted, double p) {
@@ -42,4 +42,4 @@ inline Distribution describe(std::vector<double> values) {
   return d;
 }
 
-}  // namespace greensched::monitor
+}  // namespace greensched::trace

@@ -19,7 +19,7 @@
 
 #include "greensched/core/pod.hpp"
 
-namespace greensched::monitor {
+namespace greensched::trace {
 
 struct DurationPrediction {
   double p50_s = 0;
@@ -58,4 +58,4 @@ double trace_duration_s(const PodSpec& pod);
 std::vector<int64_t> predict_durations_online(std::span<const PodSpec> pods,
                                               int64_t min_support = 5);
 
-}  // namespace greensched::monitor
+}  // namespace greensched::trace
