@@ -1,6 +1,7 @@
 // Parsing what Kubernetes sends: quantities, pod requests (Alibaba/openb and HAMi styles),
 // Node objects, GPU index annotations, the extender protocol's argument objects, and the
 // serve config.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -252,6 +253,32 @@ TEST(ServeNodeObject, NvidiaFallbacksAndErrors) {
   EXPECT_NE(parse_node(many).error().find("at most 16"), std::string::npos);
   auto list = parse_node_list({{"items", json::array({testing::node_json("a", "T4", 1), broken})}});
   EXPECT_EQ(list.error(), "NodeList.items[1]: Node b: status missing (no allocatable resources)");
+}
+
+TEST(ServeNodeObject, SpecInternsModelsAndKeepsTheUnknownIdFree) {
+  GpuModelRegistry models;  // starts with the common models
+  const std::size_t known = models.size();
+  auto a = to_node_spec(NodeInfo{"a", 8000, 1024, 2, "T4"}, models);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_EQ(a.value().name, "a");
+  EXPECT_EQ(a.value().cpu_milli, 8000);
+  EXPECT_EQ(a.value().memory_mib, 1024);
+  EXPECT_EQ(a.value().gpu_count, 2);
+  EXPECT_EQ(models.name(a.value().model), "T4");
+  auto b = to_node_spec(NodeInfo{"b", 8000, 1024, 1, "NewGpu"}, models);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(models.name(b.value().model), "NewGpu");
+  EXPECT_EQ(to_node_spec(NodeInfo{"c", 8000, 1024, 1, "NewGpu"}, models).value().model,
+            b.value().model);
+  EXPECT_TRUE(to_node_spec(NodeInfo{"cpu", 8000, 1024, 0, ""}, models).ok());
+  EXPECT_EQ(models.size(), known + 1);
+  while (models.size() < static_cast<std::size_t>(kUnknownModelBit)) {
+    const std::string name = fmt::format("M{}", models.size());
+    ASSERT_TRUE(to_node_spec(NodeInfo{"n", 1, 1, 1, name}, models).ok()) << name;
+  }
+  EXPECT_EQ(to_node_spec(NodeInfo{"z", 1, 1, 1, "Z"}, models).error(),
+            "node z: GPU model Z: too many distinct GPU models");
+  EXPECT_TRUE(to_node_spec(NodeInfo{"t", 1, 1, 1, "T4"}, models).ok());  // known: still fine
 }
 
 TEST(ServeProtocol, ExtenderArgsByNamesAndByObjects) {

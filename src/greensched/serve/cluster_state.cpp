@@ -13,8 +13,6 @@ using nlohmann::json;
 
 // Shape ids the policies may memoise on; rarer shapes are scored without the memo.
 constexpr uint32_t kShapeSlots = 256;
-// Model id kept free so that a pod asking only for unknown models matches no node.
-constexpr GpuModelId kUnknownModelBit = kMaxGpuModels - 1;
 // FGD interns every node state it meets; past this many the model is rebuilt from scratch.
 constexpr std::size_t kMaxFragStates = 200000;
 
@@ -136,21 +134,7 @@ std::optional<NodeIndex> ClusterState::find_node(std::string_view name) const {
 }
 
 Result<NodeSpec> ClusterState::node_spec(const NodeInfo& info) {
-  NodeSpec spec;
-  spec.name = info.name;
-  spec.cpu_milli = info.cpu_milli;
-  spec.memory_mib = info.memory_mib;
-  spec.gpu_count = info.gpu_count;
-  if (info.gpu_count > 0) {
-    auto id = models_.find(info.gpu_model);
-    if (!id && models_.size() < kUnknownModelBit) id = models_.intern(info.gpu_model);
-    if (!id) {
-      return Error{fmt::format("node {}: GPU model {}: too many distinct GPU models", info.name,
-                               info.gpu_model)};
-    }
-    spec.model = *id;
-  }
-  return spec;
+  return to_node_spec(info, models_);
 }
 
 Status ClusterState::add_node(NodeSpec spec) {

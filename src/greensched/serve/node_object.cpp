@@ -114,4 +114,22 @@ Result<std::vector<NodeInfo>> parse_node_list(const json& list) {
   return out;
 }
 
+Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models) {
+  NodeSpec spec;
+  spec.name = info.name;
+  spec.cpu_milli = info.cpu_milli;
+  spec.memory_mib = info.memory_mib;
+  spec.gpu_count = info.gpu_count;
+  if (info.gpu_count > 0) {
+    auto id = models.find(info.gpu_model);
+    if (!id && models.size() < kUnknownModelBit) id = models.intern(info.gpu_model);
+    if (!id) {
+      return Error{fmt::format("node {}: GPU model {}: too many distinct GPU models", info.name,
+                               info.gpu_model)};
+    }
+    spec.model = *id;
+  }
+  return spec;
+}
+
 }  // namespace greensched::serve

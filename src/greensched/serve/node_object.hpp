@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/gpu_model.hpp"
+#include "greensched/core/node.hpp"
 #include "greensched/core/status.hpp"
 
 namespace greensched::serve {
@@ -30,5 +32,12 @@ Result<NodeInfo> parse_node(const nlohmann::json& node);
 
 // Every item of a v1.NodeList; an error names the item.
 Result<std::vector<NodeInfo>> parse_node_list(const nlohmann::json& list);
+
+// The model id kept free so that a pod asking only for models no node has matches no node.
+inline constexpr GpuModelId kUnknownModelBit = kMaxGpuModels - 1;
+
+// The simulator's spec of a node; interns its GPU model into `models` (fails when all ids
+// but kUnknownModelBit are taken).
+Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models);
 
 }  // namespace greensched::serve

@@ -26,18 +26,9 @@ Result<std::vector<NodeSpec>> read_node_list_json(const std::string& path,
   if (!infos.ok()) return Error{fmt::format("{}: {}", path, infos.error())};
   std::vector<NodeSpec> nodes;
   for (const NodeInfo& info : infos.value()) {
-    NodeSpec spec;
-    spec.name = info.name;
-    spec.cpu_milli = info.cpu_milli;
-    spec.memory_mib = info.memory_mib;
-    spec.gpu_count = info.gpu_count;
-    if (info.gpu_count > 0) {
-      auto id = models.find(info.gpu_model);
-      if (!id && models.size() + 1 < kMaxGpuModels) id = models.intern(info.gpu_model);
-      if (!id) return Error{fmt::format("{}: node {}: too many GPU models", path, info.name)};
-      spec.model = *id;
-    }
-    nodes.push_back(std::move(spec));
+    auto spec = to_node_spec(info, models);
+    if (!spec.ok()) return Error{fmt::format("{}: {}", path, spec.error())};
+    nodes.push_back(std::move(spec.value()));
   }
   return nodes;
 }
