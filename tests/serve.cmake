@@ -25,6 +25,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${SOURCE_DIR}/src/greensched/serve/json_text.cpp
     ${SOURCE_DIR}/src/greensched/serve/pod_request.cpp
     ${SOURCE_DIR}/src/greensched/serve/node_object.cpp
+    ${SOURCE_DIR}/src/greensched/core/gpu_model.cpp
     ${SOURCE_DIR}/src/greensched/serve/extender_protocol.cpp
     ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp)
   set(binary ${WORK}/serve_fuzz)
