@@ -7,9 +7,9 @@ namespace greensched::learn {
 
 std::string_view feature_name(int feature) {
   static constexpr std::string_view kNames[kFeatureCount] = {
-      "fgd_score",  "frag_gain_gpus",    "power_increase_kw", "cpu_left",   "memory_left",
-      "gpu_left",   "share_on_used_gpu", "share_gpu_left",    "opens_node", "whole_gpus_taken",
-      "model_free", "model_pressure",    "node_gpus"};
+      "fgd_score",  "frag_gain_gpus",    "power_increase_kw", "cpu_left",        "memory_left",
+      "gpu_left",   "share_on_used_gpu", "share_gpu_left",    "opens_node",      "whole_gpus_taken",
+      "model_free", "model_pressure",    "node_gpus",         "cpu_starved_gain"};
   return kNames[feature];
 }
 
@@ -59,6 +59,14 @@ void FeatureExtractor::begin(const Cluster& cluster, const PodSpec& pod) {
     for (const frag::TargetShape& s : target.shapes) {
       demand += static_cast<double>(s.count) * s.num_gpu * s.gpu_milli;
     }
+    double gpu_shape_cpu = 0;
+    double gpu_shape_gpus = 0;
+    for (const frag::TargetShape& s : target.shapes) {
+      if (s.num_gpu == 0 || s.gpu_milli == 0) continue;
+      gpu_shape_cpu += static_cast<double>(s.count) * static_cast<double>(s.cpu_milli);
+      gpu_shape_gpus += static_cast<double>(s.count) * s.num_gpu * s.gpu_milli / kGpuMilli;
+    }
+    cpu_milli_per_gpu_ = gpu_shape_gpus > 0 ? gpu_shape_cpu / gpu_shape_gpus : 0.0;
     const double capacity = static_cast<double>(cluster.total_gpu_milli());
     for (const frag::TargetShape& s : target.shapes) {
       if (s.gpu_spec == 0 || s.num_gpu == 0 || demand <= 0) continue;
@@ -138,6 +146,13 @@ const std::vector<FeatureExtractor::FragPart>& FeatureExtractor::frag_parts(frag
   return parts_[memo_[slot] - 1];
 }
 
+double FeatureExtractor::starved_gpus(int64_t cpu_free_milli, int64_t gpu_free_milli) const {
+  if (cpu_milli_per_gpu_ <= 0) return 0.0;
+  const double served =
+      static_cast<double>(std::max<int64_t>(cpu_free_milli, 0)) / cpu_milli_per_gpu_;
+  return std::max(0.0, static_cast<double>(gpu_free_milli) / kGpuMilli - served);
+}
+
 double FeatureExtractor::cpu_watts(const NodeStatic& ns, int64_t cpu_free_milli) const {
   // power::cpu_power_watts in integers: idle cores = floor(free vCPU / 2).
   const int64_t idle = std::min(std::max<int64_t>(cpu_free_milli, 0) / 2000, ns.physical_cores);
@@ -174,6 +189,9 @@ const FeatureExtractor::NodeOptions& FeatureExtractor::options(const Cluster& cl
       static_cast<double>(s.gpu_free_total_milli - pod.total_gpu_milli()) * ns.inv_gpu_milli;
   base[kOpensNode] = s.pods == 0 ? 1.0 : 0.0;
   base[kNodeGpus] = spec.gpu_count / 8.0;
+  base[kCpuStarvedGain] = starved_gpus(s.cpu_free_milli, s.gpu_free_total_milli) -
+                          starved_gpus(s.cpu_free_milli - pod.cpu_milli,
+                                       s.gpu_free_total_milli - pod.total_gpu_milli());
   base[kModelFree] = 0.0;
   base[kModelPressure] = 0.0;
   if (spec.model != kNoGpuModel && model_capacity_[spec.model] > 0) {

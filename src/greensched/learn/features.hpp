@@ -33,6 +33,8 @@ enum Feature : int {
   kModelPressure,   // unrestricted pods: target demand that may only use this model, per unit
                     // of its capacity, relative to the cluster (0 for restricted pods)
   kNodeGpus,        // node GPUs / 8
+  kCpuStarvedGain,  // starved GPUs before - after: free GPUs beyond what the node's free CPU
+                    // serves at the target workload's CPU per GPU (> 0: fewer stranded)
   kFeatureCount
 };
 std::string_view feature_name(int feature);
@@ -118,6 +120,8 @@ class FeatureExtractor {
   std::array<double, 256> model_free_{};
   std::array<double, 256> model_pressure_{};
   double load_ = 0;
+  double cpu_milli_per_gpu_ = 0;  // the target workload's, over its GPU shapes
+  double starved_gpus(int64_t cpu_free_milli, int64_t gpu_free_milli) const;
   bool pod_restricted_ = false;
 };
 
