@@ -3,6 +3,7 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEMO_OUT   ?= demo-results
 
@@ -16,7 +17,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
-.PHONY: all deps build build-asan test unit-asan demo bench format format-check clean
+.PHONY: all deps build build-asan test unit-asan tsan demo bench format format-check clean
 
 all: build
 
@@ -42,6 +43,19 @@ build: deps $(BUILD)/build.ninja
 
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target greensched_unit_tests
+
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENSCHED_TSAN=ON \
+	  -DGREENSCHED_BENCHMARKS=OFF
+
+# The extender's concurrency under ThreadSanitizer: its unit tests and a 3000-pod load (not part
+# of `make test`: the build takes minutes).
+TSAN_RUN = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp"
+tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target greensched_unit_tests greensched_serve_load_test
+	$(TSAN_RUN) ./$(TSAN_BUILD)/tests/greensched_unit_tests --gtest_filter='Serve*'
+	$(TSAN_RUN) GREENSCHED_LOAD_PODS=3000 GREENSCHED_LOAD_MAX_P99_MS=1000 \
+	  ./$(TSAN_BUILD)/tests/greensched_serve_load_test
 
 # Unit tests (release and ASan+UBSan), the CLI tests and the published-figure reproduction.
 test: format-check build build-asan

@@ -42,8 +42,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kDefaultPods = 10000;
 
-// GREENSCHED_LOAD_CONNECTIONS / GREENSCHED_LOAD_PODS / GREENSCHED_LOAD_CLIENT_NICE change the
-// defaults (8, 10000, 10) for experiments.
+// GREENSCHED_LOAD_CONNECTIONS / GREENSCHED_LOAD_PODS / GREENSCHED_LOAD_CLIENT_NICE /
+// GREENSCHED_LOAD_MAX_P99_MS change the defaults (8, 10000, 10, 25) for experiments.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : fallback;
@@ -316,9 +316,11 @@ TEST(ServeLoad, TenThousandPodsFromEightConnections) {
   }
   EXPECT_TRUE(errors.empty());
   EXPECT_EQ(static_cast<int>(acked.size()) + unschedulable, kPods);
-  EXPECT_GT(acked.size(), 5000u);
-  // The target is 2 ms (docs/PERFORMANCE.md); the bound here leaves room for a busy machine.
-  EXPECT_LT(m.latency_quantile("prioritize", 0.99), 0.025);
+  EXPECT_GT(static_cast<int>(acked.size()), kPods / 2);
+  // The target is 2 ms (docs/PERFORMANCE.md); the bound here leaves room for a busy machine
+  // (GREENSCHED_LOAD_MAX_P99_MS raises it for sanitizer builds).
+  EXPECT_LT(m.latency_quantile("prioritize", 0.99),
+            env_int("GREENSCHED_LOAD_MAX_P99_MS", 25) / 1000.0);
 
   const json live = extender->pods();
   server.stop();

@@ -135,9 +135,12 @@ TEST(ServeWatch, ResyncsThenFollowsThePods) {
   existing_a["spec"]["containers"][0]["resources"] = {
       {"requests", {{"cpu", "1"}, {"memory", "1Gi"}, {"alibabacloud.com/gpu-milli", "300"}}}};
   existing_a["spec"]["containers"].erase(1);  // no sidecar: the request equals the held one
-  api.list = {{"kind", "PodList"},
-              {"metadata", {{"resourceVersion", "100"}}},
-              {"items", json::array({existing_a, x, y, pending})}};
+  {
+    std::lock_guard lock(api.mu);
+    api.list = {{"kind", "PodList"},
+                {"metadata", {{"resourceVersion", "100"}}},
+                {"items", json::array({existing_a, x, y, pending})}};
+  }
 
   KubeApiOptions options;
   options.server = "http://127.0.0.1:" + std::to_string(api.port);

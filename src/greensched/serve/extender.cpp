@@ -55,10 +55,20 @@ FilterResult Extender::filter(ExtenderArgs& args) {
   std::optional<GpuModelRegistry> models;
   PodSpec pod;
   {
-    std::lock_guard lock(mu_);
-    if (args.node_objects) add_unknown_nodes(args, &result);
-    pod = state_->pod_spec(args.pod);
-    pending_.put(args.pod);
+    // Node objects may add nodes: that path changes the state and takes it exclusively.
+    std::unique_lock<std::shared_mutex> exclusive(state_mu_, std::defer_lock);
+    std::shared_lock<std::shared_mutex> shared(state_mu_, std::defer_lock);
+    if (args.node_objects) {
+      exclusive.lock();
+      add_unknown_nodes(args, &result);
+    } else {
+      shared.lock();
+    }
+    {
+      std::lock_guard decide(decide_mu_);
+      pod = state_->pod_spec(args.pod);
+      pending_.put(args.pod);
+    }
     const Cluster& cluster = state_->cluster();
     bool model_reasons = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -116,10 +126,20 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   std::vector<policy::Candidate> candidates;
   candidates.reserve(n);
   {
-    std::lock_guard lock(mu_);
-    if (args.node_objects) add_unknown_nodes(args, nullptr);
-    const PodSpec pod = state_->pod_spec(args.pod);
-    pending_.put(args.pod);
+    std::unique_lock<std::shared_mutex> exclusive(state_mu_, std::defer_lock);
+    std::shared_lock<std::shared_mutex> shared(state_mu_, std::defer_lock);
+    if (args.node_objects) {
+      exclusive.lock();
+      add_unknown_nodes(args, nullptr);
+    } else {
+      shared.lock();
+    }
+    PodSpec pod;
+    {
+      std::lock_guard decide(decide_mu_);
+      pod = state_->pod_spec(args.pod);
+      pending_.put(args.pod);
+    }
     const Cluster& cluster = state_->cluster();
     for (std::size_t i = 0; i < n; ++i) {
       const auto node = state_->find_node(args.node_names[i]);
@@ -132,6 +152,7 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
       candidates.push_back(policy::Candidate{*node, 0, 0});
     }
     if (!candidates.empty()) {
+      std::lock_guard decide(decide_mu_);
       state_->policy().score(cluster, pod, candidates, state_->rng());
       state_->policy().normalize(candidates);
     }
@@ -159,6 +180,11 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   return out;
 }
 
+void Extender::set_binder(Binder binder) {
+  std::lock_guard lock(state_mu_);
+  binder_ = std::move(binder);
+}
+
 void Extender::maybe_compact() {
   if (journal_->stats().since_snapshot < options_.compact_every) return;
   if (Status s = journal_->compact(state_->snapshot_entry()); !s.ok()) {
@@ -167,7 +193,7 @@ void Extender::maybe_compact() {
 }
 
 void Extender::undo_bind(const PodRef& ref, const std::string& node) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   const BoundPod* pod = state_->find_pod(ref.key());
   if (pod != nullptr && pod->node == node && pod->request.ref.uid == ref.uid) {
     (void)state_->release(ref.key());
@@ -177,7 +203,7 @@ void Extender::undo_bind(const PodRef& ref, const std::string& node) {
 BindOutcome Extender::bind(const BindingArgs& args) {
   BindOutcome out;
   const std::string key = args.pod.key();
-  std::unique_lock lock(mu_);
+  std::unique_lock lock(state_mu_);
   if (Status h = health(); !h.ok()) {
     out.error = h.message();
     return out;
@@ -241,6 +267,7 @@ BindOutcome Extender::bind(const BindingArgs& args) {
   uint64_t ticket = 0;
   if (!entries.empty()) ticket = journal_->enqueue(std::move(entries));
   if (error.empty()) maybe_compact();
+  const Binder binder = binder_;
   lock.unlock();
 
   if (ticket != 0) {
@@ -255,8 +282,8 @@ BindOutcome Extender::bind(const BindingArgs& args) {
     return out;
   }
   out.gpu_index = format_gpu_index(gpus);
-  if (binder_) {
-    if (Status s = binder_(args, out.gpu_index); !s.ok()) {
+  if (binder) {
+    if (Status s = binder(args, out.gpu_index); !s.ok()) {
       lock.lock();
       uint64_t undo = 0;
       const BoundPod* pod = state_->find_pod(key);
@@ -278,7 +305,7 @@ BindOutcome Extender::bind(const BindingArgs& args) {
 ReleaseOutcome Extender::release(const PodRef& ref) {
   ReleaseOutcome out;
   const std::string key = ref.key();
-  std::unique_lock lock(mu_);
+  std::unique_lock lock(state_mu_);
   pending_.erase(key);
   if (Status h = health(); !h.ok()) {
     out.http_status = 503;
@@ -313,7 +340,7 @@ ReleaseOutcome Extender::release(const PodRef& ref) {
 }
 
 std::optional<nlohmann::json> Extender::pod(const std::string& ns, const std::string& name) {
-  std::lock_guard lock(mu_);
+  std::shared_lock lock(state_mu_);
   const BoundPod* p = state_->find_pod(ns + "/" + name);
   if (p == nullptr) return std::nullopt;
   return ClusterState::pod_json(*p);
@@ -321,7 +348,7 @@ std::optional<nlohmann::json> Extender::pod(const std::string& ns, const std::st
 
 nlohmann::json Extender::pods() {
   nlohmann::json out = nlohmann::json::array();
-  std::lock_guard lock(mu_);
+  std::shared_lock lock(state_mu_);
   for (const auto& [key, p] : state_->pods()) out.push_back(ClusterState::pod_json(p));
   return out;
 }
@@ -329,7 +356,7 @@ nlohmann::json Extender::pods() {
 StateGauges Extender::gauges() {
   StateGauges g;
   g.journal = journal_->stats();
-  std::lock_guard lock(mu_);
+  std::shared_lock lock(state_mu_);
   const Cluster& cluster = state_->cluster();
   g.nodes.reserve(cluster.size());
   for (std::size_t n = 0; n < cluster.size(); ++n) {
@@ -351,7 +378,10 @@ StateGauges Extender::gauges() {
   g.power_watts = state_->power_watts();
   g.pue = state_->pue();
   g.pods = static_cast<int64_t>(state_->pods().size());
-  g.pending = static_cast<int64_t>(pending_.size());
+  {
+    std::lock_guard decide(decide_mu_);
+    g.pending = static_cast<int64_t>(pending_.size());
+  }
   g.policy = state_->policy_spec();
   return g;
 }

@@ -1,10 +1,14 @@
-// The extender's verbs on the cluster state, serialised by one mutex (decisions take
-// microseconds to a millisecond, so a single lock is simpler than finer locking and costs
-// little; the journal commit of a bind happens after the lock is released, so concurrent binds
-// share commits). Filter and prioritize use the same policy code as the simulator
-// (policy::filter_node, Policy::score/normalize); bind re-checks the node, lets the policy
-// pick the GPUs, allocates through core::Cluster (which refuses overcommit) and returns only
-// once the change is in the journal.
+// The extender's verbs on the cluster state. Two locks: `state_mu_` is shared by the verbs
+// that only read the allocations (filter, prioritize, the gauges) and exclusive for those that
+// change them (bind, release, resync, adding a node). `decide_mu_` serialises what the readers
+// still change: the pending pods, the shape ids, and the policy's caches and random generator.
+// A writer holds `state_mu_` exclusively, which keeps every reader out, so it needs no
+// `decide_mu_`. Filters then run beside each other and beside a prioritize, and a thread
+// preempted while it holds a shared lock does not stall the others. The journal commit of a
+// bind happens after the lock is released, so concurrent binds share commits. Filter and prioritize
+// use the same policy code as the simulator (policy::filter_node, Policy::score/normalize); bind
+// re-checks the node, lets the policy pick the GPUs, allocates through core::Cluster (which refuses
+// overcommit) and returns only once the change is in the journal.
 //
 // Unknown nodes: with node objects (nodeCacheCapable: false) a node the state does not know
 // is added from its object (UnknownNodes::kAdd, the default) or rejected as unresolvable
@@ -17,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -68,7 +73,8 @@ class Extender {
   Extender(const Extender&) = delete;
   Extender& operator=(const Extender&) = delete;
 
-  void set_binder(Binder binder) { binder_ = std::move(binder); }
+  // Binds through the API server after the journal commit (may be set while serving).
+  void set_binder(Binder binder);
 
   FilterResult filter(ExtenderArgs& args);
   std::vector<HostPriority> prioritize(ExtenderArgs& args);
@@ -90,7 +96,8 @@ class Extender {
   // Rolls back a bind whose journal commit failed.
   void undo_bind(const PodRef& ref, const std::string& node);
 
-  std::mutex mu_;
+  std::shared_mutex state_mu_;
+  std::mutex decide_mu_;  // taken after state_mu_, never before
   std::unique_ptr<ClusterState> state_;
   std::unique_ptr<Journal> journal_;
   ExtenderOptions options_;

@@ -27,7 +27,7 @@ bool same_placement(const BoundPod& held, const ResyncPod& want) {
 
 ResyncOutcome Extender::resync(std::vector<ResyncPod> pods) {
   ResyncOutcome out;
-  std::unique_lock lock(mu_);
+  std::unique_lock lock(state_mu_);
   if (Status h = health(); !h.ok()) {
     out.error = h.message();
     return out;
