@@ -44,9 +44,9 @@ constexpr int kDefaultPods = 10000;
 
 // GREENSCHED_LOAD_CONNECTIONS / GREENSCHED_LOAD_PODS / GREENSCHED_LOAD_CLIENT_NICE /
 // GREENSCHED_LOAD_MAX_P99_MS change the defaults (8, 10000, 10, 25) for experiments.
-int env_int(const char* name, int fallback) {
+int env_int(const char* name, int fallback, int lowest = 1) {
   const char* v = std::getenv(name);
-  return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : fallback;
+  return v != nullptr && std::atoi(v) >= lowest ? std::atoi(v) : fallback;
 }
 
 double quantile(std::vector<double> v, double q) {
@@ -133,8 +133,7 @@ struct Acked {
 
 TEST(ServeLoad, TenThousandPodsFromEightConnections) {
   const int kConnections = env_int("GREENSCHED_LOAD_CONNECTIONS", 8);
-  const char* nice_env = std::getenv("GREENSCHED_LOAD_CLIENT_NICE");
-  const int client_nice = nice_env != nullptr ? std::clamp(std::atoi(nice_env), 0, 19) : 10;
+  const int client_nice = std::min(env_int("GREENSCHED_LOAD_CLIENT_NICE", 10, 0), 19);
   const int kPods = env_int("GREENSCHED_LOAD_PODS", kDefaultPods);
   const std::string nodes_csv = ::greensched::testing::openb_path("openb_node_list_gpu_node.csv");
   const std::string pods_csv = ::greensched::testing::openb_path("openb_pod_list_default.csv");

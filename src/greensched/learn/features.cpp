@@ -19,12 +19,6 @@ std::string_view pod_class_name(int pod_class) {
   return kNames[pod_class];
 }
 
-int pod_class(const PodSpec& pod) {
-  if (!pod.needs_gpu()) return kCpuOnlyPod;
-  if (pod.shares_gpu()) return kSharingPod;
-  return pod.num_gpu == 1 ? kOneGpuPod : kMultiGpuPod;
-}
-
 FeatureExtractor::FeatureExtractor(std::shared_ptr<frag::FragmentationModel> frag,
                                    uint32_t shape_count,
                                    std::shared_ptr<const std::vector<power::NodePower>> power)

@@ -39,10 +39,19 @@ enum Feature : int {
 };
 std::string_view feature_name(int feature);
 
-// Pods get their own weights by class.
-enum PodClass : int { kCpuOnlyPod, kSharingPod, kOneGpuPod, kMultiGpuPod, kPodClassCount };
+// Pods get their own weights by class: the pod's kind (core/pod.hpp), named in model files
+// "cpu_only", "sharing", "one_gpu", "multi_gpu".
+enum PodClass : int {
+  kCpuOnlyPod = static_cast<int>(PodKind::kCpuOnly),
+  kSharingPod = static_cast<int>(PodKind::kSharedGpu),
+  kOneGpuPod = static_cast<int>(PodKind::kOneGpu),
+  kMultiGpuPod = static_cast<int>(PodKind::kMultiGpu),
+  kPodClassCount = kPodKinds
+};
 std::string_view pod_class_name(int pod_class);
-int pod_class(const PodSpec& pod);
+inline int pod_class(const PodSpec& pod) {
+  return static_cast<int>(pod_kind(pod));
+}
 
 using FeatureVector = std::array<double, kFeatureCount>;
 

@@ -1,12 +1,11 @@
 #include "greensched/learn/linear_model.hpp"
-#include "greensched/core/text_file.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "greensched/core/text_file.hpp"
+#include "greensched/trace/csv.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -160,11 +159,9 @@ Result<LinearModel> parse_linear_model(std::string_view json_text, const std::st
 }
 
 Result<LinearModel> load_linear_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open the model file", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_linear_model(text.str(), path);
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{fmt::format("{}: cannot open the model file", path)};
+  return parse_linear_model(text.value(), path);
 }
 
 nlohmann::json to_json(const LinearModel& model) {

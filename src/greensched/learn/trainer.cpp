@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -20,6 +17,7 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/sim/metrics.hpp"
 #include "greensched/sim/simulator.hpp"
+#include "greensched/trace/csv.hpp"
 #include "greensched/trace/inflation.hpp"
 
 namespace greensched::learn {
@@ -186,11 +184,9 @@ Result<TrainCheckpoint> parse_checkpoint(const nlohmann::json& j, const std::str
 }
 
 Result<TrainCheckpoint> load_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open the checkpoint", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{fmt::format("{}: cannot open the checkpoint", path)};
+  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   return parse_checkpoint(j, path);
 }

@@ -45,6 +45,23 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
   if (!entries.empty()) journal_->enqueue(std::move(entries));
 }
 
+Extender::RequestLock Extender::lock_for_request(const ExtenderArgs& args, FilterResult* result) {
+  RequestLock lock;
+  if (args.node_objects) {
+    lock.exclusive = std::unique_lock(state_mu_);
+    add_unknown_nodes(args, result);
+  } else {
+    lock.shared = std::shared_lock(state_mu_);
+  }
+  return lock;
+}
+
+PodSpec Extender::note_pending(const PodRequest& pod) {
+  std::lock_guard decide(decide_mu_);
+  pending_.put(pod);
+  return state_->pod_spec(pod);
+}
+
 FilterResult Extender::filter(ExtenderArgs& args) {
   FilterResult result;
   const std::size_t n = args.node_names.size();
@@ -55,20 +72,8 @@ FilterResult Extender::filter(ExtenderArgs& args) {
   std::optional<GpuModelRegistry> models;
   PodSpec pod;
   {
-    // Node objects may add nodes: that path changes the state and takes it exclusively.
-    std::unique_lock<std::shared_mutex> exclusive(state_mu_, std::defer_lock);
-    std::shared_lock<std::shared_mutex> shared(state_mu_, std::defer_lock);
-    if (args.node_objects) {
-      exclusive.lock();
-      add_unknown_nodes(args, &result);
-    } else {
-      shared.lock();
-    }
-    {
-      std::lock_guard decide(decide_mu_);
-      pod = state_->pod_spec(args.pod);
-      pending_.put(args.pod);
-    }
+    const RequestLock lock = lock_for_request(args, &result);
+    pod = note_pending(args.pod);
     const Cluster& cluster = state_->cluster();
     bool model_reasons = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -126,20 +131,8 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   std::vector<policy::Candidate> candidates;
   candidates.reserve(n);
   {
-    std::unique_lock<std::shared_mutex> exclusive(state_mu_, std::defer_lock);
-    std::shared_lock<std::shared_mutex> shared(state_mu_, std::defer_lock);
-    if (args.node_objects) {
-      exclusive.lock();
-      add_unknown_nodes(args, nullptr);
-    } else {
-      shared.lock();
-    }
-    PodSpec pod;
-    {
-      std::lock_guard decide(decide_mu_);
-      pod = state_->pod_spec(args.pod);
-      pending_.put(args.pod);
-    }
+    const RequestLock lock = lock_for_request(args, nullptr);
+    const PodSpec pod = note_pending(args.pod);
     const Cluster& cluster = state_->cluster();
     for (std::size_t i = 0; i < n; ++i) {
       const auto node = state_->find_node(args.node_names[i]);
@@ -181,8 +174,9 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
 }
 
 void Extender::set_binder(Binder binder) {
+  auto shared = std::make_shared<const Binder>(std::move(binder));
   std::lock_guard lock(state_mu_);
-  binder_ = std::move(binder);
+  binder_ = std::move(shared);
 }
 
 void Extender::maybe_compact() {
@@ -267,7 +261,7 @@ BindOutcome Extender::bind(const BindingArgs& args) {
   uint64_t ticket = 0;
   if (!entries.empty()) ticket = journal_->enqueue(std::move(entries));
   if (error.empty()) maybe_compact();
-  const Binder binder = binder_;
+  const std::shared_ptr<const Binder> binder = binder_;
   lock.unlock();
 
   if (ticket != 0) {
@@ -282,8 +276,8 @@ BindOutcome Extender::bind(const BindingArgs& args) {
     return out;
   }
   out.gpu_index = format_gpu_index(gpus);
-  if (binder) {
-    if (Status s = binder(args, out.gpu_index); !s.ok()) {
+  if (binder && *binder) {
+    if (Status s = (*binder)(args, out.gpu_index); !s.ok()) {
       lock.lock();
       uint64_t undo = 0;
       const BoundPod* pod = state_->find_pod(key);

@@ -89,6 +89,15 @@ class Extender {
   Status health() const;
 
  private:
+  // The state lock of a filter or prioritize: shared, or exclusive when the request carries
+  // node objects, whose unknown nodes are then added. Holds exactly one of the two.
+  struct RequestLock {
+    std::unique_lock<std::shared_mutex> exclusive;
+    std::shared_lock<std::shared_mutex> shared;
+  };
+  RequestLock lock_for_request(const ExtenderArgs& args, FilterResult* result);
+  // Remembers the pod for its bind; returns it as the policies see it (state lock held).
+  PodSpec note_pending(const PodRequest& pod);
   // Adds the unknown nodes of a request with node objects (lock held).
   void add_unknown_nodes(const ExtenderArgs& args, FilterResult* result);
   // Snapshot when the journal tail is long (lock held).
@@ -102,7 +111,7 @@ class Extender {
   std::unique_ptr<Journal> journal_;
   ExtenderOptions options_;
   PendingPods pending_;
-  Binder binder_;
+  std::shared_ptr<const Binder> binder_;  // read by bind under state_mu_, called after
 };
 
 }  // namespace greensched::serve

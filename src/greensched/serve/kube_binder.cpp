@@ -1,14 +1,13 @@
 #include "greensched/serve/kube_binder.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "greensched/serve/gpu_index.hpp"
+#include "greensched/trace/csv.hpp"
 
 namespace greensched::serve {
 namespace {
@@ -28,11 +27,9 @@ bool safe_path_segment(const std::string& s) {
 }  // namespace
 
 Result<std::string> read_api_token(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read the API token {}", path)};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string token = buffer.str();
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{fmt::format("cannot read the API token {}", path)};
+  std::string token = std::move(text.value());
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }

@@ -1,6 +1,7 @@
 #include "greensched/serve/pod_request.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -120,28 +121,25 @@ Result<std::vector<std::string>> split_models(std::string_view text, std::string
   return models;
 }
 
+// The models named under kGpuModelKey in the string map `object` (named `where` in errors);
+// nullopt when the map or the key is absent.
+std::optional<Result<std::vector<std::string>>> models_in(const json* object,
+                                                          std::string_view where) {
+  if (object == nullptr) return std::nullopt;
+  if (!object->is_object()) return Error{fmt::format("{}: must be an object", where)};
+  auto it = object->find(kGpuModelKey);
+  if (it == object->end() || it->is_null()) return std::nullopt;
+  const std::string field = fmt::format("{}[{}]", where, kGpuModelKey);
+  if (!it->is_string()) return Error{fmt::format("{}: must be a string", field)};
+  return split_models(it->get_ref<const std::string&>(), field);
+}
+
 Result<std::vector<std::string>> pod_models(const json& metadata, const json& spec) {
-  if (const json* annotations = find_field(metadata, "annotations")) {
-    if (!annotations->is_object()) return Error{"Pod.metadata.annotations: must be an object"};
-    auto it = annotations->find(kGpuModelKey);
-    if (it != annotations->end() && !it->is_null()) {
-      if (!it->is_string()) {
-        return Error{fmt::format("Pod.metadata.annotations[{}]: must be a string", kGpuModelKey)};
-      }
-      return split_models(it->get_ref<const std::string&>(),
-                          fmt::format("Pod.metadata.annotations[{}]", kGpuModelKey));
-    }
+  if (auto models = models_in(find_field(metadata, "annotations"), "Pod.metadata.annotations")) {
+    return std::move(*models);
   }
-  if (const json* selector = find_field(spec, "nodeSelector")) {
-    if (!selector->is_object()) return Error{"Pod.spec.nodeSelector: must be an object"};
-    auto it = selector->find(kGpuModelKey);
-    if (it != selector->end() && !it->is_null()) {
-      if (!it->is_string()) {
-        return Error{fmt::format("Pod.spec.nodeSelector[{}]: must be a string", kGpuModelKey)};
-      }
-      return split_models(it->get_ref<const std::string&>(),
-                          fmt::format("Pod.spec.nodeSelector[{}]", kGpuModelKey));
-    }
+  if (auto models = models_in(find_field(spec, "nodeSelector"), "Pod.spec.nodeSelector")) {
+    return std::move(*models);
   }
   return std::vector<std::string>{};
 }

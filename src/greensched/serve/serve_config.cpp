@@ -1,11 +1,11 @@
 #include "greensched/serve/serve_config.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "greensched/trace/csv.hpp"
 
 namespace greensched::serve {
 namespace {
@@ -96,11 +96,9 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
 }
 
 Result<ServeConfig> load_serve_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open file", path)};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_serve_config(buffer.str(), path, std::filesystem::path(path).parent_path().string());
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{text.error()};
+  return parse_serve_config(text.value(), path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace greensched::serve

@@ -1,7 +1,5 @@
 #include "greensched/serve/service.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -9,6 +7,7 @@
 
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
 
 namespace greensched::serve {
@@ -16,11 +15,9 @@ namespace {
 
 Result<std::vector<NodeSpec>> read_node_list_json(const std::string& path,
                                                   GpuModelRegistry& models) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open file", path)};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(buffer.str(), nullptr, false);
+  auto text = trace::read_file(path);
+  if (!text.ok()) return Error{text.error()};
+  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) return Error{fmt::format("{}: not JSON", path)};
   auto infos = parse_node_list(j);
   if (!infos.ok()) return Error{fmt::format("{}: {}", path, infos.error())};
