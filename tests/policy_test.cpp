@@ -194,7 +194,7 @@ TEST(Registry, UnknownPolicyIsAnErrorListingKnownOnes) {
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.error().find("fgd"), std::string::npos);
   EXPECT_FALSE(make_policy("fgd", {}).ok());  // needs a fragmentation model
-  EXPECT_EQ(policy_catalog().size(), 7U);
+  EXPECT_EQ(policy_catalog().size(), 8U);
 }
 
 TEST(TieRank, IsAPermutation) {

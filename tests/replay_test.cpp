@@ -468,20 +468,29 @@ TEST(ReplayReport, TimelineAndSummaryCsv) {
   std::ostringstream timeline;
   report::write_timeline_csv(timeline, r.value());
   EXPECT_EQ(timeline.str(),
-            "time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules\n"
-            "0.000,0,0,0.000,60.000,0.000\n"
-            "0.000,1,0,1.000,307.500,0.000\n"
-            "30.000,0,1,0.000,0.000,9225.000\n"
-            "50.000,1,0,1.000,307.500,9225.000\n"
-            "150.000,0,0,0.000,60.000,39975.000\n");
+            "time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules,"
+            "nodes_awake\n"
+            "0.000,0,0,0.000,60.000,0.000,1\n"
+            "0.000,1,0,1.000,307.500,0.000,1\n"
+            "30.000,0,1,0.000,0.000,9225.000,0\n"
+            "50.000,1,0,1.000,307.500,9225.000,1\n"
+            "150.000,0,0,0.000,60.000,39975.000,1\n");
+  // No wall time in the file: the same run gives the same bytes. p0 ran 130 of the 150 s: its
+  // floor is 127.5 W x 130 s = 0.004604 kWh; 130 GPU-seconds are 0.036111 GPU-hours; its trace
+  // lifetime (100 s) is 66.667 % of the GPU over the window.
   ReplayResult row = r.value();
   row.wall_seconds = 0.25;
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, std::span<const ReplayResult>(&row, 1));
   EXPECT_EQ(summary.str(),
             "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
-            "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,wall_seconds\n"
-            "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,0.250\n");
+            "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,gpu_power,"
+            "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
+            "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
+            "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
+            "be_mean_delay_s,be_p99_delay_s\n"
+            "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,pwr,-1,300,,66.667,150.000,"
+            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000\n");
 }
 
 TEST(ReplayQueue, DisciplineNames) {

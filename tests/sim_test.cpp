@@ -42,7 +42,7 @@ TEST(SeedList, ListsAndRanges) {
 TEST(PolicyList, AllExpandsAndUnknownIsAnError) {
   auto all = parse_policy_list("all");
   ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all.value().size(), 7U);
+  EXPECT_EQ(all.value().size(), 8U);
   auto two = parse_policy_list("fgd,bestfit");
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two.value(), (std::vector<std::string>{"fgd", "bestfit"}));

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -16,7 +17,9 @@
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/report/multi_writer.hpp"
+#include "greensched/sim/experiment.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/synthetic_times.hpp"
 #include "progress.hpp"
@@ -32,12 +35,14 @@ struct MultiCliOptions {
   bool oracle = false;
   uint64_t seed = 42;
   int64_t ls_bound_s = 600;
-  double slack_h = 12;
+  std::string slack_h = "12";  // comma list of hours
   int64_t power_down_idle_s = -1;
   int64_t wake_delay_s = 300;
   int64_t sample_s = 3600;
   double data_gb = -1;
-  int synthetic_days = 30;
+  double days = 0;  // 0: 14 with --load, else 30 (built-in jobs' arrival span)
+  double warmup_days = 1;
+  std::string loads;
   std::string start;
   std::string power_model;
   std::string out;
@@ -73,9 +78,45 @@ int run_multi(const MultiCliOptions& o) {
       if (name == "carbon-forecast" || name == "green") runs.emplace_back(name, true);
     }
   }
-  if (o.ls_bound_s < 0 || o.slack_h < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
-    return fail("--ls-bound, --slack, --wake-delay must be >= 0 and --sample > 0", 2);
+  std::vector<double> slacks;
+  for (std::string_view part : sim::split_commas(o.slack_h)) {
+    const std::string item(part);
+    std::size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !(v >= 0) || !(v <= 24 * 366)) {
+      return fail(fmt::format("--slack: '{}' is not a number of hours >= 0", item), 2);
+    }
+    slacks.push_back(v);
   }
+  std::vector<double> loads;
+  if (!o.loads.empty()) {
+    for (std::string_view part : sim::split_commas(o.loads)) {
+      const std::string item(part);
+      std::size_t used = 0;
+      double v = -1;
+      try {
+        v = std::stod(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (item.empty() || used != item.size() || !(v > 0) || !(v <= 1000)) {
+        return fail(fmt::format("--load: '{}' is not a load in (0, 1000] %", item), 2);
+      }
+      loads.push_back(v);
+    }
+  }
+  if (o.ls_bound_s < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
+    return fail("--ls-bound, --wake-delay must be >= 0 and --sample > 0", 2);
+  }
+  if (!(o.days >= 0 && o.days <= 366) || !(o.warmup_days >= 0 && o.warmup_days <= 366)) {
+    return fail("--days must be in (0, 366] and --warmup-days in [0, 366]", 2);
+  }
+  const double days = o.days > 0 ? o.days : loads.empty() ? 30.0 : 14.0;
 
   multi::Fleet fleet;
   if (o.fleet.empty()) {
@@ -95,9 +136,10 @@ int run_multi(const MultiCliOptions& o) {
   if (o.pods.empty()) {
     trace::Workload w = trace::builtin_openb_workload();
     pods = std::move(w.pods);
-    trace::assign_synthetic_times(pods, o.seed, o.synthetic_days);
-    pods_source = fmt::format("built-in openb pod shapes with synthetic times over {} days",
-                              o.synthetic_days);
+    // Under --load the built-in jobs are only templates: 4 weeks of the trace's statistics.
+    const int span = loads.empty() ? static_cast<int>(std::lround(days)) : 28;
+    trace::assign_synthetic_times(pods, o.seed, span);
+    pods_source = fmt::format("built-in openb pod shapes with synthetic times over {} days", span);
   } else {
     auto read = trace::read_openb_pods(o.pods, fleet.models);
     if (!read.ok()) return fail(read.error());
@@ -120,18 +162,71 @@ int run_multi(const MultiCliOptions& o) {
                pods.size(), pods_source, runs.size());
   }
 
-  std::vector<multi::MultiResult> ok(runs.size());
+  // One workload per load (the pod list as it is without --load); on it every agent and slack.
+  struct Workload {
+    std::vector<PodSpec> pods;
+    double target = 0;
+    int64_t from = std::numeric_limits<int64_t>::min();
+    int64_t to = std::numeric_limits<int64_t>::max();
+  };
+  std::vector<Workload> workloads;
+  if (loads.empty()) {
+    workloads.push_back(Workload{std::move(pods)});
+  } else {
+    int64_t capacity = 0;
+    for (const auto& site : fleet.sites) {
+      for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
+    }
+    for (double load : loads) {
+      trace::LoadSpec spec;
+      spec.load_pct = load;
+      spec.days = days;
+      spec.warmup_days = o.warmup_days;
+      spec.seed = o.seed;
+      auto generated = trace::generate_load(pods, capacity, spec);
+      if (!generated.ok()) return fail(fmt::format("--load {}: {}", load, generated.error()));
+      if (!o.quiet) {
+        fmt::print(stderr,
+                   "load {} %: {} jobs ({} running at the start), offered load {:.2f} % of the "
+                   "fleet's GPUs over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by "
+                   "{}\n",
+                   load, generated.value().pods.size(), generated.value().running_at_start,
+                   generated.value().offered_load_pct, o.warmup_days, o.warmup_days + days,
+                   o.warmup_days, generated.value().profile);
+      }
+      workloads.push_back(Workload{std::move(generated.value().pods), load,
+                                   generated.value().window.start_s,
+                                   generated.value().window.end_s});
+    }
+  }
+  struct Run {
+    std::size_t workload;
+    double slack_h;
+    std::size_t agent;
+  };
+  std::vector<Run> plan;
+  for (std::size_t w = 0; w < workloads.size(); ++w) {
+    for (double slack : slacks) {
+      for (std::size_t a = 0; a < runs.size(); ++a) plan.push_back(Run{w, slack, a});
+    }
+  }
+
+  std::vector<multi::MultiResult> ok(plan.size());
   {
     ProgressBar bar(!o.quiet && stderr_is_terminal());
     std::mutex mutex;
     std::size_t done = 0;
-    Status s = parallel_for(runs.size(), o.jobs, [&](std::size_t i) -> Status {
+    Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
+      const auto& [w, slack_h, a] = plan[i];
       multi::MultiOptions opts;
-      opts.agent = runs[i].first;
-      opts.oracle = runs[i].second;
+      opts.agent = runs[a].first;
+      opts.oracle = runs[a].second;
       opts.seed = o.seed;
       opts.ls_bound_s = o.ls_bound_s;
-      opts.be_slack_s = static_cast<int64_t>(o.slack_h * 3600.0);
+      opts.be_slack_s = static_cast<int64_t>(std::llround(slack_h * 3600.0));
+      opts.measure_from_s = workloads[w].from;
+      opts.measure_to_s = workloads[w].to;
+      opts.target_load_pct = workloads[w].target;
       opts.power_down_idle_s = o.power_down_idle_s;
       opts.wake_delay_s = o.wake_delay_s;
       opts.sample_s = o.sample_s;
@@ -139,12 +234,14 @@ int run_multi(const MultiCliOptions& o) {
       opts.power_model = power_model;
       opts.record = !o.record.empty();
       opts.predict_durations = o.predict_durations;
-      auto r = multi::run_fleet(fleet, pods, shapes, opts);
+      auto r = multi::run_fleet(fleet, workloads[w].pods, shapes, opts);
       if (!r.ok()) return Error{r.error()};
       ok[i] = std::move(r.value());
       std::lock_guard<std::mutex> lock(mutex);
       ++done;
-      bar.update(done, runs.size(), runs[i].first);
+      bar.update(
+          done, plan.size(),
+          fmt::format("{} slack {:g} h ({:.1f} s)", runs[a].first, slack_h, ok[i].wall_seconds));
       return Status::Ok();
     });
     if (!s.ok()) return fail(s.message());
@@ -154,6 +251,11 @@ int run_multi(const MultiCliOptions& o) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : ok) {
       all.push_back({{"agent", r.agent},
+                     {"target_load_pct", r.target_load_pct},
+                     {"offered_load_pct", r.offered_load_pct},
+                     {"slack_h", r.be_slack_h},
+                     {"p99_delay_s_ls", r.p99_delay_s_ls},
+                     {"wall_seconds", r.wall_seconds},
                      {"energy_kwh", r.energy_kwh},
                      {"carbon_kg", r.carbon_kg},
                      {"mean_delay_s_ls", r.mean_delay_s_ls},
@@ -210,7 +312,10 @@ Action add_multi_command(CLI::App& app) {
       "Example:\n"
       "  greensched multi --fleet examples/fleet-4-regions.json --data-dir ../shared/data \\\n"
       "      --pods ../shared/data/openb/openb_pod_list_default.csv --agent local,green \\\n"
-      "      --power-down-idle 1800 --out multi/");
+      "      --power-down-idle 1800 --out multi/\n"
+      "  greensched multi ... --load 70 --slack 0,1,4,12 --power-down-idle 1800 --out loaded/\n\n"
+      "Replayed at its own rate a sampled pod list keeps the fleet nearly empty, and any\n"
+      "saving is an empty fleet's: use --load for figures an operator would see.");
   cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
       ->check(CLI::ExistingFile);
   cmd->add_option("--data-dir", o->data_dir, "base of relative data paths in the fleet file")
@@ -224,7 +329,16 @@ Action add_multi_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--ls-bound", o->ls_bound_s, "seconds within which LS jobs must start")
       ->capture_default_str();
-  cmd->add_option("--slack", o->slack_h, "hours a BE job may be deferred")->capture_default_str();
+  cmd->add_option("--slack", o->slack_h,
+                  "hours a BE job may be deferred; a comma list (0,1,4,12) runs each")
+      ->capture_default_str();
+  cmd->add_option("--load", o->loads,
+                  "offered GPU load of the whole fleet in %, a comma list (50,70,90): jobs drawn "
+                  "from the pod list (shape, duration, QoS kept) with its hour-of-week arrival "
+                  "profile until the load is met over --days, after --warmup-days");
+  cmd->add_option("--warmup-days", o->warmup_days,
+                  "with --load: days run before the measured ones, not measured")
+      ->capture_default_str();
   cmd->add_option("--power-down-idle", o->power_down_idle_s,
                   "power down nodes idle this many seconds (default: never)");
   cmd->add_option("--wake-delay", o->wake_delay_s, "seconds to wake a powered-down node")
@@ -232,8 +346,9 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--sample", o->sample_s, "time-series step in seconds")->capture_default_str();
   cmd->add_option("--data-gb", o->data_gb,
                   "GB moved with a job that runs away from home (default: its memory request)");
-  cmd->add_option("--days", o->synthetic_days, "built-in jobs: days their arrivals span")
-      ->capture_default_str();
+  cmd->add_option("--days", o->days,
+                  "with --load: days measured (default 14); else the days the built-in jobs' "
+                  "arrivals span (default 30)");
   cmd->add_option("--start", o->start, "UTC time that trace time 0 maps to (default: the fleet's)");
   cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "directory for summary.csv, timeline.csv, decisions.csv");

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <string>
 
@@ -11,11 +12,15 @@
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/parallel_for.hpp"
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/timeline_writer.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/sim/replay.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/csv.hpp"
+#include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/synthetic_times.hpp"
 #include "progress.hpp"
 
 namespace greensched::app {
@@ -41,7 +46,62 @@ struct SimulateOptions {
   std::string node_events;
   std::string record;
   int snapshot_pct = 100;
+  std::string gpu_power;         // comma list of pwr, proportional ("" = the model's)
+  std::string loads;             // replay: comma list of offered loads in % ("" = trace rate)
+  double days = 14;              // replay with --load: measured days
+  double warmup_days = 1;        // replay with --load: warm-up before them
+  std::string power_down_idle;   // replay: comma list of seconds or "off"
+  int64_t wake_delay_s = 300;    // replay
+  int64_t timeline_step_s = -1;  // replay: -1 = every instant, or 3600 with --load
 };
+
+// "30,50" -> {30, 50}; every item a number in (0, 1000].
+Result<std::vector<double>> parse_loads(std::string_view text) {
+  std::vector<double> loads;
+  if (text.empty()) return loads;
+  for (std::string_view part : sim::split_commas(text)) {
+    double v = 0;
+    const std::string item(part);
+    std::size_t used = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || !(v > 0) || !(v <= 1000)) {
+      return Error{fmt::format("--load: '{}' is not a load in (0, 1000] %", item)};
+    }
+    loads.push_back(v);
+  }
+  return loads;
+}
+
+// "off,1800" -> {-1, 1800}.
+Result<std::vector<int64_t>> parse_power_down(std::string_view text) {
+  std::vector<int64_t> out;
+  for (std::string_view part : sim::split_commas(text)) {
+    if (part == "off") {
+      out.push_back(-1);
+      continue;
+    }
+    const auto v = trace::parse_int(part);
+    if (!v || *v < 0) {
+      return Error{fmt::format("--power-down-idle: '{}' is not 'off' or seconds >= 0", part)};
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Result<std::vector<power::GpuPowerRule>> parse_gpu_rules(std::string_view text) {
+  std::vector<power::GpuPowerRule> out;
+  for (std::string_view part : sim::split_commas(text)) {
+    auto rule = power::parse_gpu_power_rule(part);
+    if (!rule.ok()) return Error{fmt::format("--gpu-power: {}", rule.error())};
+    out.push_back(rule.value());
+  }
+  return out;
+}
 
 nlohmann::json to_json(const sim::RunResult& r) {
   nlohmann::json j;
@@ -62,17 +122,54 @@ nlohmann::json to_json(const sim::RunResult& r) {
 }
 
 nlohmann::json to_json(const sim::ReplayResult& r) {
+  const auto delays = [](const sim::DelayStats& d) {
+    return nlohmann::json{{"pods", d.pods}, {"mean_s", d.mean_s}, {"p99_s", d.p99_s}};
+  };
   return {{"policy", r.config.policy},
           {"seed", r.config.seed},
+          {"gpu_power", power::gpu_power_rule_name(r.gpu_rule)},
+          {"power_down_idle_s", r.config.power_down_idle_s},
+          {"target_load_pct", r.config.target_load_pct},
+          {"offered_load_pct", r.offered_load_pct},
+          {"window_s", r.window_s},
           {"pods_total", r.pods_total},
           {"pods_started", r.pods_started},
           {"pods_never_started", r.pods_never_started},
           {"pods_requeued", r.pods_requeued},
           {"mean_queue_delay_s", r.mean_queue_delay_s},
           {"p99_queue_delay_s", r.p99_queue_delay_s},
+          {"ls_delay", delays(r.delay_ls)},
+          {"be_delay", delays(r.delay_be)},
           {"energy_kwh", r.energy_kwh},
+          {"energy_floor_kwh", r.energy_floor_kwh},
+          {"kwh_per_gpu_hour", r.kwh_per_gpu_hour},
+          {"gpu_alloc_pct", r.gpu_alloc_pct},
+          {"mean_nodes_awake", r.mean_nodes_awake},
+          {"wakeups", r.wakeups},
           {"makespan_s", r.makespan_s},
           {"wall_seconds", r.wall_seconds}};
+}
+
+// One line per run; the load, GPU rule and power-down columns only when they vary.
+std::string replay_table(const std::vector<sim::ReplayResult>& results) {
+  std::size_t width = 11;
+  for (const auto& r : results) width = std::max(width, r.config.policy.size());
+  std::string out =
+      fmt::format("{:<{}} {:>5} {:>7} {:>12} {:>9} {:>8} {:>10} {:>8} {:>7} {:>9} {:>9} {:>7}\n",
+                  "policy", width, "seed", "load %", "gpu power", "sleep s", "alloc %",
+                  "energy kWh", "/floor", "awake", "LS p99 s", "BE p99 s", "never");
+  for (const auto& r : results) {
+    const std::string sleep =
+        r.config.power_down_idle_s < 0 ? "off" : fmt::format("{}", r.config.power_down_idle_s);
+    out += fmt::format(
+        "{:<{}} {:>5} {:>7.1f} {:>12} {:>9} {:>8.2f} {:>10.1f} {:>8.3f} {:>7.1f} {:>9.1f} "
+        "{:>9.1f} {:>7}\n",
+        r.config.policy, width, r.config.seed, r.offered_load_pct,
+        power::gpu_power_rule_name(r.gpu_rule), sleep, r.gpu_alloc_pct, r.energy_kwh,
+        r.energy_floor_kwh > 0 ? r.energy_kwh / r.energy_floor_kwh : 0.0, r.mean_nodes_awake,
+        r.delay_ls.p99_s, r.delay_be.p99_s, r.pods_never_started);
+  }
+  return out;
 }
 
 int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
@@ -83,47 +180,114 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
       o.queue == "backfill" ? sim::QueueDiscipline::kBackfill : sim::QueueDiscipline::kFifo;
   base.time_scale = o.time_scale;
   base.record = !o.record.empty();
+  base.wake_delay_s = o.wake_delay_s;
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
     if (!events.ok()) return fail(events.error());
     base.node_events = std::move(events.value());
   }
-  auto figures = power_model.resolve(workload.nodes, workload.models);
-  if (!figures.ok()) return fail(figures.error());
+  auto loads = parse_loads(o.loads);
+  if (!loads.ok()) return fail(loads.error(), 2);
+  if (loads.value().empty()) loads.value().push_back(0);  // the trace at its own rate
+  auto power_downs = parse_power_down(o.power_down_idle.empty() ? "off" : o.power_down_idle);
+  if (!power_downs.ok()) return fail(power_downs.error(), 2);
+  auto rules = parse_gpu_rules(o.gpu_power.empty()
+                                   ? std::string(power::gpu_power_rule_name(power_model.gpu_rule()))
+                                   : o.gpu_power);
+  if (!rules.ok()) return fail(rules.error(), 2);
+  std::vector<std::vector<power::NodePower>> figures;
+  for (power::GpuPowerRule rule : rules.value()) {
+    power::PowerModel m = power_model;
+    m.set_gpu_rule(rule);
+    auto f = m.resolve(workload.nodes, workload.models);
+    if (!f.ok()) return fail(f.error());
+    figures.push_back(std::move(f.value()));
+  }
+  // The target workload is the trace's, whatever rate it is replayed at.
   const frag::TargetWorkload target = frag::build_target_workload(workload.pods);
+  int64_t capacity = 0;
+  for (const NodeSpec& n : workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
 
-  std::vector<sim::ReplayResult> results;
-  {
-    ProgressBar bar(!o.quiet && stderr_is_terminal());
-    const std::size_t total = policies.size() * seeds.size();
-    for (const std::string& policy : policies) {
-      for (uint64_t seed : seeds) {
-        sim::ReplayConfig config = base;
-        config.policy = policy;
-        config.seed = seed;
-        auto r = sim::run_replay(workload, target, figures.value(), power_model.pue(), config);
-        if (!r.ok()) return fail(r.error());
-        results.push_back(std::move(r.value()));
-        bar.update(results.size(), total,
-                   fmt::format("{} seed {} ({:.2f} s)", policy, seed, results.back().wall_seconds));
-      }
+  // Per load and seed one workload; on it every policy x GPU rule x power-down setting.
+  struct Variant {
+    std::string policy;
+    std::size_t rule;
+    int64_t power_down;
+  };
+  std::vector<Variant> variants;
+  for (const std::string& policy : policies) {
+    for (std::size_t r = 0; r < rules.value().size(); ++r) {
+      for (int64_t pd : power_downs.value()) variants.push_back(Variant{policy, r, pd});
     }
   }
+  std::vector<sim::ReplayResult> results;
+  const std::size_t total = loads.value().size() * seeds.size() * variants.size();
+  results.reserve(total);
+  ProgressBar bar(!o.quiet && stderr_is_terminal());
+  std::mutex progress;
+  for (double load : loads.value()) {
+    for (uint64_t seed : seeds) {
+      trace::Workload run_workload;
+      const trace::Workload* w = &workload;
+      sim::ReplayConfig config = base;
+      config.seed = seed;
+      if (load > 0) {
+        trace::LoadSpec spec;
+        spec.load_pct = load;
+        spec.days = o.days;
+        spec.warmup_days = o.warmup_days;
+        spec.seed = seed;
+        auto generated = trace::generate_load(workload.pods, capacity, spec);
+        if (!generated.ok()) return fail(fmt::format("--load {}: {}", load, generated.error()));
+        run_workload.models = workload.models;
+        run_workload.nodes = workload.nodes;
+        run_workload.shape_count = workload.shape_count;
+        run_workload.nodes_source = workload.nodes_source;
+        run_workload.pods_source = fmt::format("{} at {} % load", workload.pods_source, load);
+        run_workload.pods = std::move(generated.value().pods);
+        w = &run_workload;
+        config.measure_from_s = generated.value().window.start_s;
+        config.measure_to_s = generated.value().window.end_s;
+        config.target_load_pct = load;
+        config.timeline_step_s = o.timeline_step_s < 0 ? 3600 : o.timeline_step_s;
+        if (!o.quiet) {
+          fmt::print(stderr,
+                     "load {} % seed {}: {} jobs ({} running at the start), offered load {:.2f} "
+                     "% over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by {}\n",
+                     load, seed, w->pods.size(), generated.value().running_at_start,
+                     generated.value().offered_load_pct, o.warmup_days, o.warmup_days + o.days,
+                     o.warmup_days, generated.value().profile);
+        }
+      } else if (o.timeline_step_s > 0) {
+        config.timeline_step_s = o.timeline_step_s;
+      }
+      std::vector<sim::ReplayResult> group(variants.size());
+      const std::size_t done_before = results.size();
+      std::size_t done = 0;
+      const Status status = parallel_for(variants.size(), o.jobs, [&](std::size_t i) -> Status {
+        sim::ReplayConfig c = config;
+        c.policy = variants[i].policy;
+        c.power_down_idle_s = variants[i].power_down;
+        auto r = sim::run_replay(*w, target, figures[variants[i].rule], power_model.pue(), c);
+        if (!r.ok()) return Error{r.error()};
+        group[i] = std::move(r.value());
+        std::lock_guard<std::mutex> lock(progress);
+        bar.update(done_before + ++done, total,
+                   fmt::format("{} seed {} ({:.2f} s)", c.policy, seed, group[i].wall_seconds));
+        return Status::Ok();
+      });
+      if (!status.ok()) return fail(status.message());
+      for (auto& r : group) results.push_back(std::move(r));
+    }
+  }
+  bar.update(total, total, "done");
 
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) all.push_back(to_json(r));
     std::cout << all.dump(2) << "\n";
   } else {
-    std::size_t width = 11;
-    for (const auto& r : results) width = std::max(width, r.config.policy.size());
-    fmt::print("{:<{}} {:>5} {:>8} {:>13} {:>12} {:>12} {:>11}\n", "policy", width, "seed",
-               "started", "never started", "mean wait s", "p99 wait s", "energy kWh");
-    for (const auto& r : results) {
-      fmt::print("{:<{}} {:>5} {:>8} {:>13} {:>12.1f} {:>12.1f} {:>11.1f}\n", r.config.policy,
-                 width, r.config.seed, r.pods_started, r.pods_never_started, r.mean_queue_delay_s,
-                 r.p99_queue_delay_s, r.energy_kwh);
-    }
+    std::cout << replay_table(results);
   }
   std::cout.flush();
   if (!o.record.empty()) {
@@ -191,16 +355,37 @@ int run_simulate(const SimulateOptions& o) {
     power_model = std::move(loaded.value());
   }
   if (o.pue != 0) power_model.set_pue(o.pue);
+  if (o.mode != "replay") {
+    if (!o.loads.empty() || !o.power_down_idle.empty()) {
+      return fail("--load and --power-down-idle are for --mode replay", 2);
+    }
+    if (!o.gpu_power.empty()) {
+      auto rule = power::parse_gpu_power_rule(o.gpu_power);
+      if (!rule.ok())
+        return fail(fmt::format("--gpu-power: {} (inflation takes one rule)", rule.error()), 2);
+      power_model.set_gpu_rule(rule.value());
+    }
+  }
+  if (!(o.days > 0 && o.days <= 366)) return fail("--days must be in (0, 366]", 2);
+  if (!(o.warmup_days >= 0 && o.warmup_days <= 366))
+    return fail("--warmup-days must be in [0, 366]", 2);
+  if (o.wake_delay_s < 0) return fail("--wake-delay must be >= 0", 2);
 
   trace::Workload workload;
   if (o.nodes.empty()) {
-    if (o.mode == "replay") {
+    if (o.mode == "replay" && o.loads.empty()) {
       return fail(
-          "--mode replay needs a pod list with creation and deletion times (--nodes and "
-          "--pods); the built-in workload has none",
+          "--mode replay on the built-in workload needs --load PCT (its pods have no trace "
+          "times; with --load they get the trace's duration and arrival statistics), or give "
+          "--nodes and --pods",
           2);
     }
     workload = trace::builtin_openb_workload();
+    if (o.mode == "replay") {
+      // Durations, arrival hours and QoS from the openb trace's statistics, over 4 weeks.
+      trace::assign_synthetic_times(workload.pods, 20230101, 28);
+      workload.pods_source += " (durations and arrivals from the openb statistics)";
+    }
   } else {
     auto loaded = trace::load_openb_workload(o.nodes, o.pods);
     if (!loaded.ok()) return fail(loaded.error());
@@ -291,7 +476,9 @@ Action add_simulate_command(CLI::App& app) {
       "  greensched simulate --nodes openb_node_list_gpu_node.csv \\\n"
       "      --pods openb_pod_list_default.csv --policy fgd,bestfit --seeds 42-51 --out results/\n"
       "  greensched simulate ... --policy fgd,pwr:200+fgd:800 --report-power-by-model\n"
-      "  greensched simulate ... --mode replay --queue backfill --policy fgd --out replay/");
+      "  greensched simulate ... --mode replay --queue backfill --policy fgd --out replay/\n"
+      "  greensched simulate --mode replay --load 50 --queue backfill --policy fgd,fgd-energy \\\n"
+      "      --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42-46 --out loaded/");
   cmd->add_option("--nodes", opts->nodes, "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", opts->pods,
@@ -339,6 +526,28 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--time-scale", opts->time_scale,
                   "replay: divide trace times by this (60: one trace minute per second)")
       ->capture_default_str();
+  cmd->add_option("--load", opts->loads,
+                  "replay: offered GPU load in % of cluster GPUs, a comma list (30,50,70,90). "
+                  "Jobs are drawn from the pod list (shape, duration, QoS kept) with its "
+                  "hour-of-week arrival profile until the load is met; works on the built-in "
+                  "workload too. Without it the pod list is replayed at its own rate");
+  cmd->add_option("--days", opts->days, "replay with --load: days measured")->capture_default_str();
+  cmd->add_option("--warmup-days", opts->warmup_days,
+                  "replay with --load: days before the measured ones, run but not measured")
+      ->capture_default_str();
+  cmd->add_option("--power-down-idle", opts->power_down_idle,
+                  "replay: nodes idle this many seconds sleep (draw nothing) until a queued pod "
+                  "needs them; a comma list of seconds or off (off,1800 runs both)");
+  cmd->add_option("--wake-delay", opts->wake_delay_s,
+                  "replay: seconds a sleeping node takes to wake (at idle power)")
+      ->capture_default_str();
+  cmd->add_option("--gpu-power", opts->gpu_power,
+                  "GPU power rule: pwr (any allocation draws max, the PWR paper) or proportional "
+                  "(idle + (max - idle) x allocated share); replay takes a comma list. Default: "
+                  "the power model's (pwr)");
+  cmd->add_option("--timeline-step", opts->timeline_step_s,
+                  "replay: seconds between timeline.csv points (default: every instant; 3600 "
+                  "with --load)");
   cmd->add_option("--node-events", opts->node_events,
                   "replay: CSV time,node,event with event down or up (pods on a downed node are "
                   "re-queued)")

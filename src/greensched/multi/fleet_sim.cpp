@@ -18,6 +18,7 @@
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/trace/job_predictor.hpp"
+#include "greensched/trace/load_generator.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -32,6 +33,9 @@ struct Job {
   int64_t ready_s = 0;
   int64_t start_s = -1;
   bool done = false;
+  // The site's capacity epoch at which this job last found no node; it cannot fit until the
+  // site gains capacity (a job ends or a node wakes).
+  uint64_t failed_epoch = std::numeric_limits<uint64_t>::max();
 };
 
 // A site at run time: its cluster, local scheduler, power, queue and powered-down nodes.
@@ -52,7 +56,11 @@ struct SiteRuntime {
   int64_t running = 0;
   int64_t waiting = 0;  // dispatched here, not yet ready
   int64_t queued_gpu_milli = 0;
-  uint64_t version = 0;  // bumped on every change, for the preview cache
+  uint64_t version = 0;         // bumped on every change, for the preview cache
+  uint64_t capacity_epoch = 0;  // bumped whenever capacity grows (a job ends, a node wakes)
+  uint64_t sleep_epoch = 0;     // bumped whenever a node powers down
+  uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
+  int64_t powered_down = 0;  // nodes asleep (not counting those waking)
   // Accumulators.
   double energy_j = 0;
   double carbon_g = 0;
@@ -121,9 +129,18 @@ class FleetSim final : public FleetView {
     events_.push(Event{time, kind, seq_++, a, b});
   }
   void advance(int64_t t);
+  bool in_window(int64_t t) const {
+    return t >= options_.measure_from_s && t < options_.measure_to_s;
+  }
   void try_schedule(std::size_t site);
   void start_job(std::size_t site, std::size_t job, const policy::Decision& d);
   void sample();
+  bool nothing_waits() const {
+    for (const SiteRuntime& s : sites_) {
+      if (!s.queue.empty() || s.waiting > 0) return false;
+    }
+    return true;
+  }
 
   const Fleet& fleet_;
   MultiOptions options_;
@@ -137,6 +154,7 @@ class FleetSim final : public FleetView {
   int64_t last_ = 0;
   int64_t first_ = 0;
   std::size_t jobs_done_ = 0;
+  std::size_t jobs_submitted_ = 0;
   MultiResult result_;
   std::vector<nlohmann::json> records_;  // per job, when recording
   std::vector<int64_t> predicted_s_;     // per job, with options.predict_durations
@@ -227,14 +245,17 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
 
 void FleetSim::advance(int64_t t) {
   if (t <= last_) return;
+  const int64_t from = std::max(last_, options_.measure_from_s);
+  const int64_t to = std::min(t, options_.measure_to_s);
+  last_ = t;
+  if (to <= from) return;
   for (SiteRuntime& s : sites_) {
-    const double dt = static_cast<double>(t - last_);
+    const double dt = static_cast<double>(to - from);
     const double watts = s.facility_watts();
     s.energy_j += watts * dt;
-    s.carbon_g += watts * s.spec->carbon.integral(epoch_s(last_), epoch_s(t)) / 3.6e6;
+    s.carbon_g += watts * s.spec->carbon.integral(epoch_s(from), epoch_s(to)) / 3.6e6;
     s.alloc_milli_seconds += static_cast<double>(s.cluster->allocated_gpu_milli()) * dt;
   }
-  last_ = t;
 }
 
 void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision& d) {
@@ -261,18 +282,28 @@ void FleetSim::try_schedule(std::size_t site) {
   std::stable_partition(s.queue.begin(), s.queue.end(),
                         [&](std::size_t j) { return jobs_[j].info.latency_sensitive; });
   std::vector<std::size_t> still;
+  bool newly_failed = false;
   for (std::size_t j : s.queue) {
     const PodSpec& pod = *jobs_[j].info.pod;
+    if (jobs_[j].failed_epoch == s.capacity_epoch) {  // nothing grew since it found no node
+      still.push_back(j);
+      continue;
+    }
     const policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.rng);
     if (d.node >= 0) {
       s.queued_gpu_milli -= pod.total_gpu_milli();
       start_job(site, j, d);
     } else {
+      jobs_[j].failed_epoch = s.capacity_epoch;
+      newly_failed = true;
       still.push_back(j);
     }
   }
   s.queue = std::move(still);
   if (options_.power_down_idle_s < 0 || s.queue.empty()) return;
+  // Claims only change when a job newly found no node or a node went to sleep.
+  if (!newly_failed && s.wake_pass_sleep_epoch == s.sleep_epoch) return;
+  s.wake_pass_sleep_epoch = s.sleep_epoch;
 
   // Each job still waiting claims a node being woken that could host it, or wakes one.
   std::vector<NodeIndex> unclaimed;
@@ -290,9 +321,11 @@ void FleetSim::try_schedule(std::size_t site) {
       unclaimed.erase(claim);
       continue;
     }
+    if (s.powered_down == 0) continue;
     const NodeIndex n = wakeable_node(s, pod);
     if (n < 0) continue;
     s.waking[n] = true;
+    --s.powered_down;
     const power::NodePower& fig = (*s.figures)[n];
     const NodeState& st = s.cluster->state(n);
     s.waking_watts += power::node_power_watts(s.cluster->spec(n), fig, st.cpu_free_milli,
@@ -440,6 +473,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     now_ = e.time;
     switch (e.kind) {
       case EventKind::kJobSubmit: {
+        ++jobs_submitted_;
         Job& job = jobs_[e.a];
         // --predict-durations: the agent sees the predicted duration, the job runs its true one.
         JobInfo predicted = job.info;
@@ -460,9 +494,11 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
           ++result_.jobs_moved;
           result_.gb_moved += job.info.data_gb;
           const double kwh = job.info.data_gb * s.spec->network.energy_kwh_per_gb;
-          result_.transfer_kwh += kwh;
-          s.energy_j += kwh * 3.6e6;
-          s.carbon_g += kwh * s.spec->carbon.at(epoch_s(now_));
+          if (in_window(now_)) {
+            result_.transfer_kwh += kwh;
+            s.energy_j += kwh * 3.6e6;
+            s.carbon_g += kwh * s.spec->carbon.at(epoch_s(now_));
+          }
           ready = std::max(ready, now_ + static_cast<int64_t>(std::ceil(
                                              s.spec->network.transfer_seconds(job.info.data_gb))));
         }
@@ -526,6 +562,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         s.power->update(*s.cluster, node);
         --s.running;
         ++s.version;
+        ++s.capacity_epoch;
         job.done = true;
         ++jobs_done_;
         if (s.cluster->state(node).pods == 0) {
@@ -550,6 +587,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         s.power->update(*s.cluster, node);
         s.idle_since[node] = now_;
         ++s.version;
+        ++s.capacity_epoch;
         if (options_.power_down_idle_s >= 0) {
           push(now_ + options_.power_down_idle_s, EventKind::kPowerDownCheck, e.a, e.b);
         }
@@ -565,6 +603,8 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
           (void)s.cluster->set_online(node, false);
           s.power->update(*s.cluster, node);
           ++s.version;
+          ++s.powered_down;
+          ++s.sleep_epoch;
         }
         break;
       }
@@ -579,6 +619,11 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         (events_.empty() || events_.top().kind == EventKind::kPowerDownCheck)) {
       break;
     }
+    // Past the measured window with every job submitted and started: nothing left changes a
+    // metric.
+    if (now_ >= options_.measure_to_s && jobs_submitted_ == jobs_.size() && nothing_waits()) {
+      break;
+    }
   }
   sample();
 
@@ -587,6 +632,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const Job& job = jobs_[j];
     result_.decisions[j].start_s = job.start_s;
+    if (!in_window(job.info.submit_s)) continue;
     if (job.start_s < 0) {
       ++result_.jobs_never_started;
       if (job.info.latency_sensitive) ++result_.ls_slo_violations;
@@ -607,12 +653,14 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   };
   result_.mean_delay_s_ls = mean(delays_ls);
   result_.mean_delay_s_be = mean(delays_be);
-  if (!delays_be.empty()) {
-    std::sort(delays_be.begin(), delays_be.end());
-    const auto k =
-        static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(delays_be.size())));
-    result_.p99_delay_s_be = delays_be[std::max<std::size_t>(k, 1) - 1];
-  }
+  // Nearest rank: element ceil(0.99 n) - 1, in integers to avoid 0.99 * 100 = 98.99...
+  const auto p99 = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[(v.size() * 99 + 99) / 100 - 1];
+  };
+  result_.p99_delay_s_be = p99(delays_be);
+  result_.p99_delay_s_ls = p99(delays_ls);
   double alloc_integral = 0, capacity = 0;
   for (const SiteRuntime& s : sites_) {
     result_.energy_kwh += s.energy_j / 3.6e6;
@@ -623,9 +671,16 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     alloc_integral += s.alloc_milli_seconds;
     capacity += static_cast<double>(s.cluster->total_gpu_milli());
   }
-  const double span = static_cast<double>(last_ - first_);
+  const int64_t from = std::max(first_, options_.measure_from_s);
+  const int64_t to = std::min(last_, options_.measure_to_s);
+  const double span = static_cast<double>(std::max<int64_t>(to - from, 0));
+  result_.window_s = span;
   result_.gpu_alloc_pct =
       span > 0 && capacity > 0 ? 100.0 * alloc_integral / (capacity * span) : 0.0;
+  result_.offered_load_pct =
+      trace::offered_load_pct(pods, static_cast<int64_t>(capacity), trace::LoadWindow{from, to});
+  result_.target_load_pct = options_.target_load_pct;
+  result_.be_slack_h = static_cast<double>(options_.be_slack_s) / 3600.0;
   for (const nlohmann::json& r : records_) {
     result_.records += r.dump();
     result_.records += '\n';

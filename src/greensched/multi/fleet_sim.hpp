@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct MultiOptions {
   // (trace/job_predictor.hpp) instead of the true one; jobs still run for their true
   // duration. (--predict-durations; owned by the monitor subsystem.)
   bool predict_durations = false;
+  // Metrics cover [measure_from_s, measure_to_s) in trace seconds: energy, carbon and
+  // allocation are integrated inside it, delays are those of jobs submitted in it. Past its
+  // end, once nothing waits, the run stops. Default: the whole run.
+  int64_t measure_from_s = std::numeric_limits<int64_t>::min();
+  int64_t measure_to_s = std::numeric_limits<int64_t>::max();
+  double target_load_pct = 0;  // the workload's stated load, for reports (0: the trace's own)
 };
 
 // One row of the time series: a site (or the fleet, site = -1) at a time.
@@ -66,6 +73,11 @@ struct JobDecision {
 
 struct MultiResult {
   std::string agent;  // with " (oracle)" when forecasts saw the future
+  double target_load_pct = 0;
+  double be_slack_h = 0;
+  double offered_load_pct = 0;  // over the measured window, fleet-wide
+  double window_s = 0;
+  double p99_delay_s_ls = 0;
   int64_t jobs = 0;
   double energy_kwh = 0;  // facility energy of all sites plus data movement
   double carbon_kg = 0;

@@ -1,6 +1,7 @@
 #include "greensched/multi/forecast.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace greensched::multi {
 
@@ -54,6 +55,36 @@ class SameHourForecaster final : public Forecaster {
     const int64_t latest = series.index_of(now) - 1;
     if (latest >= 0) return series.at(series.start_s() + latest * series.step_s());
     return series.values().front();
+  }
+
+  // For t >= now the forecast repeats daily (every known same-hour sample lies before now), so
+  // the mean over a long interval is whole days of one daily profile plus the ends: O(one
+  // day) instead of O(interval). Short or past intervals take the sample-by-sample sum.
+  double mean(const TimeSeries& series, int64_t now, int64_t from, int64_t to) const override {
+    const int64_t step = series.empty() ? 0 : series.step_s();
+    if (step <= 0 || from < now || to - from <= 2 * kDay || kDay % step != 0) {
+      return Forecaster::mean(series, now, from, to);
+    }
+    const int64_t per_day = kDay / step;
+    const int64_t i0 = series.index_of(from);
+    const int64_t i1 = series.index_of(to - 1);
+    const auto start_of = [&](int64_t i) { return series.start_s() + i * step; };
+    std::vector<double> profile(static_cast<std::size_t>(per_day));
+    double day_total = 0;
+    for (int64_t k = 0; k < per_day; ++k) {
+      profile[static_cast<std::size_t>(k)] = at(series, now, std::max(from, start_of(i0 + k)));
+      day_total += profile[static_cast<std::size_t>(k)];
+    }
+    const auto value = [&](int64_t i) {
+      return profile[static_cast<std::size_t>((i - i0) % per_day)];
+    };
+    double sum = value(i0) * static_cast<double>(start_of(i0 + 1) - from) +
+                 value(i1) * static_cast<double>(to - start_of(i1));
+    const int64_t middle = i1 - i0 - 1;  // whole samples i0 + 1 .. i1 - 1
+    double whole = static_cast<double>(middle / per_day) * day_total;
+    for (int64_t i = i0 + 1 + (middle / per_day) * per_day; i < i1; ++i) whole += value(i);
+    sum += whole * static_cast<double>(step);
+    return sum / static_cast<double>(to - from);
   }
 
  private:

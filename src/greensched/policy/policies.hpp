@@ -29,6 +29,12 @@ std::unique_ptr<Policy> make_fgd_policy(std::shared_ptr<frag::FragmentationModel
 // PWR: the smallest increase of node power (CCGrid'25); `power` holds each node's figures.
 std::unique_ptr<Policy> make_pwr_policy(std::shared_ptr<const std::vector<power::NodePower>> power);
 
+// Energy-aware FGD: FGD's score, then among its ties a node already in use, the smallest power
+// increase and BestFit (fgd_energy.cpp).
+std::unique_ptr<Policy> make_fgd_energy_policy(
+    std::shared_ptr<frag::FragmentationModel> model, uint32_t shape_count,
+    std::shared_ptr<const std::vector<power::NodePower>> power);
+
 struct MixMember {
   std::unique_ptr<Policy> policy;
   int64_t weight = 1;

@@ -96,6 +96,11 @@ Result<std::unique_ptr<Policy>> make_single(std::string_view name, const PolicyC
     if (!context.power) return Error{"pwr needs the nodes' power figures (power model)"};
     return make_pwr_policy(context.power);
   }
+  if (name == "fgd-energy") {
+    if (!context.frag) return Error{"fgd-energy needs a target workload (fragmentation model)"};
+    if (!context.power) return Error{"fgd-energy needs the nodes' power figures (power model)"};
+    return make_fgd_energy_policy(context.frag, context.shape_count, context.power);
+  }
   return Error{fmt::format("unknown policy '{}' (known: {})", name, known_names())};
 }
 
@@ -110,6 +115,8 @@ std::span<const PolicyInfo> policy_catalog() {
       {"bestfit", "BestFit: least CPU and GPU left after placement"},
       {"fgd", "FGD: smallest increase of GPU fragmentation (ATC'23)"},
       {"pwr", "PWR: smallest increase of node power (CCGrid'25)"},
+      {"fgd-energy",
+       "energy-aware FGD: FGD, then among its ties a busy node, the least power, BestFit"},
   };
   return kCatalog;
 }

@@ -52,11 +52,12 @@ Result<NodeTypeOverride> parse_override(const json& j, const std::string& path) 
 Status parse_into(const json& root, const std::string& src, std::map<std::string, GpuPower>& gpus,
                   std::map<std::string, CpuPower>& cpus, std::string& default_cpu,
                   std::vector<NodeTypeOverride>& types,
-                  std::map<std::string, NodeTypeOverride>& nodes, double& pue) {
+                  std::map<std::string, NodeTypeOverride>& nodes, double& pue,
+                  GpuPowerRule& gpu_rule) {
   if (!root.is_object()) return Error{fmt::format("{}: expected a JSON object", src)};
   for (const auto& [key, value] : root.items()) {
     static const char* kKnown[] = {"_comment",   "gpus",  "cpus", "default_cpu",
-                                   "node_types", "nodes", "pue"};
+                                   "node_types", "nodes", "pue",  "gpu_power"};
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
     if (!known) return Error{fmt::format("{}: {}: unknown key", src, key)};
@@ -152,6 +153,15 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     }
     pue = p.value();
   }
+  if (root.contains("gpu_power")) {
+    const json& rule = root["gpu_power"];
+    if (!rule.is_string()) {
+      return Error{fmt::format("{}: gpu_power: expected \"pwr\" or \"proportional\"", src)};
+    }
+    auto parsed = parse_gpu_power_rule(rule.get<std::string>());
+    if (!parsed.ok()) return Error{fmt::format("{}: gpu_power: {}", src, parsed.error())};
+    gpu_rule = parsed.value();
+  }
   return Status::Ok();
 }
 
@@ -163,6 +173,19 @@ bool matches(const NodeTypeOverride& o, const NodeSpec& n, const GpuModelRegistr
 }
 
 }  // namespace
+
+std::string_view gpu_power_rule_name(GpuPowerRule rule) {
+  return rule == GpuPowerRule::kPwr ? "pwr" : "proportional";
+}
+
+Result<GpuPowerRule> parse_gpu_power_rule(std::string_view text) {
+  if (text == "pwr") return GpuPowerRule::kPwr;
+  if (text == "proportional") return GpuPowerRule::kProportional;
+  return Error{fmt::format(
+      "unknown GPU power rule '{}' (expected pwr: any allocation draws max, or proportional: "
+      "idle + (max - idle) x allocated share)",
+      text)};
+}
 
 PowerModel PowerModel::builtin() {
   auto model = parse(kBuiltinPowerModelJson, "built-in power model");
@@ -178,7 +201,7 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
   }
   PowerModel m;
   if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_, m.nodes_,
-                            m.pue_);
+                            m.pue_, m.gpu_rule_);
       !s.ok()) {
     return Error{s.message()};
   }
@@ -209,6 +232,7 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
       if (it->second.gpu) gpu = *it->second.gpu;
     }
     NodePower p;
+    p.gpu_rule = gpu_rule_;
     p.cpu = cpus_.at(cpu);
     if (n.gpu_count > 0) {
       auto it = gpus_.find(*gpu);
@@ -239,12 +263,32 @@ double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_fr
          static_cast<double>(sockets - active) * cpu.idle_watts;
 }
 
+double gpu_power_watts(const NodePower& power, int32_t free_milli) {
+  if (free_milli >= kGpuMilli) return power.gpu.idle_watts;
+  if (power.gpu_rule == GpuPowerRule::kPwr) return power.gpu.max_watts;
+  const double used = static_cast<double>(kGpuMilli - std::max(free_milli, 0)) / kGpuMilli;
+  return power.gpu.idle_watts + (power.gpu.max_watts - power.gpu.idle_watts) * used;
+}
+
+double pod_floor_watts(const NodeSpec& spec, const NodePower& power, const PodSpec& pod) {
+  const double gpus = static_cast<double>(pod.total_gpu_milli()) / kGpuMilli;
+  double watts = gpus * power.gpu.max_watts;
+  if (spec.cpu_milli > 0) {
+    const auto physical =
+        static_cast<int64_t>(std::ceil(static_cast<double>(spec.cpu_milli) / 2000.0));
+    const int64_t cps = power.cpu.cores_per_socket;
+    const int64_t sockets = (physical + cps - 1) / cps;
+    watts += static_cast<double>(pod.cpu_milli) / static_cast<double>(spec.cpu_milli) *
+             static_cast<double>(sockets) * power.cpu.max_watts;
+  }
+  return watts;
+}
+
 PowerSplit node_power_split(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
                             const int32_t* gpu_free_milli) {
   PowerSplit split;
-  for (int g = 0; g < spec.gpu_count; ++g) {
-    split.gpu_watts += gpu_free_milli[g] < kGpuMilli ? power.gpu.max_watts : power.gpu.idle_watts;
-  }
+  for (int g = 0; g < spec.gpu_count; ++g)
+    split.gpu_watts += gpu_power_watts(power, gpu_free_milli[g]);
   split.cpu_watts = cpu_power_watts(spec, power.cpu, cpu_free_milli);
   return split;
 }

@@ -1,5 +1,7 @@
 // Node power model of the PWR paper (Lettich et al., CCGrid'25): node power = GPU power + CPU
-// power. A GPU with any allocation draws its max power, a free GPU its idle power. CPU:
+// power. A GPU with any allocation draws its max power, a free GPU its idle power (rule "pwr");
+// or, rule "proportional", idle + (max - idle) x the allocated share of the GPU, so that how
+// much packing saves can be shown under both readings of a shared GPU. CPU:
 // physical cores = ceil(vCPU / 2); idle cores = floor(free vCPU / 2); working = physical -
 // idle; sockets = ceil(physical / cores per socket); active sockets = ceil(working / cores
 // per socket); CPU power = active x max + (sockets - active) x idle.
@@ -13,10 +15,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/gpu_model.hpp"
+#include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 
 namespace greensched::power {
@@ -25,6 +29,15 @@ struct GpuPower {
   double idle_watts = 0;
   double max_watts = 0;
 };
+
+// How a GPU's draw follows its allocation.
+enum class GpuPowerRule {
+  kPwr,           // any allocation draws max (the PWR paper)
+  kProportional,  // idle + (max - idle) x allocated share
+};
+// "pwr" or "proportional", as files and the command line spell them.
+std::string_view gpu_power_rule_name(GpuPowerRule rule);
+Result<GpuPowerRule> parse_gpu_power_rule(std::string_view text);
 
 struct CpuPower {
   std::string name;
@@ -38,6 +51,7 @@ struct NodePower {
   GpuPower gpu;
   CpuPower cpu;
   std::string gpu_name;  // the model the figures came from
+  GpuPowerRule gpu_rule = GpuPowerRule::kPwr;
 };
 
 // Which CPU (and optionally GPU figures) a group of nodes has. Unset fields match any node.
@@ -62,6 +76,8 @@ class PowerModel {
                                          const GpuModelRegistry& models) const;
   double pue() const { return pue_; }
   void set_pue(double pue) { pue_ = pue; }
+  GpuPowerRule gpu_rule() const { return gpu_rule_; }
+  void set_gpu_rule(GpuPowerRule rule) { gpu_rule_ = rule; }
 
  private:
   std::map<std::string, GpuPower> gpus_;
@@ -70,6 +86,7 @@ class PowerModel {
   std::vector<NodeTypeOverride> node_types_;
   std::map<std::string, NodeTypeOverride> nodes_;
   double pue_ = 1.0;
+  GpuPowerRule gpu_rule_ = GpuPowerRule::kPwr;
 };
 
 // CPU power of a node with `cpu_free_milli` free, in watts.
@@ -77,6 +94,12 @@ double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_fr
 // Power of one node in a given state, in watts (IT power, before PUE).
 double node_power_watts(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
                         const int32_t* gpu_free_milli);
+// Power of one GPU with `free_milli` of its 1000 unallocated, in watts.
+double gpu_power_watts(const NodePower& power, int32_t free_milli);
+// The least a pod can draw on `spec`: its share of its GPUs' max power and of the node's CPU
+// power with every socket busy (IT watts). An ideal energy-proportional cluster draws the sum
+// of this over running pods and nothing else: the energy floor.
+double pod_floor_watts(const NodeSpec& spec, const NodePower& power, const PodSpec& pod);
 // Split of a node's power into CPU and GPU parts.
 struct PowerSplit {
   double cpu_watts = 0;

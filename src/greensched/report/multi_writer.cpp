@@ -21,13 +21,19 @@ void write_multi_summary_csv(std::ostream& out, std::span<const multi::MultiResu
   fmt::print(out,
              "agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_be,p99_delay_s_be,"
              "ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started,jobs,"
-             "jobs_deferred,transfer_kwh,wall_seconds\n");
+             "jobs_deferred,transfer_kwh,target_load_pct,offered_load_pct,slack_h,"
+             "p99_delay_s_ls,window_s\n");
   for (const multi::MultiResult& r : results) {
-    fmt::print(out,
-               "{},{:.3f},{:.3f},{:.1f},{:.1f},{:.1f},{},{},{:.1f},{:.4f},{},{},{},{:.3f},{:.3f}\n",
-               csv_field(r.agent), r.energy_kwh, r.carbon_kg, r.mean_delay_s_ls, r.mean_delay_s_be,
-               r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved, r.gb_moved, r.gpu_alloc_pct,
-               r.jobs_never_started, r.jobs, r.jobs_deferred, r.transfer_kwh, r.wall_seconds);
+    const std::string target =
+        r.target_load_pct > 0 ? fmt::format("{:.1f}", r.target_load_pct) : std::string();
+    fmt::print(
+        out,
+        "{},{:.3f},{:.3f},{:.1f},{:.1f},{:.1f},{},{},{:.1f},{:.4f},{},{},{},{:.3f},{},{:.3f},"
+        "{:g},{:.1f},{:.0f}\n",
+        csv_field(r.agent), r.energy_kwh, r.carbon_kg, r.mean_delay_s_ls, r.mean_delay_s_be,
+        r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved, r.gb_moved, r.gpu_alloc_pct,
+        r.jobs_never_started, r.jobs, r.jobs_deferred, r.transfer_kwh, target, r.offered_load_pct,
+        r.be_slack_h, r.p99_delay_s_ls, r.window_s);
   }
 }
 
@@ -64,24 +70,35 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
   std::size_t width = 6;
   for (const auto& r : results) width = std::max(width, r.agent.size());
   std::string out = fmt::format(
-      "{:<{}} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>6} {:>7}\n", "agent",
-      width, "energy kWh", "carbon kg", "vs first", "LS wait s", "BE wait s", "BE p99 s", "LS viol",
-      "moved", "GB moved", "alloc %", "never", "run s");
-  const double base = results.empty() ? 0.0 : results.front().carbon_kg;
+      "{:<{}} {:>6} {:>6} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>6}\n",
+      "agent", width, "load %", "slack", "energy kWh", "carbon kg", "vs local", "LS wait s",
+      "BE wait s", "BE p99 s", "LS viol", "moved", "GB moved", "alloc %", "never");
+  // The baseline of a row: `local` at the same load and slack, else the first row.
+  const auto baseline = [&](const multi::MultiResult& r) {
+    for (const auto& b : results) {
+      if (b.agent == "local" && b.target_load_pct == r.target_load_pct &&
+          b.be_slack_h == r.be_slack_h) {
+        return b.carbon_kg;
+      }
+    }
+    return results.empty() ? 0.0 : results.front().carbon_kg;
+  };
   for (const auto& r : results) {
+    const double base = baseline(r);
     const std::string vs =
         base > 0 ? fmt::format("{:+.1f}%", 100.0 * (r.carbon_kg / base - 1.0)) : "-";
     out += fmt::format(
-        "{:<{}} {:>11.1f} {:>10.1f} {:>8} {:>9.1f} {:>9.1f} {:>9.1f} {:>7} {:>7} {:>8.0f} {:>7.2f} "
-        "{:>6} {:>7.2f}\n",
-        r.agent, width, r.energy_kwh, r.carbon_kg, vs, r.mean_delay_s_ls, r.mean_delay_s_be,
-        r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved, r.gb_moved, r.gpu_alloc_pct,
-        r.jobs_never_started, r.wall_seconds);
+        "{:<{}} {:>6.1f} {:>5g}h {:>11.1f} {:>10.1f} {:>8} {:>9.1f} {:>9.1f} {:>9.1f} {:>7} {:>7} "
+        "{:>8.0f} {:>7.2f} {:>6}\n",
+        r.agent, width, r.offered_load_pct, r.be_slack_h, r.energy_kwh, r.carbon_kg, vs,
+        r.mean_delay_s_ls, r.mean_delay_s_be, r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved,
+        r.gb_moved, r.gpu_alloc_pct, r.jobs_never_started);
   }
   out +=
-      "vs first: carbon relative to the first agent listed; waits are from submission to "
+      "load %: offered GPU load of the fleet over the measured window; vs local: carbon relative "
+      "to\nlocal at the same load and slack (else the first row); waits are from submission to "
       "start;\nLS viol: latency-sensitive jobs that started later than the bound; alloc %: "
-      "time-weighted fleet GPU allocation.\n";
+      "time-weighted fleet GPU\nallocation. Energy and carbon are those of the measured window.\n";
   return out;
 }
 

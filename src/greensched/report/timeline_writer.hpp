@@ -1,6 +1,6 @@
 // Writers for time replays: timeline.csv (the cluster after each instant of one replay) and
 // replay_summary.csv (one row per replay). Column names are stable; new columns are only ever
-// appended before wall_seconds, which stays last.
+// appended. Nothing run-dependent (wall time) is written, so a seed gives byte-identical files.
 #pragma once
 
 #include <ostream>
@@ -10,12 +10,14 @@
 
 namespace greensched::report {
 
-// Header time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules; times in
-// scaled seconds, fixed three decimals.
+// Header time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules,nodes_awake;
+// times in scaled seconds, fixed three decimals.
 void write_timeline_csv(std::ostream& out, const sim::ReplayResult& result);
 
 // Header policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,
-// mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,wall_seconds.
+// mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s, then the energy-management and
+// controlled-load columns (gpu_power ... be_p99_delay_s; see the README). Energy, delays and
+// allocation are those of the measured window.
 void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResult> results);
 
 }  // namespace greensched::report

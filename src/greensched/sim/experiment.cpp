@@ -46,8 +46,6 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
 }  // namespace greensched::sim
 
 namespace greensched::sim {
-namespace {
-
 std::vector<std::string_view> split_commas(std::string_view text) {
   std::vector<std::string_view> parts;
   while (true) {
@@ -57,6 +55,8 @@ std::vector<std::string_view> split_commas(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
 }
+
+namespace {
 
 std::optional<uint64_t> to_u64(std::string_view s) {
   uint64_t v = 0;

@@ -40,6 +40,8 @@ namespace greensched::sim {
 
 // "42", "42-51", "1,5,10-12" -> seeds in the order given. Ranges are inclusive.
 Result<std::vector<uint64_t>> parse_seed_list(std::string_view text);
+// "a,b,,c" -> {"a", "b", "", "c"}: the items of a command-line list.
+std::vector<std::string_view> split_commas(std::string_view text);
 // "fgd,bestfit,pwr:200+fgd:800" or "all" (every built-in policy) -> policy specs, checked
 // against the catalogue.
 Result<std::vector<std::string>> parse_policy_list(std::string_view text);

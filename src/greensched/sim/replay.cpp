@@ -21,9 +21,12 @@
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
 #include "greensched/frag/fragmentation.hpp"
+#include "greensched/policy/filter.hpp"
+#include "greensched/policy/power_delta.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/trace/csv.hpp"
+#include "greensched/trace/load_generator.hpp"
 
 namespace greensched::sim {
 
@@ -63,26 +66,69 @@ struct ResolvedEvent {
   bool up = false;
 };
 
+// Power-state timers: a node finishing its wake-up, or a check whether it has been idle long
+// enough to sleep.
+enum class TimerKind : int { kWakeDone = 0, kIdleCheck = 1 };
+struct Timer {
+  int64_t time = 0;
+  TimerKind kind = TimerKind::kIdleCheck;
+  NodeIndex node = -1;
+  uint32_t generation = 0;  // kWakeDone: the node's wake generation
+  bool operator>(const Timer& o) const {
+    return std::tie(time, kind, node, generation) > std::tie(o.time, o.kind, o.node, o.generation);
+  }
+};
+
+bool latency_sensitive(const PodSpec& pod) {
+  return pod.qos == Qos::kLS || pod.qos == Qos::kGuaranteed;
+}
+
+DelayStats delay_stats(std::vector<double> delays) {
+  DelayStats d;
+  d.pods = static_cast<int64_t>(delays.size());
+  if (delays.empty()) return d;
+  std::sort(delays.begin(), delays.end());
+  double sum = 0;
+  for (double x : delays) sum += x;
+  d.mean_s = sum / static_cast<double>(delays.size());
+  // Nearest rank: element ceil(0.99 n) - 1, in integers to avoid 0.99 * 100 = 98.99...
+  d.p99_s = delays[(delays.size() * 99 + 99) / 100 - 1];
+  return d;
+}
+
 // The replay's mutable state and the steps of one instant.
 class Replay {
  public:
   Replay(const trace::Workload& workload, const ReplayConfig& config, policy::Scheduler& scheduler,
-         Rng& rng, power::ClusterPower& power, Cluster& cluster, std::vector<PodId> order,
-         std::vector<uint32_t> feasibility_key, uint32_t key_count)
+         Rng& rng, power::ClusterPower& power, Cluster& cluster, double pue,
+         std::vector<PodId> order, std::vector<uint32_t> feasibility_key, uint32_t key_count)
       : workload_(workload),
         config_(config),
         scheduler_(scheduler),
         rng_(rng),
         power_(power),
         cluster_(cluster),
+        pue_(pue),
         order_(std::move(order)),
         rank_(order_.size()),
         feasibility_key_(std::move(feasibility_key)),
         failed_memory_(key_count, kNoFailure),
+        failed_at_(key_count, 0),
+        no_sleeper_memory_(key_count, kNoFailure),
+        no_sleeper_at_(key_count, 0),
         first_start_(order_.size(), -1),
         generation_(order_.size(), 0),
-        node_of_(order_.size(), -1) {
+        node_of_(order_.size(), -1),
+        floor_watts_of_(order_.size(), 0.0),
+        failed_(cluster.size(), false),
+        sleeping_(cluster.size(), false),
+        waking_(cluster.size(), false),
+        wake_generation_(cluster.size(), 0),
+        idle_since_(cluster.size(), 0) {
     for (uint32_t r = 0; r < order_.size(); ++r) rank_[order_[r]] = r;
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster.size()); ++n) {
+      awake_ += cluster.state(n).online ? 1 : 0;
+    }
   }
 
   // Turns on decision records, appended to `out` (explain/decision_record.hpp).
@@ -93,7 +139,7 @@ class Replay {
   }
 
   // Runs every instant to the end and fills the counts, delays, energy and timeline.
-  Status run(const std::vector<ResolvedEvent>& events, double pue, ReplayResult& result);
+  Status run(const std::vector<ResolvedEvent>& events, ReplayResult& result);
 
  private:
   static constexpr int64_t kNoFailure = std::numeric_limits<int64_t>::max();
@@ -102,23 +148,30 @@ class Replay {
   double scaled(int64_t trace_seconds) const {
     return static_cast<double>(trace_seconds) / config_.time_scale;
   }
-  double facility_watts(double pue) const { return power_.watts() * pue; }
+  bool power_down() const { return config_.power_down_idle_s >= 0; }
+  double facility_watts() const { return (power_.watts() + waking_watts_) * pue_; }
+  int64_t nodes_awake() const { return awake_ + waking_count_; }
+  bool fits_awake(NodeIndex n, const PodSpec& p) const {
+    return policy::filter_node(cluster_.spec(n), cluster_.state(n), p) ==
+           policy::FilterReason::kFits;
+  }
+  bool fits_when_awake(NodeIndex n, const PodSpec& p) const {
+    NodeState on = cluster_.state(n);
+    on.online = true;
+    return policy::filter_node(cluster_.spec(n), on, p) == policy::FilterReason::kFits;
+  }
+  double empty_node_watts(NodeIndex n) const {
+    const NodeState& s = cluster_.state(n);
+    return power::node_power_watts(cluster_.spec(n), power_.node_power(n), s.cpu_free_milli,
+                                   s.gpu_free_milli.data());
+  }
 
-  // Resources grew somewhere: every earlier "does not fit" may now be wrong.
-  void forget_failures() {
-    for (uint32_t key : failed_keys_) failed_memory_[key] = kNoFailure;
-    failed_keys_.clear();
-  }
+  // A node gained capacity: pods that found no node may now fit there.
+  void freed(NodeIndex n) { freed_.push_back(n); }
   // Whether `id` is known not to fit: a pod with the same CPU and GPU request and no more
-  // memory found no node, and no resource was freed since.
-  bool known_not_to_fit(PodId id) const {
-    return pod(id).memory_mib >= failed_memory_[feasibility_key_[id]];
-  }
-  void record_failure(PodId id) {
-    int64_t& m = failed_memory_[feasibility_key_[id]];
-    if (m == kNoFailure) failed_keys_.push_back(feasibility_key_[id]);
-    m = std::min(m, pod(id).memory_mib);
-  }
+  // memory found no node, and no node that gained capacity since can take it.
+  bool known_not_to_fit(PodId id);
+  void record_failure(PodId id);
 
   void drop_stale_departures() {
     while (!departures_.empty() &&
@@ -135,13 +188,20 @@ class Replay {
     if (next_arrival_ < order_.size()) consider(pod(order_[next_arrival_]).creation_time);
     if (next_event_ < events.size()) consider(events[next_event_].time);
     if (!departures_.empty()) consider(departures_.top().time);
+    if (!timers_.empty()) consider(timers_.top().time);
     return t;
   }
 
+  void integrate(int64_t from, int64_t to);
+  void stop_pod(PodId id);
+  void node_empty(NodeIndex n, int64_t now);
   Status depart_at(int64_t now);
-  Status apply_node_event(const ResolvedEvent& e);
+  Status apply_node_event(const ResolvedEvent& e, int64_t now);
+  Status fire_timers(int64_t now);
   Status start(PodId id, const policy::Decision& d, int64_t now);
-  Status try_start_queued(int64_t now);
+  // A pod found no awake node: claim a node already waking that could host it, or wake one.
+  void wake_for(PodId id, int64_t now);
+  Status try_start_queued(int64_t now, std::size_t first_new_rank);
 
   const trace::Workload& workload_;
   const ReplayConfig& config_;
@@ -149,26 +209,83 @@ class Replay {
   Rng& rng_;
   power::ClusterPower& power_;
   Cluster& cluster_;
+  double pue_;
   std::vector<PodId> order_;  // pods by (creation_time, index)
   std::vector<uint32_t> rank_;
-  std::vector<uint32_t> feasibility_key_;  // dense id of (cpu, num_gpu, gpu_milli, gpu_spec)
-  std::vector<int64_t> failed_memory_;     // per key: least memory that found no node
-  std::vector<uint32_t> failed_keys_;
-  std::vector<int64_t> first_start_;  // trace seconds; -1 before the first start
-  std::vector<uint32_t> generation_;  // bumped whenever a pod stops (departs or is evicted)
-  std::vector<NodeIndex> node_of_;    // -1 when not running
-  std::set<uint32_t> queue_;          // ranks of waiting pods, oldest first
+  std::vector<uint32_t> feasibility_key_;   // dense id of (cpu, num_gpu, gpu_milli, gpu_spec)
+  std::vector<NodeIndex> freed_;            // every node that gained capacity, in order
+  std::vector<int64_t> failed_memory_;      // per key: least memory that found no node ...
+  std::vector<std::size_t> failed_at_;      // ... when freed_ had this many entries
+  std::vector<int64_t> no_sleeper_memory_;  // per key: least memory no sleeping node fits ...
+  std::vector<uint64_t> no_sleeper_at_;     // ... at this count of nodes put to sleep
+  std::vector<int64_t> first_start_;        // trace seconds; -1 before the first start
+  std::vector<uint32_t> generation_;        // bumped whenever a pod stops (departs or is evicted)
+  std::vector<NodeIndex> node_of_;          // -1 when not running
+  std::vector<double> floor_watts_of_;
+  std::set<uint32_t> queue_;  // ranks of waiting pods, oldest first
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  // Node power states: failed (a node event took it down), sleeping, waking; else awake.
+  std::vector<bool> failed_, sleeping_, waking_;
+  std::vector<uint32_t> wake_generation_;
+  std::vector<int64_t> idle_since_;   // trace seconds; meaningful while awake and empty
+  std::vector<NodeIndex> unclaimed_;  // waking nodes no failed pod of this pass has claimed
+  int64_t awake_ = 0;
+  int64_t waking_count_ = 0;
+  int64_t sleeping_count_ = 0;
+  uint64_t sleeps_ = 0;  // nodes put to sleep so far
+  double waking_watts_ = 0;
+  double floor_watts_ = 0;  // IT
+  std::size_t freed_at_last_pass_ = 0;
+  bool requeued_since_pass_ = false;  // evicted pods wait to be tried
   std::size_t next_arrival_ = 0;
   std::size_t next_event_ = 0;
   int64_t running_ = 0;
   int64_t started_ = 0;
   int64_t requeued_ = 0;
+  int64_t wakeups_ = 0;
+  // Integrals inside the measured window (scaled seconds).
+  double window_energy_j_ = 0;
+  double window_floor_j_ = 0;
+  double window_alloc_milli_s_ = 0;
+  double window_awake_node_s_ = 0;
   const explain::RecordInputs* record_inputs_ = nullptr;
   std::string* records_ = nullptr;
   std::vector<bool> failure_recorded_;
   int64_t record_step_ = 0;
 };
+
+bool Replay::known_not_to_fit(PodId id) {
+  const uint32_t key = feasibility_key_[id];
+  const PodSpec& p = pod(id);
+  if (p.memory_mib < failed_memory_[key]) return false;
+  // Long since the failure: as cheap to schedule again as to check every freed node.
+  if (freed_.size() - failed_at_[key] > cluster_.size()) return false;
+  for (std::size_t i = failed_at_[key]; i < freed_.size(); ++i) {
+    if (fits_awake(freed_[i], p)) return false;
+  }
+  if (p.memory_mib == failed_memory_[key]) failed_at_[key] = freed_.size();
+  return true;
+}
+
+void Replay::record_failure(PodId id) {
+  const uint32_t key = feasibility_key_[id];
+  if (pod(id).memory_mib <= failed_memory_[key]) {
+    failed_memory_[key] = pod(id).memory_mib;
+    failed_at_[key] = freed_.size();
+  }
+}
+
+void Replay::integrate(int64_t from, int64_t to) {
+  const int64_t a = std::max(from, config_.measure_from_s);
+  const int64_t b = std::min(to, config_.measure_to_s);
+  if (b <= a) return;
+  const double dt = scaled(b - a);
+  window_energy_j_ += facility_watts() * dt;
+  window_floor_j_ += floor_watts_ * pue_ * dt;
+  window_alloc_milli_s_ += static_cast<double>(cluster_.allocated_gpu_milli()) * dt;
+  window_awake_node_s_ += static_cast<double>(nodes_awake()) * dt;
+}
 
 Status Replay::start(PodId id, const policy::Decision& d, int64_t now) {
   const PodSpec& p = pod(id);
@@ -182,9 +299,26 @@ Status Replay::start(PodId id, const policy::Decision& d, int64_t now) {
     ++started_;
   }
   node_of_[id] = d.node;
+  floor_watts_of_[id] = power::pod_floor_watts(cluster_.spec(d.node), power_.node_power(d.node), p);
+  floor_watts_ += floor_watts_of_[id];
   ++running_;
   departures_.push(Departure{now + (p.deletion_time - p.creation_time), id, generation_[id]});
   return Status::Ok();
+}
+
+// Bookkeeping of a pod that stopped running (released from the cluster by the caller).
+void Replay::stop_pod(PodId id) {
+  floor_watts_ -= floor_watts_of_[id];
+  floor_watts_of_[id] = 0;
+  node_of_[id] = -1;
+  ++generation_[id];
+  --running_;
+}
+
+void Replay::node_empty(NodeIndex n, int64_t now) {
+  idle_since_[n] = now;
+  if (power_down())
+    timers_.push(Timer{now + config_.power_down_idle_s, TimerKind::kIdleCheck, n, 0});
 }
 
 Status Replay::depart_at(int64_t now) {
@@ -192,134 +326,275 @@ Status Replay::depart_at(int64_t now) {
     const Departure dep = departures_.top();
     departures_.pop();
     if (dep.generation != generation_[dep.pod]) continue;  // evicted since
+    const NodeIndex n = node_of_[dep.pod];
     if (Status s = cluster_.release(dep.pod); !s.ok()) return s;
-    power_.update(cluster_, node_of_[dep.pod]);
-    node_of_[dep.pod] = -1;
-    ++generation_[dep.pod];
-    --running_;
-    forget_failures();
+    power_.update(cluster_, n);
+    stop_pod(dep.pod);
+    freed(n);
+    if (cluster_.state(n).pods == 0) node_empty(n, now);
   }
   return Status::Ok();
 }
 
-Status Replay::apply_node_event(const ResolvedEvent& e) {
-  const bool online = cluster_.state(e.node).online;
+Status Replay::apply_node_event(const ResolvedEvent& e, int64_t now) {
+  const NodeIndex n = e.node;
   if (e.up) {
-    if (online) return Status::Ok();
-    if (Status s = cluster_.set_online(e.node, true); !s.ok()) return s;
-    power_.update(cluster_, e.node);
-    forget_failures();
+    if (!failed_[n]) return Status::Ok();
+    failed_[n] = false;
+    if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
+    ++awake_;
+    power_.update(cluster_, n);
+    freed(n);
+    node_empty(n, now);
     return Status::Ok();
   }
-  if (!online) return Status::Ok();
-  if (cluster_.state(e.node).pods > 0) {
+  if (failed_[n]) return Status::Ok();
+  failed_[n] = true;
+  if (waking_[n]) {
+    waking_[n] = false;
+    --waking_count_;
+    waking_watts_ -= empty_node_watts(n);
+    return Status::Ok();
+  }
+  if (sleeping_[n]) {
+    sleeping_[n] = false;
+    --sleeping_count_;
+    return Status::Ok();
+  }
+  if (cluster_.state(n).pods > 0) {
     for (PodId id = 0; id < node_of_.size(); ++id) {
-      if (node_of_[id] != e.node) continue;
+      if (node_of_[id] != n) continue;
       if (Status s = cluster_.release(id); !s.ok()) return s;
-      node_of_[id] = -1;
-      ++generation_[id];  // its departure is void; it restarts with its full duration
-      --running_;
+      stop_pod(id);  // its departure is void; it restarts with its full duration
       ++requeued_;
       queue_.insert(rank_[id]);
+      requeued_since_pass_ = true;
     }
   }
   // Only this node lost capacity, so what did not fit still does not.
-  if (Status s = cluster_.set_online(e.node, false); !s.ok()) return s;
-  power_.update(cluster_, e.node);
+  if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
+  --awake_;
+  power_.update(cluster_, n);
   return Status::Ok();
 }
 
-Status Replay::try_start_queued(int64_t now) {
-  const bool fifo = config_.queue == QueueDiscipline::kFifo;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    const PodId id = order_[*it];
-    if (known_not_to_fit(id)) {
-      if (fifo) break;
-      ++it;
+Status Replay::fire_timers(int64_t now) {
+  while (!timers_.empty() && timers_.top().time == now) {
+    const Timer t = timers_.top();
+    timers_.pop();
+    const NodeIndex n = t.node;
+    if (t.kind == TimerKind::kWakeDone) {
+      if (!waking_[n] || t.generation != wake_generation_[n]) continue;
+      waking_[n] = false;
+      --waking_count_;
+      waking_watts_ -= empty_node_watts(n);
+      if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
+      ++awake_;
+      power_.update(cluster_, n);
+      freed(n);
+      node_empty(n, now);
       continue;
     }
-    policy::FilterCounts counts;
-    const bool recording = record_inputs_ != nullptr;
-    const policy::Decision d =
-        scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
-    if (recording && (d.node >= 0 || !failure_recorded_[id])) {
-      explain::RecordInputs in = *record_inputs_;
-      in.counts = &counts;
-      *records_ += explain::make_record(in, pod(id), d, record_step_++, scaled(now)).dump();
-      *records_ += '\n';
-      if (d.node < 0) failure_recorded_[id] = true;
-    }
-    if (d.node < 0) {
-      record_failure(id);
-      if (fifo) break;
-      ++it;
-      continue;
-    }
-    if (Status s = start(id, d, now); !s.ok()) return s;
-    it = queue_.erase(it);
+    const NodeState& st = cluster_.state(n);
+    if (!st.online || st.pods > 0 || now - idle_since_[n] < config_.power_down_idle_s) continue;
+    if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
+    --awake_;
+    sleeping_[n] = true;
+    ++sleeping_count_;
+    ++sleeps_;
+    power_.update(cluster_, n);
   }
   return Status::Ok();
 }
 
-Status Replay::run(const std::vector<ResolvedEvent>& events, double pue, ReplayResult& result) {
+void Replay::wake_for(PodId id, int64_t now) {
+  const PodSpec& p = pod(id);
+  for (auto it = unclaimed_.begin(); it != unclaimed_.end(); ++it) {
+    if (fits_when_awake(*it, p)) {
+      unclaimed_.erase(it);
+      return;
+    }
+  }
+  if (sleeping_count_ == 0) return;
+  const uint32_t key = feasibility_key_[id];
+  if (p.memory_mib >= no_sleeper_memory_[key] && no_sleeper_at_[key] == sleeps_) return;
+  // The sleeping node that would draw the least with the pod; ties by the run's node order.
+  NodeIndex best = -1;
+  double best_watts = 0;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster_.size()); ++n) {
+    if (!sleeping_[n] || !fits_when_awake(n, p)) continue;
+    const double watts = empty_node_watts(n) +
+                         policy::least_power_increase(cluster_, n, p, power_.node_power(n)).watts;
+    if (best < 0 || watts < best_watts ||
+        (watts == best_watts && scheduler_.tie_rank()[n] < scheduler_.tie_rank()[best])) {
+      best = n;
+      best_watts = watts;
+    }
+  }
+  if (best < 0) {
+    if (no_sleeper_at_[key] != sleeps_ || p.memory_mib < no_sleeper_memory_[key]) {
+      no_sleeper_memory_[key] = p.memory_mib;
+      no_sleeper_at_[key] = sleeps_;
+    }
+    return;
+  }
+  sleeping_[best] = false;
+  --sleeping_count_;
+  waking_[best] = true;
+  ++waking_count_;
+  ++wakeups_;
+  waking_watts_ += empty_node_watts(best);
+  timers_.push(
+      Timer{now + config_.wake_delay_s, TimerKind::kWakeDone, best, ++wake_generation_[best]});
+}
+
+Status Replay::try_start_queued(int64_t now, std::size_t first_new_rank) {
+  const bool fifo = config_.queue == QueueDiscipline::kFifo;
+  // Nothing gained capacity since the last pass: only pods that arrived since can start, and
+  // under FIFO only when nothing older waits.
+  auto it = queue_.begin();
+  if (freed_.size() == freed_at_last_pass_ && !requeued_since_pass_) {
+    it = queue_.lower_bound(static_cast<uint32_t>(first_new_rank));
+    if (it == queue_.end() || (fifo && it != queue_.begin())) return Status::Ok();
+  }
+  freed_at_last_pass_ = freed_.size();
+  requeued_since_pass_ = false;
+  unclaimed_.clear();
+  if (waking_count_ > 0) {
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster_.size()); ++n) {
+      if (waking_[n]) unclaimed_.push_back(n);
+    }
+  }
+  while (it != queue_.end()) {
+    const PodId id = order_[*it];
+    bool fits = !known_not_to_fit(id);
+    if (fits) {
+      policy::FilterCounts counts;
+      const bool recording = record_inputs_ != nullptr;
+      const policy::Decision d =
+          scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
+      if (recording && (d.node >= 0 || !failure_recorded_[id])) {
+        explain::RecordInputs in = *record_inputs_;
+        in.counts = &counts;
+        *records_ += explain::make_record(in, pod(id), d, record_step_++, scaled(now)).dump();
+        *records_ += '\n';
+        if (d.node < 0) failure_recorded_[id] = true;
+      }
+      if (d.node >= 0) {
+        if (Status s = start(id, d, now); !s.ok()) return s;
+        it = queue_.erase(it);
+        continue;
+      }
+      record_failure(id);
+      fits = false;
+    }
+    if (power_down() && (sleeping_count_ > 0 || !unclaimed_.empty())) wake_for(id, now);
+    if (fifo) break;
+    ++it;
+  }
+  freed_at_last_pass_ = freed_.size();
+  return Status::Ok();
+}
+
+Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& result) {
   double energy_joules = 0;
   int64_t last = 0;
+  int64_t first = 0;
+  double next_point = -std::numeric_limits<double>::infinity();
   const auto point = [&](int64_t t) {
     return TimelinePoint{scaled(t),
                          running_,
                          static_cast<int64_t>(queue_.size()),
                          static_cast<double>(cluster_.allocated_gpu_milli()) / kGpuMilli,
-                         facility_watts(pue),
-                         energy_joules};
+                         facility_watts(),
+                         energy_joules,
+                         nodes_awake()};
   };
   for (std::optional<int64_t> t = next_time(events); t; t = next_time(events)) {
     const int64_t now = *t;
     if (result.timeline.empty()) {
       result.timeline.push_back(point(now));  // the cluster before anything happens
+      first = now;
+      if (power_down()) {
+        for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster_.size()); ++n) node_empty(n, now);
+      }
     } else {
       // Power was constant since the last instant.
-      energy_joules += facility_watts(pue) * scaled(now - last);
+      energy_joules += facility_watts() * scaled(now - last);
+      integrate(last, now);
     }
     last = now;
     if (Status s = depart_at(now); !s.ok()) return s;
     for (; next_event_ < events.size() && events[next_event_].time == now; ++next_event_) {
-      if (Status s = apply_node_event(events[next_event_]); !s.ok()) return s;
+      if (Status s = apply_node_event(events[next_event_], now); !s.ok()) return s;
     }
+    if (Status s = fire_timers(now); !s.ok()) return s;
+    const std::size_t first_new = next_arrival_;
     for (; next_arrival_ < order_.size() && pod(order_[next_arrival_]).creation_time == now;
          ++next_arrival_) {
       queue_.insert(static_cast<uint32_t>(next_arrival_));
     }
-    if (Status s = try_start_queued(now); !s.ok()) return s;
+    if (Status s = try_start_queued(now, first_new); !s.ok()) return s;
     // Pods of zero duration leave at the instant they start, which may let others start.
     for (drop_stale_departures(); !departures_.empty() && departures_.top().time == now;
          drop_stale_departures()) {
       if (Status s = depart_at(now); !s.ok()) return s;
-      if (Status s = try_start_queued(now); !s.ok()) return s;
+      if (Status s = try_start_queued(now, next_arrival_); !s.ok()) return s;
     }
-    result.timeline.push_back(point(now));
+    if (config_.timeline_step_s <= 0 || scaled(now) >= next_point) {
+      result.timeline.push_back(point(now));
+      next_point = scaled(now) + scaled(config_.timeline_step_s);
+    }
+    // Past the window with nothing waiting, what is left cannot change a metric.
+    if (now >= config_.measure_to_s && queue_.empty() && next_arrival_ == order_.size()) break;
+  }
+  if (config_.timeline_step_s > 0 && !result.timeline.empty() &&
+      result.timeline.back().time_s != scaled(last)) {
+    result.timeline.push_back(point(last));
   }
 
   result.pods_started = started_;
   result.pods_requeued = requeued_;
   result.pods_queued_at_end = static_cast<int64_t>(queue_.size());
   result.pods_never_started = result.pods_total - started_;
-  result.energy_kwh = energy_joules / 3.6e6;
+  result.wakeups = wakeups_;
   result.makespan_s = result.timeline.empty() ? 0.0 : scaled(last);
 
-  std::vector<double> delays;
-  delays.reserve(static_cast<std::size_t>(started_));
+  const int64_t from = std::max(first, config_.measure_from_s);
+  const int64_t to = std::min(last, config_.measure_to_s);
+  result.window_s = to > from ? scaled(to - from) : 0.0;
+  result.offered_load_pct = trace::offered_load_pct(workload_.pods, cluster_.total_gpu_milli(),
+                                                    trace::LoadWindow{from, to});
+  result.energy_kwh = window_energy_j_ / 3.6e6;
+  result.energy_floor_kwh = window_floor_j_ / 3.6e6;
+  result.gpu_hours = window_alloc_milli_s_ / kGpuMilli / 3600.0;
+  result.kwh_per_gpu_hour = result.gpu_hours > 0 ? result.energy_kwh / result.gpu_hours : 0.0;
+  if (result.window_s > 0) {
+    result.gpu_alloc_pct =
+        cluster_.total_gpu_milli() > 0
+            ? 100.0 * window_alloc_milli_s_ /
+                  (static_cast<double>(cluster_.total_gpu_milli()) * result.window_s)
+            : 0.0;
+    result.mean_nodes_awake = window_awake_node_s_ / result.window_s;
+  }
+
+  std::vector<double> all, ls, be;
+  all.reserve(static_cast<std::size_t>(started_));
   for (PodId id = 0; id < first_start_.size(); ++id) {
-    if (first_start_[id] >= 0) delays.push_back(scaled(first_start_[id] - pod(id).creation_time));
+    const PodSpec& p = pod(id);
+    if (first_start_[id] < 0 || p.creation_time < config_.measure_from_s ||
+        p.creation_time >= config_.measure_to_s) {
+      continue;
+    }
+    const double delay = scaled(first_start_[id] - p.creation_time);
+    all.push_back(delay);
+    (latency_sensitive(p) ? ls : be).push_back(delay);
   }
-  if (!delays.empty()) {
-    std::sort(delays.begin(), delays.end());
-    double sum = 0;
-    for (double d : delays) sum += d;
-    result.mean_queue_delay_s = sum / static_cast<double>(delays.size());
-    // Nearest rank: element ceil(0.99 n) - 1, in integers to avoid 0.99 * 100 = 98.99...
-    const std::size_t rank = (delays.size() * 99 + 99) / 100;
-    result.p99_queue_delay_s = delays[rank - 1];
-  }
+  const DelayStats overall = delay_stats(std::move(all));
+  result.mean_queue_delay_s = overall.mean_s;
+  result.p99_queue_delay_s = overall.p99_s;
+  result.delay_ls = delay_stats(std::move(ls));
+  result.delay_be = delay_stats(std::move(be));
   return Status::Ok();
 }
 
@@ -447,8 +722,9 @@ Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::Tar
 
   ReplayResult result;
   result.config = config;
+  if (!power.empty()) result.gpu_rule = power.front().gpu_rule;
   result.pods_total = static_cast<int64_t>(n);
-  Replay replay(workload, config, scheduler, rng, cluster_power, cluster, std::move(order),
+  Replay replay(workload, config, scheduler, rng, cluster_power, cluster, pue, std::move(order),
                 std::move(feasibility_key), static_cast<uint32_t>(keys.size()));
   explain::RecordInputs record_inputs;
   if (config.record) {
@@ -463,7 +739,7 @@ Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::Tar
     };
     replay.record_to(&record_inputs, &result.records);
   }
-  if (Status s = replay.run(events, pue, result); !s.ok()) return Error{s.message()};
+  if (Status s = replay.run(events, result); !s.ok()) return Error{s.message()};
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

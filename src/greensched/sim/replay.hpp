@@ -3,10 +3,22 @@
 // in a queue and is retried whenever resources free up: strict FIFO (the head blocks the
 // rest) or backfill (any queued pod that fits may start, oldest first). Node events take
 // nodes down (their pods are re-queued, none lost) and back up. Cluster power is integrated
-// over time into energy.
+// over time into energy, beside the energy floor (an ideal energy-proportional cluster doing
+// the same work).
+//
+// Energy management: with power_down_idle_s >= 0 a node idle that long sleeps (draws nothing);
+// a queued pod that fits on no awake node wakes the sleeping node that would draw the least
+// with it, and waits wake_delay_s for it (the node draws idle power meanwhile), which counts
+// as queueing delay.
+//
+// A measured window (a controlled-load workload's, trace/load_generator.hpp) limits every
+// metric to [measure_from_s, measure_to_s): energy, floor, allocation and nodes awake are
+// integrated inside it, delays are those of pods created in it. Once past its end with the
+// queue empty the replay stops.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +53,20 @@ struct ReplayConfig {
   QueueDiscipline queue = QueueDiscipline::kFifo;
   double time_scale = 1.0;  // trace times are divided by this (60: a trace minute per second)
   std::vector<NodeEvent> node_events;
-  bool record = false;  // decision records: every start, and each pod's first failed try
+  bool record = false;             // decision records: every start, and each pod's first failed try
+  int64_t power_down_idle_s = -1;  // < 0: nodes never sleep (trace seconds)
+  int64_t wake_delay_s = 300;      // trace seconds
+  int64_t measure_from_s = std::numeric_limits<int64_t>::min();  // trace seconds
+  int64_t measure_to_s = std::numeric_limits<int64_t>::max();
+  int64_t timeline_step_s = 0;  // 0: a point after every instant; else at most one per step
+  double target_load_pct = 0;   // the workload's stated load, for reports (0: the trace's own)
+};
+
+// Queueing delay of one class of pods (first start - creation), over those that started.
+struct DelayStats {
+  int64_t pods = 0;
+  double mean_s = 0;
+  double p99_s = 0;  // nearest rank
 };
 
 // The cluster after each instant at which something happened (times in scaled seconds),
@@ -53,6 +78,7 @@ struct TimelinePoint {
   double allocated_gpus = 0;  // allocated GPU milli / 1000
   double power_watts = 0;     // facility power (IT power x PUE)
   double energy_joules = 0;   // cumulative since the first event (the first point's time)
+  int64_t nodes_awake = 0;    // drawing power: awake or waking
 };
 
 struct ReplayResult {
@@ -64,8 +90,20 @@ struct ReplayResult {
   int64_t pods_requeued = 0;       // evictions by node-down events
   double mean_queue_delay_s = 0;   // first start - creation, over started pods
   double p99_queue_delay_s = 0;
-  double energy_kwh = 0;
-  double makespan_s = 0;  // time of the last event
+  DelayStats delay_ls;  // LS and Guaranteed pods
+  DelayStats delay_be;  // the rest
+  // Inside the measured window (the whole run when none is set):
+  double window_s = 0;
+  double offered_load_pct = 0;  // GPU requests x run time / (GPUs x window)
+  double energy_kwh = 0;        // facility energy
+  double energy_floor_kwh = 0;  // the same work on an ideal energy-proportional cluster
+  double gpu_alloc_pct = 0;     // time-weighted GPU allocation
+  double gpu_hours = 0;         // allocated GPU-hours
+  double kwh_per_gpu_hour = 0;  // energy_kwh / gpu_hours
+  double mean_nodes_awake = 0;
+  int64_t wakeups = 0;                                       // nodes woken from sleep (whole run)
+  power::GpuPowerRule gpu_rule = power::GpuPowerRule::kPwr;  // of the figures the run used
+  double makespan_s = 0;                                     // time of the last event
   std::vector<TimelinePoint> timeline;
   std::string records;  // JSON Lines, when config.record
   double wall_seconds = 0;
