@@ -79,13 +79,51 @@ file(WRITE "${WORK}/timed.csv"
      "a,1000,100,1,1000,,LS,Running,0,100,0\nb,1000,100,2,1000,,LS,Running,10,50,10\n"
      "c,1000,100,1,500,,BE,Running,20,30,20\n")
 expect_run(RESULT 0 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
-           --policy fgd --out ${WORK}/replay -q OUT_MATCH "fgd +42 +3 +0")
+           --policy fgd --out ${WORK}/replay -q OUT_MATCH "fgd +42 +61\\.7 +pwr +off .* 0\n")
 file(STRINGS "${WORK}/replay/timeline.csv" timeline)
 list(GET timeline 0 header)
-if(NOT header STREQUAL "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules")
+if(NOT header STREQUAL "policy,seed,load_pct,gpu_power,power_down_idle_s,time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules,nodes_awake")
   message(FATAL_ERROR "timeline.csv header: ${header}")
 endif()
 expect_run(RESULT 2 ARGS simulate --mode replay -q ERR_MATCH "creation and deletion times")
+
+# Replay at a controlled load on the built-in workload: policies x sleep x GPU power rule,
+# the load columns, and byte-identical files for the same seed.
+set(loaded_args simulate --mode replay --load 40 --days 1 --warmup-days 0.5 --queue backfill
+    --policy fgd,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional -q)
+expect_run(RESULT 0 ARGS ${loaded_args} --out ${WORK}/loaded
+           OUT_MATCH "fgd-energy +42 +4[0-9]\.[0-9] +proportional +1800")
+file(STRINGS "${WORK}/loaded/summary.csv" loaded_summary)
+list(LENGTH loaded_summary loaded_rows)
+if(NOT loaded_rows EQUAL 9)  # header + 2 policies x 2 sleep settings x 2 GPU rules
+  message(FATAL_ERROR "loaded summary.csv has ${loaded_rows} lines, expected 9")
+endif()
+list(GET loaded_summary 0 header)
+foreach(col offered_load_pct energy_kwh energy_floor_kwh kwh_per_gpu_hour ls_p99_delay_s
+        be_p99_delay_s pods_never_started gpu_alloc_pct mean_nodes_awake)
+  if(NOT header MATCHES "(^|,)${col}(,|$)")
+    message(FATAL_ERROR "loaded summary.csv lacks ${col}: ${header}")
+  endif()
+endforeach()
+expect_run(RESULT 0 ARGS ${loaded_args} --jobs 1 --out ${WORK}/loaded-again)
+foreach(f summary timeline)
+  file(SHA256 "${WORK}/loaded/${f}.csv" first)
+  file(SHA256 "${WORK}/loaded-again/${f}.csv" second)
+  if(NOT first STREQUAL second)
+    message(FATAL_ERROR "loaded ${f}.csv differs between identical runs")
+  endif()
+endforeach()
+expect_run(RESULT 0 ARGS report --in ${WORK}/loaded --out ${WORK}/loaded/report.html)
+file(READ "${WORK}/loaded/report.html" loaded_html)
+if(NOT loaded_html MATCHES "table-replay-summary")
+  message(FATAL_ERROR "the loaded replay report has no summary table")
+endif()
+expect_run(RESULT 2 ARGS simulate --mode replay --load 0 -q ERR_MATCH "--load: '0'")
+expect_run(RESULT 2 ARGS simulate --mode replay --load 50 --power-down-idle soon -q
+           ERR_MATCH "--power-down-idle: 'soon'")
+expect_run(RESULT 2 ARGS simulate --mode replay --load 50 --gpu-power linear -q
+           ERR_MATCH "unknown GPU power rule 'linear'")
+expect_run(RESULT 2 ARGS simulate --load 50 -q ERR_MATCH "for --mode replay")
 file(WRITE "${WORK}/events.csv" "time,node,event\n5,n0,down\n9,nosuch,up\n")
 expect_run(RESULT 1 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
            --node-events ${WORK}/events.csv -q ERR_MATCH "events.csv:3: .*nosuch")
@@ -105,7 +143,7 @@ expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0 --nar
 
 # Multi-cluster: the built-in fleet and jobs, two agents, all three CSVs.
 expect_run(RESULT 0 ARGS multi --agent local,green --days 5 --power-down-idle 1800 --out ${WORK}/multi -q
-           OUT_MATCH "agent +energy kWh.*\nlocal .*\ngreen ")
+           OUT_MATCH "agent +load % +slack +energy kWh.*\nlocal .*\ngreen ")
 foreach(f summary timeline decisions)
   if(NOT EXISTS "${WORK}/multi/${f}.csv")
     message(FATAL_ERROR "multi did not write ${f}.csv")
@@ -117,6 +155,26 @@ if(NOT header MATCHES "^agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_
   message(FATAL_ERROR "multi summary.csv header: ${header}")
 endif()
 expect_run(RESULT 2 ARGS multi --agent nope -q ERR_MATCH "unknown agent 'nope'")
+
+# Multi-cluster at a controlled fleet load, two slacks: one row per agent and slack, the same
+# bytes for the same seed, and a report with the carbon-against-delay frontier.
+set(multi_load_args multi --agent local,green --load 50 --days 1 --warmup-days 0.5 --slack 0,4
+    --power-down-idle 1800 -q)
+expect_run(RESULT 0 ARGS ${multi_load_args} --out ${WORK}/multi-load
+           OUT_MATCH "local +50\.[0-9] +0h .*\ngreen +50\.[0-9] +0h .*\nlocal +50\.[0-9] +4h")
+expect_run(RESULT 0 ARGS ${multi_load_args} --jobs 1 --out ${WORK}/multi-load-again)
+file(SHA256 "${WORK}/multi-load/summary.csv" first)
+file(SHA256 "${WORK}/multi-load-again/summary.csv" second)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "multi summary.csv at load differs between identical runs")
+endif()
+expect_run(RESULT 0 ARGS report --in ${WORK}/multi-load --out ${WORK}/multi-load/report.html)
+file(READ "${WORK}/multi-load/report.html" multi_html)
+if(NOT multi_html MATCHES "chart-multi-frontier-0")
+  message(FATAL_ERROR "the multi report at load has no carbon-against-delay frontier")
+endif()
+expect_run(RESULT 2 ARGS multi --slack 0,-1 -q ERR_MATCH "--slack: '-1'")
+expect_run(RESULT 2 ARGS multi --load 2000 -q ERR_MATCH "--load: '2000'")
 file(WRITE "${WORK}/fleet.json" "{\"sites\": [{\"name\": \"x\", \"pue\": 0.5, \"carbon\": {}}]}")
 expect_run(RESULT 1 ARGS multi --fleet ${WORK}/fleet.json -q ERR_MATCH "fleet.json: sites\\[0\\]")
 

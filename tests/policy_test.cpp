@@ -4,6 +4,8 @@
 #include <memory>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
@@ -203,6 +205,58 @@ TEST(TieRank, IsAPermutation) {
   std::set<uint32_t> unique(rank.begin(), rank.end());
   EXPECT_EQ(unique.size(), 100U);
   EXPECT_EQ(*unique.rbegin(), 99U);
+}
+
+}  // namespace
+}  // namespace greensched::policy
+
+namespace greensched::policy {
+namespace {
+
+// The scheduler's packed fast path agrees with filter_node on random states and pods.
+TEST(FilterFastPath, AgreesWithFilterNodeOnRandomStates) {
+  Rng rng(11);
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 40; ++i) {
+    nodes.push_back(NodeSpec{fmt::format("n{}", i), int64_t{8000} * (1 + i % 4),
+                             int64_t{16000} * (1 + i % 3), static_cast<int>(rng.uniform(9)),
+                             static_cast<GpuModelId>(rng.uniform(3))});
+    if (nodes.back().gpu_count == 0) nodes.back().model = kNoGpuModel;
+  }
+  Cluster c(nodes);
+  PodId next = 0;
+  for (int step = 0; step < 3000; ++step) {
+    PodSpec p;
+    p.cpu_milli = static_cast<int64_t>(rng.uniform(12000));
+    p.memory_mib = static_cast<int64_t>(rng.uniform(20000));
+    const uint64_t kind = rng.uniform(4);
+    p.num_gpu = kind == 0 ? 0 : kind == 1 ? 1 : static_cast<int>(1 + rng.uniform(8));
+    p.gpu_milli = kind == 0 ? 0 : kind == 1 ? static_cast<int32_t>(1 + rng.uniform(999)) : 1000;
+    p.gpu_spec = rng.uniform(4) == 0 ? GpuModelSet{1} << rng.uniform(3) : 0;
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+      ASSERT_EQ(fits(c.fit_rows()[n], p),
+                filter_node(c.spec(n), c.state(n), p) == FilterReason::kFits)
+          << "node " << n << " step " << step;
+    }
+    // Change the cluster: place the pod somewhere it fits, free a pod, or flip a node.
+    const auto n = static_cast<NodeIndex>(rng.uniform(c.size()));
+    if (rng.uniform(5) == 0 && c.state(n).pods == 0) {
+      ASSERT_TRUE(c.set_online(n, !c.state(n).online).ok());
+    } else if (filter_node(c.spec(n), c.state(n), p) == FilterReason::kFits) {
+      GpuMask mask = 0;
+      if (p.needs_gpu()) {
+        for (int g = 0, taken = 0; g < c.spec(n).gpu_count && taken < p.num_gpu; ++g) {
+          if (c.state(n).gpu_free_milli[g] >= p.gpu_milli) {
+            mask |= GpuMask{1} << g;
+            ++taken;
+          }
+        }
+      }
+      ASSERT_TRUE(c.allocate(next++, p, n, mask).ok());
+    } else if (next > 0) {
+      (void)c.release(static_cast<PodId>(rng.uniform(next)));
+    }
+  }
 }
 
 }  // namespace

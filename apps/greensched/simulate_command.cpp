@@ -308,7 +308,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) return fail(fmt::format("{}: cannot create directory: {}", o.out, ec.message()));
-  // One timeline for all runs, each row prefixed with its policy and seed.
+  // One timeline for all runs, each row prefixed with its policy, seed and setting.
   std::string timeline;
   for (const auto& r : results) {
     std::ostringstream one;
@@ -316,9 +316,15 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
     std::istringstream lines(one.str());
     std::string line;
     std::getline(lines, line);
-    if (timeline.empty()) timeline = "policy,seed," + line + "\n";
+    if (timeline.empty()) {
+      timeline = "policy,seed,load_pct,gpu_power,power_down_idle_s," + line + "\n";
+    }
+    const std::string load =
+        r.config.target_load_pct > 0 ? fmt::format("{:g}", r.config.target_load_pct) : "";
     while (std::getline(lines, line)) {
-      timeline += fmt::format("{},{},{}\n", r.config.policy, r.config.seed, line);
+      timeline +=
+          fmt::format("{},{},{},{},{},{}\n", r.config.policy, r.config.seed, load,
+                      power::gpu_power_rule_name(r.gpu_rule), r.config.power_down_idle_s, line);
     }
   }
   std::ostringstream summary;
@@ -375,9 +381,9 @@ int run_simulate(const SimulateOptions& o) {
   if (o.nodes.empty()) {
     if (o.mode == "replay" && o.loads.empty()) {
       return fail(
-          "--mode replay on the built-in workload needs --load PCT (its pods have no trace "
-          "times; with --load they get the trace's duration and arrival statistics), or give "
-          "--nodes and --pods",
+          "--mode replay needs pods with creation and deletion times: give --nodes and --pods, "
+          "or --load PCT, which gives the built-in pods the openb trace's durations and "
+          "arrival profile",
           2);
     }
     workload = trace::builtin_openb_workload();

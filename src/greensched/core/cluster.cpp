@@ -18,6 +18,20 @@ Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
     refresh_derived(s, gpus);
     total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
   }
+  fit_rows_.resize(specs_.size());
+  for (std::size_t n = 0; n < specs_.size(); ++n) sync_fit_row(static_cast<NodeIndex>(n));
+}
+
+void Cluster::sync_fit_row(NodeIndex n) {
+  const NodeState& s = states_[n];
+  FitRow& r = fit_rows_[n];
+  r.cpu_free_milli = s.cpu_free_milli;
+  r.memory_free_mib = s.memory_free_mib;
+  r.max_gpu_free_milli = s.max_gpu_free_milli;
+  r.whole_free_gpus = static_cast<int16_t>(s.whole_free_gpus);
+  r.gpu_count = static_cast<uint8_t>(std::clamp(specs_[n].gpu_count, 0, 255));
+  r.model = specs_[n].model;
+  r.online = s.online;
 }
 
 void Cluster::refresh_derived(NodeState& s, int gpu_count) {
@@ -79,6 +93,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   ++s.pods;
   ++s.pods_by_tag[tag];
   refresh_derived(s, spec.gpu_count);
+  sync_fit_row(node);
   allocated_gpu_milli_ += int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
 
   if (id >= allocations_.size())
@@ -103,6 +118,7 @@ Status Cluster::release(PodId id) {
   --s.pods;
   --s.pods_by_tag[a.tag];
   refresh_derived(s, specs_[a.node].gpu_count);
+  sync_fit_row(a.node);
   allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
   return Status::Ok();
 }
@@ -117,6 +133,7 @@ Status Cluster::set_online(NodeIndex node, bool online) {
   }
   s.online = online;
   ++s.version;
+  sync_fit_row(node);
   return Status::Ok();
 }
 

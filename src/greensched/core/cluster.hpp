@@ -33,6 +33,18 @@ struct NodeState {
   std::array<uint16_t, kGpuTagCount> pods_by_tag{};
 };
 
+// What the filter reads of a node, packed so that a pass over every node reads one small
+// array (policy::fits); kept equal to the node's spec and state by the cluster.
+struct FitRow {
+  int64_t cpu_free_milli = 0;
+  int64_t memory_free_mib = 0;
+  int32_t max_gpu_free_milli = 0;
+  int16_t whole_free_gpus = 0;
+  uint8_t gpu_count = 0;
+  GpuModelId model = kNoGpuModel;
+  bool online = true;
+};
+
 struct Allocation {
   NodeIndex node = -1;
   GpuMask gpus = 0;
@@ -50,6 +62,7 @@ class Cluster {
   const NodeSpec& spec(NodeIndex n) const { return specs_[n]; }
   const NodeState& state(NodeIndex n) const { return states_[n]; }
   std::span<const NodeSpec> specs() const { return specs_; }
+  std::span<const FitRow> fit_rows() const { return fit_rows_; }
 
   int64_t total_gpu_milli() const { return total_gpu_milli_; }
   int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
@@ -78,6 +91,8 @@ class Cluster {
  private:
   std::vector<NodeSpec> specs_;
   std::vector<NodeState> states_;
+  std::vector<FitRow> fit_rows_;
+  void sync_fit_row(NodeIndex n);
   std::vector<std::optional<Allocation>> allocations_;  // indexed by PodId
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;

@@ -56,9 +56,13 @@ struct SiteRuntime {
   int64_t running = 0;
   int64_t waiting = 0;  // dispatched here, not yet ready
   int64_t queued_gpu_milli = 0;
-  uint64_t version = 0;         // bumped on every change, for the preview cache
-  uint64_t capacity_epoch = 0;  // bumped whenever capacity grows (a job ends, a node wakes)
-  uint64_t sleep_epoch = 0;     // bumped whenever a node powers down
+  // GPU requests of jobs dispatched here and not started yet (moving, deferred or queued):
+  // agents see them as taken, so a burst of submissions does not all pick the same site.
+  int64_t pending_gpu_milli = 0;
+  int64_t asleep_gpu_milli = 0;  // capacity of nodes powered down or waking
+  uint64_t version = 0;          // bumped on every change, for the preview cache
+  uint64_t capacity_epoch = 0;   // bumped whenever capacity grows (a job ends, a node wakes)
+  uint64_t sleep_epoch = 0;      // bumped whenever a node powers down
   uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
   int64_t powered_down = 0;  // nodes asleep (not counting those waking)
   // Accumulators.
@@ -165,10 +169,15 @@ double FleetSim::load(int site) const {
   const SiteRuntime& s = sites_[site];
   const double cap = static_cast<double>(s.cluster->total_gpu_milli());
   if (cap <= 0) return 1.0;
-  return static_cast<double>(s.cluster->allocated_gpu_milli() + s.queued_gpu_milli) / cap;
+  return static_cast<double>(s.cluster->allocated_gpu_milli() + s.pending_gpu_milli) / cap;
 }
 
 bool FleetSim::fits_now(int site, const PodSpec& pod) const {
+  const SiteRuntime& s = sites_[site];
+  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
+      s.cluster->total_gpu_milli() - s.asleep_gpu_milli) {
+    return false;  // what was dispatched here first takes the free GPUs
+  }
   const Cluster& c = *sites_[site].cluster;
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
     if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
@@ -205,6 +214,11 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
     if (p == &pod && version == (s.version << 8 | static_cast<uint64_t>(site))) return value;
   }
   Preview out;
+  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
+      s.cluster->total_gpu_milli()) {
+    out.watts = std::numeric_limits<double>::infinity();  // full, counting what is on its way
+    return out;
+  }
   auto& self = const_cast<SiteRuntime&>(s);
   const policy::Decision d = self.scheduler->schedule(*s.cluster, pod, self.preview_rng);
   NodeIndex node = d.node;
@@ -262,6 +276,7 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   SiteRuntime& s = sites_[site];
   Job& job = jobs_[j];
   const PodSpec& pod = *job.info.pod;
+  s.pending_gpu_milli -= pod.total_gpu_milli();
   (void)s.cluster->allocate(static_cast<PodId>(j), pod, d.node, d.gpus);
   s.power->update(*s.cluster, d.node);
   s.idle_since[d.node] = -1;
@@ -489,6 +504,8 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         job.site = d.site;
         SiteRuntime& s = sites_[d.site];
         ++s.jobs;
+        s.pending_gpu_milli += job.info.pod->total_gpu_milli();
+        ++s.version;
         int64_t ready = d.not_before_s;
         if (d.site != job.info.home_site) {
           ++result_.jobs_moved;
@@ -583,6 +600,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         s.waking_watts -= power::node_power_watts(s.cluster->spec(node), fig, st.cpu_free_milli,
                                                   st.gpu_free_milli.data());
         s.waking[node] = false;
+        s.asleep_gpu_milli -= int64_t{s.cluster->spec(node).gpu_count} * kGpuMilli;
         (void)s.cluster->set_online(node, true);
         s.power->update(*s.cluster, node);
         s.idle_since[node] = now_;
@@ -605,6 +623,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
           ++s.version;
           ++s.powered_down;
           ++s.sleep_epoch;
+          s.asleep_gpu_milli += int64_t{s.cluster->spec(node).gpu_count} * kGpuMilli;
         }
         break;
       }

@@ -38,4 +38,16 @@ inline FilterReason filter_node(const NodeSpec& spec, const NodeState& s, const 
                                           : FilterReason::kInsufficientWholeGpus;
 }
 
+// filter_node(...) == kFits, from the cluster's packed row of the node (the scheduler's fast
+// path over every node).
+inline bool fits(const FitRow& r, const PodSpec& pod) {
+  if (!r.online || pod.cpu_milli > r.cpu_free_milli || pod.memory_mib > r.memory_free_mib) {
+    return false;
+  }
+  if (!pod.needs_gpu()) return true;
+  if (r.gpu_count == 0 || !model_allowed(pod.gpu_spec, r.model)) return false;
+  return pod.gpu_milli < kGpuMilli ? r.max_gpu_free_milli >= pod.gpu_milli
+                                   : r.whole_free_gpus >= pod.num_gpu;
+}
+
 }  // namespace greensched::policy

@@ -19,10 +19,9 @@ Decision Scheduler::schedule(const Cluster& cluster, const PodSpec& pod, Rng& rn
       if (r == FilterReason::kFits) candidates_.push_back(Candidate{i, 0, 0});
     }
   } else {
+    const std::span<const FitRow> rows = cluster.fit_rows();
     for (NodeIndex i = 0; i < n; ++i) {
-      if (filter_node(cluster.spec(i), cluster.state(i), pod) == FilterReason::kFits) {
-        candidates_.push_back(Candidate{i, 0, 0});
-      }
+      if (fits(rows[i], pod)) candidates_.push_back(Candidate{i, 0, 0});
     }
   }
   Decision d;

@@ -567,10 +567,54 @@ void add_occupancy(Page& page, const Table& occ) {
 // ---------------------------------------------------------------------------------------------
 // simulate, replay mode: timeline.csv and summary.csv.
 
+// The load, GPU power rule and sleep setting of row r of a replay table ("" when absent).
+std::string replay_setting(const Table& t, std::size_t r, const char* load_column) {
+  std::string key;
+  const auto text_or_num = [&](const char* c) -> std::string {
+    if (!t.has(c)) return "";
+    if (t.texts.count(c)) return t.text(c)[r];
+    const double v = t.num(c)[r];
+    return std::isfinite(v) ? fmt::format("{:g}", v) : "";
+  };
+  for (const char* c : {load_column, "gpu_power", "power_down_idle_s"}) {
+    key += text_or_num(c);
+    key += '\x1f';
+  }
+  return key;
+}
+
+// "at 50 % load, gpu power pwr, sleep after 1800 s" for a setting key.
+std::string describe_setting(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  for (std::size_t end = key.find('\x1f'); end != std::string::npos;
+       pos = end + 1, end = key.find('\x1f', pos)) {
+    parts.push_back(key.substr(pos, end - pos));
+  }
+  parts.resize(3);
+  std::string out =
+      parts[0].empty() ? "at the trace's own rate" : fmt::format("at {} % offered load", parts[0]);
+  if (!parts[1].empty()) out += fmt::format(", GPU power rule {}", parts[1]);
+  if (!parts[2].empty()) {
+    out += parts[2] == "-1" ? ", nodes always on"
+                            : fmt::format(", nodes sleep after {} s idle", parts[2]);
+  }
+  return out;
+}
+
 void add_replay_timeline(Page& page, const Table& tl) {
   const auto& policy = tl.text("policy");
   const auto& seed = tl.text("seed");
   const auto& time = tl.num("time_s");
+  // Runs at several loads or settings: the time series of the first setting only.
+  const std::string setting = tl.rows > 0 ? replay_setting(tl, 0, "load_pct") : "";
+  bool several = false;
+  for (std::size_t r = 0; r < tl.rows && !several; ++r) {
+    several = replay_setting(tl, r, "load_pct") != setting;
+  }
+  const std::string setting_text =
+      several ? fmt::format(" Shown {}; summary.csv has every setting.", describe_setting(setting))
+              : std::string();
   constexpr std::size_t kMetrics = 5;
   const std::array<const std::vector<double>*, kMetrics> metric = {
       &tl.num("running_pods"), &tl.num("queued_pods"), &tl.num("allocated_gpus"),
@@ -585,6 +629,7 @@ void add_replay_timeline(Page& page, const Table& tl) {
   std::vector<std::vector<Run>> runs;
   double t_max = 0;
   for (std::size_t r = 0; r < tl.rows; ++r) {
+    if (several && replay_setting(tl, r, "load_pct") != setting) continue;
     const std::size_t p = policies.add(policy[r]);
     if (p == runs.size()) runs.emplace_back(), seeds.emplace_back();
     const std::size_t s = seeds[p].add(seed[r]);
@@ -629,10 +674,11 @@ void add_replay_timeline(Page& page, const Table& tl) {
     return s;
   };
   const std::string seeds_text =
-      max_seeds > 1
-          ? " With several seeds per policy, each line is the mean over the seeds of the value "
-            "in force at each moment, and the shaded band spans the lowest to the highest seed."
-          : std::string();
+      (max_seeds > 1
+           ? " With several seeds per policy, each line is the mean over the seeds of the value "
+             "in force at each moment, and the shaded band spans the lowest to the highest seed."
+           : std::string()) +
+      setting_text;
   const auto band_legend = [&](svg::LineChart& chart) {
     if (max_seeds > 1) {
       chart.extra_legend.push_back(
@@ -693,16 +739,94 @@ void add_replay_timeline(Page& page, const Table& tl) {
   }
 }
 
+// Energy against offered load, one chart per GPU power rule, one line per policy and sleep
+// setting (dashed: nodes sleep), the mean over seeds with a min..max band.
+void add_energy_against_load(Page& page, const Table& summary) {
+  const auto& policy = summary.text("policy");
+  const auto& load = summary.num("offered_load_pct");
+  const auto& target = summary.num("target_load_pct");
+  const auto& energy = summary.num("energy_kwh");
+  const auto& sleep = summary.num("power_down_idle_s");
+  const auto& rule = summary.text("gpu_power");
+  Keys rules;
+  for (std::size_t r = 0; r < summary.rows; ++r) rules.add(rule[r]);
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    // Series key -> target load -> (offered loads, energies).
+    Keys series;
+    std::vector<std::map<double, std::pair<std::vector<double>, std::vector<double>>>> points;
+    std::vector<bool> sleeps;
+    std::vector<std::string> policy_of;
+    for (std::size_t r = 0; r < summary.rows; ++r) {
+      if (rule[r] != rules.names()[k]) continue;
+      const bool sleeping = std::isfinite(sleep[r]) && sleep[r] >= 0;
+      const std::size_t i = series.add(sleeping ? policy[r] + " (nodes sleep)" : policy[r]);
+      if (i == points.size()) {
+        points.emplace_back();
+        sleeps.push_back(sleeping);
+        policy_of.push_back(policy[r]);
+      }
+      auto& [x, y] = points[i][target[r]];
+      x.push_back(load[r]);
+      y.push_back(energy[r] / 1000.0);
+    }
+    svg::LineChart chart;
+    chart.id = fmt::format("chart-replay-energy-load-{}-svg", k);
+    chart.title = fmt::format("Energy against load (GPU power rule: {})", rules.names()[k]);
+    chart.x_label = "Offered GPU load (% of cluster GPUs)";
+    chart.y_label = "Energy over the measured days (MWh)";
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      svg::Series line;
+      line.name = series.names()[i];
+      line.color = page.colors.color(policy_of[i]);
+      line.dashed = sleeps[i];
+      for (const auto& [t, xy] : points[i]) {
+        const Stat sx = stat_of(xy.first);
+        const Stat sy = stat_of(xy.second);
+        line.points.push_back(svg::Point{sx.mean, sy.mean});
+        line.band_lo.push_back(svg::Point{sx.mean, sy.lo});
+        line.band_hi.push_back(svg::Point{sx.mean, sy.hi});
+      }
+      chart.series.push_back(std::move(line));
+    }
+    chart.extra_legend.push_back(svg::LegendEntry{"solid: always on", "#444444", false, false});
+    chart.extra_legend.push_back(
+        svg::LegendEntry{"dashed: idle nodes sleep", "#444444", true, false});
+    page.chart(
+        fmt::format("chart-replay-energy-load-{}", k), svg::render_line_chart(chart),
+        fmt::format(
+            "Facility energy over the measured days at each offered load (GPU requests × run "
+            "time over cluster GPUs × time), one colour per policy; dashed lines let idle nodes "
+            "sleep. GPU power rule “{}”: {}. Each point is the mean over seeds, the band the "
+            "lowest to the highest seed. Savings count where the cluster is loaded: compare "
+            "lines at the same load.",
+            escape(rules.names()[k]),
+            rules.names()[k] == "proportional"
+                ? "a GPU draws idle + (max − idle) × its allocated share"
+                : "a GPU with any allocation draws its max power (PWR paper)"));
+  }
+}
+
 void add_replay_summary(Page& page, const Table& summary) {
   const auto& policy = summary.text("policy");
   const auto& queue = summary.text("queue");
+  const bool loaded = summary.has("target_load_pct") && summary.has("gpu_power");
+  // Runs are grouped by policy, queue and setting (load, GPU rule, sleep); seeds averaged.
   Keys groups;
   std::vector<std::vector<std::size_t>> rows_of;
-  std::vector<std::pair<std::string, std::string>> names;
+  std::vector<std::array<std::string, 3>> names;  // policy, queue, setting key
+  std::set<std::string> loads;
   for (std::size_t r = 0; r < summary.rows; ++r) {
-    const std::size_t g = groups.add(policy[r] + "\x1f" + queue[r]);
-    if (g == rows_of.size()) rows_of.emplace_back(), names.emplace_back(policy[r], queue[r]);
+    const std::string setting = loaded ? replay_setting(summary, r, "target_load_pct") : "";
+    const std::size_t g = groups.add(policy[r] + "\x1f" + queue[r] + "\x1f" + setting);
+    if (g == rows_of.size()) {
+      rows_of.emplace_back();
+      names.push_back({policy[r], queue[r], setting});
+    }
     rows_of[g].push_back(r);
+    if (loaded) loads.insert(setting.substr(0, setting.find('\x1f')));
+  }
+  if (loaded && loads.size() > 1 && summary.has("offered_load_pct")) {
+    add_energy_against_load(page, summary);
   }
   struct Col {
     std::string column, header;
@@ -710,25 +834,51 @@ void add_replay_summary(Page& page, const Table& summary) {
     int decimals;
     int better;
   };
-  const std::vector<Col> cols = {
-      {"pods_total", "Pods", 1, -1, 0},
-      {"pods_started", "Started", 1, -1, +1},
-      {"pods_never_started", "Never started", 1, -1, -1},
-      {"pods_requeued", "Re-queued", 1, -1, 0},
-      {"mean_queue_delay_s", "Mean wait (s)", 1, 1, -1},
-      {"p99_queue_delay_s", "p99 wait (s)", 1, 1, -1},
-      {"energy_kwh", "Energy (kWh)", 1, 1, -1},
-      {"makespan_s", "Makespan (days)", 1.0 / kDay, 2, 0},
-  };
+  std::vector<Col> cols;
+  if (loaded) {
+    cols = {
+        {"offered_load_pct", "Load (%)", 1, 1, 0},
+        {"gpu_alloc_pct", "GPU alloc (%)", 1, 1, 0},
+        {"energy_kwh", "Energy (MWh)", 1e-3, 1, -1},
+        {"energy_over_floor", "Energy / floor", 1, 3, -1},
+        {"kwh_per_gpu_hour", "kWh per GPU-hour", 1, 3, -1},
+        {"mean_nodes_awake", "Nodes awake", 1, 0, -1},
+        {"ls_p99_delay_s", "LS p99 wait (s)", 1, 0, -1},
+        {"be_p99_delay_s", "BE p99 wait (s)", 1, 0, -1},
+        {"pods_never_started", "Never started", 1, -1, -1},
+    };
+  } else {
+    cols = {
+        {"pods_total", "Pods", 1, -1, 0},
+        {"pods_started", "Started", 1, -1, +1},
+        {"pods_never_started", "Never started", 1, -1, -1},
+        {"pods_requeued", "Re-queued", 1, -1, 0},
+        {"mean_queue_delay_s", "Mean wait (s)", 1, 1, -1},
+        {"p99_queue_delay_s", "p99 wait (s)", 1, 1, -1},
+        {"energy_kwh", "Energy (kWh)", 1, 1, -1},
+        {"makespan_s", "Makespan (days)", 1.0 / kDay, 2, 0},
+    };
+  }
+  std::erase_if(cols, [&](const Col& c) { return !summary.has(c.column); });
   HtmlTable t;
-  t.headers = {"Policy", "Queue", "Runs"};
+  t.headers = {"Policy", "Queue"};
+  if (loaded) t.headers.insert(t.headers.end(), {"GPU power", "Nodes sleep"});
+  t.headers.push_back("Runs");
+  const std::size_t first_metric = t.headers.size() - 1;
   for (const Col& c : cols) t.headers.push_back(c.header);
   std::vector<std::vector<double>> means(cols.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     HtmlTable::Row row;
-    row.name = names[g].first;
+    row.name = names[g][0];
     row.color = page.colors.color(row.name);
-    row.cells.push_back(names[g].second);
+    row.cells.push_back(names[g][1]);
+    const std::size_t r0 = rows_of[g].front();
+    if (loaded) {
+      row.cells.push_back(summary.text("gpu_power")[r0]);
+      const double sleep = summary.num("power_down_idle_s")[r0];
+      row.cells.push_back(std::isfinite(sleep) && sleep >= 0 ? fmt::format("after {:g} s", sleep)
+                                                             : "no");
+    }
     row.cells.push_back(fmt::format("{}", rows_of[g].size()));
     for (std::size_t c = 0; c < cols.size(); ++c) {
       std::vector<double> values;
@@ -739,20 +889,108 @@ void add_replay_summary(Page& page, const Table& summary) {
     }
     t.rows.push_back(std::move(row));
   }
-  for (std::size_t c = 0; c < cols.size(); ++c) {
-    if (cols[c].better != 0) t.mark_best(c + 2, means[c], cols[c].better > 0);
+  // Best values only mean something among runs at one load.
+  if (loads.size() <= 1) {
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (cols[c].better != 0) t.mark_best(c + first_metric, means[c], cols[c].better > 0);
+    }
   }
-  page.table("table-replay-summary", t.render(),
-             "Means over the runs (seeds) of each policy and queue discipline, from summary.csv. "
-             "Waits are from a pod's arrival to its start; pods that never started were still "
-             "queued at the end. The best value of each column is in bold.");
+  page.table(
+      "table-replay-summary", t.render(),
+      loaded ? "Means over the runs (seeds) of each policy and setting, from summary.csv, over "
+               "the measured days (the warm-up excluded). Load is the offered GPU load; energy "
+               "is facility energy; the floor is what an ideal energy-proportional cluster "
+               "would draw for the same work (each running pod its share of its GPUs' and CPU's "
+               "maximum power, nothing idle); nodes awake counts nodes drawing power. Waits "
+               "run from a pod's arrival to its start, a node's wake-up included; pods that "
+               "never started were still queued at the end."
+             : "Means over the runs (seeds) of each policy and queue discipline, from "
+               "summary.csv. Waits are from a pod's arrival to its start; pods that never "
+               "started were still queued at the end. The best value of each column is in bold.");
 }
 
 // ---------------------------------------------------------------------------------------------
 // greensched multi: summary.csv and timeline.csv.
 
+// The carbon of `local` at the same load and slack as row r, else of the first row.
+double local_carbon(const Table& summary, std::size_t r) {
+  const auto& agent = summary.text("agent");
+  const auto& carbon = summary.num("carbon_kg");
+  const auto same = [&](const char* c, std::size_t a, std::size_t b) {
+    if (!summary.has(c)) return true;
+    const double x = summary.num(c)[a], y = summary.num(c)[b];
+    return (!std::isfinite(x) && !std::isfinite(y)) || x == y;
+  };
+  for (std::size_t b = 0; b < summary.rows; ++b) {
+    if (agent[b] == "local" && same("target_load_pct", r, b) && same("slack_h", r, b)) {
+      return carbon[b];
+    }
+  }
+  return summary.rows > 0 ? carbon[0] : kNaN;
+}
+
+// Carbon against BE delay over the slacks swept, one chart per load, one line per agent: the
+// frontier an operator chooses a slack on.
+void add_carbon_delay_frontier(Page& page, const Table& summary) {
+  const auto& agent = summary.text("agent");
+  const auto& slack = summary.num("slack_h");
+  const auto& target = summary.num("target_load_pct");
+  std::map<double, Keys> agents_at;  // load -> agents
+  std::map<double, std::vector<std::vector<std::pair<double, std::size_t>>>> rows_at;
+  for (std::size_t r = 0; r < summary.rows; ++r) {
+    const double load = std::isfinite(target[r]) ? target[r] : 0.0;
+    const std::size_t a = agents_at[load].add(agent[r]);
+    auto& rows = rows_at[load];
+    if (a == rows.size()) rows.emplace_back();
+    rows[a].emplace_back(slack[r], r);
+  }
+  std::size_t k = 0;
+  for (auto& [load, rows] : rows_at) {
+    svg::LineChart chart;
+    chart.id = fmt::format("chart-multi-frontier-{}-svg", k);
+    chart.title = load > 0 ? fmt::format("Carbon against BE delay at {:g} % fleet load", load)
+                           : std::string("Carbon against BE delay");
+    chart.x_label = "BE wait, p99 (hours)";
+    chart.y_label = "Carbon vs local (%)";
+    chart.y_from_zero = false;
+    for (std::size_t a = 0; a < rows.size(); ++a) {
+      std::sort(rows[a].begin(), rows[a].end());
+      svg::Series line;
+      line.name = agents_at[load].names()[a];
+      line.color = page.colors.color(line.name);
+      for (const auto& [sl, r] : rows[a]) {
+        const double base = local_carbon(summary, r);
+        line.points.push_back(svg::Point{summary.num("p99_delay_s_be")[r] / 3600.0,
+                                         100.0 * (summary.num("carbon_kg")[r] / base - 1.0)});
+      }
+      chart.series.push_back(std::move(line));
+    }
+    page.chart(fmt::format("chart-multi-frontier-{}", k++), svg::render_line_chart(chart),
+               "Each agent's carbon (relative to local at the same load and slack) against the "
+               "99th percentile of best-effort jobs' wait, one point per slack swept (a BE job "
+               "may be deferred up to its slack), in increasing slack along each line. Down and "
+               "to the left is better: the line is the trade-off an operator picks a slack on.");
+  }
+}
+
 void add_multi_summary(Page& page, const Table& summary) {
   const auto& agent = summary.text("agent");
+  // Rows differ by agent, and by load and slack when several were run.
+  const auto varies = [&](const char* c) {
+    if (!summary.has(c)) return false;
+    std::set<double> v;
+    for (double x : summary.num(c)) v.insert(std::isfinite(x) ? x : -1);
+    return v.size() > 1;
+  };
+  const bool by_load = varies("target_load_pct");
+  const bool by_slack = varies("slack_h");
+  const auto label = [&](std::size_t r) {
+    std::string l = agent[r];
+    if (by_load) l += fmt::format(" @ {:g} %", summary.num("target_load_pct")[r]);
+    if (by_slack) l += fmt::format(", slack {:g} h", summary.num("slack_h")[r]);
+    return l;
+  };
+  if (by_slack && summary.has("p99_delay_s_be")) add_carbon_delay_frontier(page, summary);
   svg::BarChart carbon;
   carbon.id = "chart-multi-carbon-svg";
   carbon.title = "Carbon emitted per agent";
@@ -765,18 +1003,24 @@ void add_multi_summary(Page& page, const Table& summary) {
   energy.decimals = 0;
   for (std::size_t r = 0; r < summary.rows; ++r) {
     const std::string& color = page.colors.color(agent[r]);
-    carbon.bars.push_back(svg::Bar{agent[r], summary.num("carbon_kg")[r], color});
-    energy.bars.push_back(svg::Bar{agent[r], summary.num("energy_kwh")[r], color});
+    carbon.bars.push_back(svg::Bar{label(r), summary.num("carbon_kg")[r], color});
+    energy.bars.push_back(svg::Bar{label(r), summary.num("energy_kwh")[r], color});
   }
+  const std::string measured =
+      summary.has("offered_load_pct")
+          ? " Measured over the run's measured days, at the fleet load shown in the table."
+          : std::string();
   page.body += "<div class=\"row\">\n";
   page.chart("chart-multi-carbon", svg::render_bar_chart(carbon),
-             "Total carbon emitted by the whole fleet over the run under each dispatch agent: "
-             "the energy each site used times its grid's carbon intensity at that time, plus "
-             "moving data between sites. Shorter bars are better.");
+             "Total carbon emitted by the whole fleet under each dispatch agent: the energy each "
+             "site used times its grid's carbon intensity at that time, plus moving data "
+             "between sites. Shorter bars are better." +
+                 measured);
   page.chart("chart-multi-energy", svg::render_bar_chart(energy),
              "Total energy the fleet used under each agent, including moving data between sites. "
              "An agent can save carbon without saving energy, by running work where and when "
-             "the grid is cleaner.");
+             "the grid is cleaner." +
+                 measured);
   page.body += "</div>\n";
 
   struct Col {
@@ -785,17 +1029,21 @@ void add_multi_summary(Page& page, const Table& summary) {
     int better;
   };
   const std::vector<Col> known = {
-      {"energy_kwh", "Energy (kWh)", 1, -1},
-      {"carbon_kg", "Carbon (kg)", 1, -1},
-      {"", "Carbon vs first", 1, -1},
+      {"target_load_pct", "Load (%)", 0, 0},
+      {"slack_h", "Slack (h)", -1, 0},
+      {"energy_kwh", "Energy (kWh)", 0, -1},
+      {"carbon_kg", "Carbon (kg)", 0, -1},
+      {"", "Carbon vs local", 1, -1},
       {"mean_delay_s_ls", "LS wait, mean (s)", 1, -1},
-      {"mean_delay_s_be", "BE wait, mean (s)", 1, -1},
+      {"p99_delay_s_ls", "LS wait, p99 (s)", 0, -1},
+      {"mean_delay_s_be", "BE wait, mean (s)", 0, -1},
       {"p99_delay_s_be", "BE wait, p99 (s)", 0, -1},
       {"ls_slo_violations", "LS SLO violations", -1, -1},
       {"jobs_moved", "Jobs moved", -1, 0},
       {"gb_moved", "GB moved", 0, 0},
       {"transfer_kwh", "Transfer (kWh)", 1, 0},
-      {"gpu_alloc_pct", "GPU alloc (%)", 2, 0},
+      {"offered_load_pct", "Offered load (%)", 1, 0},
+      {"gpu_alloc_pct", "GPU alloc (%)", 1, 0},
       {"jobs", "Jobs", -1, 0},
       {"jobs_deferred", "Deferred", -1, 0},
       {"jobs_never_started", "Never started", -1, -1},
@@ -807,11 +1055,11 @@ void add_multi_summary(Page& page, const Table& summary) {
       cols.push_back(c);
     }
   }
-  // Columns we do not know are shown as they are (except the run time).
+  // Columns we do not know are shown as they are (except the run time and the window).
   std::vector<std::size_t> extra;
   for (std::size_t i = 0; i < summary.header.size(); ++i) {
     const std::string& h = summary.header[i];
-    if (h == "agent" || h == "wall_seconds") continue;
+    if (h == "agent" || h == "wall_seconds" || h == "window_s") continue;
     if (std::none_of(known.begin(), known.end(), [&](const Col& c) { return c.column == h; })) {
       extra.push_back(i);
     }
@@ -821,7 +1069,6 @@ void add_multi_summary(Page& page, const Table& summary) {
   for (const Col& c : cols) t.headers.push_back(c.header);
   for (std::size_t i : extra) t.headers.push_back(summary.header[i]);
   std::vector<std::vector<double>> values(cols.size());
-  const double first_carbon = summary.rows > 0 ? summary.num("carbon_kg")[0] : kNaN;
   for (std::size_t r = 0; r < summary.rows; ++r) {
     HtmlTable::Row row;
     row.name = agent[r];
@@ -829,26 +1076,32 @@ void add_multi_summary(Page& page, const Table& summary) {
     for (std::size_t c = 0; c < cols.size(); ++c) {
       double v = kNaN;
       if (cols[c].column.empty()) {
-        v = first_carbon > 0 ? (summary.num("carbon_kg")[r] / first_carbon - 1) * 100 : kNaN;
+        const double base = local_carbon(summary, r);
+        v = base > 0 ? (summary.num("carbon_kg")[r] / base - 1) * 100 : kNaN;
         row.cells.push_back(std::isfinite(v) ? fmt::format("{:+.1f} %", v) : "–");
       } else {
         v = summary.num(cols[c].column)[r];
-        row.cells.push_back(format_value(v, cols[c].decimals));
+        row.cells.push_back(std::isfinite(v) ? format_value(v, cols[c].decimals) : "–");
       }
       values[c].push_back(v);
     }
     for (std::size_t i : extra) row.cells.push_back(summary.cells[r][i]);
     t.rows.push_back(std::move(row));
   }
-  for (std::size_t c = 0; c < cols.size(); ++c) {
-    if (cols[c].better != 0) t.mark_best(c, values[c], cols[c].better > 0);
+  if (!by_load && !by_slack) {
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (cols[c].better != 0) t.mark_best(c, values[c], cols[c].better > 0);
+    }
   }
   page.table("table-multi-summary", t.render(),
-             "One row per dispatch agent, from summary.csv. “Carbon vs first” compares with the "
-             "first agent listed. Waits run from a job's submission to its start: LS are "
-             "latency-sensitive jobs, BE best-effort jobs that may be deferred; an LS SLO "
-             "violation is an LS job that started later than its bound. GPU alloc is the "
-             "time-weighted share of the fleet's GPUs allocated. The best value of each column "
+             "One row per dispatch agent (and load and slack, where several were run), from "
+             "summary.csv. “Carbon vs local” compares with the local agent at the same load and "
+             "slack (the first row where there is none). Load is the offered GPU load of the "
+             "whole fleet; energy and carbon are those of the measured days. Waits run from a "
+             "job's submission to its start: LS are latency-sensitive jobs, BE best-effort jobs "
+             "that may be deferred up to the slack; an LS SLO violation is an LS job that "
+             "started later than its bound. GPU alloc is the time-weighted share of the fleet's "
+             "GPUs allocated. Where one load and slack were run, the best value of each column "
              "is in bold.");
 }
 
@@ -1110,7 +1363,8 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
       cols = {text_col("agent"), num_col("energy_kwh"), num_col("carbon_kg")};
       for (const char* c : {"mean_delay_s_ls", "mean_delay_s_be", "p99_delay_s_be",
                             "ls_slo_violations", "jobs_moved", "gb_moved", "gpu_alloc_pct",
-                            "jobs_never_started", "jobs", "jobs_deferred", "transfer_kwh"}) {
+                            "jobs_never_started", "jobs", "jobs_deferred", "transfer_kwh",
+                            "target_load_pct", "offered_load_pct", "slack_h", "p99_delay_s_ls"}) {
         cols.push_back(num_col(c, true, false));
       }
     } else if (has_queue) {
@@ -1118,9 +1372,13 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
       cols = {text_col("policy"), text_col("seed"), text_col("queue")};
       for (const char* c :
            {"pods_total", "pods_started", "pods_never_started", "pods_requeued",
-            "mean_queue_delay_s", "p99_queue_delay_s", "energy_kwh", "makespan_s"}) {
+            "mean_queue_delay_s", "p99_queue_delay_s", "energy_kwh", "makespan_s",
+            "power_down_idle_s", "target_load_pct", "offered_load_pct", "energy_floor_kwh",
+            "energy_over_floor", "kwh_per_gpu_hour", "gpu_alloc_pct", "mean_nodes_awake",
+            "ls_p99_delay_s", "be_p99_delay_s"}) {
         cols.push_back(num_col(c, true, false));
       }
+      cols.push_back(text_col("gpu_power", false));
     } else {
       summary_kind = "inflation";
       cols = {text_col("policy"), text_col("seed"), num_col("pods_failed"),
@@ -1168,9 +1426,17 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
               num_col("waiting_jobs")};
     } else {
       timeline_kind = "replay";
-      cols = {text_col("policy"),      text_col("seed"),        num_col("time_s"),
-              num_col("running_pods"), num_col("queued_pods"),  num_col("allocated_gpus"),
-              num_col("power_watts"),  num_col("energy_joules")};
+      cols = {text_col("policy"),
+              text_col("seed"),
+              num_col("time_s"),
+              num_col("running_pods"),
+              num_col("queued_pods"),
+              num_col("allocated_gpus"),
+              num_col("power_watts"),
+              num_col("energy_joules"),
+              text_col("load_pct", false),
+              text_col("gpu_power", false),
+              text_col("power_down_idle_s", false)};
     }
     auto t = read_table(timeline_path, cols);
     if (!t.ok()) return Error{t.error()};
