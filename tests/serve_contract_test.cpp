@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/explain/explanation.hpp"
 #include "greensched/serve/kube_binder.hpp"
 #include "serve_test_support.hpp"
 
@@ -26,9 +27,7 @@ using testing::post_json;
 
 const std::vector<std::string> kAllNames = {"gpu-node-a", "gpu-node-b", "gpu-node-c", "cpu-node-d",
                                             "gpu-node-e", "gpu-node-g", "ghost-node"};
-const char* kUnknownNode =
-    "unknown node: not in greensched's state (give it in --nodes or --nodes-json, or configure "
-    "the extender with nodeCacheCapable: false)";
+const char* kUnknownNode = "Node unknown to greensched";
 
 json half_gpu_pod(const std::string& name, const std::string& uid = "") {
   return testing::pod_json(
@@ -56,11 +55,16 @@ TEST(ServeContract, NodeCacheCapableFilterPrioritizeBind) {
   const json expected_filter = {
       {"Nodes", nullptr},
       {"NodeNames", {"gpu-node-a", "gpu-node-b", "gpu-node-g"}},
+      // Categorical reasons, so kube-scheduler can count them; unresolvable nodes are listed
+      // in FailedNodes too (1.20 reads only that map).
       {"FailedNodes",
-       {{"gpu-node-c", "insufficient GPU share on any single GPU: max free 200 < 500 milli"}}},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"ghost-node", kUnknownNode},
+        {"gpu-node-c", "Insufficient GPU share on any single GPU"},
+        {"gpu-node-e", "Insufficient cpu"}}},
       {"FailedAndUnresolvableNodes",
-       {{"cpu-node-d", "node has no GPU: pod asks for 1 GPU(s)"},
-        {"gpu-node-e", "insufficient cpu: free 4000 < 6100 milli (node has 4000)"},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"gpu-node-e", "Insufficient cpu"},
         {"ghost-node", kUnknownNode}}},
       {"Error", ""}};
   EXPECT_EQ(filter, expected_filter) << filter.dump(2);
@@ -166,12 +170,11 @@ TEST(ServeContract, NodeObjectsFilterPrioritizeBindAddsUnknownNodes) {
         {"items", json::array({items[0], items[1], items[4]})}}},
       {"NodeNames", nullptr},
       {"FailedNodes",
-       {{"gpu-node-c", "insufficient GPU share on any single GPU: max free 200 < 500 milli"}}},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"gpu-node-broken", "Node object malformed"},
+        {"gpu-node-c", "Insufficient GPU share on any single GPU"}}},
       {"FailedAndUnresolvableNodes",
-       {{"cpu-node-d", "node has no GPU: pod asks for 1 GPU(s)"},
-        {"gpu-node-broken",
-         "unknown node with a malformed Node object: Node gpu-node-broken: status missing (no "
-         "allocatable resources)"}}},
+       {{"cpu-node-d", "Node has no GPU"}, {"gpu-node-broken", "Node object malformed"}}},
       {"Error", ""}};
   EXPECT_EQ(filter, expected) << filter.dump(2);
 
@@ -197,6 +200,94 @@ TEST(ServeContract, NodeObjectsFilterPrioritizeBindAddsUnknownNodes) {
       std::string::npos);
 }
 
+// A pod no node can host: categorical per-node reasons in the reply, the numbers behind them
+// in the decision log (readable by greensched explain) and the counts in /metrics.
+TEST(ServeContract, UnschedulablePodGoesToTheDecisionLogAndMetrics) {
+  testing::TempDir log_dir;
+  ExtenderOptions options;
+  options.decision_log = log_dir.path() + "/decisions.jsonl";
+  testing::TestServer server("fgd", {}, options);
+  auto client = server.client();
+  auto [code, filter] = post_json(
+      *client, "/filter",
+      names_args(half_gpu_pod("stuck"), {"gpu-node-c", "cpu-node-d", "ghost-node"}).dump());
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(filter["NodeNames"], json::array());
+  EXPECT_EQ(filter["FailedNodes"],
+            (json{{"cpu-node-d", "Node has no GPU"},
+                  {"ghost-node", kUnknownNode},
+                  {"gpu-node-c", "Insufficient GPU share on any single GPU"}}));
+
+  std::ifstream in(options.decision_log);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const json record = json::parse(line);
+  EXPECT_EQ(record["pod"], "ml-team/stuck");
+  EXPECT_EQ(record["nodes_total"], 3);
+  EXPECT_EQ(record["feasible_nodes"], 0);
+  EXPECT_TRUE(record["chosen_node"].is_null());
+  EXPECT_EQ(record["reason_counts"], (json{{"Insufficient GPU share on any single GPU", 1},
+                                           {"Node has no GPU", 1},
+                                           {kUnknownNode, 1}}));
+  EXPECT_EQ(record["reason_examples"]["Insufficient GPU share on any single GPU"]["gpu-node-c"],
+            "insufficient GPU share on any single GPU: max free 200 < 500 milli");
+  EXPECT_EQ(record["reason_examples"]["Node has no GPU"]["cpu-node-d"],
+            "node has no GPU: pod asks for 1 GPU(s)");
+  // gpu-node-c's single T4 has 200 milli free in all: not fragmentation.
+  EXPECT_EQ(record["diagnosis"]["split_gpu_nodes"], 0);
+  EXPECT_EQ(record["request"]["gpu_milli"], 500);
+  EXPECT_FALSE(std::getline(in, line)) << "one record per unschedulable filter";
+
+  const std::string text = explain::explain_text(record);
+  EXPECT_NE(text.find("Pod ml-team/stuck (6.1 vCPU, 8.1 GiB memory, 0.5 of one GPU) could not be "
+                      "placed."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0/3 nodes are available: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("Neither a single smaller request"), std::string::npos)
+      << "the extender searches no counterfactuals, so the text must not claim none exists";
+
+  auto metrics = client->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find(
+                "greensched_extender_filter_node_failures_total{reason=\"Node has no GPU\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("greensched_extender_unschedulable_total 1\n"), std::string::npos);
+
+  // A filter that leaves a node writes nothing.
+  post_json(*client, "/filter", names_args(half_gpu_pod("fine"), kAllNames).dump());
+  std::ifstream again(options.decision_log);
+  int lines = 0;
+  while (std::getline(again, line)) ++lines;
+  EXPECT_EQ(lines, 1);
+}
+
+// A pod whose bind was committed but whose reply was lost (a crash) comes back through filter:
+// only its node passes, and the retried bind answers as the first did.
+TEST(ServeContract, BoundPodIsSteeredBackToItsNode) {
+  testing::TestServer server;
+  auto client = server.client();
+  const json pod = half_gpu_pod("lost-reply");
+  post_json(*client, "/filter", names_args(pod, kAllNames).dump());
+  auto [bcode, bound] = post_json(*client, "/bind", binding("lost-reply", "gpu-node-b").dump());
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+
+  auto [code, filter] = post_json(*client, "/filter", names_args(pod, kAllNames).dump());
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(filter["NodeNames"], json::array({"gpu-node-b"}));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-a"],
+            "Pod already bound to another node");
+  auto [pcode, priorities] =
+      post_json(*client, "/prioritize", names_args(pod, {"gpu-node-a", "gpu-node-b"}).dump());
+  ASSERT_EQ(pcode, 200);
+  EXPECT_EQ(priorities, json::array({{{"Host", "gpu-node-a"}, {"Score", 0}},
+                                     {{"Host", "gpu-node-b"}, {"Score", 10}}}));
+  auto [rcode, again] = post_json(*client, "/bind", binding("lost-reply", "gpu-node-b").dump());
+  ASSERT_EQ(rcode, 200);
+  EXPECT_EQ(again, bound);
+}
+
 TEST(ServeContract, RejectsUnknownNodeObjectsWhenConfigured) {
   ExtenderOptions options;
   options.unknown_nodes = UnknownNodes::kReject;
@@ -210,9 +301,8 @@ TEST(ServeContract, RejectsUnknownNodeObjectsWhenConfigured) {
   ASSERT_EQ(code, 200);
   EXPECT_EQ(filter["Nodes"]["items"].size(), 1u);
   EXPECT_EQ(filter["Nodes"]["items"][0]["metadata"]["name"], "gpu-node-b");
-  EXPECT_EQ(
-      filter["FailedAndUnresolvableNodes"],
-      (json{{"gpu-node-new", "unknown node: not in greensched's state (unknown_nodes: reject)"}}));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"],
+            (json{{"gpu-node-new", "Node unknown to greensched (unknown_nodes: reject)"}}));
 }
 
 TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
@@ -224,12 +314,10 @@ TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   auto [code, filter] = post_json(*client, "/filter", names_args(pod, kAllNames).dump());
   ASSERT_EQ(code, 200);
   EXPECT_EQ(filter["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
-  EXPECT_EQ(filter["FailedNodes"],
-            (json{{"gpu-node-a", "insufficient fully free GPUs: 1 free < 2 asked (node has 2)"}}));
-  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-c"],
-            "insufficient fully free GPUs: 0 free < 2 asked (node has 1)");
-  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-g"],
-            "insufficient fully free GPUs: 0 free < 2 asked (node has 1)");
+  EXPECT_EQ(filter["FailedNodes"]["gpu-node-a"], "Insufficient fully free GPUs");
+  EXPECT_FALSE(filter["FailedAndUnresolvableNodes"].contains("gpu-node-a"));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-c"], "Insufficient fully free GPUs");
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-g"], "Insufficient fully free GPUs");
   auto [bcode, bound] = post_json(*client, "/bind",
                                   json{{"PodName", "llm-finetune"},
                                        {"PodNamespace", "ml-team"},
