@@ -373,10 +373,11 @@ type podRecord struct {
 // GPU index annotation (read from GET /pods/<ns>/<name>, as docs/SERVE.md tells controllers
 // to), so the scheduler's cache confirms the pod.
 type recorder struct {
-	mu      sync.Mutex
-	pods    map[string]*podRecord
-	changed chan struct{}
-	binds   chan *v1.Pod
+	mu          sync.Mutex
+	pods        map[string]*podRecord
+	unconfirmed int // Scheduled pods not yet written back to the API server
+	changed     chan struct{}
+	binds       chan *v1.Pod
 }
 
 func newRecorder() *recorder {
@@ -403,6 +404,7 @@ func (r *recorder) Eventf(regarding runtime.Object, related runtime.Object, even
 	case "Scheduled":
 		rec.scheduled++
 		rec.node = pod.Spec.NodeName
+		r.unconfirmed++
 		r.binds <- pod.DeepCopy()
 	case "FailedScheduling":
 		rec.failures++
@@ -457,8 +459,9 @@ func loadConfig(path string) (*schedulerapi.KubeSchedulerConfiguration, error) {
 }
 
 // startCluster: the nodes in a fake API server and kube-scheduler built from the config's
-// profiles and extenders, with the extender's URL pointed at srv.
-func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *serve) (*cluster, error) {
+// profiles and extenders, with the extender's URL pointed at extenderURL (srv itself, or a
+// proxy in front of it).
+func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *serve, extenderURL string) (*cluster, error) {
 	cfg, err := loadConfig(cfgPath)
 	if err != nil {
 		return nil, err
@@ -466,7 +469,7 @@ func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *s
 	if len(cfg.Extenders) != 1 {
 		return nil, fmt.Errorf("%s: expected one extender, found %d", cfgPath, len(cfg.Extenders))
 	}
-	cfg.Extenders[0].URLPrefix = srv.base() + "/"
+	cfg.Extenders[0].URLPrefix = extenderURL + "/"
 	cfg.Extenders[0].NodeCacheCapable = nodeCacheCapable
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -512,15 +515,21 @@ func (c *cluster) confirmBindings() {
 		case pod := <-c.rec.binds:
 			key := pod.Namespace + "/" + pod.Name
 			var bp boundPod
-			for {
+			// Retried while the extender restarts; a pod it does not hold shows as missing.
+			for deadline := time.Now().Add(10 * time.Second); ; {
 				err := getJSON(fmt.Sprintf("%s/pods/%s/%s", c.srv.base(), pod.Namespace, pod.Name), &bp)
 				if err == nil || c.ctx.Err() != nil {
 					break
 				}
-				time.Sleep(50 * time.Millisecond) // the extender is restarting
+				if time.Now().After(deadline) {
+					bp.GPUIndices = "<missing: " + err.Error() + ">"
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 			c.rec.mu.Lock()
 			c.rec.pods[key].gpuIndex = bp.GPUIndices
+			c.rec.unconfirmed--
 			c.rec.mu.Unlock()
 			live, err := c.client.CoreV1().Pods(pod.Namespace).Get(c.ctx, pod.Name, metav1.GetOptions{})
 			if err != nil {
@@ -534,6 +543,10 @@ func (c *cluster) confirmBindings() {
 				live.Annotations[gpuIndexKey] = bp.GPUIndices
 			}
 			c.client.CoreV1().Pods(pod.Namespace).Update(c.ctx, live, metav1.UpdateOptions{})
+			select {
+			case c.rec.changed <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -596,7 +609,9 @@ func (c *cluster) settle(keys []string, timeout time.Duration) bool {
 	lastNudge := time.Now()
 	for time.Now().Before(deadline) {
 		snap := c.rec.snapshot()
-		open, erred := 0, 0
+		c.rec.mu.Lock()
+		open, erred := c.rec.unconfirmed, 0
+		c.rec.mu.Unlock()
 		for _, k := range keys {
 			r, ok := snap[k]
 			switch {

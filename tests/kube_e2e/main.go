@@ -263,7 +263,7 @@ func caseFull(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer srv.stop()
-	c, err := startCluster(o.config, true, nodes, srv)
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
 	if err != nil {
 		ck.errorf("%v", err)
 		return
@@ -319,7 +319,7 @@ func caseNoCache(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer srv.stop()
-	c, err := startCluster(o.config, false, nodes, srv)
+	c, err := startCluster(o.config, false, nodes, srv, srv.base())
 	if err != nil {
 		ck.errorf("%v", err)
 		return
@@ -388,7 +388,7 @@ func caseCrash(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer srv.stop()
-	c, err := startCluster(o.config, true, nodes, srv)
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
 	if err != nil {
 		ck.errorf("%v", err)
 		return
@@ -537,13 +537,11 @@ func caseBad(o *options, _ []nodeRow, _ []podRow, ck *checker) {
 	hs := &http.Server{Handler: px}
 	go hs.Serve(ln)
 	defer hs.Close()
-	front := &serve{port: ln.Addr().(*net.TCPAddr).Port} // what the scheduler is pointed at
-	c, err := startCluster(o.config, true, nodes, front)
+	c, err := startCluster(o.config, true, nodes, srv, "http://"+ln.Addr().String())
 	if err != nil {
 		ck.errorf("%v", err)
 		return
 	}
-	c.srv = srv // bindings are confirmed from the extender itself
 	defer c.stop()
 
 	pod := func(name string, cpu, gpus, milli int64, model string) *v1.Pod {
@@ -686,7 +684,7 @@ func caseThroughput(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer srv.stop()
-	c, err := startCluster(o.config, true, nodes, srv)
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
 	if err != nil {
 		ck.errorf("%v", err)
 		return

@@ -2,7 +2,9 @@
 // the counted reasons, a few nodes per reason with the numbers that decided them, and whether
 // free GPU was split across GPUs. The lines are decision records (explain/decision_record.hpp),
 // so `greensched explain --record <state>/decisions.jsonl --pod ns/name` reads them. Not
-// journalled or fsynced: it is a diagnostic, not state.
+// journalled or fsynced: it is a diagnostic, not state. kube-scheduler retries unschedulable
+// pods every minute, so the file is bounded: past max_bytes it is renamed to <path>.1
+// (replacing the previous one) and started afresh.
 #pragma once
 
 #include <cstdio>
@@ -18,8 +20,11 @@ namespace greensched::serve {
 
 class DecisionLog {
  public:
+  static constexpr long kDefaultMaxBytes = 64L << 20;
+
   // Opens `path` for appending, creating it if absent.
-  static Result<std::unique_ptr<DecisionLog>> open(const std::string& path);
+  static Result<std::unique_ptr<DecisionLog>> open(const std::string& path,
+                                                   long max_bytes = kDefaultMaxBytes);
   ~DecisionLog();
   DecisionLog(const DecisionLog&) = delete;
   DecisionLog& operator=(const DecisionLog&) = delete;
@@ -29,11 +34,14 @@ class DecisionLog {
   void append(const nlohmann::json& record);
 
  private:
-  DecisionLog(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
+  DecisionLog(std::FILE* file, std::string path, long size, long max_bytes)
+      : file_(file), path_(std::move(path)), size_(size), max_bytes_(max_bytes) {}
 
-  std::mutex mu_;  // taken with no other lock held
-  std::FILE* file_;
+  std::mutex mu_;    // taken with no other lock held
+  std::FILE* file_;  // null after a failed rotation
   std::string path_;
+  long size_;
+  long max_bytes_;
   bool failed_ = false;
 };
 

@@ -163,7 +163,7 @@ FilterResult Extender::filter(ExtenderArgs& args) {
       verdict[i] = Verdict::kFails;
       facts[i] = filter_facts(reason, spec, s);
     }
-    // The numbers of a model mismatch and the log's request name models.
+    // For the decision log: its texts and the request name GPU models.
     if (!any_fits && n > 0) {
       models = state_->models();
       request = explain::request_json(pod, *models);
