@@ -8,6 +8,7 @@
 //   gpu-node-b  free (1000, 1000): F 0 -> 250, delta -250 -> 43
 //   gpu-node-g  free (600): F 300 -> 100, delta +200 -> 54
 // so min-max to 0..10 gives a 9, b 0, g 10, and a bind on gpu-node-a takes GPU 1.
+#include <chrono>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -333,6 +334,57 @@ TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   EXPECT_EQ(p["gpu_milli"], 1000);
   EXPECT_EQ(p["gpu_indices"], "0-1");
   EXPECT_EQ(p["cpu_milli"], 2100);
+}
+
+// kube-scheduler filters the next pod while the previous one's bind is in flight. The next
+// filter waits for that bind, so it sees the GPUs the previous pod took; a pod whose bind never
+// comes holds it up for bind_wait_ms only.
+TEST(ServeContract, FilterWaitsForTheBindInFlight) {
+  ExtenderOptions options;
+  options.bind_wait_ms = 5000;
+  testing::TestServer server("fgd", {}, options);
+  auto two_gpus = [](const std::string& name) {
+    return testing::pod_json(name, "uid-" + name,
+                             json{{"limits", {{"nvidia.com/gpu", "2"}}},
+                                  {"requests", {{"cpu", "2"}, {"memory", "16Gi"}}}});
+  };
+  auto client = server.client();
+  auto [code, first] =
+      post_json(*client, "/filter", names_args(two_gpus("first"), kAllNames).dump());
+  ASSERT_EQ(code, 200);
+  ASSERT_EQ(first["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
+
+  json second;
+  double waited = 0;
+  std::thread next([&] {
+    auto other = server.client();
+    const auto start = std::chrono::steady_clock::now();
+    second = post_json(*other, "/filter", names_args(two_gpus("second"), kAllNames).dump()).second;
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto [bcode, bound] = post_json(*client, "/bind", binding("first", "gpu-node-b").dump());
+  next.join();
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+  EXPECT_EQ(second["NodeNames"], json({"gpu-node-e"})) << "decided before the bind landed";
+  EXPECT_GE(waited, 0.25);
+  EXPECT_LT(waited, 4.0);
+
+  // "second" passed but is never bound: a third pod waits bind_wait_ms at most.
+  ExtenderOptions short_wait;
+  short_wait.bind_wait_ms = 200;
+  testing::TestServer other_server("fgd", {}, short_wait);
+  auto c = other_server.client();
+  post_json(*c, "/filter", names_args(two_gpus("never-bound"), kAllNames).dump());
+  const auto start = std::chrono::steady_clock::now();
+  auto [tcode, third] = post_json(*c, "/filter", names_args(two_gpus("third"), kAllNames).dump());
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(tcode, 200);
+  EXPECT_EQ(third["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
+  EXPECT_GE(took, 0.15);
+  EXPECT_LT(took, 2.0);
 }
 
 TEST(ServeContract, HamiPercentageAndOpenbAnnotations) {
