@@ -115,3 +115,14 @@ add_test(NAME fuzz.serve_request_parser
           -P ${CMAKE_CURRENT_LIST_FILE})
 set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 900
                      SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+
+# Kubernetes' own scheduler (1.20.5, vendored in ../shared/third_party) driving the real
+# binary: the whole openb pod list, both nodeCacheCapable modes, SIGKILLs, bad and slow
+# extender behaviour, throughput (label kube; see tests/kube_e2e). Skipped without the
+# tarball or Go unless CI=true.
+add_test(NAME kube.scheduler_1_20_e2e
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/kube-e2e
+          -DDATA=${GREENSCHED_SHARED_DATA} -DGREENSCHED=$<TARGET_FILE:greensched>
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/kube_e2e/kube_e2e.cmake)
+set_tests_properties(kube.scheduler_1_20_e2e PROPERTIES LABELS kube TIMEOUT 600 RUN_SERIAL TRUE
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: ")

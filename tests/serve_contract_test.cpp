@@ -8,6 +8,7 @@
 //   gpu-node-b  free (1000, 1000): F 0 -> 250, delta -250 -> 43
 //   gpu-node-g  free (600): F 300 -> 100, delta +200 -> 54
 // so min-max to 0..10 gives a 9, b 0, g 10, and a bind on gpu-node-a takes GPU 1.
+#include <chrono>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/explain/explanation.hpp"
 #include "greensched/serve/kube_binder.hpp"
 #include "serve_test_support.hpp"
 
@@ -26,9 +28,7 @@ using testing::post_json;
 
 const std::vector<std::string> kAllNames = {"gpu-node-a", "gpu-node-b", "gpu-node-c", "cpu-node-d",
                                             "gpu-node-e", "gpu-node-g", "ghost-node"};
-const char* kUnknownNode =
-    "unknown node: not in greensched's state (give it in --nodes or --nodes-json, or configure "
-    "the extender with nodeCacheCapable: false)";
+const char* kUnknownNode = "Node unknown to greensched";
 
 json half_gpu_pod(const std::string& name, const std::string& uid = "") {
   return testing::pod_json(
@@ -56,11 +56,16 @@ TEST(ServeContract, NodeCacheCapableFilterPrioritizeBind) {
   const json expected_filter = {
       {"Nodes", nullptr},
       {"NodeNames", {"gpu-node-a", "gpu-node-b", "gpu-node-g"}},
+      // Categorical reasons, so kube-scheduler can count them; unresolvable nodes are listed
+      // in FailedNodes too (1.20 reads only that map).
       {"FailedNodes",
-       {{"gpu-node-c", "insufficient GPU share on any single GPU: max free 200 < 500 milli"}}},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"ghost-node", kUnknownNode},
+        {"gpu-node-c", "Insufficient GPU share on any single GPU"},
+        {"gpu-node-e", "Insufficient cpu"}}},
       {"FailedAndUnresolvableNodes",
-       {{"cpu-node-d", "node has no GPU: pod asks for 1 GPU(s)"},
-        {"gpu-node-e", "insufficient cpu: free 4000 < 6100 milli (node has 4000)"},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"gpu-node-e", "Insufficient cpu"},
         {"ghost-node", kUnknownNode}}},
       {"Error", ""}};
   EXPECT_EQ(filter, expected_filter) << filter.dump(2);
@@ -166,12 +171,11 @@ TEST(ServeContract, NodeObjectsFilterPrioritizeBindAddsUnknownNodes) {
         {"items", json::array({items[0], items[1], items[4]})}}},
       {"NodeNames", nullptr},
       {"FailedNodes",
-       {{"gpu-node-c", "insufficient GPU share on any single GPU: max free 200 < 500 milli"}}},
+       {{"cpu-node-d", "Node has no GPU"},
+        {"gpu-node-broken", "Node object malformed"},
+        {"gpu-node-c", "Insufficient GPU share on any single GPU"}}},
       {"FailedAndUnresolvableNodes",
-       {{"cpu-node-d", "node has no GPU: pod asks for 1 GPU(s)"},
-        {"gpu-node-broken",
-         "unknown node with a malformed Node object: Node gpu-node-broken: status missing (no "
-         "allocatable resources)"}}},
+       {{"cpu-node-d", "Node has no GPU"}, {"gpu-node-broken", "Node object malformed"}}},
       {"Error", ""}};
   EXPECT_EQ(filter, expected) << filter.dump(2);
 
@@ -197,6 +201,94 @@ TEST(ServeContract, NodeObjectsFilterPrioritizeBindAddsUnknownNodes) {
       std::string::npos);
 }
 
+// A pod no node can host: categorical per-node reasons in the reply, the numbers behind them
+// in the decision log (readable by greensched explain) and the counts in /metrics.
+TEST(ServeContract, UnschedulablePodGoesToTheDecisionLogAndMetrics) {
+  testing::TempDir log_dir;
+  ExtenderOptions options;
+  options.decision_log = log_dir.path() + "/decisions.jsonl";
+  testing::TestServer server("fgd", {}, options);
+  auto client = server.client();
+  auto [code, filter] = post_json(
+      *client, "/filter",
+      names_args(half_gpu_pod("stuck"), {"gpu-node-c", "cpu-node-d", "ghost-node"}).dump());
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(filter["NodeNames"], json::array());
+  EXPECT_EQ(filter["FailedNodes"],
+            (json{{"cpu-node-d", "Node has no GPU"},
+                  {"ghost-node", kUnknownNode},
+                  {"gpu-node-c", "Insufficient GPU share on any single GPU"}}));
+
+  std::ifstream in(options.decision_log);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const json record = json::parse(line);
+  EXPECT_EQ(record["pod"], "ml-team/stuck");
+  EXPECT_EQ(record["nodes_total"], 3);
+  EXPECT_EQ(record["feasible_nodes"], 0);
+  EXPECT_TRUE(record["chosen_node"].is_null());
+  EXPECT_EQ(record["reason_counts"], (json{{"Insufficient GPU share on any single GPU", 1},
+                                           {"Node has no GPU", 1},
+                                           {kUnknownNode, 1}}));
+  EXPECT_EQ(record["reason_examples"]["Insufficient GPU share on any single GPU"]["gpu-node-c"],
+            "insufficient GPU share on any single GPU: max free 200 < 500 milli");
+  EXPECT_EQ(record["reason_examples"]["Node has no GPU"]["cpu-node-d"],
+            "node has no GPU: pod asks for 1 GPU(s)");
+  // gpu-node-c's single T4 has 200 milli free in all: not fragmentation.
+  EXPECT_EQ(record["diagnosis"]["split_gpu_nodes"], 0);
+  EXPECT_EQ(record["request"]["gpu_milli"], 500);
+  EXPECT_FALSE(std::getline(in, line)) << "one record per unschedulable filter";
+
+  const std::string text = explain::explain_text(record);
+  EXPECT_NE(text.find("Pod ml-team/stuck (6.1 vCPU, 8.1 GiB memory, 0.5 of one GPU) could not be "
+                      "placed."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0/3 nodes are available: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("Neither a single smaller request"), std::string::npos)
+      << "the extender searches no counterfactuals, so the text must not claim none exists";
+
+  auto metrics = client->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find(
+                "greensched_extender_filter_node_failures_total{reason=\"Node has no GPU\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("greensched_extender_unschedulable_total 1\n"), std::string::npos);
+
+  // A filter that leaves a node writes nothing.
+  post_json(*client, "/filter", names_args(half_gpu_pod("fine"), kAllNames).dump());
+  std::ifstream again(options.decision_log);
+  int lines = 0;
+  while (std::getline(again, line)) ++lines;
+  EXPECT_EQ(lines, 1);
+}
+
+// A pod whose bind was committed but whose reply was lost (a crash) comes back through filter:
+// only its node passes, and the retried bind answers as the first did.
+TEST(ServeContract, BoundPodIsSteeredBackToItsNode) {
+  testing::TestServer server;
+  auto client = server.client();
+  const json pod = half_gpu_pod("lost-reply");
+  post_json(*client, "/filter", names_args(pod, kAllNames).dump());
+  auto [bcode, bound] = post_json(*client, "/bind", binding("lost-reply", "gpu-node-b").dump());
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+
+  auto [code, filter] = post_json(*client, "/filter", names_args(pod, kAllNames).dump());
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(filter["NodeNames"], json::array({"gpu-node-b"}));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-a"],
+            "Pod already bound to another node");
+  auto [pcode, priorities] =
+      post_json(*client, "/prioritize", names_args(pod, {"gpu-node-a", "gpu-node-b"}).dump());
+  ASSERT_EQ(pcode, 200);
+  EXPECT_EQ(priorities, json::array({{{"Host", "gpu-node-a"}, {"Score", 0}},
+                                     {{"Host", "gpu-node-b"}, {"Score", 10}}}));
+  auto [rcode, again] = post_json(*client, "/bind", binding("lost-reply", "gpu-node-b").dump());
+  ASSERT_EQ(rcode, 200);
+  EXPECT_EQ(again, bound);
+}
+
 TEST(ServeContract, RejectsUnknownNodeObjectsWhenConfigured) {
   ExtenderOptions options;
   options.unknown_nodes = UnknownNodes::kReject;
@@ -210,9 +302,8 @@ TEST(ServeContract, RejectsUnknownNodeObjectsWhenConfigured) {
   ASSERT_EQ(code, 200);
   EXPECT_EQ(filter["Nodes"]["items"].size(), 1u);
   EXPECT_EQ(filter["Nodes"]["items"][0]["metadata"]["name"], "gpu-node-b");
-  EXPECT_EQ(
-      filter["FailedAndUnresolvableNodes"],
-      (json{{"gpu-node-new", "unknown node: not in greensched's state (unknown_nodes: reject)"}}));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"],
+            (json{{"gpu-node-new", "Node unknown to greensched (unknown_nodes: reject)"}}));
 }
 
 TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
@@ -224,12 +315,10 @@ TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   auto [code, filter] = post_json(*client, "/filter", names_args(pod, kAllNames).dump());
   ASSERT_EQ(code, 200);
   EXPECT_EQ(filter["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
-  EXPECT_EQ(filter["FailedNodes"],
-            (json{{"gpu-node-a", "insufficient fully free GPUs: 1 free < 2 asked (node has 2)"}}));
-  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-c"],
-            "insufficient fully free GPUs: 0 free < 2 asked (node has 1)");
-  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-g"],
-            "insufficient fully free GPUs: 0 free < 2 asked (node has 1)");
+  EXPECT_EQ(filter["FailedNodes"]["gpu-node-a"], "Insufficient fully free GPUs");
+  EXPECT_FALSE(filter["FailedAndUnresolvableNodes"].contains("gpu-node-a"));
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-c"], "Insufficient fully free GPUs");
+  EXPECT_EQ(filter["FailedAndUnresolvableNodes"]["gpu-node-g"], "Insufficient fully free GPUs");
   auto [bcode, bound] = post_json(*client, "/bind",
                                   json{{"PodName", "llm-finetune"},
                                        {"PodNamespace", "ml-team"},
@@ -245,6 +334,57 @@ TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   EXPECT_EQ(p["gpu_milli"], 1000);
   EXPECT_EQ(p["gpu_indices"], "0-1");
   EXPECT_EQ(p["cpu_milli"], 2100);
+}
+
+// kube-scheduler filters the next pod while the previous one's bind is in flight. The next
+// filter waits for that bind, so it sees the GPUs the previous pod took; a pod whose bind never
+// comes holds it up for bind_wait_ms only.
+TEST(ServeContract, FilterWaitsForTheBindInFlight) {
+  ExtenderOptions options;
+  options.bind_wait_ms = 5000;
+  testing::TestServer server("fgd", {}, options);
+  auto two_gpus = [](const std::string& name) {
+    return testing::pod_json(name, "uid-" + name,
+                             json{{"limits", {{"nvidia.com/gpu", "2"}}},
+                                  {"requests", {{"cpu", "2"}, {"memory", "16Gi"}}}});
+  };
+  auto client = server.client();
+  auto [code, first] =
+      post_json(*client, "/filter", names_args(two_gpus("first"), kAllNames).dump());
+  ASSERT_EQ(code, 200);
+  ASSERT_EQ(first["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
+
+  json second;
+  double waited = 0;
+  std::thread next([&] {
+    auto other = server.client();
+    const auto start = std::chrono::steady_clock::now();
+    second = post_json(*other, "/filter", names_args(two_gpus("second"), kAllNames).dump()).second;
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto [bcode, bound] = post_json(*client, "/bind", binding("first", "gpu-node-b").dump());
+  next.join();
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+  EXPECT_EQ(second["NodeNames"], json({"gpu-node-e"})) << "decided before the bind landed";
+  EXPECT_GE(waited, 0.25);
+  EXPECT_LT(waited, 4.0);
+
+  // "second" passed but is never bound: a third pod waits bind_wait_ms at most.
+  ExtenderOptions short_wait;
+  short_wait.bind_wait_ms = 200;
+  testing::TestServer other_server("fgd", {}, short_wait);
+  auto c = other_server.client();
+  post_json(*c, "/filter", names_args(two_gpus("never-bound"), kAllNames).dump());
+  const auto start = std::chrono::steady_clock::now();
+  auto [tcode, third] = post_json(*c, "/filter", names_args(two_gpus("third"), kAllNames).dump());
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(tcode, 200);
+  EXPECT_EQ(third["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
+  EXPECT_GE(took, 0.15);
+  EXPECT_LT(took, 2.0);
 }
 
 TEST(ServeContract, HamiPercentageAndOpenbAnnotations) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/serve/decision_log.hpp"
 #include "serve_test_support.hpp"
 
 namespace greensched::serve {
@@ -311,6 +312,28 @@ TEST(ServeState, OpenExtenderFromANodeListAndConfig) {
   auto refused = open_extender(pwr);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("H800"), std::string::npos);
+}
+
+// The decision log is bounded: past its size it moves to <path>.1 and starts afresh.
+TEST(ServeDecisionLog, RotatesPastItsSize) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/decisions.jsonl";
+  auto log = DecisionLog::open(path, 120);
+  ASSERT_TRUE(log.ok()) << log.error();
+  const nlohmann::json record = {{"pod", "ns/p"},
+                                 {"pad", std::string(30, 'x')}};  // 54 bytes a line
+  for (int i = 0; i < 3; ++i) log.value()->append(record);
+  auto lines = [](const std::string& file) {
+    std::ifstream in(file);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      EXPECT_EQ(nlohmann::json::parse(line)["pod"], "ns/p");
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(lines(path + ".1"), 2);
+  EXPECT_EQ(lines(path), 1);
 }
 
 }  // namespace

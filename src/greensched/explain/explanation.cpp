@@ -199,7 +199,7 @@ std::vector<std::string> failed_sentences(const json& r) {
         m["node"].get<std::string>()));
     any = true;
   }
-  if (!any) {
+  if (!any && d.value("searched", true)) {
     s.push_back("Neither a single smaller request nor moving a single pod would have let it fit.");
   }
   return s;

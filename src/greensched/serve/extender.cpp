@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/explain/decision_record.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/serve/filter_message.hpp"
 #include "greensched/serve/gpu_index.hpp"
@@ -15,7 +16,16 @@ Extender::Extender(std::unique_ptr<ClusterState> state, std::unique_ptr<Journal>
     : state_(std::move(state)),
       journal_(std::move(journal)),
       options_(options),
-      pending_(options.pending_capacity) {}
+      pending_(options.pending_capacity) {
+  if (!options_.decision_log.empty()) {
+    auto log = DecisionLog::open(options_.decision_log);
+    if (log.ok()) {
+      decision_log_ = std::move(log.value());
+    } else {
+      fmt::print(stderr, "greensched serve: no decision log: {}\n", log.error());
+    }
+  }
+}
 
 Extender::~Extender() {
   (void)journal_->flush();
@@ -25,11 +35,13 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
   std::vector<std::string> entries;
   for (const NodeItem& item : args.nodes) {
     if (state_->find_node(item.name)) continue;
-    std::string why;
+    std::string_view why;
     if (options_.unknown_nodes == UnknownNodes::kReject) {
-      why = "unknown node: not in greensched's state (unknown_nodes: reject)";
+      why = kRejectedNodeCategory;
     } else if (!item.info) {
-      why = "unknown node with a malformed Node object: " + item.error;
+      why = kMalformedNodeCategory;
+      fmt::print(stderr, "greensched serve: node {}: malformed Node object: {}\n", item.name,
+                 item.error);
     } else {
       auto spec = state_->node_spec(*item.info);
       Status s = spec.ok() ? state_->add_node(spec.value()) : Status(Error{spec.error()});
@@ -37,9 +49,10 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
         entries.push_back(ClusterState::node_entry(spec.value(), state_->models()));
         continue;
       }
-      why = "unknown node that cannot be added: " + s.message();
+      why = kMalformedNodeCategory;
+      fmt::print(stderr, "greensched serve: node {} cannot be added: {}\n", item.name, s.message());
     }
-    if (result != nullptr) result->failed_unresolvable[item.name] = why;
+    if (result != nullptr) result->failed_unresolvable[item.name] = std::string(why);
   }
   // No wait: a later bind's commit carries these first (the journal keeps queue order).
   if (!entries.empty()) journal_->enqueue(std::move(entries));
@@ -62,20 +75,68 @@ PodSpec Extender::note_pending(const PodRequest& pod) {
   return state_->pod_spec(pod);
 }
 
+std::string Extender::bound_node_of(const PodRef& ref) const {
+  const BoundPod* bound = state_->find_pod(ref.key());
+  if (bound == nullptr) return {};
+  const std::string& uid = bound->request.ref.uid;
+  return uid.empty() || ref.uid.empty() || uid == ref.uid ? bound->node : std::string();
+}
+
+void Extender::wait_for_binds(const std::string& key) {
+  if (options_.bind_wait_ms <= 0) return;
+  const auto patience = std::chrono::milliseconds(options_.bind_wait_ms);
+  std::unique_lock lock(await_mu_);
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> until;
+    for (auto it = awaiting_bind_.begin(); it != awaiting_bind_.end();) {
+      if (now - it->second >= patience) {
+        it = awaiting_bind_.erase(it);
+        continue;
+      }
+      if (it->first != key && (!until || it->second + patience < *until)) {
+        until = it->second + patience;
+      }
+      ++it;
+    }
+    if (!until) return;
+    bind_applied_.wait_until(lock, *until);
+  }
+}
+
+void Extender::set_awaiting_bind(const std::string& key, bool awaiting) {
+  if (options_.bind_wait_ms <= 0) return;
+  {
+    std::lock_guard lock(await_mu_);
+    if (awaiting) {
+      awaiting_bind_[key] = std::chrono::steady_clock::now();
+      return;
+    }
+    if (awaiting_bind_.erase(key) == 0) return;
+  }
+  bind_applied_.notify_all();
+}
+
 FilterResult Extender::filter(ExtenderArgs& args) {
+  wait_for_binds(args.pod.ref.key());
   FilterResult result;
   const std::size_t n = args.node_names.size();
   // Under the lock: decide, and copy what the messages need. The text is written after.
-  enum class Verdict : uint8_t { kFits, kFails, kUnknown, kRejected };
+  enum class Verdict : uint8_t { kFits, kFails, kUnknown, kRejected, kBoundElsewhere };
   std::vector<Verdict> verdict(n, Verdict::kFits);
   std::vector<FilterFacts> facts(n);
   std::optional<GpuModelRegistry> models;
   PodSpec pod;
+  nlohmann::json request;  // for the decision log, when no node fits
+  std::string policy;
   {
     const RequestLock lock = lock_for_request(args, &result);
     pod = note_pending(args.pod);
+    // A pod already bound (its bind was committed but the reply lost, e.g. in a crash) may
+    // only go back to its node: the retried bind then answers as the first one did.
+    const std::string bound_node = bound_node_of(args.pod.ref);
     const Cluster& cluster = state_->cluster();
-    bool model_reasons = false;
+    bool any_fits = false;
     for (std::size_t i = 0; i < n; ++i) {
       const std::string& name = args.node_names[i];
       if (!result.failed_unresolvable.empty() && result.failed_unresolvable.contains(name)) {
@@ -87,17 +148,34 @@ FilterResult Extender::filter(ExtenderArgs& args) {
         verdict[i] = Verdict::kUnknown;
         continue;
       }
+      if (!bound_node.empty()) {
+        verdict[i] = name == bound_node ? Verdict::kFits : Verdict::kBoundElsewhere;
+        any_fits |= name == bound_node;
+        continue;
+      }
       const NodeSpec& spec = cluster.spec(*node);
       const NodeState& s = cluster.state(*node);
       const policy::FilterReason reason = policy::filter_node(spec, s, pod);
-      if (reason == policy::FilterReason::kFits) continue;
+      if (reason == policy::FilterReason::kFits) {
+        any_fits = true;
+        continue;
+      }
       verdict[i] = Verdict::kFails;
       facts[i] = filter_facts(reason, spec, s);
-      model_reasons |= reason == policy::FilterReason::kGpuModelNotAllowed;
     }
-    if (model_reasons) models = state_->models();
+    // For the decision log: its texts and the request name GPU models.
+    if (!any_fits && n > 0) {
+      models = state_->models();
+      request = explain::request_json(pod, *models);
+      policy = state_->policy_spec();
+    }
   }
   static const GpuModelRegistry kNoModels;
+  const GpuModelRegistry& names = models ? *models : kNoModels;
+  auto fail = [&](const std::string& node, std::string_view category, bool unresolvable) {
+    (unresolvable ? result.failed_unresolvable : result.failed)[node] = std::string(category);
+    ++result.reason_counts[std::string(category)];
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const std::string& name = args.node_names[i];
     switch (verdict[i]) {
@@ -105,22 +183,57 @@ FilterResult Extender::filter(ExtenderArgs& args) {
         result.passed.push_back(i);
         break;
       case Verdict::kRejected:
+        ++result.reason_counts[result.failed_unresolvable[name]];
         break;
       case Verdict::kUnknown:
-        result.failed_unresolvable[name] =
-            "unknown node: not in greensched's state (give it in --nodes or --nodes-json, or "
-            "configure the extender with nodeCacheCapable: false)";
+        fail(name, kUnknownNodeCategory, true);
         break;
-      case Verdict::kFails: {
-        std::string message = filter_message(facts[i], pod, models ? *models : kNoModels);
-        if (filter_unresolvable(facts[i], pod)) {
-          result.failed_unresolvable[name] = std::move(message);
-        } else {
-          result.failed[name] = std::move(message);
+      case Verdict::kBoundElsewhere:
+        fail(name, kBoundElsewhereCategory, true);
+        break;
+      case Verdict::kFails:
+        fail(name, filter_category(facts[i].reason), filter_unresolvable(facts[i], pod));
+        break;
+    }
+  }
+  set_awaiting_bind(args.pod.ref.key(), !result.passed.empty());
+  if (result.passed.empty() && n > 0 && decision_log_) {
+    // The numbers behind the categories, for `greensched explain --record <state>/decisions.jsonl`.
+    nlohmann::json record;
+    record["pod"] = args.pod.ref.key();
+    record["uid"] = args.pod.ref.uid;
+    record["policy"] = std::move(policy);
+    record["request"] = std::move(request);
+    record["nodes_total"] = n;
+    record["feasible_nodes"] = 0;
+    record["reason_counts"] = result.reason_counts;
+    record["chosen_node"] = nullptr;
+    nlohmann::json examples = nlohmann::json::object();
+    nlohmann::json split_examples = nlohmann::json::array();
+    int64_t split = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (verdict[i] != Verdict::kFails) continue;
+      const FilterFacts& f = facts[i];
+      nlohmann::json& some = examples[std::string(filter_category(f.reason))];
+      if (some.size() < kLogExamples) {
+        some[args.node_names[i]] = filter_message(f, pod, names);
+      }
+      // Enough free GPU in total, but not on single GPUs: fragmentation.
+      const bool share = f.reason == policy::FilterReason::kInsufficientGpuShare &&
+                         f.gpu_free_total_milli >= pod.gpu_milli;
+      const bool whole = f.reason == policy::FilterReason::kInsufficientWholeGpus &&
+                         f.gpu_free_total_milli >= int64_t{pod.num_gpu} * kGpuMilli;
+      if (share || whole) {
+        if (++split <= static_cast<int64_t>(kLogExamples)) {
+          split_examples.push_back(args.node_names[i]);
         }
-        break;
       }
     }
+    record["reason_examples"] = std::move(examples);
+    record["diagnosis"] = {{"split_gpu_nodes", split},
+                           {"split_gpu_examples", std::move(split_examples)},
+                           {"searched", false}};
+    decision_log_->append(record);
   }
   return result;
 }
@@ -133,10 +246,19 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   {
     const RequestLock lock = lock_for_request(args, nullptr);
     const PodSpec pod = note_pending(args.pod);
+    const std::string bound_node = bound_node_of(args.pod.ref);
     const Cluster& cluster = state_->cluster();
     for (std::size_t i = 0; i < n; ++i) {
       const auto node = state_->find_node(args.node_names[i]);
       if (!node) continue;
+      if (!bound_node.empty()) {
+        // Already bound (see filter): only its node, as the one candidate.
+        if (args.node_names[i] == bound_node) {
+          slot[i] = static_cast<int32_t>(candidates.size());
+          candidates.push_back(policy::Candidate{*node, 0, 0});
+        }
+        continue;
+      }
       if (policy::filter_node(cluster.spec(*node), cluster.state(*node), pod) !=
           policy::FilterReason::kFits) {
         continue;
@@ -144,7 +266,7 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
       slot[i] = static_cast<int32_t>(candidates.size());
       candidates.push_back(policy::Candidate{*node, 0, 0});
     }
-    if (!candidates.empty()) {
+    if (!candidates.empty() && bound_node.empty()) {
       std::lock_guard decide(decide_mu_);
       state_->policy().score(cluster, pod, candidates, state_->rng());
       state_->policy().normalize(candidates);
@@ -197,6 +319,18 @@ void Extender::undo_bind(const PodRef& ref, const std::string& node) {
 BindOutcome Extender::bind(const BindingArgs& args) {
   BindOutcome out;
   const std::string key = args.pod.key();
+  // However the bind ends, it is answered: filters waiting for it may go ahead. Declared
+  // before the state lock, so it runs after that lock is released.
+  struct AnswerBind {
+    Extender* self;
+    const std::string& key;
+    bool done = false;
+    void operator()() {
+      if (!done) self->set_awaiting_bind(key, false);
+      done = true;
+    }
+    ~AnswerBind() { (*this)(); }
+  } answer{this, key};
   std::unique_lock lock(state_mu_);
   if (Status h = health(); !h.ok()) {
     out.error = h.message();
@@ -263,6 +397,7 @@ BindOutcome Extender::bind(const BindingArgs& args) {
   if (error.empty()) maybe_compact();
   const std::shared_ptr<const Binder> binder = binder_;
   lock.unlock();
+  answer();  // applied (or refused): the next filter may decide on this state
 
   if (ticket != 0) {
     if (Status s = journal_->wait_durable(ticket); !s.ok()) {

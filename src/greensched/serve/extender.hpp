@@ -10,14 +10,28 @@
 // re-checks the node, lets the policy pick the GPUs, allocates through core::Cluster (which refuses
 // overcommit) and returns only once the change is in the journal.
 //
+// Binds in flight: kube-scheduler binds asynchronously and already filters the next pod, on a
+// cache where the previous pod is assumed on its node. A filter therefore first waits (up to
+// bind_wait_ms) until every other pod that passed a filter has had its bind applied, so that
+// it decides on the state kube-scheduler assumes; without it the next pod may be sent to the
+// room the previous one is taking, and its bind is refused. `await_mu_` guards the pods
+// awaiting their bind and is never held with another lock.
+//
+// Per-node filter reasons are categorical (filter_message.hpp); when no node fits, the numbers
+// behind them go to the decision log (decision_log.hpp), written after both locks are
+// released, under its own mutex.
+//
 // Unknown nodes: with node objects (nodeCacheCapable: false) a node the state does not know
 // is added from its object (UnknownNodes::kAdd, the default) or rejected as unresolvable
 // (kReject); a node known only by name (nodeCacheCapable: true) is always rejected. A known
 // node's object is not re-read: its capacity is the one it was added with.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/serve/cluster_state.hpp"
+#include "greensched/serve/decision_log.hpp"
 #include "greensched/serve/extender_protocol.hpp"
 #include "greensched/serve/journal.hpp"
 #include "greensched/serve/metrics.hpp"
@@ -41,6 +56,10 @@ struct ExtenderOptions {
   UnknownNodes unknown_nodes = UnknownNodes::kAdd;
   std::size_t pending_capacity = 65536;
   uint64_t compact_every = 100000;  // journal entries after which a snapshot replaces them
+  std::string decision_log;         // JSON lines of unschedulable filters; "" = none
+  // A filter first waits up to this long for the binds of other pods that passed a filter
+  // (0: no wait); see Extender::wait_for_binds.
+  int bind_wait_ms = 1000;
 };
 
 // Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
@@ -100,6 +119,13 @@ class Extender {
   PodSpec note_pending(const PodRequest& pod);
   // Adds the unknown nodes of a request with node objects (lock held).
   void add_unknown_nodes(const ExtenderArgs& args, FilterResult* result);
+  // Blocks until no pod other than `key` awaits its bind (entries older than bind_wait_ms
+  // are dropped: that pod's bind is not coming).
+  void wait_for_binds(const std::string& key);
+  // Marks the pod as awaiting its bind, or done (bind answered, or filtered to no node).
+  void set_awaiting_bind(const std::string& key, bool awaiting);
+  // The node of the pod if it is bound under the same UID, else "" (state lock held).
+  std::string bound_node_of(const PodRef& ref) const;
   // Snapshot when the journal tail is long (lock held).
   void maybe_compact();
   // Rolls back a bind whose journal commit failed.
@@ -112,6 +138,11 @@ class Extender {
   ExtenderOptions options_;
   PendingPods pending_;
   std::shared_ptr<const Binder> binder_;  // read by bind under state_mu_, called after
+  std::mutex await_mu_;                   // never held with another lock
+  std::condition_variable bind_applied_;
+  std::map<std::string, std::chrono::steady_clock::time_point> awaiting_bind_;  // key -> since
+  std::unique_ptr<DecisionLog> decision_log_;                                   // null when none
+  static constexpr std::size_t kLogExamples = 3;  // nodes quoted per reason in the log
 };
 
 }  // namespace greensched::serve

@@ -136,10 +136,16 @@ Result<ExtenderArgs> parse_extender_args(json body) {
 std::string filter_result_text(const FilterResult& result, const ExtenderArgs& args) {
   std::string out;
   out.reserve(256 + args.node_names.size() * 96);
-  auto append_map = [&out](const std::map<std::string, std::string>& m) {
+  using Map = std::map<std::string, std::string>;
+  // Writes the union of two maps with disjoint keys, in key order.
+  auto append_maps = [&out](const Map& a, const Map& b) {
     out += '{';
     bool first = true;
-    for (const auto& [name, message] : m) {
+    auto x = a.begin();
+    auto y = b.begin();
+    while (x != a.end() || y != b.end()) {
+      const bool take_a = y == b.end() || (x != a.end() && x->first < y->first);
+      const auto& [name, message] = take_a ? *x++ : *y++;
       if (!first) out += ',';
       first = false;
       append_json_string(out, name);
@@ -148,6 +154,7 @@ std::string filter_result_text(const FilterResult& result, const ExtenderArgs& a
     }
     out += '}';
   };
+  static const Map kNone;
   if (args.node_objects) {
     out += R"({"Nodes":{"apiVersion":"v1","kind":"NodeList","metadata":{},"items":[)";
     bool first = true;
@@ -167,10 +174,13 @@ std::string filter_result_text(const FilterResult& result, const ExtenderArgs& a
     }
     out += ']';
   }
+  // Unresolvable nodes are listed in FailedNodes too: kube-scheduler 1.20 reads only
+  // FailedNodes, and later versions let FailedAndUnresolvableNodes take precedence for a node
+  // in both, so every client counts every node that failed.
   out += R"(,"FailedNodes":)";
-  append_map(result.failed);
+  append_maps(result.failed, result.failed_unresolvable);
   out += R"(,"FailedAndUnresolvableNodes":)";
-  append_map(result.failed_unresolvable);
+  append_maps(result.failed_unresolvable, kNone);
   out += R"(,"Error":)";
   append_json_string(out, result.error);
   out += '}';

@@ -54,6 +54,7 @@ struct FilterResult {
   std::vector<std::size_t> passed;  // indices into the request's nodes, in request order
   std::map<std::string, std::string> failed;
   std::map<std::string, std::string> failed_unresolvable;
+  std::map<std::string, int64_t> reason_counts;  // per-node reason -> nodes (for /metrics)
   std::string error;
 };
 

@@ -13,11 +13,34 @@ FilterFacts filter_facts(FilterReason reason, const NodeSpec& spec, const NodeSt
   f.memory_free_mib = state.memory_free_mib;
   f.max_gpu_free_milli = state.max_gpu_free_milli;
   f.whole_free_gpus = state.whole_free_gpus;
+  f.gpu_free_total_milli = state.gpu_free_total_milli;
   f.cpu_milli = spec.cpu_milli;
   f.memory_mib = spec.memory_mib;
   f.gpu_count = spec.gpu_count;
   f.model = spec.model;
   return f;
+}
+
+std::string_view filter_category(FilterReason reason) {
+  switch (reason) {
+    case FilterReason::kFits:
+      return "Fits";
+    case FilterReason::kNodeOffline:
+      return "Node offline";
+    case FilterReason::kInsufficientCpu:
+      return "Insufficient cpu";
+    case FilterReason::kInsufficientMemory:
+      return "Insufficient memory";
+    case FilterReason::kNoGpu:
+      return "Node has no GPU";
+    case FilterReason::kGpuModelNotAllowed:
+      return "GPU model not allowed by the pod";
+    case FilterReason::kInsufficientGpuShare:
+      return "Insufficient GPU share on any single GPU";
+    case FilterReason::kInsufficientWholeGpus:
+      return "Insufficient fully free GPUs";
+  }
+  return "Unknown reason";
 }
 
 std::string filter_message(const FilterFacts& f, const PodSpec& pod,

@@ -119,13 +119,16 @@ void ExtenderServer::routes() {
     };
   };
 
-  s.Post(prefix_ + "filter", verb("filter", [](Extender& ext, const std::string& body, Reply& out) {
+  s.Post(prefix_ + "filter",
+         verb("filter", [this](Extender& ext, const std::string& body, Reply& out) {
            auto args = read_extender_args(body);
            if (!args.ok()) {
              out = filter_error_json(args.error());
              return std::make_pair(400, std::string("bad_request"));
            }
            FilterResult result = ext.filter(args.value());
+           metrics_.observe_filter(result.reason_counts,
+                                   result.passed.empty() && !args.value().node_names.empty());
            out.text = filter_result_text(result, args.value());
            return std::make_pair(200, std::string(result.error.empty() ? "ok" : "error"));
          }));

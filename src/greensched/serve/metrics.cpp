@@ -43,6 +43,15 @@ void Metrics::observe(std::string_view verb, int code, std::string_view outcome,
   }
 }
 
+void Metrics::observe_filter(const std::map<std::string, int64_t>& reason_counts,
+                             bool unschedulable) {
+  std::lock_guard lock(mu_);
+  for (const auto& [reason, nodes] : reason_counts) {
+    filter_failures_[reason] += static_cast<uint64_t>(nodes);
+  }
+  if (unschedulable) ++unschedulable_;
+}
+
 double Metrics::latency_quantile(std::string_view verb, double q) const {
   std::vector<double> samples;
   {
@@ -82,6 +91,17 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
            fmt::format("verb=\"{}\",code=\"{}\",outcome=\"{}\"", verb, code, outcome),
            static_cast<double>(count));
     }
+    header(out, "greensched_extender_filter_node_failures_total", "counter",
+           "Nodes turned down by filter, by per-node reason (the numbers behind them are in "
+           "the decision log).");
+    for (const auto& [reason, count] : filter_failures_) {
+      line("greensched_extender_filter_node_failures_total",
+           fmt::format("reason=\"{}\"", report::prometheus_label(reason)),
+           static_cast<double>(count));
+    }
+    header(out, "greensched_extender_unschedulable_total", "counter",
+           "Filters that left the pod no node.");
+    line("greensched_extender_unschedulable_total", "", static_cast<double>(unschedulable_));
     header(out, "greensched_extender_decision_seconds", "histogram",
            "Time to answer an extender request: parse, decide and, for bind, release and "
            "resync, commit to the journal.");

@@ -2,6 +2,9 @@
 // DCGM exporter and Kepler (unit suffixes, per-node labels):
 //   greensched_extender_requests_total{verb,code,outcome}     counter
 //   greensched_extender_decision_seconds{verb}                histogram (_bucket/_sum/_count)
+//   greensched_extender_filter_node_failures_total{reason}    nodes a filter turned down, by
+//                                                             the categorical per-node reason
+//   greensched_extender_unschedulable_total                   filters that left no node
 //   greensched_node_gpu_allocated_ratio{node,gpu_model}       allocated / capacity GPU milli
 //   greensched_node_gpu_allocated_milli, _gpu_capacity_milli, greensched_node_pods,
 //   greensched_node_power_watts{node,gpu_model}               modelled IT power
@@ -63,6 +66,9 @@ class Metrics {
 
   // Exact quantile (0..1) of the latest latencies of `verb` (up to 200,000 kept), for tests
   // and benchmarks; 0 when none.
+  // One filter's per-node reasons (reason -> nodes) and whether it left the pod no node.
+  void observe_filter(const std::map<std::string, int64_t>& reason_counts, bool unschedulable);
+
   double latency_quantile(std::string_view verb, double q) const;
   std::size_t requests(std::string_view verb) const;
 
@@ -79,6 +85,8 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, int, std::string>, uint64_t> counts_;
   std::map<std::string, Histogram, std::less<>> latency_;
+  std::map<std::string, uint64_t, std::less<>> filter_failures_;
+  uint64_t unschedulable_ = 0;
 };
 
 }  // namespace greensched::serve

@@ -95,8 +95,12 @@ Result<std::unique_ptr<Extender>> open_extender(const ServiceInputs& inputs,
   }
   r.nodes = s.cluster().size();
   r.pods = s.pods().size();
+  ExtenderOptions options_with_log = config.extender;
+  if (options_with_log.decision_log.empty()) {
+    options_with_log.decision_log = inputs.state_dir + "/decisions.jsonl";
+  }
   return std::make_unique<Extender>(std::move(state.value()), std::move(journal.value()),
-                                    config.extender);
+                                    options_with_log);
 }
 
 }  // namespace greensched::serve

@@ -9,6 +9,7 @@ target_sources(greensched_lib PRIVATE
   greensched/serve/extender_protocol.cpp
   greensched/serve/args_reader.cpp
   greensched/serve/filter_message.cpp
+  greensched/serve/decision_log.cpp
   greensched/serve/journal.cpp
   greensched/serve/cluster_state.cpp
   greensched/serve/extender.cpp

@@ -1,0 +1,832 @@
+package main
+
+// The pieces every case shares: the openb cluster as Kubernetes objects, the greensched serve
+// process, and kube-scheduler 1.20.5 (scheduler.New) on a fake clientset with an event
+// recorder that keeps every binding and every FailedScheduling message.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+)
+
+// The resource and label names greensched serve reads (docs/SERVE.md, "Pod requests" and
+// "Nodes").
+const (
+	gpuMilliResource = v1.ResourceName("alibabacloud.com/gpu-milli")
+	gpuCountResource = v1.ResourceName("alibabacloud.com/gpu-count")
+	gpuModelKey      = "alibabacloud.com/gpu-card-model"
+	gpuIndexKey      = "alibabacloud.com/gpu-index"
+	namespace        = "openb"
+	schedulerName    = "greensched"
+)
+
+type nodeRow struct {
+	name      string
+	cpuMilli  int64
+	memoryMiB int64
+	gpus      int64
+	model     string
+}
+
+type podRow struct {
+	name      string
+	cpuMilli  int64
+	memoryMiB int64
+	numGPU    int64
+	gpuMilli  int64
+	gpuSpec   string
+}
+
+func readCSV(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var header []string
+	var rows []map[string]string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(strings.TrimSpace(sc.Text()), ",")
+		if header == nil {
+			header = fields
+			continue
+		}
+		if len(fields) != len(header) {
+			return nil, fmt.Errorf("%s: row %d has %d fields, header %d", path, len(rows)+2, len(fields), len(header))
+		}
+		row := map[string]string{}
+		for i, h := range header {
+			row[h] = fields[i]
+		}
+		rows = append(rows, row)
+	}
+	return rows, sc.Err()
+}
+
+func atoi(row map[string]string, key string) (int64, error) {
+	v, err := strconv.ParseInt(row[key], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %s: %v", key, err)
+	}
+	return v, nil
+}
+
+func readNodes(path string) ([]nodeRow, error) {
+	rows, err := readCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []nodeRow
+	for _, r := range rows {
+		n := nodeRow{name: r["sn"], model: r["model"]}
+		for key, dst := range map[string]*int64{"cpu_milli": &n.cpuMilli, "memory_mib": &n.memoryMiB, "gpu": &n.gpus} {
+			if *dst, err = atoi(r, key); err != nil {
+				return nil, fmt.Errorf("%s: node %s: %v", path, n.name, err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func readPods(path string) ([]podRow, error) {
+	rows, err := readCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []podRow
+	for _, r := range rows {
+		p := podRow{name: r["name"], gpuSpec: r["gpu_spec"]}
+		for key, dst := range map[string]*int64{"cpu_milli": &p.cpuMilli, "memory_mib": &p.memoryMiB, "num_gpu": &p.numGPU, "gpu_milli": &p.gpuMilli} {
+			if *dst, err = atoi(r, key); err != nil {
+				return nil, fmt.Errorf("%s: pod %s: %v", path, p.name, err)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// nodeObject: capacity as a kubelet with a GPU device plugin would advertise it, and the GPU
+// model label.
+func nodeObject(n nodeRow) *v1.Node {
+	res := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(n.cpuMilli, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(n.memoryMiB<<20, resource.BinarySI),
+		// openb nodes hold up to a few dozen pods; kubelet's default of 110 would not bind.
+		v1.ResourcePods: *resource.NewQuantity(1000, resource.DecimalSI),
+	}
+	labels := map[string]string{"kubernetes.io/hostname": n.name}
+	if n.gpus > 0 {
+		res[gpuCountResource] = *resource.NewQuantity(n.gpus, resource.DecimalSI)
+		res[gpuMilliResource] = *resource.NewQuantity(n.gpus*1000, resource.DecimalSI)
+		labels[gpuModelKey] = n.model
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels},
+		Status: v1.NodeStatus{
+			Capacity:    res,
+			Allocatable: res.DeepCopy(),
+			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		},
+	}
+}
+
+// podObject: the GPU request as docs/SERVE.md tells users to write it: a share of one GPU as
+// alibabacloud.com/gpu-milli, whole GPUs as alibabacloud.com/gpu-count, models as the
+// alibabacloud.com/gpu-card-model annotation.
+func podObject(p podRow) *v1.Pod {
+	req := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(p.cpuMilli, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(p.memoryMiB<<20, resource.BinarySI),
+	}
+	lim := req.DeepCopy()
+	switch {
+	case p.numGPU == 1 && p.gpuMilli < 1000:
+		lim[gpuMilliResource] = *resource.NewQuantity(p.gpuMilli, resource.DecimalSI)
+	case p.numGPU >= 1:
+		lim[gpuCountResource] = *resource.NewQuantity(p.numGPU, resource.DecimalSI)
+	}
+	for k, v := range lim {
+		if k != v1.ResourceCPU && k != v1.ResourceMemory {
+			req[k] = v // extended resources: requests equal limits
+		}
+	}
+	var annotations map[string]string
+	if p.gpuSpec != "" {
+		annotations = map[string]string{gpuModelKey: p.gpuSpec}
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.name, Namespace: namespace, UID: types.UID("uid-" + p.name),
+			Annotations: annotations,
+		},
+		Spec: v1.PodSpec{
+			SchedulerName: schedulerName,
+			Containers: []v1.Container{{
+				Name: "main", Image: "registry.invalid/openb:1",
+				Resources: v1.ResourceRequirements{Requests: req, Limits: lim},
+			}},
+		},
+	}
+}
+
+// ---- greensched serve --------------------------------------------------------------------
+
+type serve struct {
+	bin, state, nodes string
+	port              int
+	cmd               *exec.Cmd
+	log               *os.File
+	done              chan struct{}
+}
+
+func (s *serve) base() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
+
+// start runs greensched serve on 127.0.0.1 (the same port after the first start) and waits
+// until /healthz answers 200.
+func (s *serve) start() error {
+	portFile := s.state + ".port"
+	os.Remove(portFile)
+	args := []string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", s.port), "--state", s.state,
+		"--port-file", portFile, "--policy", "fgd", "-q"}
+	if s.nodes != "" {
+		args = append(args, "--nodes", s.nodes)
+	}
+	if s.log == nil {
+		f, err := os.Create(s.state + ".log")
+		if err != nil {
+			return err
+		}
+		s.log = f
+	}
+	s.cmd = exec.Command(s.bin, args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %v", s.bin, err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.done)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return fmt.Errorf("greensched serve exited at start (log: %s)", s.log.Name())
+		default:
+		}
+		if s.port == 0 {
+			if b, err := os.ReadFile(portFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				s.port, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+		}
+		if s.port != 0 {
+			if resp, err := http.Get(s.base() + "/healthz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return nil
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("greensched serve not healthy after 60 s (log: %s)", s.log.Name())
+}
+
+func (s *serve) kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGKILL)
+		<-s.done
+	}
+}
+
+func (s *serve) stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			s.kill()
+		}
+	}
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+type boundPod struct {
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	Node       string `json:"node"`
+	CPUMilli   int64  `json:"cpu_milli"`
+	MemoryMiB  int64  `json:"memory_mib"`
+	GPUCount   int64  `json:"gpu_count"`
+	GPUMilli   int64  `json:"gpu_milli"`
+	GPUIndices string `json:"gpu_indices"`
+}
+
+func getJSON(url string, out interface{}) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return json.Unmarshal(body, out)
+}
+
+func (s *serve) pods() (map[string]boundPod, error) {
+	var list []boundPod
+	if err := getJSON(s.base()+"/pods", &list); err != nil {
+		return nil, err
+	}
+	out := map[string]boundPod{}
+	for _, p := range list {
+		out[p.Namespace+"/"+p.Name] = p
+	}
+	return out, nil
+}
+
+// metrics: the samples of /metrics, keyed by name{labels} as printed.
+func (s *serve) metrics() (map[string]float64, error) {
+	resp, err := http.Get(s.base() + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		cut := strings.LastIndexByte(line, ' ')
+		if cut < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[cut+1:], 64)
+		if err == nil {
+			out[line[:cut]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// requestsNotOK: extender requests whose outcome was not "ok", by verb{code,outcome}.
+func requestsNotOK(m map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if strings.HasPrefix(k, "greensched_extender_requests_total{") && !strings.Contains(k, `outcome="ok"`) && v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ---- kube-scheduler ----------------------------------------------------------------------
+
+type podRecord struct {
+	node       string // from the Scheduled event: the bind verb succeeded
+	scheduled  int    // Scheduled events (a pod must be bound at most once)
+	gpuIndex   string // alibabacloud.com/gpu-index read from the extender when it was bound
+	lastFail   string // last FailedScheduling message
+	failIsFit  bool   // that failure was "no node fits" (not an error)
+	failures   int
+	errorFails int
+}
+
+// recorder is kube-scheduler's event sink: it keeps what each pod went through, and plays the
+// part of the API server's binding for pods the extender bound: it sets spec.nodeName and the
+// GPU index annotation (read from GET /pods/<ns>/<name>, as docs/SERVE.md tells controllers
+// to), so the scheduler's cache confirms the pod.
+type recorder struct {
+	mu          sync.Mutex
+	pods        map[string]*podRecord
+	unconfirmed int // Scheduled pods not yet written back to the API server
+	changed     chan struct{}
+	binds       chan *v1.Pod
+}
+
+func newRecorder() *recorder {
+	return &recorder{pods: map[string]*podRecord{}, changed: make(chan struct{}, 1), binds: make(chan *v1.Pod, 1<<16)}
+}
+
+func (r *recorder) Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	pod, ok := regarding.(*v1.Pod)
+	if !ok {
+		return
+	}
+	msg := note
+	if len(args) > 0 {
+		msg = fmt.Sprintf(note, args...)
+	}
+	key := pod.Namespace + "/" + pod.Name
+	r.mu.Lock()
+	rec := r.pods[key]
+	if rec == nil {
+		rec = &podRecord{}
+		r.pods[key] = rec
+	}
+	switch reason {
+	case "Scheduled":
+		rec.scheduled++
+		rec.node = pod.Spec.NodeName
+		r.unconfirmed++
+		r.binds <- pod.DeepCopy()
+	case "FailedScheduling":
+		rec.failures++
+		rec.lastFail = msg
+		rec.failIsFit = strings.HasPrefix(msg, "0/")
+		if !rec.failIsFit {
+			rec.errorFails++
+		}
+	}
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) snapshot() map[string]podRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]podRecord, len(r.pods))
+	for k, v := range r.pods {
+		out[k] = *v
+	}
+	return out
+}
+
+type cluster struct {
+	client   *fake.Clientset
+	rec      *recorder
+	cancel   context.CancelFunc
+	ctx      context.Context
+	nodes    []nodeRow
+	srv      *serve
+	binderWG sync.WaitGroup
+	nudges   int
+}
+
+func loadConfig(path string) (*schedulerapi.KubeSchedulerConfiguration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	obj, gvk, err := schedulerscheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	cfg, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %v, not a KubeSchedulerConfiguration", path, gvk)
+	}
+	return cfg, nil
+}
+
+// startCluster: the nodes in a fake API server and kube-scheduler built from the config's
+// profiles and extenders, with the extender's URL pointed at extenderURL (srv itself, or a
+// proxy in front of it).
+func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *serve, extenderURL string) (*cluster, error) {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Extenders) != 1 {
+		return nil, fmt.Errorf("%s: expected one extender, found %d", cfgPath, len(cfg.Extenders))
+	}
+	cfg.Extenders[0].URLPrefix = extenderURL + "/"
+	cfg.Extenders[0].NodeCacheCapable = nodeCacheCapable
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cluster{client: fake.NewSimpleClientset(), rec: newRecorder(), ctx: ctx, cancel: cancel, nodes: nodes, srv: srv}
+	for _, n := range nodes {
+		if _, err := c.client.CoreV1().Nodes().Create(ctx, nodeObject(n), metav1.CreateOptions{}); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	factory := scheduler.NewInformerFactory(c.client, 0)
+	sched, err := scheduler.New(c.client, factory,
+		func(string) events.EventRecorder { return c.rec }, ctx.Done(),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithExtenders(cfg.Extenders...),
+		scheduler.WithAlgorithmSource(cfg.AlgorithmSource),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("scheduler.New: %v", err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	for i := 0; i < 4; i++ {
+		c.binderWG.Add(1)
+		go c.confirmBindings()
+	}
+	go sched.Run(ctx)
+	return c, nil
+}
+
+// confirmBindings writes each bound pod back to the API server, as the binding subresource
+// would: spec.nodeName and the GPU index annotation.
+func (c *cluster) confirmBindings() {
+	defer c.binderWG.Done()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case pod := <-c.rec.binds:
+			key := pod.Namespace + "/" + pod.Name
+			var bp boundPod
+			// Retried while the extender restarts; a pod it does not hold shows as missing.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				err := getJSON(fmt.Sprintf("%s/pods/%s/%s", c.srv.base(), pod.Namespace, pod.Name), &bp)
+				if err == nil || c.ctx.Err() != nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					bp.GPUIndices = "<missing: " + err.Error() + ">"
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			c.rec.mu.Lock()
+			c.rec.pods[key].gpuIndex = bp.GPUIndices
+			c.rec.unconfirmed--
+			c.rec.mu.Unlock()
+			live, err := c.client.CoreV1().Pods(pod.Namespace).Get(c.ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			live.Spec.NodeName = pod.Spec.NodeName
+			if bp.GPUIndices != "" {
+				if live.Annotations == nil {
+					live.Annotations = map[string]string{}
+				}
+				live.Annotations[gpuIndexKey] = bp.GPUIndices
+			}
+			c.client.CoreV1().Pods(pod.Namespace).Update(c.ctx, live, metav1.UpdateOptions{})
+			select {
+			case c.rec.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// nudge changes a node label: a cluster event, on which kube-scheduler moves the pods that
+// failed back to its active queue now rather than after its 60 s unschedulable timeout.
+func (c *cluster) nudge() {
+	c.nudges++
+	n, err := c.client.CoreV1().Nodes().Get(c.ctx, c.nodes[0].name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	n.Labels["greensched.test/nudge"] = strconv.Itoa(c.nudges)
+	c.client.CoreV1().Nodes().Update(c.ctx, n, metav1.UpdateOptions{})
+}
+
+func (c *cluster) createPods(pods []*v1.Pod) error {
+	for _, p := range pods {
+		if _, err := c.client.CoreV1().Pods(p.Namespace).Create(c.ctx, p, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createParallel creates the pods in batches of `batch`, each batch from parallel goroutines.
+func (c *cluster) createParallel(pods []*v1.Pod, batch, workers int) error {
+	for start := 0; start < len(pods); start += batch {
+		end := start + batch
+		if end > len(pods) {
+			end = len(pods)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := start + w; i < end; i += workers {
+					if _, err := c.client.CoreV1().Pods(namespace).Create(c.ctx, pods[i], metav1.CreateOptions{}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle waits until every pod is bound or last failed with "no node fits", retrying (by a
+// nudge) pods whose last attempt ended in an error. Returns false on timeout.
+func (c *cluster) settle(keys []string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	lastNudge := time.Now()
+	for time.Now().Before(deadline) {
+		snap := c.rec.snapshot()
+		c.rec.mu.Lock()
+		open, erred := c.rec.unconfirmed, 0
+		c.rec.mu.Unlock()
+		for _, k := range keys {
+			r, ok := snap[k]
+			switch {
+			case !ok:
+				open++
+			case r.scheduled > 0:
+			case r.failIsFit:
+			default:
+				open++
+				if r.errorFails > 0 {
+					erred++
+				}
+			}
+		}
+		if open == 0 {
+			return true
+		}
+		if erred > 0 && time.Since(lastNudge) > 500*time.Millisecond {
+			c.nudge()
+			lastNudge = time.Now()
+		}
+		select {
+		case <-c.rec.changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+func (c *cluster) stop() {
+	c.cancel()
+	c.binderWG.Wait()
+}
+
+// ---- checks ------------------------------------------------------------------------------
+
+type checker struct {
+	name   string
+	failed bool
+}
+
+func (ck *checker) errorf(format string, args ...interface{}) {
+	ck.failed = true
+	fmt.Printf("FAIL [%s] %s\n", ck.name, fmt.Sprintf(format, args...))
+}
+
+func (ck *checker) logf(format string, args ...interface{}) {
+	fmt.Printf("[%s] %s\n", ck.name, fmt.Sprintf(format, args...))
+}
+
+func parseIndices(s string) []int {
+	if s == "" {
+		return nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, "-") {
+		v, err := strconv.Atoi(part)
+		if err != nil {
+			return append(out, -1)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// checkPlacements: the extender's bound pods equal the scheduler's bindings pod for pod
+// (node and GPUs), every pod was bound at most once, and no node or GPU is overcommitted.
+func checkPlacements(ck *checker, c *cluster, keys []string) (bound, unschedulable int) {
+	state, err := c.srv.pods()
+	if err != nil {
+		ck.errorf("GET /pods: %v", err)
+		return
+	}
+	snap := c.rec.snapshot()
+	mismatches := 0
+	for _, k := range keys {
+		r := snap[k]
+		if r.scheduled > 1 {
+			ck.errorf("%s was bound %d times", k, r.scheduled)
+		}
+		p, held := state[k]
+		switch {
+		case r.scheduled > 0 && !held:
+			mismatches++
+			if mismatches <= 5 {
+				ck.errorf("%s bound by the scheduler to %s, absent from the extender's state (acknowledged bind lost)", k, r.node)
+			}
+		case r.scheduled == 0 && held:
+			mismatches++
+			if mismatches <= 5 {
+				ck.errorf("%s held by the extender on %s, never bound by the scheduler", k, p.Node)
+			}
+		case held && (p.Node != r.node || p.GPUIndices != r.gpuIndex):
+			mismatches++
+			if mismatches <= 5 {
+				ck.errorf("%s: scheduler %s GPUs %q, extender %s GPUs %q", k, r.node, r.gpuIndex, p.Node, p.GPUIndices)
+			}
+		}
+		if r.scheduled > 0 {
+			bound++
+		} else if r.failIsFit {
+			unschedulable++
+		}
+	}
+	if extra := len(state) - bound; mismatches == 0 && extra != 0 {
+		ck.errorf("the extender holds %d pods, the scheduler bound %d", len(state), bound)
+	}
+	if mismatches > 0 {
+		ck.errorf("%d pods differ between the scheduler's bindings and the extender's state", mismatches)
+	}
+	// Overcommit, recomputed from the pods.
+	capacity := map[string]nodeRow{}
+	for _, n := range c.nodes {
+		capacity[n.name] = n
+	}
+	type use struct {
+		cpu, mem int64
+		gpu      map[int]int64
+	}
+	used := map[string]*use{}
+	for k, p := range state {
+		u := used[p.Node]
+		if u == nil {
+			u = &use{gpu: map[int]int64{}}
+			used[p.Node] = u
+		}
+		u.cpu += p.CPUMilli
+		u.mem += p.MemoryMiB
+		idx := parseIndices(p.GPUIndices)
+		want := int(p.GPUCount)
+		if len(idx) != want {
+			ck.errorf("%s asks for %d GPUs, holds %q", k, want, p.GPUIndices)
+		}
+		for _, i := range idx {
+			if p.GPUMilli < 1000 {
+				u.gpu[i] += p.GPUMilli
+			} else {
+				u.gpu[i] += 1000
+			}
+		}
+	}
+	over := 0
+	for node, u := range used {
+		n, ok := capacity[node]
+		if !ok {
+			ck.errorf("pods on unknown node %s", node)
+			continue
+		}
+		if u.cpu > n.cpuMilli || u.mem > n.memoryMiB {
+			over++
+			ck.errorf("node %s overcommitted: cpu %d/%d milli, memory %d/%d MiB", node, u.cpu, n.cpuMilli, u.mem, n.memoryMiB)
+		}
+		for i, m := range u.gpu {
+			if i < 0 || int64(i) >= n.gpus || m > 1000 {
+				over++
+				ck.errorf("node %s GPU %d overcommitted: %d milli (node has %d GPUs)", node, i, m, n.gpus)
+			}
+		}
+	}
+	if over == 0 {
+		ck.logf("no node, CPU or GPU overcommitted (%d pods on %d nodes)", len(state), len(used))
+	}
+	return
+}
+
+// allocation: cluster GPU allocation in percent, from the extender's pods.
+func allocation(c *cluster) (float64, error) {
+	state, err := c.srv.pods()
+	if err != nil {
+		return 0, err
+	}
+	var used, total int64
+	for _, n := range c.nodes {
+		total += n.gpus * 1000
+	}
+	for _, p := range state {
+		if p.GPUMilli < 1000 {
+			used += p.GPUMilli * p.GPUCount
+		} else {
+			used += 1000 * p.GPUCount
+		}
+	}
+	return 100 * float64(used) / float64(total), nil
+}
+
+// reasonsOf splits "0/1213 nodes are available: 846 Insufficient cpu, 3 Foo." into
+// {reason: count}.
+func reasonsOf(msg string) (map[string]int, int, bool) {
+	var total int
+	head := strings.SplitN(msg, " nodes are available: ", 2)
+	if len(head) != 2 || !strings.HasPrefix(head[0], "0/") {
+		return nil, 0, false
+	}
+	total, _ = strconv.Atoi(strings.TrimPrefix(head[0], "0/"))
+	out := map[string]int{}
+	for _, part := range strings.Split(strings.TrimSuffix(head[1], "."), ", ") {
+		sp := strings.SplitN(part, " ", 2)
+		n, err := strconv.Atoi(sp[0])
+		if len(sp) != 2 || err != nil {
+			return nil, total, false
+		}
+		out[sp[1]] += n
+	}
+	return out, total, true
+}
+
+func sortedKeys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func writeFile(dir, name, text string) {
+	os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+}

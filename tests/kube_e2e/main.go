@@ -1,0 +1,725 @@
+// greensched-kube-e2e runs Kubernetes' own scheduler (kube-scheduler 1.20.5: scheduler.New,
+// its HTTPExtender client and a fake clientset) against a running `greensched serve`, and
+// checks what the real client sees: bindings, FailedScheduling events, errors and retries,
+// crash recovery and throughput. Built from the vendored Kubernetes tree by
+// tests/kube_e2e/kube_e2e.cmake; exits 1 when a check fails.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+)
+
+type options struct {
+	greensched, nodesCSV, podsCSV, config, deployConfig, work string
+	cases                                                     string
+	nocachePods, crashPods, crashKills, throughputPods        int
+	seed                                                      int64
+}
+
+// The per-node reasons kube-scheduler may count for an openb pod: greensched's categories
+// (serve/filter_message.cpp) and the in-tree NodeResourcesFit's.
+var knownReasons = map[string]bool{
+	"Insufficient cpu":                         true,
+	"Insufficient memory":                      true,
+	"Node has no GPU":                          true,
+	"GPU model not allowed by the pod":         true,
+	"Insufficient GPU share on any single GPU": true,
+	"Insufficient fully free GPUs":             true,
+	"Insufficient alibabacloud.com/gpu-milli":  true,
+	"Insufficient alibabacloud.com/gpu-count":  true,
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.greensched, "greensched", "", "the greensched binary")
+	flag.StringVar(&o.nodesCSV, "nodes", "", "openb node list CSV")
+	flag.StringVar(&o.podsCSV, "pods", "", "openb pod list CSV")
+	flag.StringVar(&o.config, "config", "", "KubeSchedulerConfiguration (v1beta1) the cases run with")
+	flag.StringVar(&o.deployConfig, "deploy-config", "", "deploy/'s v1beta1 config, checked to decode")
+	flag.StringVar(&o.work, "work", "", "scratch directory (state, logs, figures)")
+	flag.StringVar(&o.cases, "cases", "full,nocache,crash,bad,throughput", "cases to run")
+	flag.IntVar(&o.nocachePods, "nocache-pods", 300, "pods of the nodeCacheCapable: false case")
+	flag.IntVar(&o.crashPods, "crash-pods", 1500, "pods of the crash case")
+	flag.IntVar(&o.crashKills, "crash-kills", 6, "SIGKILLs of the crash case")
+	flag.IntVar(&o.throughputPods, "throughput-pods", 3000, "pods of the throughput case")
+	flag.Int64Var(&o.seed, "seed", 42, "seed of the crash case's kill times")
+	flag.Parse()
+	if o.greensched == "" || o.nodesCSV == "" || o.podsCSV == "" || o.config == "" || o.work == "" {
+		fmt.Fprintln(os.Stderr, "usage: greensched-kube-e2e -greensched BIN -nodes CSV -pods CSV -config YAML -work DIR [-cases ...]")
+		os.Exit(2)
+	}
+	// The fake clientset's watches panic when more than this many events wait unread; pods
+	// are created in bursts of thousands.
+	watch.DefaultChanSize = 1 << 20
+	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(klogFlags)
+	os.MkdirAll(o.work, 0o755)
+	klogFile, err := os.Create(filepath.Join(o.work, "kube-scheduler.log"))
+	if err == nil {
+		klogFlags.Set("logtostderr", "false")
+		klogFlags.Set("alsologtostderr", "false")
+		klogFlags.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(klogFile)
+	}
+
+	nodes, err := readNodes(o.nodesCSV)
+	if err != nil {
+		fmt.Println("FAIL", err)
+		os.Exit(1)
+	}
+	pods, err := readPods(o.podsCSV)
+	if err != nil {
+		fmt.Println("FAIL", err)
+		os.Exit(1)
+	}
+	failed := false
+	if o.deployConfig != "" {
+		ck := &checker{name: "deploy-config"}
+		if cfg, err := loadConfig(o.deployConfig); err != nil {
+			ck.errorf("%v", err)
+		} else if len(cfg.Extenders) != 1 || cfg.Extenders[0].BindVerb != "bind" {
+			ck.errorf("%s: expected one extender with bindVerb bind", o.deployConfig)
+		} else {
+			ck.logf("%s decodes as kubescheduler.config.k8s.io/v1beta1 (1 extender, %d profile(s))", o.deployConfig, len(cfg.Profiles))
+		}
+		failed = failed || ck.failed
+	}
+	cases := map[string]func(*options, []nodeRow, []podRow, *checker){
+		"full": caseFull, "nocache": caseNoCache, "crash": caseCrash, "bad": caseBad, "throughput": caseThroughput,
+	}
+	for _, name := range strings.Split(o.cases, ",") {
+		run, ok := cases[name]
+		if !ok {
+			fmt.Println("FAIL unknown case", name)
+			os.Exit(2)
+		}
+		ck := &checker{name: name}
+		start := time.Now()
+		run(&o, nodes, pods, ck)
+		ck.logf("done in %.1f s", time.Since(start).Seconds())
+		failed = failed || ck.failed
+	}
+	if failed {
+		fmt.Println("FAILED")
+		os.Exit(1)
+	}
+	fmt.Println("PASSED")
+}
+
+func podKeys(objs []*v1.Pod) []string {
+	keys := make([]string, len(objs))
+	for i, p := range objs {
+		keys[i] = p.Namespace + "/" + p.Name
+	}
+	return keys
+}
+
+func podObjects(rows []podRow) []*v1.Pod {
+	out := make([]*v1.Pod, len(rows))
+	for i, r := range rows {
+		out[i] = podObject(r)
+	}
+	return out
+}
+
+func newServe(o *options, name string, withNodes bool) *serve {
+	state := filepath.Join(o.work, name+"-state")
+	os.RemoveAll(state)
+	s := &serve{bin: o.greensched, state: state}
+	if withNodes {
+		s.nodes = o.nodesCSV
+	}
+	return s
+}
+
+// checkMetrics: no extender request answered other than ok (1.20 drops prioritize errors, so
+// they are visible only here).
+func checkMetrics(ck *checker, s *serve) map[string]float64 {
+	m, err := s.metrics()
+	if err != nil {
+		ck.errorf("GET /metrics: %v", err)
+		return nil
+	}
+	bad := requestsNotOK(m)
+	if len(bad) > 0 {
+		ck.errorf("extender requests not ok: %v", bad)
+	} else {
+		ck.logf("/metrics: filter %.0f, prioritize %.0f, bind %.0f requests, all ok",
+			m[`greensched_extender_requests_total{verb="filter",code="200",outcome="ok"}`],
+			m[`greensched_extender_requests_total{verb="prioritize",code="200",outcome="ok"}`],
+			m[`greensched_extender_requests_total{verb="bind",code="200",outcome="ok"}`])
+	}
+	return m
+}
+
+// simulateAllocation runs `greensched simulate --policy fgd` on the same nodes and pods and
+// returns its final cluster GPU allocation (percent of capacity), the mean over three seeds.
+// A tune below the list's own GPU demand adds no pods: each seed places exactly the listed
+// pods, in a shuffled order.
+func simulateAllocation(o *options, ck *checker, pods string) (float64, bool) {
+	out := filepath.Join(o.work, "simulate")
+	cmd := exec.Command(o.greensched, "simulate", "--policy", "fgd", "--nodes", o.nodesCSV, "--pods", pods,
+		"--seeds", "42-44", "--tune", "0.5", "--out", out, "-q")
+	text, err := cmd.CombinedOutput()
+	if err != nil {
+		ck.errorf("greensched simulate: %v\n%s", err, text)
+		return 0, false
+	}
+	rows, err := readCSV(filepath.Join(out, "summary.csv"))
+	if err != nil || len(rows) == 0 {
+		ck.errorf("simulate summary: %v", err)
+		return 0, false
+	}
+	sum := 0.0
+	for _, row := range rows {
+		v, err := strconv.ParseFloat(row["final_alloc_gpu_pct"], 64)
+		if err != nil {
+			ck.errorf("simulate summary: final_alloc_gpu_pct: %v (columns %v)", err, row)
+			return 0, false
+		}
+		sum += v
+	}
+	return sum / float64(len(rows)), true
+}
+
+// checkUnschedulableEvents: the FailedScheduling text of unschedulable pods reads as a few
+// counted categories, every node counted.
+func checkUnschedulableEvents(ck *checker, c *cluster, keys []string, nodes int) (string, string) {
+	snap := c.rec.snapshot()
+	maxKinds, checked := 0, 0
+	example, examplePod := "", ""
+	for _, k := range keys {
+		r := snap[k]
+		if r.scheduled > 0 || !r.failIsFit {
+			continue
+		}
+		reasons, total, ok := reasonsOf(r.lastFail)
+		if !ok {
+			ck.errorf("%s: FailedScheduling message not in kube-scheduler's form: %q", k, r.lastFail)
+			continue
+		}
+		checked++
+		sum := 0
+		for reason, n := range reasons {
+			sum += n
+			if !knownReasons[reason] {
+				ck.errorf("%s: unexpected per-node reason %q in %q", k, reason, r.lastFail)
+			}
+		}
+		if total != nodes || sum < nodes {
+			ck.errorf("%s: %q counts %d of %d nodes", k, r.lastFail, sum, nodes)
+		}
+		if len(reasons) > maxKinds {
+			maxKinds = len(reasons)
+			example, examplePod = r.lastFail, k
+		}
+	}
+	if checked > 0 {
+		ck.logf("%d unschedulable pods: at most %d distinct reasons per event, e.g. %s: %q", checked, maxKinds, examplePod, example)
+	}
+	return example, examplePod
+}
+
+func runExplain(o *options, ck *checker, s *serve, pod string) {
+	if pod == "" {
+		return
+	}
+	out, err := exec.Command(o.greensched, "explain", "--record", filepath.Join(s.state, "decisions.jsonl"), "--pod", pod).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "could not be placed") {
+		ck.errorf("greensched explain --pod %s: %v\n%s", pod, err, out)
+		return
+	}
+	ck.logf("greensched explain --record %s/decisions.jsonl --pod %s:\n%s", filepath.Base(s.state), pod, strings.TrimSpace(string(out)))
+}
+
+// ---- the whole default pod list, nodeCacheCapable: true ----------------------------------
+
+func caseFull(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
+	simAlloc, simOK := simulateAllocation(o, ck, o.podsCSV)
+	srv := newServe(o, "full", true)
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	objs := podObjects(pods)
+	keys := podKeys(objs)
+	start := time.Now()
+	// One at a time in list order, so kube-scheduler's queue sees the order simulate does.
+	if err := c.createPods(objs); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return
+	}
+	if !c.settle(keys, 6*time.Minute) {
+		ck.errorf("pods still unresolved after 6 min")
+	}
+	elapsed := time.Since(start)
+	bound, unsched := checkPlacements(ck, c, keys)
+	if bound+unsched != len(keys) {
+		ck.errorf("%d pods neither bound nor unschedulable", len(keys)-bound-unsched)
+	}
+	errs := 0
+	for _, r := range c.rec.snapshot() {
+		errs += r.errorFails
+	}
+	if errs > 0 {
+		ck.errorf("%d scheduling attempts ended in an error", errs)
+	}
+	checkMetrics(ck, srv)
+	alloc, err := allocation(c)
+	if err != nil {
+		ck.errorf("%v", err)
+	}
+	ck.logf("%d pods: %d bound, %d unschedulable, %d errors, GPU allocation %.2f %% in %.1f s (%.1f pods/s)",
+		len(keys), bound, unsched, errs, alloc, elapsed.Seconds(), float64(len(keys))/elapsed.Seconds())
+	if simOK {
+		ck.logf("greensched simulate --policy fgd on the same pods: %.2f %% (difference %.2f points)", simAlloc, alloc-simAlloc)
+		if math.Abs(alloc-simAlloc) > 1.5 {
+			ck.errorf("allocation %.2f %% is more than 1.5 points from simulate's %.2f %%", alloc, simAlloc)
+		}
+	}
+	_, pod := checkUnschedulableEvents(ck, c, keys, len(nodes))
+	runExplain(o, ck, srv, pod)
+}
+
+// ---- nodeCacheCapable: false -------------------------------------------------------------
+
+func caseNoCache(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
+	// No --nodes: the extender learns the nodes from the Node objects of the first request.
+	srv := newServe(o, "nocache", false)
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(o.config, false, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	n := o.nocachePods
+	if n > len(pods) {
+		n = len(pods)
+	}
+	objs := podObjects(pods[:n])
+	keys := podKeys(objs)
+	start := time.Now()
+	if err := c.createPods(objs); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return
+	}
+	if !c.settle(keys, 4*time.Minute) {
+		ck.errorf("pods still unresolved after 4 min")
+	}
+	elapsed := time.Since(start)
+	bound, unsched := checkPlacements(ck, c, keys)
+	m := checkMetrics(ck, srv)
+	ck.logf("%d pods: %d bound, %d unschedulable in %.1f s (%.2f pods/s)", n, bound, unsched, elapsed.Seconds(), float64(n)/elapsed.Seconds())
+
+	// Where the time goes: the extender's own time per verb (parse included), against the
+	// client's JSON encoding of the same request and decoding of the filter reply.
+	if m != nil {
+		for _, verb := range []string{"filter", "prioritize", "bind"} {
+			sum := m[fmt.Sprintf(`greensched_extender_decision_seconds_sum{verb="%s"}`, verb)]
+			cnt := m[fmt.Sprintf(`greensched_extender_decision_seconds_count{verb="%s"}`, verb)]
+			if cnt > 0 {
+				ck.logf("extender %s: %.0f requests, %.1f ms each, %.1f s in all", verb, cnt, 1000*sum/cnt, sum)
+			}
+		}
+	}
+	items := make([]v1.Node, len(nodes))
+	for i, nd := range nodes {
+		items[i] = *nodeObject(nd)
+	}
+	args := extenderv1.ExtenderArgs{Pod: objs[0], Nodes: &v1.NodeList{Items: items}}
+	const reps = 5
+	t0 := time.Now()
+	var body []byte
+	for i := 0; i < reps; i++ {
+		body, _ = json.Marshal(&args)
+	}
+	encode := time.Since(t0) / reps
+	reply, _ := json.Marshal(&extenderv1.ExtenderFilterResult{Nodes: &v1.NodeList{Items: items}})
+	t0 = time.Now()
+	for i := 0; i < reps; i++ {
+		var r extenderv1.ExtenderFilterResult
+		json.NewDecoder(bytes.NewReader(reply)).Decode(&r)
+	}
+	decode := time.Since(t0) / reps
+	ck.logf("client side per request with %d Node objects: encoding %.1f ms (%.1f MB), decoding a filter reply passing all nodes %.1f ms",
+		len(items), float64(encode.Microseconds())/1000, float64(len(body))/1e6, float64(decode.Microseconds())/1000)
+	ck.logf("per pod: %.0f ms wall", 1000*elapsed.Seconds()/float64(n))
+}
+
+// ---- crash: SIGKILL greensched serve while the scheduler runs ----------------------------
+
+func caseCrash(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
+	srv := newServe(o, "crash", true)
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	n := o.crashPods
+	if n > len(pods) {
+		n = len(pods)
+	}
+	objs := podObjects(pods[:n])
+	keys := podKeys(objs)
+	rng := rand.New(rand.NewSource(o.seed))
+	start := time.Now()
+	created := make(chan error, 1)
+	go func() { created <- c.createParallel(objs, 100, 4) }()
+	kills, restartFails := 0, 0
+	var down time.Duration
+	for kills < o.crashKills {
+		time.Sleep(time.Duration(300+rng.Intn(900)) * time.Millisecond)
+		srv.kill()
+		kills++
+		t := time.Now()
+		if err := srv.start(); err != nil {
+			restartFails++
+			ck.errorf("restart %d: %v", kills, err)
+			return
+		}
+		down += time.Since(t)
+	}
+	if err := <-created; err != nil {
+		ck.errorf("creating pods: %v", err)
+	}
+	if !c.settle(keys, 3*time.Minute) {
+		ck.errorf("pods still unresolved 3 min after the last restart")
+	}
+	errs := 0
+	for _, r := range c.rec.snapshot() {
+		errs += r.errorFails
+	}
+	bound, unsched := checkPlacements(ck, c, keys)
+	ck.logf("%d SIGKILLs and restarts on the same --state (down %.2f s each on average); %d pods: %d bound, %d unschedulable; %d attempts failed with an error and were retried (%d queue nudges), in %.1f s",
+		kills, down.Seconds()/float64(kills), n, bound, unsched, errs, c.nudges, time.Since(start).Seconds())
+	if errs == 0 {
+		ck.errorf("no attempt failed: the kills did not hit the scheduler")
+	}
+	// The final state survives one more kill exactly.
+	srv.kill()
+	if err := srv.start(); err != nil {
+		ck.errorf("final restart: %v", err)
+		return
+	}
+	before := ck.failed
+	checkPlacements(ck, c, keys)
+	if !before && !ck.failed {
+		ck.logf("after a further SIGKILL and restart the state still equals the scheduler's bindings")
+	}
+}
+
+// ---- bad and slow behaviour, on a small cluster, through a meddling proxy ----------------
+
+// proxy sits between kube-scheduler and greensched serve. It counts the verbs per pod and
+// lets a case change a request on its way (a bind to an unknown node, a state change between
+// prioritize and bind, a reply later than the client's timeout).
+type proxy struct {
+	upstream string
+	mu       sync.Mutex
+	calls    map[string]int // "verb pod" -> calls
+	hook     func(verb, pod string, body []byte, n int) []byte
+	listener net.Listener
+}
+
+func podOf(verb string, body []byte) string {
+	if verb == "bind" {
+		var b extenderv1.ExtenderBindingArgs
+		json.Unmarshal(body, &b)
+		return b.PodName
+	}
+	var a struct {
+		Pod struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+	}
+	json.Unmarshal(body, &a)
+	return a.Pod.Metadata.Name
+}
+
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	verb := strings.TrimPrefix(r.URL.Path, "/")
+	pod := podOf(verb, body)
+	p.mu.Lock()
+	p.calls[verb+" "+pod]++
+	n := p.calls[verb+" "+pod]
+	hook := p.hook
+	p.mu.Unlock()
+	if hook != nil {
+		body = hook(verb, pod, body, n)
+	}
+	resp, err := http.Post(p.upstream+r.URL.Path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
+
+func (p *proxy) count(verb, pod string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[verb+" "+pod]
+}
+
+func caseBad(o *options, _ []nodeRow, _ []podRow, ck *checker) {
+	// Four nodes: three small T4 nodes and one 8-GPU V100 node.
+	nodes := []nodeRow{
+		{name: "t4-a", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "T4"},
+		{name: "t4-b", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "T4"},
+		{name: "t4-c", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "T4"},
+		{name: "v100-a", cpuMilli: 96000, memoryMiB: 393216, gpus: 8, model: "V100M32"},
+	}
+	var csv strings.Builder
+	csv.WriteString("sn,cpu_milli,memory_mib,gpu,model\n")
+	for _, n := range nodes {
+		fmt.Fprintf(&csv, "%s,%d,%d,%d,%s\n", n.name, n.cpuMilli, n.memoryMiB, n.gpus, n.model)
+	}
+	nodesCSV := filepath.Join(o.work, "bad-nodes.csv")
+	writeFile(o.work, "bad-nodes.csv", csv.String())
+	srv := newServe(o, "bad", false)
+	srv.nodes = nodesCSV
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	px := &proxy{upstream: srv.base(), calls: map[string]int{}, listener: ln}
+	hs := &http.Server{Handler: px}
+	go hs.Serve(ln)
+	defer hs.Close()
+	c, err := startCluster(o.config, true, nodes, srv, "http://"+ln.Addr().String())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+
+	pod := func(name string, cpu, gpus, milli int64, model string) *v1.Pod {
+		return podObject(podRow{name: name, cpuMilli: cpu, memoryMiB: 1024, numGPU: gpus, gpuMilli: milli, gpuSpec: model})
+	}
+	wait := func(keys ...string) {
+		if !c.settle(keys, 60*time.Second) {
+			ck.errorf("%v unresolved after 60 s", keys)
+		}
+	}
+	failOf := func(name string) podRecord { return c.rec.snapshot()[namespace+"/"+name] }
+
+	// 1. No node can host it: an unschedulable event with counted categories only.
+	c.createPods([]*v1.Pod{pod("no-such-model", 1000, 1, 500, "A100")})
+	wait(namespace + "/no-such-model")
+	if r := failOf("no-such-model"); r.scheduled > 0 || !r.failIsFit {
+		ck.errorf("no-such-model: expected unschedulable, got %+v", r)
+	} else if reasons, total, ok := reasonsOf(r.lastFail); !ok || total != 4 || reasons["GPU model not allowed by the pod"] != 4 {
+		ck.errorf("no-such-model: FailedScheduling %q", r.lastFail)
+	} else {
+		ck.logf("unschedulable pod: FailedScheduling %q", r.lastFail)
+	}
+
+	// 2. Only one node fits: kube-scheduler 1.20 skips prioritize and binds.
+	c.createPods([]*v1.Pod{pod("eight-gpus", 8000, 8, 1000, "")})
+	wait(namespace + "/eight-gpus")
+	if r := failOf("eight-gpus"); r.node != "v100-a" {
+		ck.errorf("eight-gpus: bound to %q, expected v100-a", r.node)
+	} else {
+		ck.logf("pod fitting one node: filter %d, prioritize %d, bind %d calls (1.20 skips prioritize)",
+			px.count("filter", "eight-gpus"), px.count("prioritize", "eight-gpus"), px.count("bind", "eight-gpus"))
+	}
+
+	// 3. A bind naming a node the extender does not know: an error the scheduler reports,
+	// then a retry that binds.
+	px.mu.Lock()
+	px.hook = func(verb, name string, body []byte, n int) []byte {
+		if verb == "bind" && name == "ghost-bind" && n == 1 {
+			var b map[string]interface{}
+			json.Unmarshal(body, &b)
+			b["Node"] = "no-such-node"
+			out, _ := json.Marshal(b)
+			return out
+		}
+		return body
+	}
+	px.mu.Unlock()
+	c.createPods([]*v1.Pod{pod("ghost-bind", 1000, 1, 300, "")})
+	wait(namespace + "/ghost-bind")
+	if r := failOf("ghost-bind"); r.scheduled != 1 || r.errorFails == 0 || !strings.Contains(r.lastFail, "unknown node") {
+		ck.errorf("ghost-bind: expected one reported error naming the unknown node, then a bind; got %+v", r)
+	} else {
+		ck.logf("bind to an unknown node: the scheduler reported %q and the retry bound it to %s", r.lastFail, r.node)
+	}
+
+	// 4. The state changes between prioritize and bind: another client takes the node's last
+	// whole GPUs first; the bind is refused, reported, retried and lands elsewhere.
+	var squatNode string
+	px.mu.Lock()
+	px.hook = func(verb, name string, body []byte, n int) []byte {
+		if verb == "bind" && name == "late-bind" && n == 1 {
+			var b extenderv1.ExtenderBindingArgs
+			json.Unmarshal(body, &b)
+			squatNode = b.Node
+			squat := pod("squatter", 1000, 2, 1000, "")
+			fa, _ := json.Marshal(extenderv1.ExtenderArgs{Pod: squat, NodeNames: &[]string{b.Node}})
+			if r, err := http.Post(srv.base()+"/filter", "application/json", bytes.NewReader(fa)); err == nil {
+				r.Body.Close()
+			}
+			ba, _ := json.Marshal(extenderv1.ExtenderBindingArgs{PodName: "squatter", PodNamespace: namespace, PodUID: squat.UID, Node: b.Node})
+			if r, err := http.Post(srv.base()+"/bind", "application/json", bytes.NewReader(ba)); err == nil {
+				r.Body.Close()
+			}
+		}
+		return body
+	}
+	px.mu.Unlock()
+	c.createPods([]*v1.Pod{pod("late-bind", 1000, 2, 1000, "")})
+	wait(namespace + "/late-bind")
+	if r := failOf("late-bind"); r.scheduled != 1 || r.errorFails == 0 || r.node == squatNode {
+		ck.errorf("late-bind: expected a refused bind on %s, then a bind elsewhere; got %+v", squatNode, r)
+	} else {
+		ck.logf("state changed before bind: the scheduler reported %q and the retry bound it to %s", r.lastFail, r.node)
+	}
+
+	// 5. A filter reply later than the client's httpTimeout: an error, then a retry.
+	px.mu.Lock()
+	px.hook = func(verb, name string, body []byte, n int) []byte {
+		if verb == "filter" && name == "slow-filter" && n == 1 {
+			time.Sleep(3 * time.Second)
+		}
+		if verb == "prioritize" && name == "slow-prioritize" && n == 1 {
+			time.Sleep(3 * time.Second)
+		}
+		return body
+	}
+	px.mu.Unlock()
+	c.createPods([]*v1.Pod{pod("slow-filter", 1000, 1, 200, "")})
+	wait(namespace + "/slow-filter")
+	if r := failOf("slow-filter"); r.scheduled != 1 || r.errorFails == 0 {
+		ck.errorf("slow-filter: expected a timeout error, then a bind; got %+v", r)
+	} else {
+		ck.logf("slow filter: the scheduler reported %q and the retry bound it to %s", r.lastFail, r.node)
+	}
+	// A slow prioritize is an error 1.20 ignores: the pod binds on the first attempt.
+	c.createPods([]*v1.Pod{pod("slow-prioritize", 1000, 1, 200, "")})
+	wait(namespace + "/slow-prioritize")
+	if r := failOf("slow-prioritize"); r.scheduled != 1 || r.errorFails != 0 {
+		ck.errorf("slow-prioritize: expected a bind with no reported error; got %+v", r)
+	} else {
+		ck.logf("slow prioritize: no error reported, bound to %s on the first attempt (1.20 ignores prioritize errors)", r.node)
+	}
+
+	keys := []string{}
+	for _, name := range []string{"no-such-model", "eight-gpus", "ghost-bind", "late-bind", "slow-filter", "slow-prioritize"} {
+		keys = append(keys, namespace+"/"+name)
+	}
+	// The squatter was bound by another client: not in the scheduler's bindings.
+	state, _ := srv.pods()
+	if sq, ok := state[namespace+"/squatter"]; !ok || sq.Node != squatNode {
+		ck.errorf("squatter: expected on %s, state %+v", squatNode, sq)
+	}
+	delete(state, namespace+"/squatter")
+	snap := c.rec.snapshot()
+	for _, k := range keys {
+		r := snap[k]
+		p, held := state[k]
+		if (r.scheduled > 0) != held || (held && (p.Node != r.node || p.GPUIndices != r.gpuIndex)) {
+			ck.errorf("%s: scheduler %+v, extender %+v", k, r, p)
+		}
+	}
+}
+
+// ---- throughput: pods created in parallel batches ----------------------------------------
+
+func caseThroughput(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
+	srv := newServe(o, "throughput", true)
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	n := o.throughputPods
+	if n > len(pods) {
+		n = len(pods)
+	}
+	objs := podObjects(pods[:n])
+	keys := podKeys(objs)
+	start := time.Now()
+	if err := c.createParallel(objs, 500, 8); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return
+	}
+	if !c.settle(keys, 4*time.Minute) {
+		ck.errorf("pods still unresolved after 4 min")
+	}
+	elapsed := time.Since(start)
+	bound, unsched := checkPlacements(ck, c, keys)
+	m := checkMetrics(ck, srv)
+	rate := float64(n) / elapsed.Seconds()
+	ck.logf("%d pods (%d bound, %d unschedulable) in %.2f s: %.1f pods/s end to end", n, bound, unsched, elapsed.Seconds(), rate)
+	if m != nil {
+		var parts []string
+		for _, verb := range []string{"filter", "prioritize", "bind"} {
+			sum := m[fmt.Sprintf(`greensched_extender_decision_seconds_sum{verb="%s"}`, verb)]
+			cnt := m[fmt.Sprintf(`greensched_extender_decision_seconds_count{verb="%s"}`, verb)]
+			if cnt > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.0f x %.2f ms", verb, cnt, 1000*sum/cnt))
+			}
+		}
+		sort.Strings(parts)
+		ck.logf("extender time: %s", strings.Join(parts, ", "))
+	}
+	writeFile(o.work, "throughput.txt", fmt.Sprintf("%.1f\n", rate))
+}
