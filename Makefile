@@ -64,10 +64,15 @@ test: format-check build build-asan
 
 demo: build
 	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800,learned:models/learned-default.json --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
-	./$(BUILD)/greensched multi --power-down-idle 1800 --oracle --out $(DEMO_OUT)/multi
+	./$(BUILD)/greensched simulate --mode replay --load 30,50,70 --days 7 --queue backfill \
+	  --policy fgd,pwr:200+fgd:800,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional \
+	  --out $(DEMO_OUT)/replay
+	./$(BUILD)/greensched multi --load 70 --days 7 --slack 0,4,12 --power-down-idle 1800 \
+	  --agent local,least-loaded,carbon-forecast,green --out $(DEMO_OUT)/multi
 	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)/report.html
+	./$(BUILD)/greensched report --in $(DEMO_OUT)/replay --out $(DEMO_OUT)/replay/report.html
 	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi/report.html
-	@echo "open $(DEMO_OUT)/report.html and $(DEMO_OUT)/multi/report.html in a browser"
+	@echo "open $(DEMO_OUT)/report.html, $(DEMO_OUT)/replay/report.html and $(DEMO_OUT)/multi/report.html in a browser"
 
 bench: build
 	./$(BUILD)/greensched_bench

@@ -10,13 +10,17 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "greensched/core/rng.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/sim/experiment.hpp"
+#include "greensched/sim/replay.hpp"
 #include "greensched/sim/simulator.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/synthetic_times.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace {
@@ -157,6 +161,57 @@ void BM_FullMatrix(benchmark::State& state) {
   state.SetLabel(workload_label());
 }
 BENCHMARK(BM_FullMatrix)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
+// (e) A 14-day replay of the 1213-node cluster at a controlled load (the job list drawn once,
+// outside the timing), FGD, backfill queue: the unit of the loaded single-cluster tables.
+void BM_LoadedReplay(benchmark::State& state, const char* policy, int64_t power_down_s) {
+  const Prepared& p = prepared();
+  if (!p.workload.ok()) {
+    state.SkipWithError(p.workload.error().c_str());
+    return;
+  }
+  trace::Workload w = p.workload.value();
+  if (!have_real_trace()) trace::assign_synthetic_times(w.pods, 20230101, 28);
+  const frag::TargetWorkload target = frag::build_target_workload(w.pods);
+  trace::LoadSpec spec;
+  spec.load_pct = static_cast<double>(state.range(0));
+  int64_t gpus = 0;
+  for (const NodeSpec& n : w.nodes) gpus += n.gpu_count;
+  auto generated = trace::generate_load(w.pods, gpus * kGpuMilli, spec);
+  if (!generated.ok()) {
+    state.SkipWithError(generated.error().c_str());
+    return;
+  }
+  w.pods = std::move(generated.value().pods);
+  auto power = power::PowerModel::builtin().resolve(w.nodes, w.models);
+  sim::ReplayConfig config;
+  config.policy = policy;
+  config.queue = sim::QueueDiscipline::kBackfill;
+  config.measure_from_s = generated.value().window.start_s;
+  config.measure_to_s = generated.value().window.end_s;
+  config.timeline_step_s = 3600;
+  config.power_down_idle_s = power_down_s;
+  int64_t pods = 0;
+  for (auto _ : state) {
+    auto r = sim::run_replay(w, target, power.value(), 1.0, config);
+    if (!r.ok()) {
+      state.SkipWithError(r.error().c_str());
+      break;
+    }
+    pods += r.value().pods_total;
+  }
+  set_pod_rate(state, pods);
+  state.SetLabel(fmt::format("{}, {} jobs", workload_label(), w.pods.size()));
+}
+BENCHMARK_CAPTURE(BM_LoadedReplay, fgd, "fgd", -1)
+    ->Arg(50)
+    ->Arg(90)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_LoadedReplay, fgd_energy_sleep, "fgd-energy", 1800)
+    ->Arg(90)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 // (e) F_n(M) of one 8-GPU node state, over a fixed set of varied states.
 void BM_ScaledFrag8Gpu(benchmark::State& state) {

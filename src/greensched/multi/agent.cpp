@@ -11,6 +11,15 @@ double transfer_seconds(const FleetView& view, const JobInfo& job, int site) {
   return view.fleet().sites[site].network.transfer_seconds(job.data_gb);
 }
 
+bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom) {
+  int64_t capacity = 0;
+  for (const NodeSpec& n : view.fleet().sites[site].nodes) capacity += n.gpu_count;
+  if (capacity == 0) return !pod.needs_gpu();
+  const double share =
+      static_cast<double>(pod.total_gpu_milli()) / (static_cast<double>(capacity) * kGpuMilli);
+  return view.load(site) + share <= 1.0 - headroom + 1e-12;
+}
+
 std::vector<int> all_sites(const FleetView& view) {
   std::vector<int> sites(view.fleet().sites.size());
   for (std::size_t i = 0; i < sites.size(); ++i) sites[i] = static_cast<int>(i);

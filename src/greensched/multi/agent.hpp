@@ -39,7 +39,8 @@ class FleetView {
   virtual int64_t ls_bound_s() const = 0;
   virtual int64_t wake_delay_s() const = 0;
 
-  // Current load of a site: allocated GPU share / its GPUs, plus queued GPU requests.
+  // Current load of a site: allocated GPU share / its GPUs, plus the GPU requests of jobs
+  // dispatched there and not started yet (moving, deferred or queued).
   virtual double load(int site) const = 0;
   // Can `pod` start now on a powered-on node of the site?
   virtual bool fits_now(int site, const PodSpec& pod) const = 0;
@@ -51,6 +52,9 @@ class FleetView {
   // Change of the site's GPU fragmentation (GPU milli) that the local placement would cause.
   virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
 };
+
+// Whether `pod` keeps the site's load (FleetView::load) within 1 - headroom.
+bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom);
 
 // The best option an agent saw at one site, for explanations.
 struct Alternative {
@@ -91,6 +95,9 @@ struct AgentOptions {
   double price_weight_g = 500.0;  // green: grams CO2 counted per currency unit of electricity
   double frag_weight_g = 50.0;    // green: grams per GPU-hour of added fragmentation
   int64_t step_s = 3600;          // deferral candidates: start now or at each step within slack
+  // green, carbon-forecast: a BE job goes only where the site's load with it stays within
+  // 1 - be_headroom, so LS jobs always find room and a burst does not herd onto one site.
+  double be_headroom = 0.1;
 };
 
 // local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green.

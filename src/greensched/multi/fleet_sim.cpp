@@ -350,6 +350,8 @@ void FleetSim::try_schedule(std::size_t site) {
 }
 
 void FleetSim::sample() {
+  if (now_ > options_.measure_to_s) return;  // past the measured window: nothing to show
+  if (!result_.timeline.empty() && result_.timeline.back().time_s == now_) return;
   FleetSample fleet_row;
   fleet_row.time_s = now_;
   fleet_row.site = -1;

@@ -19,10 +19,15 @@ Decision Scheduler::schedule(const Cluster& cluster, const PodSpec& pod, Rng& rn
       if (r == FilterReason::kFits) candidates_.push_back(Candidate{i, 0, 0});
     }
   } else {
+    // Every node is written, and kept when it fits: no branch on the node.
     const std::span<const FitRow> rows = cluster.fit_rows();
+    candidates_.resize(static_cast<std::size_t>(n));
+    std::size_t kept = 0;
     for (NodeIndex i = 0; i < n; ++i) {
-      if (fits(rows[i], pod)) candidates_.push_back(Candidate{i, 0, 0});
+      candidates_[kept] = Candidate{i, 0, 0};
+      kept += fits(rows[i], pod) ? 1 : 0;
     }
+    candidates_.resize(kept);
   }
   Decision d;
   d.feasible_nodes = static_cast<int32_t>(candidates_.size());

@@ -1028,7 +1028,8 @@ void add_multi_summary(Page& page, const Table& summary) {
     int decimals;
     int better;
   };
-  const std::vector<Col> known = {
+  // Two tables, so that each fits its card: outcomes, then movement and load.
+  const std::vector<Col> outcome = {
       {"target_load_pct", "Load (%)", 0, 0},
       {"slack_h", "Slack (h)", -1, 0},
       {"energy_kwh", "Energy (kWh)", 0, -1},
@@ -1039,73 +1040,103 @@ void add_multi_summary(Page& page, const Table& summary) {
       {"mean_delay_s_be", "BE wait, mean (s)", 0, -1},
       {"p99_delay_s_be", "BE wait, p99 (s)", 0, -1},
       {"ls_slo_violations", "LS SLO violations", -1, -1},
-      {"jobs_moved", "Jobs moved", -1, 0},
-      {"gb_moved", "GB moved", 0, 0},
-      {"transfer_kwh", "Transfer (kWh)", 1, 0},
+      {"jobs_never_started", "Never started", -1, -1},
+  };
+  const std::vector<Col> movement = {
+      {"target_load_pct", "Load (%)", 0, 0},
+      {"slack_h", "Slack (h)", -1, 0},
       {"offered_load_pct", "Offered load (%)", 1, 0},
       {"gpu_alloc_pct", "GPU alloc (%)", 1, 0},
       {"jobs", "Jobs", -1, 0},
       {"jobs_deferred", "Deferred", -1, 0},
-      {"jobs_never_started", "Never started", -1, -1},
+      {"jobs_moved", "Jobs moved", -1, 0},
+      {"gb_moved", "GB moved", 0, 0},
+      {"transfer_kwh", "Transfer (kWh)", 1, 0},
   };
-  std::vector<Col> cols;
-  for (const Col& c : known) {
-    if (c.column.empty() ||
-        std::find(summary.header.begin(), summary.header.end(), c.column) != summary.header.end()) {
-      cols.push_back(c);
-    }
-  }
-  // Columns we do not know are shown as they are (except the run time and the window).
+  const auto in_header = [&](const std::string& c) {
+    return std::find(summary.header.begin(), summary.header.end(), c) != summary.header.end();
+  };
+  // Columns neither table knows are shown as they are (except the run time and the window).
   std::vector<std::size_t> extra;
   for (std::size_t i = 0; i < summary.header.size(); ++i) {
     const std::string& h = summary.header[i];
     if (h == "agent" || h == "wall_seconds" || h == "window_s") continue;
-    if (std::none_of(known.begin(), known.end(), [&](const Col& c) { return c.column == h; })) {
+    const auto named = [&](const Col& c) { return c.column == h; };
+    if (std::none_of(outcome.begin(), outcome.end(), named) &&
+        std::none_of(movement.begin(), movement.end(), named)) {
       extra.push_back(i);
     }
   }
-  HtmlTable t;
-  t.headers = {"Agent"};
-  for (const Col& c : cols) t.headers.push_back(c.header);
-  for (std::size_t i : extra) t.headers.push_back(summary.header[i]);
-  std::vector<std::vector<double>> values(cols.size());
-  for (std::size_t r = 0; r < summary.rows; ++r) {
-    HtmlTable::Row row;
-    row.name = agent[r];
-    row.color = page.colors.color(agent[r]);
-    for (std::size_t c = 0; c < cols.size(); ++c) {
-      double v = kNaN;
-      if (cols[c].column.empty()) {
-        const double base = local_carbon(summary, r);
-        v = base > 0 ? (summary.num("carbon_kg")[r] / base - 1) * 100 : kNaN;
-        row.cells.push_back(std::isfinite(v) ? fmt::format("{:+.1f} %", v) : "–");
-      } else {
-        v = summary.num(cols[c].column)[r];
-        row.cells.push_back(std::isfinite(v) ? format_value(v, cols[c].decimals) : "–");
+  const auto render = [&](const std::vector<Col>& known, bool with_extra) {
+    std::vector<Col> cols;
+    for (const Col& c : known) {
+      if (c.column.empty() || in_header(c.column)) cols.push_back(c);
+    }
+    HtmlTable t;
+    t.headers = {"Agent"};
+    for (const Col& c : cols) t.headers.push_back(c.header);
+    if (with_extra) {
+      for (std::size_t i : extra) t.headers.push_back(summary.header[i]);
+    }
+    std::vector<std::vector<double>> values(cols.size());
+    for (std::size_t r = 0; r < summary.rows; ++r) {
+      HtmlTable::Row row;
+      row.name = agent[r];
+      row.color = page.colors.color(agent[r]);
+      for (std::size_t c = 0; c < cols.size(); ++c) {
+        double v = kNaN;
+        if (cols[c].column.empty()) {
+          const double base = local_carbon(summary, r);
+          v = base > 0 ? (summary.num("carbon_kg")[r] / base - 1) * 100 : kNaN;
+          row.cells.push_back(std::isfinite(v) ? fmt::format("{:+.1f} %", v) : "–");
+        } else {
+          v = summary.num(cols[c].column)[r];
+          row.cells.push_back(std::isfinite(v) ? format_value(v, cols[c].decimals) : "–");
+        }
+        values[c].push_back(v);
       }
-      values[c].push_back(v);
+      if (with_extra) {
+        for (std::size_t i : extra) row.cells.push_back(summary.cells[r][i]);
+      }
+      t.rows.push_back(std::move(row));
     }
-    for (std::size_t i : extra) row.cells.push_back(summary.cells[r][i]);
-    t.rows.push_back(std::move(row));
-  }
-  if (!by_load && !by_slack) {
-    for (std::size_t c = 0; c < cols.size(); ++c) {
-      if (cols[c].better != 0) t.mark_best(c, values[c], cols[c].better > 0);
+    if (!by_load && !by_slack) {
+      for (std::size_t c = 0; c < cols.size(); ++c) {
+        if (cols[c].better != 0) t.mark_best(c, values[c], cols[c].better > 0);
+      }
     }
-  }
-  page.table("table-multi-summary", t.render(),
+    return t.render();
+  };
+  page.table("table-multi-summary", render(outcome, false),
              "One row per dispatch agent (and load and slack, where several were run), from "
              "summary.csv. “Carbon vs local” compares with the local agent at the same load and "
              "slack (the first row where there is none). Load is the offered GPU load of the "
              "whole fleet; energy and carbon are those of the measured days. Waits run from a "
              "job's submission to its start: LS are latency-sensitive jobs, BE best-effort jobs "
              "that may be deferred up to the slack; an LS SLO violation is an LS job that "
-             "started later than its bound. GPU alloc is the time-weighted share of the fleet's "
-             "GPUs allocated. Where one load and slack were run, the best value of each column "
-             "is in bold.");
+             "started later than its bound. Where one load and slack were run, the best value "
+             "of each column is in bold.");
+  page.table("table-multi-movement", render(movement, true),
+             "The same runs: offered load and time-weighted GPU allocation of the fleet, jobs "
+             "deferred by the agent, and jobs moved away from their home site with the data and "
+             "network energy that took.");
 }
 
 void add_multi_timeline(Page& page, const Table& tl) {
+  // Runs at several loads or slacks: the time series of the first one only.
+  const auto setting_of = [&](std::size_t r) {
+    std::string key;
+    for (const char* c : {"load_pct", "slack_h"}) key += (tl.has(c) ? tl.text(c)[r] : "") + "\x1f";
+    return key;
+  };
+  const std::string first_setting = tl.rows > 0 ? setting_of(0) : "";
+  bool several = false;
+  for (std::size_t r = 0; r < tl.rows && !several; ++r) several = setting_of(r) != first_setting;
+  const std::string setting_text =
+      several && tl.has("load_pct") && tl.has("slack_h")
+          ? fmt::format(" Shown at {} % fleet load with {} h slack; summary.csv has every run.",
+                        tl.text("load_pct")[0], tl.text("slack_h")[0])
+          : std::string();
   const auto& agent = tl.text("agent");
   const auto& site = tl.text("site");
   const auto& time = tl.num("time_s");
@@ -1121,6 +1152,7 @@ void add_multi_timeline(Page& page, const Table& tl) {
   Keys agents;
   std::vector<svg::Series> carbon_series, queue_series;
   for (std::size_t r = 0; r < tl.rows; ++r) {
+    if (several && setting_of(r) != first_setting) continue;
     const double t = time[r] / kDay;
     if (site[r] == "fleet") {
       const std::size_t a = agents.add(agent[r]);
@@ -1166,7 +1198,8 @@ void add_multi_timeline(Page& page, const Table& tl) {
     page.chart("chart-multi-carbon-time", svg::render_line_chart(chart),
                "Carbon emitted by the whole fleet since the start, one line per agent; the last "
                "point is the total. A flatter line is better; where lines part, one agent ran "
-               "work on cleaner grids or at cleaner hours.");
+               "work on cleaner grids or at cleaner hours." +
+                   setting_text);
     svg::LineChart q;
     q.id = "chart-multi-queue-svg";
     q.title = "Jobs waiting in the fleet over time";
@@ -1177,7 +1210,8 @@ void add_multi_timeline(Page& page, const Table& tl) {
                "Jobs submitted but not yet running, in the whole fleet, one line per agent: jobs "
                "queued at a site because they do not fit yet, plus jobs the agent deliberately "
                "deferred to a later, cleaner hour. Deferring best-effort jobs saves carbon at the "
-               "cost of waiting.");
+               "cost of waiting." +
+                   setting_text);
   }
 }
 
@@ -1281,7 +1315,7 @@ const char* const kStyle = R"(
 * { box-sizing: border-box; }
 body { margin: 0; background: #f4f5f7; color: #1f2328;
   font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-header, main, footer { max-width: 1000px; margin: 0 auto; padding: 0 20px; }
+header, main, footer { max-width: 1240px; margin: 0 auto; padding: 0 20px; }
 header { padding-top: 24px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 20px; margin: 0 0 6px; }
@@ -1421,9 +1455,9 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
     const std::vector<std::string> header = header_of(timeline_path);
     if (!header.empty() && header[0] == "agent") {
       timeline_kind = "multi";
-      cols = {text_col("agent"),      num_col("time_s"),           text_col("site"),
-              num_col("carbon_kg"),   num_col("carbon_intensity"), num_col("queued_jobs"),
-              num_col("waiting_jobs")};
+      cols = {text_col("agent"),       num_col("time_s"),           text_col("site"),
+              num_col("carbon_kg"),    num_col("carbon_intensity"), num_col("queued_jobs"),
+              num_col("waiting_jobs"), text_col("load_pct", false), text_col("slack_h", false)};
     } else {
       timeline_kind = "replay";
       cols = {text_col("policy"),

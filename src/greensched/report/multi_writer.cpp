@@ -41,27 +41,34 @@ void write_multi_timeline_csv(std::ostream& out, const multi::Fleet& fleet,
                               std::span<const multi::MultiResult> results) {
   fmt::print(out,
              "agent,time_s,site,power_watts,energy_kwh,carbon_kg,carbon_intensity,running_jobs,"
-             "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,online_nodes\n");
+             "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,online_nodes,load_pct,"
+             "slack_h\n");
   for (const multi::MultiResult& r : results) {
+    const std::string load =
+        r.target_load_pct > 0 ? fmt::format("{:g}", r.target_load_pct) : std::string();
     for (const multi::FleetSample& s : r.timeline) {
       const std::string site = s.site < 0 ? "fleet" : fleet.sites[s.site].name;
-      fmt::print(out, "{},{},{},{:.1f},{:.4f},{:.4f},{:.1f},{},{},{},{:.3f},{:.3f},{}\n",
+      fmt::print(out, "{},{},{},{:.1f},{:.4f},{:.4f},{:.1f},{},{},{},{:.3f},{:.3f},{},{},{:g}\n",
                  csv_field(r.agent), s.time_s, csv_field(site), s.power_watts, s.energy_kwh,
                  s.carbon_kg, s.carbon_intensity, s.running_jobs, s.queued_jobs, s.waiting_jobs,
-                 s.allocated_gpus, s.gpu_alloc_pct, s.online_nodes);
+                 s.allocated_gpus, s.gpu_alloc_pct, s.online_nodes, load, r.be_slack_h);
     }
   }
 }
 
 void write_decisions_csv(std::ostream& out, const multi::Fleet& fleet,
                          std::span<const multi::MultiResult> results) {
-  fmt::print(out, "agent,pod,qos,home_site,site,submit_s,not_before_s,start_s,reason\n");
+  fmt::print(out,
+             "agent,pod,qos,home_site,site,submit_s,not_before_s,start_s,reason,load_pct,"
+             "slack_h\n");
   for (const multi::MultiResult& r : results) {
+    const std::string load =
+        r.target_load_pct > 0 ? fmt::format("{:g}", r.target_load_pct) : std::string();
     for (const multi::JobDecision& d : r.decisions) {
-      fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(r.agent), csv_field(d.pod),
+      fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{:g}\n", csv_field(r.agent), csv_field(d.pod),
                  d.latency_sensitive ? "LS" : "BE", csv_field(fleet.sites[d.home_site].name),
                  csv_field(fleet.sites[d.site].name), d.submit_s, d.not_before_s, d.start_s,
-                 csv_field(d.reason));
+                 csv_field(d.reason), load, r.be_slack_h);
     }
   }
 }

@@ -8,7 +8,8 @@ namespace {
 // Places each job at the site and start time whose forecast carbon intensity over the job's
 // run is lowest. BE jobs may start at any step within their slack; LS jobs start now at a
 // site they can reach within their bound. Only carbon intensity counts, not how much power
-// the job adds or what it does to the cluster.
+// the job adds or what it does to the cluster; a site counts only while it has room for the
+// job (has_room: BE jobs leave AgentOptions::be_headroom of its GPUs free).
 class CarbonForecastAgent final : public DispatchAgent {
  public:
   explicit CarbonForecastAgent(const AgentOptions& options) : options_(options) {}
@@ -24,6 +25,9 @@ class CarbonForecastAgent final : public DispatchAgent {
     std::vector<Alternative> per_site;
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
+      if (!has_room(view, site, *job.pod, job.latency_sensitive ? 0.0 : options_.be_headroom)) {
+        continue;
+      }
       Alternative site_best{site, 0, -1, 0};
       const TimeSeries& ci = view.fleet().sites[site].carbon;
       const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
@@ -41,6 +45,10 @@ class CarbonForecastAgent final : public DispatchAgent {
         }
       }
       per_site.push_back(site_best);
+    }
+    if (best_ci < 0) {
+      best.reason = "no site has room for it now; stays home";
+      return best;
     }
     best.reason = fmt::format(
         "lowest forecast carbon: {} from +{} s at {:.0f} gCO2/kWh (home now {:.0f})",

@@ -14,8 +14,9 @@ namespace {
 //   + carbon of moving its data there,
 //   + price_weight x the electricity cost (when the site has a price series),
 //   + frag_weight x GPU-hours of fragmentation the placement adds,
-// and picks the cheapest, preferring the earlier start and the home site among equals. It
-// says why, with the numbers that decided it.
+// and picks the cheapest, preferring the earlier start and the home site among equals. A site
+// counts only while it has room for the job (has_room: BE jobs leave
+// AgentOptions::be_headroom of its GPUs free). It says why, with the numbers that decided it.
 class GreenAgent final : public DispatchAgent {
  public:
   explicit GreenAgent(const AgentOptions& options) : options_(options) {}
@@ -35,6 +36,9 @@ class GreenAgent final : public DispatchAgent {
     std::vector<Alternative> per_site;
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
+      if (!has_room(view, site, *job.pod, job.latency_sensitive ? 0.0 : options_.be_headroom)) {
+        continue;
+      }
       const SiteSpec& spec = view.fleet().sites[site];
       const double kw = view.marginal_watts(site, *job.pod) / 1000.0;  // facility watts
       const double frag_gpu_hours =
