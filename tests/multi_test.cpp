@@ -8,6 +8,7 @@
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/synthetic_times.hpp"
 #include "greensched/trace/workload.hpp"
@@ -78,6 +79,31 @@ TEST(FleetCarbon, HandComputedTwoSitesThreeJobs) {
   EXPECT_EQ(r.value().site_jobs[0], 3);
   EXPECT_EQ(r.value().jobs_never_started, 0);
   EXPECT_DOUBLE_EQ(r.value().mean_delay_s_be, 0.0);
+}
+
+// A burst of ten one-GPU BE jobs at once, two sites of one 8-GPU node, site a cleaner. green
+// and carbon-forecast send a job to a only while a keeps 10 % of its GPUs free counting the
+// jobs already sent there (7 of 8 GPUs: 0.875 <= 0.9, an 8th would make 1.0); the other three
+// go to b. Without counting jobs on their way, all ten would go to a and three would queue.
+TEST(FleetAgents, BurstDoesNotHerdOntoTheCleanestSite) {
+  Fleet fleet = two_sites(100, 300);
+  for (SiteSpec& s : fleet.sites) s.nodes[0].gpu_count = 8, s.nodes[0].cpu_milli = 64000;
+  std::vector<PodSpec> pods;
+  const char* names[] = {"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9"};
+  for (const char* name : names) pods.push_back(job(name, 1000, 1, 1000, 0, 3600));
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  for (const std::string agent : {"green", "carbon-forecast"}) {
+    MultiOptions options;
+    options.agent = agent;
+    options.power_model = tiny_power_model();
+    options.data_gb_per_job = 0;
+    options.be_slack_s = 0;
+    auto r = run_fleet(fleet, pods, shapes, options);
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r.value().site_jobs[0], 7) << agent;
+    EXPECT_EQ(r.value().site_jobs[1], 3) << agent;
+    EXPECT_DOUBLE_EQ(r.value().mean_delay_s_be, 0.0) << agent;
+  }
 }
 
 TEST(FleetCarbon, DataMovementCostsEnergyAndTime) {
@@ -230,6 +256,37 @@ TEST(FleetFile, ScaleKeepsTheNodeMix) {
   const Fleet fleet = builtin_fleet();
   ASSERT_EQ(fleet.sites.size(), 4U);
   EXPECT_EQ(fleet.sites[0].nodes.size(), quarter.size());
+}
+
+// At a stated fleet load only the measured window counts: delays of jobs submitted in it,
+// allocation and offered load over it.
+TEST(FleetLoad, WindowedMetricsAtAStatedLoad) {
+  uint32_t shapes = 0;
+  std::vector<PodSpec> templates = builtin_jobs(shapes);
+  const Fleet fleet = builtin_fleet();
+  int64_t capacity = 0;
+  for (const SiteSpec& site : fleet.sites) {
+    for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
+  }
+  trace::LoadSpec spec;
+  spec.load_pct = 50;
+  spec.days = 1;
+  spec.warmup_days = 0.5;
+  auto generated = trace::generate_load(templates, capacity, spec);
+  ASSERT_TRUE(generated.ok()) << generated.error();
+  MultiOptions options;
+  options.agent = "local";
+  options.measure_from_s = generated.value().window.start_s;
+  options.measure_to_s = generated.value().window.end_s;
+  options.target_load_pct = 50;
+  auto r = run_fleet(fleet, generated.value().pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().offered_load_pct, generated.value().offered_load_pct, 1e-6);
+  EXPECT_NEAR(r.value().gpu_alloc_pct, 50.0, 2.0);  // local at 50 %: served as offered
+  EXPECT_DOUBLE_EQ(r.value().window_s, 86400.0);
+  for (const FleetSample& sample : r.value().timeline) {
+    EXPECT_LE(sample.time_s, options.measure_to_s);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <list>
 #include <memory>
 #include <queue>
 
@@ -33,9 +34,9 @@ struct Job {
   int64_t ready_s = 0;
   int64_t start_s = -1;
   bool done = false;
-  // The site's capacity epoch at which this job last found no node; it cannot fit until the
-  // site gains capacity (a job ends or a node wakes).
-  uint64_t failed_epoch = std::numeric_limits<uint64_t>::max();
+  // Length of the site's freed-node log when this job last found no node: it can only fit on
+  // a node freed since (a job ended there or it woke).
+  std::size_t failed_at = std::numeric_limits<std::size_t>::max();
 };
 
 // A site at run time: its cluster, local scheduler, power, queue and powered-down nodes.
@@ -49,7 +50,10 @@ struct SiteRuntime {
   std::unique_ptr<power::ClusterPower> power;
   Rng rng{0};
   Rng preview_rng{0};
-  std::vector<std::size_t> queue;   // job indices, in ready order
+  // Job indices waiting to start, latency-sensitive first, each in the order they became
+  // ready. Lists, so that a pass over the front of a long queue costs only that front.
+  std::list<std::size_t> ls_queue, be_queue;
+  std::size_t queued() const { return ls_queue.size() + be_queue.size(); }
   std::vector<int64_t> idle_since;  // per node; -1 while busy
   std::vector<bool> waking;
   double waking_watts = 0;  // idle power of nodes being woken (IT)
@@ -61,7 +65,7 @@ struct SiteRuntime {
   int64_t pending_gpu_milli = 0;
   int64_t asleep_gpu_milli = 0;  // capacity of nodes powered down or waking
   uint64_t version = 0;          // bumped on every change, for the preview cache
-  uint64_t capacity_epoch = 0;   // bumped whenever capacity grows (a job ends, a node wakes)
+  std::vector<NodeIndex> freed;  // every node that gained capacity, in order
   uint64_t sleep_epoch = 0;      // bumped whenever a node powers down
   uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
   int64_t powered_down = 0;  // nodes asleep (not counting those waking)
@@ -139,9 +143,24 @@ class FleetSim final : public FleetView {
   void try_schedule(std::size_t site);
   void start_job(std::size_t site, std::size_t job, const policy::Decision& d);
   void sample();
+  // Whether a job that found no node may fit now: some node freed since fits it.
+  static bool may_fit_again(SiteRuntime& s, Job& job) {
+    if (job.failed_at == std::numeric_limits<std::size_t>::max()) return true;
+    if (s.freed.size() - job.failed_at > s.cluster->size()) return true;  // cheaper to rerun
+    const PodSpec& pod = *job.info.pod;
+    for (std::size_t i = job.failed_at; i < s.freed.size(); ++i) {
+      const NodeIndex n = s.freed[i];
+      if (policy::filter_node(s.cluster->spec(n), s.cluster->state(n), pod) ==
+          policy::FilterReason::kFits) {
+        return true;
+      }
+    }
+    job.failed_at = s.freed.size();
+    return false;
+  }
   bool nothing_waits() const {
     for (const SiteRuntime& s : sites_) {
-      if (!s.queue.empty() || s.waiting > 0) return false;
+      if (s.queued() > 0 || s.waiting > 0) return false;
     }
     return true;
   }
@@ -292,30 +311,33 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
 
 void FleetSim::try_schedule(std::size_t site) {
   SiteRuntime& s = sites_[site];
-  if (s.queue.empty()) return;
-  // Latency-sensitive jobs first, then in the order they became ready.
-  std::stable_partition(s.queue.begin(), s.queue.end(),
-                        [&](std::size_t j) { return jobs_[j].info.latency_sensitive; });
-  std::vector<std::size_t> still;
+  if (s.queued() == 0) return;
+  // Latency-sensitive jobs first, then in the order they became ready; at most kScanLimit
+  // of them per pass (a scheduler's active queue): a queue that grows without bound (an
+  // agent sending everything to one site) then costs no more per event than a short one.
+  constexpr std::size_t kScanLimit = 2048;
+  std::vector<std::size_t> scanned;  // still waiting, in queue order
   bool newly_failed = false;
-  for (std::size_t j : s.queue) {
-    const PodSpec& pod = *jobs_[j].info.pod;
-    if (jobs_[j].failed_epoch == s.capacity_epoch) {  // nothing grew since it found no node
-      still.push_back(j);
-      continue;
-    }
-    const policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.rng);
-    if (d.node >= 0) {
-      s.queued_gpu_milli -= pod.total_gpu_milli();
-      start_job(site, j, d);
-    } else {
-      jobs_[j].failed_epoch = s.capacity_epoch;
-      newly_failed = true;
-      still.push_back(j);
+  for (std::list<std::size_t>* queue : {&s.ls_queue, &s.be_queue}) {
+    for (auto it = queue->begin(); it != queue->end() && scanned.size() < kScanLimit;) {
+      const std::size_t j = *it;
+      const PodSpec& pod = *jobs_[j].info.pod;
+      if (may_fit_again(s, jobs_[j])) {
+        const policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.rng);
+        if (d.node >= 0) {
+          s.queued_gpu_milli -= pod.total_gpu_milli();
+          start_job(site, j, d);
+          it = queue->erase(it);
+          continue;
+        }
+        jobs_[j].failed_at = s.freed.size();
+        newly_failed = true;
+      }
+      scanned.push_back(j);
+      ++it;
     }
   }
-  s.queue = std::move(still);
-  if (options_.power_down_idle_s < 0 || s.queue.empty()) return;
+  if (options_.power_down_idle_s < 0 || scanned.empty()) return;
   // Claims only change when a job newly found no node or a node went to sleep.
   if (!newly_failed && s.wake_pass_sleep_epoch == s.sleep_epoch) return;
   s.wake_pass_sleep_epoch = s.sleep_epoch;
@@ -325,7 +347,7 @@ void FleetSim::try_schedule(std::size_t site) {
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(s.cluster->size()); ++n) {
     if (s.waking[n]) unclaimed.push_back(n);
   }
-  for (std::size_t j : s.queue) {
+  for (std::size_t j : scanned) {
     const PodSpec& pod = *jobs_[j].info.pod;
     auto claim = std::find_if(unclaimed.begin(), unclaimed.end(), [&](NodeIndex n) {
       NodeState on = s.cluster->state(n);
@@ -367,7 +389,7 @@ void FleetSim::sample() {
     row.carbon_kg = s.carbon_g / 1000.0;
     row.carbon_intensity = s.spec->carbon.at(epoch_s(now_));
     row.running_jobs = s.running;
-    row.queued_jobs = static_cast<int64_t>(s.queue.size());
+    row.queued_jobs = static_cast<int64_t>(s.queued());
     row.waiting_jobs = s.waiting;
     row.allocated_gpus = static_cast<double>(s.cluster->allocated_gpu_milli()) / kGpuMilli;
     const double cap = static_cast<double>(s.cluster->total_gpu_milli()) / kGpuMilli;
@@ -568,7 +590,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         Job& job = jobs_[e.a];
         SiteRuntime& s = sites_[job.site];
         --s.waiting;
-        s.queue.push_back(e.a);
+        (job.info.latency_sensitive ? s.ls_queue : s.be_queue).push_back(e.a);
         s.queued_gpu_milli += job.info.pod->total_gpu_milli();
         try_schedule(static_cast<std::size_t>(job.site));
         break;
@@ -581,7 +603,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         s.power->update(*s.cluster, node);
         --s.running;
         ++s.version;
-        ++s.capacity_epoch;
+        s.freed.push_back(node);
         job.done = true;
         ++jobs_done_;
         if (s.cluster->state(node).pods == 0) {
@@ -607,7 +629,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         s.power->update(*s.cluster, node);
         s.idle_since[node] = now_;
         ++s.version;
-        ++s.capacity_epoch;
+        s.freed.push_back(node);
         if (options_.power_down_idle_s >= 0) {
           push(now_ + options_.power_down_idle_s, EventKind::kPowerDownCheck, e.a, e.b);
         }
