@@ -92,7 +92,7 @@ expect_run(RESULT 2 ARGS simulate --mode replay -q ERR_MATCH "creation and delet
 set(loaded_args simulate --mode replay --load 40 --days 1 --warmup-days 0.5 --queue backfill
     --policy fgd,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional -q)
 expect_run(RESULT 0 ARGS ${loaded_args} --out ${WORK}/loaded
-           OUT_MATCH "fgd-energy +42 +4[0-9]\.[0-9] +proportional +1800")
+           OUT_MATCH "fgd-energy +42 +4[0-9]\\.[0-9] +proportional +1800")
 file(STRINGS "${WORK}/loaded/summary.csv" loaded_summary)
 list(LENGTH loaded_summary loaded_rows)
 if(NOT loaded_rows EQUAL 9)  # header + 2 policies x 2 sleep settings x 2 GPU rules
@@ -101,7 +101,7 @@ endif()
 list(GET loaded_summary 0 header)
 foreach(col offered_load_pct energy_kwh energy_floor_kwh kwh_per_gpu_hour ls_p99_delay_s
         be_p99_delay_s pods_never_started gpu_alloc_pct mean_nodes_awake)
-  if(NOT header MATCHES "(^|,)${col}(,|$)")
+  if(NOT ",${header}," MATCHES ",${col},")
     message(FATAL_ERROR "loaded summary.csv lacks ${col}: ${header}")
   endif()
 endforeach()
@@ -161,7 +161,7 @@ expect_run(RESULT 2 ARGS multi --agent nope -q ERR_MATCH "unknown agent 'nope'")
 set(multi_load_args multi --agent local,green --load 50 --days 1 --warmup-days 0.5 --slack 0,4
     --power-down-idle 1800 -q)
 expect_run(RESULT 0 ARGS ${multi_load_args} --out ${WORK}/multi-load
-           OUT_MATCH "local +50\.[0-9] +0h .*\ngreen +50\.[0-9] +0h .*\nlocal +50\.[0-9] +4h")
+           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h")
 expect_run(RESULT 0 ARGS ${multi_load_args} --jobs 1 --out ${WORK}/multi-load-again)
 file(SHA256 "${WORK}/multi-load/summary.csv" first)
 file(SHA256 "${WORK}/multi-load-again/summary.csv" second)

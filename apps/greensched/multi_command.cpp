@@ -78,37 +78,14 @@ int run_multi(const MultiCliOptions& o) {
       if (name == "carbon-forecast" || name == "green") runs.emplace_back(name, true);
     }
   }
-  std::vector<double> slacks;
-  for (std::string_view part : sim::split_commas(o.slack_h)) {
-    const std::string item(part);
-    std::size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !(v >= 0) || !(v <= 24 * 366)) {
-      return fail(fmt::format("--slack: '{}' is not a number of hours >= 0", item), 2);
-    }
-    slacks.push_back(v);
-  }
+  auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
+  if (!slack_list.ok()) return fail(slack_list.error(), 2);
+  const std::vector<double> slacks = slack_list.value();
   std::vector<double> loads;
   if (!o.loads.empty()) {
-    for (std::string_view part : sim::split_commas(o.loads)) {
-      const std::string item(part);
-      std::size_t used = 0;
-      double v = -1;
-      try {
-        v = std::stod(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (item.empty() || used != item.size() || !(v > 0) || !(v <= 1000)) {
-        return fail(fmt::format("--load: '{}' is not a load in (0, 1000] %", item), 2);
-      }
-      loads.push_back(v);
-    }
+    auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
+    if (!parsed.ok()) return fail(parsed.error(), 2);
+    loads = parsed.value();
   }
   if (o.ls_bound_s < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
     return fail("--ls-bound, --wake-delay must be >= 0 and --sample > 0", 2);

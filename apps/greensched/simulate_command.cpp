@@ -55,27 +55,6 @@ struct SimulateOptions {
   int64_t timeline_step_s = -1;  // replay: -1 = every instant, or 3600 with --load
 };
 
-// "30,50" -> {30, 50}; every item a number in (0, 1000].
-Result<std::vector<double>> parse_loads(std::string_view text) {
-  std::vector<double> loads;
-  if (text.empty()) return loads;
-  for (std::string_view part : sim::split_commas(text)) {
-    double v = 0;
-    const std::string item(part);
-    std::size_t used = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || !(v > 0) || !(v <= 1000)) {
-      return Error{fmt::format("--load: '{}' is not a load in (0, 1000] %", item)};
-    }
-    loads.push_back(v);
-  }
-  return loads;
-}
-
 // "off,1800" -> {-1, 1800}.
 Result<std::vector<int64_t>> parse_power_down(std::string_view text) {
   std::vector<int64_t> out;
@@ -186,7 +165,8 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
     if (!events.ok()) return fail(events.error());
     base.node_events = std::move(events.value());
   }
-  auto loads = parse_loads(o.loads);
+  auto loads = o.loads.empty() ? Result<std::vector<double>>(std::vector<double>{})
+                               : sim::parse_number_list(o.loads, "--load", 0, 1000, true);
   if (!loads.ok()) return fail(loads.error(), 2);
   if (loads.value().empty()) loads.value().push_back(0);  // the trace at its own rate
   auto power_downs = parse_power_down(o.power_down_idle.empty() ? "off" : o.power_down_idle);

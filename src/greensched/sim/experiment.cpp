@@ -56,6 +56,22 @@ std::vector<std::string_view> split_commas(std::string_view text) {
   }
 }
 
+Result<std::vector<double>> parse_number_list(std::string_view text, std::string_view option,
+                                              double min, double max, bool min_excluded) {
+  std::vector<double> out;
+  for (std::string_view part : split_commas(text)) {
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    const bool in_range = (min_excluded ? v > min : v >= min) && v <= max;
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || !in_range) {
+      return Error{fmt::format("{}: '{}' is not a number in {}{}, {}]", option, part,
+                               min_excluded ? "(" : "[", min, max)};
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 namespace {
 
 std::optional<uint64_t> to_u64(std::string_view s) {

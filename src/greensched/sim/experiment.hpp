@@ -40,6 +40,10 @@ namespace greensched::sim {
 
 // "42", "42-51", "1,5,10-12" -> seeds in the order given. Ranges are inclusive.
 Result<std::vector<uint64_t>> parse_seed_list(std::string_view text);
+// "30,50.5" -> {30, 50.5}: a command-line list of numbers, each in [min, max] (min excluded
+// when `min_excluded`); errors name `option` and the item.
+Result<std::vector<double>> parse_number_list(std::string_view text, std::string_view option,
+                                              double min, double max, bool min_excluded);
 // "a,b,,c" -> {"a", "b", "", "c"}: the items of a command-line list.
 std::vector<std::string_view> split_commas(std::string_view text);
 // "fgd,bestfit,pwr:200+fgd:800" or "all" (every built-in policy) -> policy specs, checked
