@@ -30,6 +30,11 @@ struct PodSpec {
   int64_t total_gpu_milli() const { return needs_gpu() ? int64_t{num_gpu} * gpu_milli : 0; }
 };
 
+// Latency-sensitive pods (QoS LS or Guaranteed) must start promptly; the rest are best effort.
+inline bool is_latency_sensitive(const PodSpec& pod) {
+  return pod.qos == Qos::kLS || pod.qos == Qos::kGuaranteed;
+}
+
 // GPU affinity tag used by the GpuClustering policy: 0 no GPU, 1 a shared GPU, 1+k k whole GPUs.
 inline constexpr int kGpuTagCount = 2 + kMaxGpusPerNode;
 inline int gpu_tag(const PodSpec& pod) {

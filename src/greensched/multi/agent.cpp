@@ -12,11 +12,9 @@ double transfer_seconds(const FleetView& view, const JobInfo& job, int site) {
 }
 
 bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom) {
-  int64_t capacity = 0;
-  for (const NodeSpec& n : view.fleet().sites[site].nodes) capacity += n.gpu_count;
+  const int64_t capacity = view.gpu_capacity_milli(site);
   if (capacity == 0) return !pod.needs_gpu();
-  const double share =
-      static_cast<double>(pod.total_gpu_milli()) / (static_cast<double>(capacity) * kGpuMilli);
+  const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
   return view.load(site) + share <= 1.0 - headroom + 1e-12;
 }
 

@@ -42,6 +42,8 @@ class FleetView {
   // Current load of a site: allocated GPU share / its GPUs, plus the GPU requests of jobs
   // dispatched there and not started yet (moving, deferred or queued).
   virtual double load(int site) const = 0;
+  // The site's GPU capacity (1000 per GPU).
+  virtual int64_t gpu_capacity_milli(int site) const = 0;
   // Can `pod` start now on a powered-on node of the site?
   virtual bool fits_now(int site, const PodSpec& pod) const = 0;
   // Can it run there at all (on some node, waking it if powered down)?

@@ -20,13 +20,10 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/trace/job_predictor.hpp"
 #include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::multi {
 namespace {
-
-bool latency_sensitive(const PodSpec& pod) {
-  return pod.qos == Qos::kLS || pod.qos == Qos::kGuaranteed;
-}
 
 struct Job {
   JobInfo info;
@@ -116,6 +113,9 @@ class FleetSim final : public FleetView {
   int64_t ls_bound_s() const override { return options_.ls_bound_s; }
   int64_t wake_delay_s() const override { return options_.wake_delay_s; }
   double load(int site) const override;
+  int64_t gpu_capacity_milli(int site) const override {
+    return sites_[site].cluster->total_gpu_milli();
+  }
   bool fits_now(int site, const PodSpec& pod) const override;
   bool fits_ever(int site, const PodSpec& pod) const override;
   double marginal_watts(int site, const PodSpec& pod) const override {
@@ -479,7 +479,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
       }
       u -= weights[i];
     }
-    info.latency_sensitive = latency_sensitive(pod);
+    info.latency_sensitive = is_latency_sensitive(pod);
     info.submit_s = pod.creation_time;
     info.duration_s = pod.deletion_time - pod.creation_time;
     info.slack_s = info.latency_sensitive ? 0 : options_.be_slack_s;
@@ -696,14 +696,10 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   };
   result_.mean_delay_s_ls = mean(delays_ls);
   result_.mean_delay_s_be = mean(delays_be);
-  // Nearest rank: element ceil(0.99 n) - 1, in integers to avoid 0.99 * 100 = 98.99...
-  const auto p99 = [](std::vector<double>& v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[(v.size() * 99 + 99) / 100 - 1];
-  };
-  result_.p99_delay_s_be = p99(delays_be);
-  result_.p99_delay_s_ls = p99(delays_ls);
+  std::sort(delays_be.begin(), delays_be.end());
+  std::sort(delays_ls.begin(), delays_ls.end());
+  result_.p99_delay_s_be = delays_be.empty() ? 0.0 : trace::p99_nearest_rank(delays_be);
+  result_.p99_delay_s_ls = delays_ls.empty() ? 0.0 : trace::p99_nearest_rank(delays_ls);
   double alloc_integral = 0, capacity = 0;
   for (const SiteRuntime& s : sites_) {
     result_.energy_kwh += s.energy_j / 3.6e6;

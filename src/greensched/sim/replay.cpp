@@ -27,6 +27,7 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::sim {
 
@@ -79,10 +80,6 @@ struct Timer {
   }
 };
 
-bool latency_sensitive(const PodSpec& pod) {
-  return pod.qos == Qos::kLS || pod.qos == Qos::kGuaranteed;
-}
-
 DelayStats delay_stats(std::vector<double> delays) {
   DelayStats d;
   d.pods = static_cast<int64_t>(delays.size());
@@ -91,8 +88,7 @@ DelayStats delay_stats(std::vector<double> delays) {
   double sum = 0;
   for (double x : delays) sum += x;
   d.mean_s = sum / static_cast<double>(delays.size());
-  // Nearest rank: element ceil(0.99 n) - 1, in integers to avoid 0.99 * 100 = 98.99...
-  d.p99_s = delays[(delays.size() * 99 + 99) / 100 - 1];
+  d.p99_s = trace::p99_nearest_rank(delays);
   return d;
 }
 
@@ -588,7 +584,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
     }
     const double delay = scaled(first_start_[id] - p.creation_time);
     all.push_back(delay);
-    (latency_sensitive(p) ? ls : be).push_back(delay);
+    (is_latency_sensitive(p) ? ls : be).push_back(delay);
   }
   const DelayStats overall = delay_stats(std::move(all));
   result.mean_queue_delay_s = overall.mean_s;

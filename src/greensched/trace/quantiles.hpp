@@ -17,6 +17,12 @@ inline double quantile_sorted(std::span<const double> sorted, double p) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// The 99th percentile by nearest rank, element ceil(0.99 n) - 1 (in integers, so that
+// 0.99 x 100 is not 98.99...): the rule of queueing-delay figures. `sorted` non-empty.
+inline double p99_nearest_rank(std::span<const double> sorted) {
+  return sorted[(sorted.size() * 99 + 99) / 100 - 1];
+}
+
 // Summary of a sample: count, mean and the usual quantiles. Empty when n == 0.
 struct Distribution {
   std::size_t n = 0;
