@@ -1,6 +1,7 @@
 #include "greensched/core/cluster.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -18,20 +19,29 @@ Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
     refresh_derived(s, gpus);
     total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
   }
-  fit_rows_.resize(specs_.size());
-  for (std::size_t n = 0; n < specs_.size(); ++n) sync_fit_row(static_cast<NodeIndex>(n));
+  const std::size_t n = specs_.size();
+  fit_columns_.cpu_free_milli.resize(n);
+  fit_columns_.memory_free_mib.resize(n);
+  fit_columns_.max_gpu_free_milli.resize(n);
+  fit_columns_.whole_free_gpus.resize(n);
+  fit_columns_.model.resize(n);
+  for (std::size_t i = 0; i < n; ++i) sync_fit_columns(static_cast<NodeIndex>(i));
 }
 
-void Cluster::sync_fit_row(NodeIndex n) {
+namespace {
+int32_t saturate(int64_t v) {
+  return static_cast<int32_t>(std::min<int64_t>(v, std::numeric_limits<int32_t>::max()));
+}
+}  // namespace
+
+void Cluster::sync_fit_columns(NodeIndex n) {
   const NodeState& s = states_[n];
-  FitRow& r = fit_rows_[n];
-  r.cpu_free_milli = s.cpu_free_milli;
-  r.memory_free_mib = s.memory_free_mib;
-  r.max_gpu_free_milli = s.max_gpu_free_milli;
-  r.whole_free_gpus = static_cast<int16_t>(s.whole_free_gpus);
-  r.gpu_count = static_cast<uint8_t>(std::clamp(specs_[n].gpu_count, 0, 255));
-  r.model = specs_[n].model;
-  r.online = s.online;
+  const bool has_gpus = specs_[n].gpu_count > 0;
+  fit_columns_.cpu_free_milli[n] = s.online ? saturate(s.cpu_free_milli) : -1;
+  fit_columns_.memory_free_mib[n] = saturate(s.memory_free_mib);
+  fit_columns_.max_gpu_free_milli[n] = has_gpus ? s.max_gpu_free_milli : -1;
+  fit_columns_.whole_free_gpus[n] = has_gpus ? s.whole_free_gpus : -1;
+  fit_columns_.model[n] = specs_[n].model;
 }
 
 void Cluster::refresh_derived(NodeState& s, int gpu_count) {
@@ -93,7 +103,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   ++s.pods;
   ++s.pods_by_tag[tag];
   refresh_derived(s, spec.gpu_count);
-  sync_fit_row(node);
+  sync_fit_columns(node);
   allocated_gpu_milli_ += int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
 
   if (id >= allocations_.size())
@@ -118,7 +128,7 @@ Status Cluster::release(PodId id) {
   --s.pods;
   --s.pods_by_tag[a.tag];
   refresh_derived(s, specs_[a.node].gpu_count);
-  sync_fit_row(a.node);
+  sync_fit_columns(a.node);
   allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
   return Status::Ok();
 }
@@ -133,7 +143,7 @@ Status Cluster::set_online(NodeIndex node, bool online) {
   }
   s.online = online;
   ++s.version;
-  sync_fit_row(node);
+  sync_fit_columns(node);
   return Status::Ok();
 }
 

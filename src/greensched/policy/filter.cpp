@@ -1,5 +1,9 @@
 #include "greensched/policy/filter.hpp"
 
+#include <algorithm>
+#include <array>
+#include <limits>
+
 namespace greensched::policy {
 
 std::string_view describe(FilterReason reason) {
@@ -22,6 +26,56 @@ std::string_view describe(FilterReason reason) {
       return "insufficient fully free GPUs";
   }
   return "unknown";
+}
+
+std::size_t fitting_nodes(const Cluster& cluster, const PodSpec& pod, std::span<NodeIndex> out) {
+  const std::size_t n = cluster.size();
+  std::size_t kept = 0;
+  constexpr int64_t kColumnMax = std::numeric_limits<int32_t>::max();
+  if (pod.cpu_milli < 0 || pod.memory_mib < 0 || pod.cpu_milli >= kColumnMax ||
+      pod.memory_mib >= kColumnMax) {
+    // Beyond the columns' range: the exact check, node by node.
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto node = static_cast<NodeIndex>(i);
+      if (filter_node(cluster.spec(node), cluster.state(node), pod) == FilterReason::kFits) {
+        out[kept++] = node;
+      }
+    }
+    return kept;
+  }
+  const FitColumns& c = cluster.fit_columns();
+  const auto cpu = static_cast<int32_t>(pod.cpu_milli);
+  const auto memory = static_cast<int32_t>(pod.memory_mib);
+  // The GPU room to compare; a pod without GPUs compares the CPU column again.
+  const int32_t* room = c.cpu_free_milli.data();
+  int32_t need = cpu;
+  if (pod.needs_gpu()) {
+    const bool share = pod.gpu_milli < kGpuMilli;
+    room = share ? c.max_gpu_free_milli.data() : c.whole_free_gpus.data();
+    need = share ? pod.gpu_milli : pod.num_gpu;
+  }
+  const bool any_model = !pod.needs_gpu() || pod.gpu_spec == 0;
+  const int32_t* cpu_free = c.cpu_free_milli.data();
+  const int32_t* memory_free = c.memory_free_mib.data();
+  constexpr std::size_t kBlock = 256;
+  std::array<uint8_t, kBlock> ok;
+  for (std::size_t base = 0; base < n; base += kBlock) {
+    const std::size_t len = std::min(kBlock, n - base);
+    for (std::size_t i = 0; i < len; ++i) {
+      ok[i] = static_cast<uint8_t>((cpu_free[base + i] >= cpu) & (memory_free[base + i] >= memory) &
+                                   (room[base + i] >= need));
+    }
+    if (!any_model) {
+      for (std::size_t i = 0; i < len; ++i) {
+        ok[i] &= static_cast<uint8_t>(model_allowed(pod.gpu_spec, c.model[base + i]));
+      }
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      out[kept] = static_cast<NodeIndex>(base + i);
+      kept += ok[i];
+    }
+  }
+  return kept;
 }
 
 }  // namespace greensched::policy

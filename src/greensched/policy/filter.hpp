@@ -2,7 +2,9 @@
 // order the kube-scheduler checks (resources fit, then the GPU-share plugin).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "greensched/core/cluster.hpp"
@@ -38,17 +40,10 @@ inline FilterReason filter_node(const NodeSpec& spec, const NodeState& s, const 
                                           : FilterReason::kInsufficientWholeGpus;
 }
 
-// filter_node(...) == kFits, from the cluster's packed row of the node: the scheduler's pass
-// over every node. Written without branches on the node (whether a node fits is unpredictable,
-// so branches would mispredict on every other node); the pod's kind is loop-invariant.
-inline bool fits(const FitRow& r, const PodSpec& pod) {
-  bool ok = r.online & (pod.cpu_milli <= r.cpu_free_milli) & (pod.memory_mib <= r.memory_free_mib);
-  if (!pod.needs_gpu()) return ok;
-  // Models are ids below 64; a CPU-only node (model kNoGpuModel) has no GPU and fails anyway.
-  const bool model_ok = pod.gpu_spec == 0 || ((pod.gpu_spec >> (r.model & 63U)) & 1U) != 0;
-  const bool room = pod.gpu_milli < kGpuMilli ? r.max_gpu_free_milli >= pod.gpu_milli
-                                              : r.whole_free_gpus >= pod.num_gpu;
-  return ok & (r.gpu_count != 0) & model_ok & room;
-}
+// Every node where filter_node(...) == kFits, in index order, written to the front of `out`
+// (room for every node); returns how many. The scheduler's pass over the whole cluster: it reads
+// the cluster's fit columns in blocks, compares without branches (whether a node fits is
+// unpredictable, so branches would mispredict on every other node) and then compacts.
+std::size_t fitting_nodes(const Cluster& cluster, const PodSpec& pod, std::span<NodeIndex> out);
 
 }  // namespace greensched::policy

@@ -19,15 +19,10 @@ Decision Scheduler::schedule(const Cluster& cluster, const PodSpec& pod, Rng& rn
       if (r == FilterReason::kFits) candidates_.push_back(Candidate{i, 0, 0});
     }
   } else {
-    // Every node is written, and kept when it fits: no branch on the node.
-    const std::span<const FitRow> rows = cluster.fit_rows();
-    candidates_.resize(static_cast<std::size_t>(n));
-    std::size_t kept = 0;
-    for (NodeIndex i = 0; i < n; ++i) {
-      candidates_[kept] = Candidate{i, 0, 0};
-      kept += fits(rows[i], pod) ? 1 : 0;
-    }
+    fitting_.resize(static_cast<std::size_t>(n));
+    const std::size_t kept = fitting_nodes(cluster, pod, fitting_);
     candidates_.resize(kept);
+    for (std::size_t i = 0; i < kept; ++i) candidates_[i] = Candidate{fitting_[i], 0, 0};
   }
   Decision d;
   d.feasible_nodes = static_cast<int32_t>(candidates_.size());

@@ -43,6 +43,7 @@ class Scheduler {
   Policy& policy_;
   std::vector<uint32_t> tie_rank_;
   std::vector<Candidate> candidates_;
+  std::vector<NodeIndex> fitting_;  // scratch for the filter pass
 };
 
 // A uniformly random permutation of 0..n-1 drawn from `rng`, as a rank per node.

@@ -266,7 +266,9 @@ bool Replay::known_not_to_fit(PodId id) {
 
 void Replay::record_failure(PodId id) {
   const uint32_t key = feasibility_key_[id];
-  if (pod(id).memory_mib <= failed_memory_[key]) {
+  // A record too old to be checked (see known_not_to_fit) is replaced by this fresh one.
+  const bool stale = freed_.size() - failed_at_[key] > cluster_.size();
+  if (pod(id).memory_mib <= failed_memory_[key] || stale) {
     failed_memory_[key] = pod(id).memory_mib;
     failed_at_[key] = freed_.size();
   }
