@@ -213,7 +213,8 @@ TEST(TieRank, IsAPermutation) {
 namespace greensched::policy {
 namespace {
 
-// The scheduler's column pass agrees with filter_node on random states and pods.
+// The scheduler's column pass agrees with filter_node on random states and pods, and the
+// cluster's free GPU share per model with the sum over its nodes.
 TEST(FilterFastPath, AgreesWithFilterNodeOnRandomStates) {
   Rng rng(11);
   std::vector<NodeSpec> nodes;
@@ -240,6 +241,15 @@ TEST(FilterFastPath, AgreesWithFilterNodeOnRandomStates) {
     }
     fitting.resize(fitting_nodes(c, p, fitting));
     ASSERT_EQ(fitting, expected) << "step " << step;
+    std::array<int64_t, 3> free_by_model{};
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+      if (c.spec(n).model != kNoGpuModel) {
+        free_by_model[c.spec(n).model] += c.state(n).gpu_free_total_milli;
+      }
+    }
+    for (GpuModelId m = 0; m < 3; ++m) {
+      ASSERT_EQ(c.free_gpu_milli_of_model(m), free_by_model[m]) << "model " << int{m};
+    }
     // Change the cluster: place the pod somewhere it fits, free a pod, or flip a node.
     const auto n = static_cast<NodeIndex>(rng.uniform(c.size()));
     if (rng.uniform(5) == 0 && c.state(n).pods == 0) {

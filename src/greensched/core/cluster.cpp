@@ -18,6 +18,7 @@ Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
     for (int g = 0; g < gpus; ++g) s.gpu_free_milli[g] = kGpuMilli;
     refresh_derived(s, gpus);
     total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
+    if (spec.model < kMaxGpuModels) free_gpu_milli_by_model_[spec.model] += s.gpu_free_total_milli;
   }
   const std::size_t n = specs_.size();
   fit_columns_.cpu_free_milli.resize(n);
@@ -105,6 +106,9 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   refresh_derived(s, spec.gpu_count);
   sync_fit_columns(node);
   allocated_gpu_milli_ += int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
+  if (spec.model < kMaxGpuModels) {
+    free_gpu_milli_by_model_[spec.model] -= int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
+  }
 
   if (id >= allocations_.size())
     allocations_.resize(std::max<std::size_t>(id + 1, allocations_.size() * 2));
@@ -130,6 +134,9 @@ Status Cluster::release(PodId id) {
   refresh_derived(s, specs_[a.node].gpu_count);
   sync_fit_columns(a.node);
   allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
+  if (const GpuModelId m = specs_[a.node].model; m < kMaxGpuModels) {
+    free_gpu_milli_by_model_[m] += int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
+  }
   return Status::Ok();
 }
 

@@ -67,6 +67,10 @@ class Cluster {
 
   int64_t total_gpu_milli() const { return total_gpu_milli_; }
   int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
+  // Free GPU milli summed over the nodes of each GPU model (offline nodes included).
+  int64_t free_gpu_milli_of_model(GpuModelId model) const {
+    return model < kMaxGpuModels ? free_gpu_milli_by_model_[model] : 0;
+  }
   int total_gpus() const { return static_cast<int>(total_gpu_milli_ / kGpuMilli); }
 
   // Places `pod` (identified by `id`) on `node` using the GPUs in `gpus`: for a sharing pod one
@@ -97,6 +101,7 @@ class Cluster {
   std::vector<std::optional<Allocation>> allocations_;  // indexed by PodId
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;
+  std::array<int64_t, kMaxGpuModels> free_gpu_milli_by_model_{};
 };
 
 }  // namespace greensched

@@ -76,12 +76,9 @@ void FeatureExtractor::begin(const Cluster& cluster, const PodSpec& pod) {
     }
     models_ready_ = true;
   }
-  model_free_.fill(0.0);
-  for (std::size_t n = 0; n < cluster.size(); ++n) {
-    const auto node = static_cast<NodeIndex>(n);
-    const GpuModelId m = cluster.spec(node).model;
-    if (m != kNoGpuModel)
-      model_free_[m] += static_cast<double>(cluster.state(node).gpu_free_total_milli);
+  for (int m = 0; m < kMaxGpuModels; ++m) {
+    model_free_[m] =
+        static_cast<double>(cluster.free_gpu_milli_of_model(static_cast<GpuModelId>(m)));
   }
   const double total = static_cast<double>(cluster.total_gpu_milli());
   load_ = total > 0 ? static_cast<double>(cluster.allocated_gpu_milli()) / total : 0.0;
