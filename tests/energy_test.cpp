@@ -600,6 +600,9 @@ TEST_F(EnergyReader, MalformedWeatherFilesAreRefusedWithFileAndKey) {
   text = weather_json();
   text.replace(text.find("3600"), 4, "\"1h\"");
   weather_fails_at(text, "utc_offset_seconds", "expected an integer");
+  text = weather_json();
+  text.replace(text.find("3600"), 4, "18446744073709551615");
+  weather_fails_at(text, "utc_offset_seconds", "outside");
   weather_fails_at("[1,2]", "top level", "expected an object");
   weather_fails_at("{\"latitude\":", "not valid JSON", "JSON");
   weather_fails_at(R"({"latitude":1,"longitude":2,"elevation":3,"utc_offset_seconds":0})", "hourly",

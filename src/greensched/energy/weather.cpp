@@ -101,7 +101,9 @@ Result<Weather> read_weather(const std::string& path) {
     return Error{fmt::format("{}: utc_offset_seconds: is {}, expected an integer", path,
                              offset->type_name())};
   }
-  w.utc_offset_seconds = offset->get<int64_t>();
+  // An unsigned value too large for int64 would wrap; anything above the range is refused.
+  const bool huge = offset->is_number_unsigned() && offset->get<uint64_t>() > 14 * 3600;
+  w.utc_offset_seconds = huge ? 14 * 3600 + 1 : offset->get<int64_t>();
   if (w.utc_offset_seconds < -14 * 3600 || w.utc_offset_seconds > 14 * 3600) {
     return Error{fmt::format("{}: utc_offset_seconds: {} is outside [-50400, 50400]", path,
                              w.utc_offset_seconds)};
