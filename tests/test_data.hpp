@@ -40,3 +40,17 @@ inline bool running_in_ci() {
                       "checkout)";                                                       \
     }                                                                                    \
   } while (0)
+
+// Skips the test when a file of the shared data is missing (fails under CI=true).
+#define GREENSCHED_REQUIRE_SHARED_FILE(path)                                             \
+  do {                                                                                   \
+    const std::string file__ = (path);                                                   \
+    if (!std::filesystem::exists(file__)) {                                              \
+      if (::greensched::testing::running_in_ci()) {                                      \
+        FAIL() << "CI=true but the shared data file is missing: " << file__;             \
+      }                                                                                  \
+      GTEST_SKIP() << "shared data file not found: " << file__                           \
+                   << " (set GREENSCHED_SHARED_DATA or place ../shared/data beside the " \
+                      "checkout)";                                                       \
+    }                                                                                    \
+  } while (0)

@@ -1,0 +1,110 @@
+// The mpc and oracle controllers: both solve the dispatch LP (dispatch_lp.hpp) and pass the
+// planned battery flows through the Battery and settle_hour, so their results are booked
+// exactly like the rule-based controllers' and the battery never leaves its window.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "greensched/energy/dispatch_lp.hpp"
+
+namespace greensched::energy {
+namespace {
+
+constexpr int kDay = 24;
+
+// Seasonal-naive forecast of hours t..t+horizon-1 from hours [0, t) only (t >= 1).
+std::vector<HourInput> forecast(const std::vector<HourInput>& past_and_future, std::size_t t,
+                                int horizon, int days) {
+  const auto mean_of = [&](const std::vector<std::size_t>& idx) {
+    HourInput m;
+    for (std::size_t j : idx) {
+      const HourInput& h = past_and_future[j];
+      m.demand_kwh += h.demand_kwh;
+      m.generation_kwh += h.generation_kwh;
+      m.price_usd_per_kwh += h.price_usd_per_kwh;
+      m.carbon_g_per_kwh += h.carbon_g_per_kwh;
+      m.export_price_usd_per_kwh += h.export_price_usd_per_kwh;
+    }
+    const double n = static_cast<double>(idx.size());
+    m.demand_kwh /= n;
+    m.generation_kwh /= n;
+    m.price_usd_per_kwh /= n;
+    m.carbon_g_per_kwh /= n;
+    m.export_price_usd_per_kwh /= n;
+    return m;
+  };
+  std::vector<std::size_t> all_past(t);
+  for (std::size_t j = 0; j < t; ++j) all_past[j] = j;
+  const HourInput past_mean = mean_of(all_past);
+
+  std::vector<HourInput> out;
+  out.reserve(static_cast<std::size_t>(horizon));
+  std::vector<std::size_t> idx;
+  for (int k = 0; k < horizon; ++k) {
+    const int64_t j = static_cast<int64_t>(t) + k;
+    idx.clear();
+    // The first m with j - 24 m < t is k / 24 + 1.
+    for (int m = k / kDay + 1; m <= k / kDay + days; ++m) {
+      const int64_t back = j - static_cast<int64_t>(kDay) * m;
+      if (back >= 0) idx.push_back(static_cast<std::size_t>(back));
+    }
+    out.push_back(idx.empty() ? past_mean : mean_of(idx));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& spec,
+                              const ControllerOptions& options) {
+  auto made = Battery::make(spec);
+  if (!made.ok()) return Error{made.error()};
+  Battery& battery = made.value();
+  const double eta_d = battery.discharge_efficiency();
+  ControllerRun run;
+  for (std::size_t t = 0; t < hours.size(); ++t) {
+    const HourInput& in = hours[t];
+    double charge = 0;
+    double discharge = 0;
+    if (t > 0) {
+      const std::vector<HourInput> ahead =
+          forecast(hours, t, options.mpc_horizon_h, options.forecast_days);
+      double mean_price = 0;
+      for (const HourInput& f : ahead) mean_price += effective_import_price(f, options);
+      mean_price /= static_cast<double>(ahead.size());
+      auto plan = solve_dispatch_lp(ahead, spec, battery.stored_kwh(), options,
+                                    eta_d * std::max(0.0, mean_price));
+      if (!plan.ok()) return Error{fmt::format("mpc: hour {}: {}", t, plan.error())};
+      charge = plan.value().hours[0].charge_kwh;
+      discharge = plan.value().hours[0].discharge_kwh;
+    }
+    const Battery::Flows flows = apply_battery(battery, in, charge, discharge);
+    HourOutput h = settle_hour(in, flows, options);
+    h.soc = battery.soc();
+    record_hour(run, h, options);
+  }
+  run.full_cycles = battery.full_cycles();
+  return run;
+}
+
+Result<ControllerRun> run_oracle(const std::vector<HourInput>& hours, const BatterySpec& spec,
+                                 const ControllerOptions& options) {
+  auto made = Battery::make(spec);
+  if (!made.ok()) return Error{made.error()};
+  Battery& battery = made.value();
+  auto plan = solve_dispatch_lp(hours, spec, battery.stored_kwh(), options, 0.0);
+  if (!plan.ok()) return Error{plan.error()};
+  ControllerRun run;
+  for (std::size_t t = 0; t < hours.size(); ++t) {
+    const DispatchPlanHour& p = plan.value().hours[t];
+    const Battery::Flows flows = apply_battery(battery, hours[t], p.charge_kwh, p.discharge_kwh);
+    HourOutput h = settle_hour(hours[t], flows, options);
+    h.soc = battery.soc();
+    record_hour(run, h, options);
+  }
+  run.full_cycles = battery.full_cycles();
+  return run;
+}
+
+}  // namespace greensched::energy
