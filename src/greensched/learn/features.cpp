@@ -122,8 +122,8 @@ std::vector<FeatureExtractor::FragPart> FeatureExtractor::compute_frag_parts(
   return out;
 }
 
-const std::vector<FeatureExtractor::FragPart>& FeatureExtractor::frag_parts(frag::StateId id,
-                                                                            const PodSpec& pod) {
+std::span<const FeatureExtractor::FragPart> FeatureExtractor::frag_parts(frag::StateId id,
+                                                                         const PodSpec& pod) {
   if (pod.shape >= stride_) {
     scratch_parts_ = compute_frag_parts(frag_->state(id), pod);
     return scratch_parts_;
@@ -131,10 +131,12 @@ const std::vector<FeatureExtractor::FragPart>& FeatureExtractor::frag_parts(frag
   const std::size_t slot = static_cast<std::size_t>(id) * stride_ + pod.shape;
   if (slot >= memo_.size()) memo_.resize((frag_->state_count() + 64) * stride_, 0);
   if (memo_[slot] == 0) {
-    parts_.push_back(compute_frag_parts(frag_->state(id), pod));
-    memo_[slot] = static_cast<uint32_t>(parts_.size());
+    const std::vector<FragPart> parts = compute_frag_parts(frag_->state(id), pod);
+    memo_[slot] = (static_cast<uint64_t>(parts_.size()) << 8 | parts.size()) + 1;
+    parts_.insert(parts_.end(), parts.begin(), parts.end());
   }
-  return parts_[memo_[slot] - 1];
+  const uint64_t entry = memo_[slot] - 1;
+  return std::span<const FragPart>(parts_).subspan(entry >> 8, entry & 0xFF);
 }
 
 double FeatureExtractor::starved_gpus(int64_t cpu_free_milli, int64_t gpu_free_milli) const {
@@ -171,7 +173,7 @@ const FeatureExtractor::NodeOptions& FeatureExtractor::options(const Cluster& cl
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   const NodeStatic& ns = static_[node];
-  const std::vector<FragPart>& parts = frag_parts(frag_->node_state(cluster, node), pod);
+  const std::span<const FragPart> parts = frag_parts(frag_->node_state(cluster, node), pod);
 
   FeatureVector& base = out_.base;
   base[kCpuLeft] = static_cast<double>(s.cpu_free_milli - pod.cpu_milli) * ns.inv_cpu;

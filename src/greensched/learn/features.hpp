@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -98,16 +99,17 @@ class FeatureExtractor {
     double fgd_score = 0;
     double frag_gain = 0;
   };
-  const std::vector<FragPart>& frag_parts(frag::StateId id, const PodSpec& pod);
+  std::span<const FragPart> frag_parts(frag::StateId id, const PodSpec& pod);
   std::vector<FragPart> compute_frag_parts(const frag::NodeFragState& st, const PodSpec& pod) const;
   double fgd_score(int64_t before_scaled, int64_t after_scaled) const;
 
   std::shared_ptr<frag::FragmentationModel> frag_;
   uint32_t stride_;
   std::shared_ptr<const std::vector<power::NodePower>> power_;
-  // Memo of frag parts per (state, shape): index into parts_ + 1 (0 = unknown).
-  std::vector<uint32_t> memo_;
-  std::vector<std::vector<FragPart>> parts_;
+  // Memo of frag parts per (state, shape), stored one after another in parts_ (one lookup,
+  // no second indirection on the hot path): offset << 8 | count, + 1 (0 = unknown).
+  std::vector<uint64_t> memo_;
+  std::vector<FragPart> parts_;
   std::vector<FragPart> scratch_parts_;
   NodeOptions out_;
   // Per node, fixed: reciprocals of capacities and the CPU power parameters.

@@ -167,6 +167,7 @@ class Replay {
   // Whether `id` is known not to fit: a pod with the same CPU and GPU request and no more
   // memory found no node, and no node that gained capacity since can take it.
   bool known_not_to_fit(PodId id);
+  bool failure_is_stale(uint32_t key) const;
   void record_failure(PodId id);
 
   void drop_stale_departures() {
@@ -251,12 +252,17 @@ class Replay {
   int64_t record_step_ = 0;
 };
 
+bool Replay::failure_is_stale(uint32_t key) const {
+  return freed_.size() - failed_at_[key] > cluster_.size() / 16;
+}
+
 bool Replay::known_not_to_fit(PodId id) {
   const uint32_t key = feasibility_key_[id];
   const PodSpec& p = pod(id);
   if (p.memory_mib < failed_memory_[key]) return false;
-  // Long since the failure: as cheap to schedule again as to check every freed node.
-  if (freed_.size() - failed_at_[key] > cluster_.size()) return false;
+  // Long since the failure: a scheduling cycle of a pod that fits nowhere is one pass over the
+  // fit columns, cheaper than checking many freed nodes one by one.
+  if (failure_is_stale(key)) return false;
   for (std::size_t i = failed_at_[key]; i < freed_.size(); ++i) {
     if (fits_awake(freed_[i], p)) return false;
   }
@@ -266,9 +272,8 @@ bool Replay::known_not_to_fit(PodId id) {
 
 void Replay::record_failure(PodId id) {
   const uint32_t key = feasibility_key_[id];
-  // A record too old to be checked (see known_not_to_fit) is replaced by this fresh one.
-  const bool stale = freed_.size() - failed_at_[key] > cluster_.size();
-  if (pod(id).memory_mib <= failed_memory_[key] || stale) {
+  // A record too old to be checked (see known_not_to_fit) gives way to this fresh one.
+  if (pod(id).memory_mib <= failed_memory_[key] || failure_is_stale(key)) {
     failed_memory_[key] = pod(id).memory_mib;
     failed_at_[key] = freed_.size();
   }
