@@ -30,11 +30,15 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/trace/csv.cpp
     ${src}/trace/openb_reader.cpp
     ${src}/trace/builtin_workload.cpp
+    ${src}/trace/workload.cpp
     ${src}/multi/fleet.cpp
     ${src}/multi/time_series.cpp
     ${src}/power/power_model.cpp
     ${BINARY_DIR}/src/builtin_power_model.cpp
     ${src}/learn/linear_model.cpp
+    ${src}/learn/features.cpp
+    ${src}/frag/fragmentation.cpp
+    ${src}/frag/target_workload.cpp
     ${src}/explain/explanation.cpp
     ${src}/sim/node_events.cpp)
   # One binary for all targets, built by whichever entry runs first; the lock keeps entries

@@ -96,6 +96,12 @@ struct Sample {
   std::size_t line = 0;
 };
 
+// Times beyond about ±34,000 years are refused, so that differences and sums of times never
+// overflow; a resampled series is at most a century of hourly steps, so that a few far-apart
+// rows cannot ask for gigabytes.
+constexpr int64_t kMaxAbsTimeS = int64_t{1} << 40;
+constexpr int64_t kMaxSeriesSteps = int64_t{100} * 366 * 24;
+
 // Reads the time and value fields of the current row, checks them and appends the sample.
 Status add_sample(const trace::CsvReader& reader, std::size_t time_col, std::size_t value_col,
                   std::string_view what, std::vector<Sample>& out) {
@@ -106,6 +112,9 @@ Status add_sample(const trace::CsvReader& reader, std::size_t time_col, std::siz
   }
   auto t = parse_utc_time(f[time_col]);
   if (!t.ok()) return reader.error(t.error());
+  if (t.value() > kMaxAbsTimeS || t.value() < -kMaxAbsTimeS) {
+    return reader.error(fmt::format("time '{}' is out of range", f[time_col]));
+  }
   const auto v = parse_double(f[value_col]);
   if (!v) {
     return reader.error(
@@ -153,7 +162,12 @@ Result<TimeSeries> resample(const trace::CsvReader& reader, const std::vector<Sa
 
   const int64_t start = floor_div(samples.front().t, step_s) * step_s;
   const int64_t end = samples.back().t + median;
-  const auto n = static_cast<std::size_t>(floor_div(end - start + step_s - 1, step_s));
+  const int64_t steps = floor_div(end - start + step_s - 1, step_s);
+  if (steps > kMaxSeriesSteps) {
+    return Error{fmt::format("{}: the rows span {} steps of {} s; at most {} are supported", path,
+                             steps, step_s, kMaxSeriesSteps)};
+  }
+  const auto n = static_cast<std::size_t>(steps);
   std::vector<double> weighted(n, 0.0);
   std::vector<int64_t> covered(n, 0);
   std::vector<int> pieces(n, 0);
