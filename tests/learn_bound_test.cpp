@@ -35,7 +35,7 @@ NodeSpec node(std::string name, int64_t cpu, int gpus, GpuModelId m) {
 
 // The most any built-in policy (and fgd-online) allocates when the pods arrive in order.
 int64_t best_policy_allocation(trace::Workload w) {
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   w.shape_count = trace::assign_shape_ids(w.pods);
   auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
   EXPECT_TRUE(scenario.ok()) << scenario.error();

@@ -82,7 +82,7 @@ TEST(LearnModel, SaveAndLoadRoundTrip) {
 }
 
 TEST(LearnPolicy, RegistrySpecForms) {
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   const std::string path = temp_dir("forms") + "/fgd.json";
   ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
   auto single = policy::parse_policy_spec("learned:" + path);
@@ -148,7 +148,7 @@ TEST(LearnFeatures, CpuStarvedGainByHand) {
 }
 
 TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   const trace::Workload w = trace::builtin_openb_workload();
   auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
   ASSERT_TRUE(scenario.ok());
@@ -175,7 +175,7 @@ TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {
 
 // The shipped models load, validate and run; each says what it was trained on.
 TEST(LearnPolicy, ShippedModelsRun) {
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   const std::string dir = std::string(GREENSCHED_SOURCE_DIR) + "/models";
   const trace::Workload w = trace::builtin_openb_workload();
   auto scenario = sim::make_scenario(w, power::PowerModel::builtin());

@@ -18,7 +18,7 @@ namespace greensched::learn {
 namespace {
 
 std::vector<std::string> all_policies() {
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   std::vector<std::string> p;
   for (const auto& info : policy::policy_catalog()) p.emplace_back(info.name);
   p.emplace_back("fgd-online");
@@ -67,7 +67,7 @@ TEST(LearnBoundRepro, NeverBelowAnyPolicyOnEachFamily) {
 
 TEST(LearnBoundRepro, NeverBelowAnyPolicyUnderDrift) {
   GREENSCHED_REQUIRE_OPENB();
-  register_learn_policies();
+  EXPECT_TRUE(register_learn_policies().ok());
   auto drift = load_drift_workload(testing::openb_path("openb_node_list_gpu_node.csv"),
                                    testing::openb_path("openb_pod_list_default.csv"),
                                    testing::openb_path("openb_pod_list_gpushare100.csv"));

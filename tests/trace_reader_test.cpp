@@ -1,6 +1,7 @@
 // Tests of the trace layer: the openb CSV readers (valid input, every error with its
 // file:line), shape ids, the workload inflation ("tune") and the built-in workload. The
 // real-data tests read ../shared/data/openb and skip when it is absent.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -457,7 +458,7 @@ TEST(ReaderErrors, ErrorReportsTheFirstBadRow) {
   EXPECT_TRUE(IsErrorAt(pod_error(text), "pods.csv:3: ", {"gpu_milli"}));
   // The bad row can be far down.
   std::string many(kMultiGpuHeader);
-  for (int i = 0; i < 40; ++i) many += "m,1,2,1,500\n";
+  for (int i = 0; i < 40; ++i) many += fmt::format("m{},1,2,1,500\n", i);
   many += "m,1,2,1,5000\n";
   EXPECT_TRUE(IsErrorAt(pod_error(many), "pods.csv:42: ", {"gpu_milli", "5000"}));
 }

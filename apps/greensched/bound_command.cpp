@@ -48,18 +48,19 @@ double mean(std::span<const double> v) {
 
 int run_bound(const BoundCliOptions& o) {
   if (o.nodes.empty() != o.pods.empty()) {
-    return fail("give both --nodes and --pods, or neither for the built-in workload", 2);
+    return fail("give both --nodes and --pods, or neither for the built-in workload", kExitUsage);
   }
-  if (!(o.tune > 0 && o.tune <= 10)) return fail("--tune must be in (0, 10]", 2);
-  if (!(o.run_tune > 0 && o.run_tune <= 10)) return fail("--run-tune must be in (0, 10]", 2);
-  if (!(o.drift_at > 0 && o.drift_at < 1)) return fail("--drift-at must be in (0, 1)", 2);
+  if (!(o.tune > 0 && o.tune <= 10)) return fail("--tune must be in (0, 10]", kExitUsage);
+  if (!(o.run_tune > 0 && o.run_tune <= 10))
+    return fail("--run-tune must be in (0, 10]", kExitUsage);
+  if (!(o.drift_at > 0 && o.drift_at < 1)) return fail("--drift-at must be in (0, 1)", kExitUsage);
   const int pct = static_cast<int>(std::lround(o.tune * 100.0));
   auto seeds = sim::parse_seed_list(o.seeds);
-  if (!seeds.ok()) return fail(seeds.error(), 2);
+  if (!seeds.ok()) return fail(seeds.error(), kExitUsage);
   std::vector<std::string> policies;
   if (o.policies != "none") {
     auto parsed = sim::parse_policy_list(o.policies);
-    if (!parsed.ok()) return fail(parsed.error(), 2);
+    if (!parsed.ok()) return fail(parsed.error(), kExitUsage);
     policies = parsed.value();
   }
   if (!policies.empty() && o.run_tune * 100.0 < pct + 0.5) {
@@ -75,17 +76,17 @@ int run_bound(const BoundCliOptions& o) {
     const std::size_t comma = o.pods.find(',');
     if (o.pods.empty() || comma == std::string::npos ||
         o.pods.find(',', comma + 1) != std::string::npos) {
-      return fail("--drift needs --nodes and --pods FIRST.csv,SECOND.csv", 2);
+      return fail("--drift needs --nodes and --pods FIRST.csv,SECOND.csv", kExitUsage);
     }
     auto loaded =
         learn::load_drift_workload(o.nodes, o.pods.substr(0, comma), o.pods.substr(comma + 1));
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     drift = std::move(loaded.value());
   } else if (o.nodes.empty()) {
     plain = trace::builtin_openb_workload();
   } else {
     auto loaded = trace::load_openb_workload(o.nodes, o.pods);
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     plain = std::move(loaded.value());
   }
   const trace::Workload& workload = drifting ? drift.workload : plain;
@@ -105,12 +106,12 @@ int run_bound(const BoundCliOptions& o) {
   options.integer = o.integer;
   options.time_limit_s = o.time_limit;
   auto bounds = learn::bounds_per_seed(workload, drifting ? &drift : nullptr, plan, pct, options);
-  if (!bounds.ok()) return fail(bounds.error());
+  if (!bounds.ok()) return fail(bounds);
 
   std::vector<learn::PolicySummary> summaries;
   if (!policies.empty()) {
     auto scenario = sim::make_scenario(workload, power::PowerModel::builtin());
-    if (!scenario.ok()) return fail(scenario.error());
+    if (!scenario.ok()) return fail(scenario);
     if (drifting && o.drift_target == "first") {
       scenario.value().target = frag::build_target_workload(
           std::span<const PodSpec>(workload.pods).subspan(0, drift.first_count));
@@ -123,7 +124,7 @@ int run_bound(const BoundCliOptions& o) {
             bar.update(done, total, fmt::format("{} seed {}", r.spec.policy, r.spec.seed));
           });
     }();
-    if (!results.ok()) return fail(results.error());
+    if (!results.ok()) return fail(results);
     summaries = learn::summarize(results.value(), pct);
   }
 

@@ -1,7 +1,6 @@
 // greensched calibrate: fit the power model's idle and max watts per GPU model and CPU to
 // readings taken by `greensched monitor --jsonl`, and write a model --power-model accepts.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/json_fields.hpp"
 #include "greensched/monitor/calibration.hpp"
 #include "greensched/monitor/sample_json.hpp"
 #include "greensched/trace/csv.hpp"
@@ -43,21 +43,22 @@ int run_calibrate(const CalibrateCliOptions& o) {
   std::vector<monitor::NodeSample> samples;
   for (const std::string& path : o.samples) {
     auto text = trace::read_file(path);
-    if (!text.ok()) return fail(text.error());
+    if (!text.ok()) return fail(text);
     auto read = monitor::read_samples_jsonl(text.value(), path);
-    if (!read.ok()) return fail(read.error());
+    if (!read.ok()) return fail(read);
     for (auto& s : read.value()) samples.push_back(std::move(s));
   }
   std::string base_text = power::kBuiltinPowerModelJson;
   std::string base_source = "built-in data/power-model.json";
   if (!o.base.empty()) {
     auto text = trace::read_file(o.base);
-    if (!text.ok()) return fail(text.error());
+    if (!text.ok()) return fail(text);
     base_text = text.value();
     base_source = o.base;
   }
-  const nlohmann::json base = nlohmann::json::parse(base_text, nullptr, false);
-  if (base.is_discarded()) return fail(fmt::format("{}: not valid JSON", base_source));
+  auto parsed_base = parse_json_text(base_text, base_source);
+  if (!parsed_base.ok()) return fail(parsed_base);
+  const nlohmann::json& base = parsed_base.value();
 
   monitor::CalibrationOptions opts;
   opts.cpu_key = o.cpu_key;
@@ -65,7 +66,7 @@ int run_calibrate(const CalibrateCliOptions& o) {
   for (const std::string& m : o.maps) {
     const std::size_t eq = m.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
-      return fail(fmt::format("--map '{}': expected 'NVML NAME=KEY'", m), 2);
+      return fail(fmt::format("--map '{}': expected 'NVML NAME=KEY'", m), kExitUsage);
     }
     opts.gpu_keys[m.substr(0, eq)] = m.substr(eq + 1);
   }
@@ -81,12 +82,8 @@ int run_calibrate(const CalibrateCliOptions& o) {
   std::cout.flush();
   if (c.fits.empty()) return fail("nothing could be fitted; no model written");
   auto model = monitor::calibrated_model_json(c, base_text, base_source);
-  if (!model.ok()) return fail(model.error());
-  std::ofstream out(o.out, std::ios::binary);
-  if (!out) return fail(fmt::format("{}: cannot open for writing", o.out));
-  out << model.value();
-  out.close();
-  if (!out) return fail(fmt::format("{}: write failed", o.out));
+  if (!model.ok()) return fail(model);
+  if (Status s = write_text_file(o.out, model.value()); !s.ok()) return fail(s);
   fmt::print(stderr, "wrote {} (use it with --power-model {})\n", o.out, o.out);
   return 0;
 }

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/json_fields.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/explain/narrator.hpp"
 
@@ -26,55 +28,45 @@ struct ExplainOptions {
   std::string narrator_model;
 };
 
+// `r` passed check_decision_record, so its run fields have their types; numbers compare as
+// JSON values (no float-to-integer cast).
 bool run_matches(const nlohmann::json& r, const ExplainOptions& o) {
-  if (!r.contains("run")) return o.policy.empty() && o.seed < 0;
-  const nlohmann::json& run = r["run"];
-  if (!o.policy.empty() && run.value("policy", std::string()) != o.policy &&
-      run.value("agent", std::string()) != o.policy) {
+  const nlohmann::json* run = json_member(r, "run");
+  if (run == nullptr) return o.policy.empty() && o.seed < 0;
+  if (!o.policy.empty() && run->value("policy", std::string()) != o.policy &&
+      run->value("agent", std::string()) != o.policy) {
     return false;
   }
-  return o.seed < 0 || run.value("seed", int64_t{-1}) == o.seed;
+  const nlohmann::json* seed = json_member(*run, "seed");
+  return o.seed < 0 || (seed != nullptr && *seed == o.seed);
 }
 
 int run_explain(const ExplainOptions& o) {
   const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0);
-  if (selectors != 1) {
-    fmt::print(stderr, "error: give exactly one of --pod NAME, --step N, --failed N\n");
-    return 2;
-  }
+  if (selectors != 1)
+    return fail("give exactly one of --pod NAME, --step N, --failed N", kExitUsage);
   std::ifstream in(o.record, std::ios::binary);
-  if (!in) {
-    fmt::print(stderr, "error: {}: cannot open file\n", o.record);
-    return 1;
-  }
+  if (!in) return fail(fmt::format("{}: cannot open file", o.record));
   std::vector<nlohmann::json> chosen;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
-    nlohmann::json r;
-    try {
-      r = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      fmt::print(stderr, "error: {}:{}: not a JSON record: {}\n", o.record, number, e.what());
-      return 1;
-    }
-    if (!r.is_object() || !r.contains("pod")) {
-      fmt::print(stderr, "error: {}:{}: not a decision record (no \"pod\")\n", o.record, number);
-      return 1;
-    }
+    auto parsed = explain::parse_decision_record(line, fmt::format("{}:{}", o.record, number));
+    if (!parsed.ok()) return fail(parsed);
+    nlohmann::json& r = parsed.value();
     if (!run_matches(r, o)) continue;
-    const bool failed = r.value("kind", std::string()) != "dispatch" &&
-                        (!r.contains("chosen_node") || r["chosen_node"].is_null());
+    const bool failed =
+        r.value("kind", std::string()) != "dispatch" && json_member(r, "chosen_node") == nullptr;
+    const nlohmann::json* step = json_member(r, "step");
     if ((!o.pod.empty() && r["pod"] == o.pod) ||
-        (o.step >= 0 && r.value("step", int64_t{-1}) == o.step) || (o.failed > 0 && failed)) {
+        (o.step >= 0 && step != nullptr && *step == o.step) || (o.failed > 0 && failed)) {
       chosen.push_back(std::move(r));
       if (o.failed == 0 || static_cast<int>(chosen.size()) >= o.failed) break;
     }
   }
   if (chosen.empty()) {
-    fmt::print(stderr, "error: no matching record in {}{}\n", o.record,
-               o.policy.empty() ? "" : fmt::format(" for {}", o.policy));
-    return 1;
+    return fail(fmt::format("{}: no matching record{}", o.record,
+                            o.policy.empty() ? "" : fmt::format(" for {}", o.policy)));
   }
 
   explain::NarratorConfig narrator{

@@ -1,15 +1,22 @@
 // greensched: schedule AI jobs onto GPU clusters with fewer stranded GPUs, less power and
 // less carbon, and say why.
 #include <cstdio>
+#include <exception>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/learn/register.hpp"
 
-int main(int argc, char** argv) {
-  greensched::learn::register_learn_policies();  // fgd-online, learned:MODEL.json
+namespace {
+
+int run(int argc, char** argv) {
+  // fgd-online, learned:MODEL.json
+  if (greensched::Status s = greensched::learn::register_learn_policies(); !s.ok()) {
+    return greensched::app::fail(s.message(), greensched::app::kExitInternal);
+  }
   CLI::App app{
       "greensched: GPU-sharing cluster scheduling that strands fewer GPUs.\n"
       "Simulate published and new scheduling policies on the Alibaba openb trace or a built-in\n"
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  greensched::app::command_name() = app.get_subcommands().front()->get_name();
   if (app.got_subcommand("simulate")) return simulate();
   if (app.got_subcommand("multi")) return multi();
   if (app.got_subcommand("explain")) return explain();
@@ -44,5 +52,21 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("serve")) return serve();
   if (app.got_subcommand("bound")) return bound();
   if (app.got_subcommand("train")) return train();
-  return 2;
+  return greensched::app::kExitUsage;
+}
+
+}  // namespace
+
+// Anything a command lets escape is a bug; it still ends as one line and an exit code, never
+// an abort.
+int main(int argc, char** argv) {
+  using greensched::app::fail;
+  using greensched::app::kExitInternal;
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("internal error: {}", e.what()), kExitInternal);
+  } catch (...) {
+    return fail("internal error: unknown exception", kExitInternal);
+  }
 }

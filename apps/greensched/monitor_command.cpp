@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/monitor/agent.hpp"
 
@@ -58,10 +59,7 @@ Result<double> parse_interval(const std::string& text) {
 
 int run_monitor(const MonitorCliOptions& o) {
   auto interval = parse_interval(o.interval);
-  if (!interval.ok()) {
-    fmt::print(stderr, "error: {}\n", interval.error());
-    return 2;
-  }
+  if (!interval.ok()) return fail(interval.error(), kExitUsage);
   monitor::MonitorOptions opts;
   opts.interval_s = interval.value();
   opts.listen = o.listen;
@@ -88,10 +86,7 @@ int run_monitor(const MonitorCliOptions& o) {
   });
   const double cpu_before = monitor::process_cpu_seconds();
   const auto wall_start = std::chrono::steady_clock::now();
-  if (Status s = agent.start(); !s.ok()) {
-    fmt::print(stderr, "error: {}\n", s.message());
-    return 1;
-  }
+  if (Status s = agent.start(); !s.ok()) return fail(s);
   if (!quiet) {
     std::string where;
     if (agent.port() >= 0) {

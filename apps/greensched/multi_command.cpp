@@ -1,7 +1,5 @@
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <mutex>
@@ -69,7 +67,7 @@ int run_multi(const MultiCliOptions& o) {
       for (const std::string& n : multi::agent_names()) runs.emplace_back(n, false);
       continue;
     }
-    if (!multi::make_agent(name).ok()) return fail(multi::make_agent(name).error(), 2);
+    if (!multi::make_agent(name).ok()) return fail(multi::make_agent(name).error(), kExitUsage);
     runs.emplace_back(name, false);
   }
   if (o.oracle) {
@@ -79,19 +77,19 @@ int run_multi(const MultiCliOptions& o) {
     }
   }
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
-  if (!slack_list.ok()) return fail(slack_list.error(), 2);
+  if (!slack_list.ok()) return fail(slack_list.error(), kExitUsage);
   const std::vector<double> slacks = slack_list.value();
   std::vector<double> loads;
   if (!o.loads.empty()) {
     auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
-    if (!parsed.ok()) return fail(parsed.error(), 2);
+    if (!parsed.ok()) return fail(parsed.error(), kExitUsage);
     loads = parsed.value();
   }
   if (o.ls_bound_s < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
-    return fail("--ls-bound, --wake-delay must be >= 0 and --sample > 0", 2);
+    return fail("--ls-bound, --wake-delay must be >= 0 and --sample > 0", kExitUsage);
   }
   if (!(o.days >= 0 && o.days <= 366) || !(o.warmup_days >= 0 && o.warmup_days <= 366)) {
-    return fail("--days must be in (0, 366] and --warmup-days in [0, 366]", 2);
+    return fail("--days must be in (0, 366] and --warmup-days in [0, 366]", kExitUsage);
   }
   const double days = o.days > 0 ? o.days : loads.empty() ? 30.0 : 14.0;
 
@@ -100,12 +98,12 @@ int run_multi(const MultiCliOptions& o) {
     fleet = multi::builtin_fleet();
   } else {
     auto loaded = multi::load_fleet(o.fleet, o.data_dir);
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     fleet = std::move(loaded.value());
   }
   if (!o.start.empty()) {
     auto t = multi::parse_utc_time(o.start);
-    if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), 2);
+    if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), kExitUsage);
     fleet.start_s = t.value();
   }
   std::vector<PodSpec> pods;
@@ -119,7 +117,7 @@ int run_multi(const MultiCliOptions& o) {
     pods_source = fmt::format("built-in openb pod shapes with synthetic times over {} days", span);
   } else {
     auto read = trace::read_openb_pods(o.pods, fleet.models);
-    if (!read.ok()) return fail(read.error());
+    if (!read.ok()) return fail(read);
     pods = std::move(read.value());
     pods_source = o.pods;
   }
@@ -127,7 +125,7 @@ int run_multi(const MultiCliOptions& o) {
   power::PowerModel power_model = power::PowerModel::builtin();
   if (!o.power_model.empty()) {
     auto loaded = power::PowerModel::load(o.power_model);
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     power_model = std::move(loaded.value());
   }
   if (!o.quiet) {
@@ -221,7 +219,7 @@ int run_multi(const MultiCliOptions& o) {
           fmt::format("{} slack {:g} h ({:.1f} s)", runs[a].first, slack_h, ok[i].wall_seconds));
       return Status::Ok();
     });
-    if (!s.ok()) return fail(s.message());
+    if (!s.ok()) return fail(s);
   }
 
   if (o.json) {
@@ -250,24 +248,20 @@ int run_multi(const MultiCliOptions& o) {
   }
   std::cout.flush();
   if (!o.record.empty()) {
-    std::ofstream out(o.record, std::ios::binary);
-    for (const auto& r : ok) out << r.records;
-    out.close();
-    if (!out) return fail(fmt::format("{}: cannot write", o.record));
+    std::string records;
+    for (const auto& r : ok) records += r.records;
+    if (Status s = write_text_file(o.record, records); !s.ok()) return fail(s);
   }
   if (o.out.empty()) return 0;
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec) return fail(fmt::format("{}: cannot create directory: {}", o.out, ec.message()));
   std::ostringstream summary, timeline, decisions;
   report::write_multi_summary_csv(summary, ok);
   report::write_multi_timeline_csv(timeline, fleet, ok);
   report::write_decisions_csv(decisions, fleet, ok);
-  for (const auto& [name, text] :
-       {std::pair{"summary.csv", summary.str()}, std::pair{"timeline.csv", timeline.str()},
-        std::pair{"decisions.csv", decisions.str()}}) {
-    if (Status s = write_text_file((std::filesystem::path(o.out) / name).string(), text); !s.ok())
-      return fail(s.message());
+  if (Status s = write_text_files(o.out, {{"summary.csv", summary.str()},
+                                          {"timeline.csv", timeline.str()},
+                                          {"decisions.csv", decisions.str()}});
+      !s.ok()) {
+    return fail(s);
   }
   if (!o.quiet)
     fmt::print(stderr, "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv\n", o.out);

@@ -33,7 +33,7 @@ struct ProfileCliOptions {
 int run_profile(const ProfileCliOptions& o) {
   GpuModelRegistry models;
   auto pods = trace::read_openb_pods(o.pods, models);
-  if (!pods.ok()) return fail(pods.error());
+  if (!pods.ok()) return fail(pods);
   const monitor::WorkloadProfile profile = monitor::profile_workload(pods.value(), models, o.pods);
 
   std::optional<monitor::PredictionEvaluation> prediction;
@@ -41,11 +41,11 @@ int run_profile(const ProfileCliOptions& o) {
     power::PowerModel pm = power::PowerModel::builtin();
     if (!o.power_model.empty()) {
       auto loaded = power::PowerModel::load(o.power_model);
-      if (!loaded.ok()) return fail(loaded.error());
+      if (!loaded.ok()) return fail(loaded);
       pm = std::move(loaded.value());
     }
     auto energy = monitor::JobEnergyModel::make(pm, models, o.energy_gpu);
-    if (!energy.ok()) return fail(fmt::format("--energy-gpu: {}", energy.error()), 2);
+    if (!energy.ok()) return fail(fmt::format("--energy-gpu: {}", energy.error()), kExitUsage);
     auto e =
         monitor::evaluate_time_split(pods.value(), energy.value(), o.train_share, o.min_support);
     if (!e.ok()) return fail(fmt::format("{}: --predict: {}", o.pods, e.error()));
@@ -65,7 +65,7 @@ int run_profile(const ProfileCliOptions& o) {
     auto files = monitor::profile_csvs(profile, models);
     if (prediction)
       files.emplace_back("profile_prediction.csv", monitor::prediction_csv(*prediction));
-    if (Status s = write_text_files(o.out, files); !s.ok()) return fail(s.message());
+    if (Status s = write_text_files(o.out, files); !s.ok()) return fail(s);
     fmt::print(stderr, "wrote {} profile_*.csv files to {}\n", files.size(), o.out);
   }
   return 0;

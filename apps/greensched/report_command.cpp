@@ -2,12 +2,12 @@
 // directory written by `simulate` or `multi`.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/report/html_report.hpp"
 
@@ -29,24 +29,12 @@ int run_report(const ReportCliOptions& o) {
   options.failed = o.failed;
   options.record = o.record;
   auto built = report::build_html_report(options);
-  if (!built.ok()) {
-    fmt::print(stderr, "error: {}\n", built.error());
-    return 1;
-  }
+  if (!built.ok()) return fail(built);
   const std::filesystem::path out(o.out);
   std::error_code ec;
+  // A failure here shows as the write's own error below.
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
-  std::ofstream file(out, std::ios::binary);
-  if (!file) {
-    fmt::print(stderr, "error: {}: cannot open for writing\n", o.out);
-    return 1;
-  }
-  file << built.value().html;
-  file.close();
-  if (!file) {
-    fmt::print(stderr, "error: {}: write failed\n", o.out);
-    return 1;
-  }
+  if (Status s = write_text_file(o.out, built.value().html); !s.ok()) return fail(s);
   const auto& figures = built.value().figures;
   std::string list;
   for (const std::string& id : figures) list += (list.empty() ? "" : " ") + id;

@@ -3,13 +3,12 @@
 // then serves until SIGINT or SIGTERM, and commits anything queued before it exits.
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/serve/http_server.hpp"
 #include "greensched/serve/kube_binder.hpp"
@@ -56,8 +55,8 @@ int run_serve(const ServeOptions& o) {
   std::string host;
   int port = 0;
   if (!split_listen(o.listen, host, port)) {
-    fmt::print(stderr, "error: --listen {}: expected HOST:PORT, e.g. 0.0.0.0:8888\n", o.listen);
-    return 2;
+    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 0.0.0.0:8888", o.listen),
+                kExitUsage);
   }
   serve::ServiceInputs inputs;
   inputs.nodes_csv = o.nodes;
@@ -65,10 +64,7 @@ int run_serve(const ServeOptions& o) {
   inputs.state_dir = o.state;
   if (!o.config.empty()) {
     auto config = serve::load_serve_config(o.config);
-    if (!config.ok()) {
-      fmt::print(stderr, "error: {}\n", config.error());
-      return 1;
-    }
+    if (!config.ok()) return fail(config);
     inputs.config = std::move(config.value());
   }
   if (!o.policy.empty()) inputs.config.policy = o.policy;
@@ -81,10 +77,7 @@ int run_serve(const ServeOptions& o) {
   serve::Binder binder;
   if (o.kube_bind) {
     auto made = serve::make_kube_binder(api);
-    if (!made.ok()) {
-      fmt::print(stderr, "error: {}\n", made.error());
-      return 1;
-    }
+    if (!made.ok()) return fail(made);
     binder = std::move(made.value());
   }
 
@@ -97,30 +90,21 @@ int run_serve(const ServeOptions& o) {
 
   serve::ExtenderServer server(inputs.config.server);
   auto bound = server.start(host, port);
-  if (!bound.ok()) {
-    fmt::print(stderr, "error: {}\n", bound.error());
-    return 1;
-  }
+  if (!bound.ok()) return fail(bound);
   if (!o.port_file.empty()) {
-    const std::string tmp = o.port_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << bound.value() << "\n";
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, o.port_file, ec);
-    if (ec) {
-      fmt::print(stderr, "error: --port-file {}: {}\n", o.port_file, ec.message());
-      return 1;
+    // Atomic, so a watcher of the file never reads a half-written port.
+    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
+        !s.ok()) {
+      server.stop();
+      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
     }
   }
 
   serve::StartupReport report;
   auto extender = serve::open_extender(inputs, &report);
   if (!extender.ok()) {
-    fmt::print(stderr, "error: {}\n", extender.error());
     server.stop();
-    return 1;
+    return fail(extender);
   }
   for (const std::string& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (binder) extender.value()->set_binder(binder);
@@ -129,16 +113,14 @@ int run_serve(const ServeOptions& o) {
   if (o.kube_watch) {
     auto resolved = serve::resolve_kube_api(api);
     if (!resolved.ok()) {
-      fmt::print(stderr, "error: --kube-watch: {}\n", resolved.error());
       server.stop();
-      return 1;
+      return fail(fmt::format("--kube-watch: {}", resolved.error()));
     }
     watcher = std::make_unique<serve::PodWatcher>(*extender.value(), resolved.value());
     auto synced = watcher->initial_sync();
     if (!synced.ok()) {
-      fmt::print(stderr, "error: --kube-watch: {}\n", synced.error());
       server.stop();
-      return 1;
+      return fail(fmt::format("--kube-watch: {}", synced.error()));
     }
     if (!o.quiet) {
       fmt::print(stderr,

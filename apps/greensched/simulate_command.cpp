@@ -1,7 +1,5 @@
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -162,25 +160,25 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   base.wake_delay_s = o.wake_delay_s;
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
-    if (!events.ok()) return fail(events.error());
+    if (!events.ok()) return fail(events);
     base.node_events = std::move(events.value());
   }
   auto loads = o.loads.empty() ? Result<std::vector<double>>(std::vector<double>{})
                                : sim::parse_number_list(o.loads, "--load", 0, 1000, true);
-  if (!loads.ok()) return fail(loads.error(), 2);
+  if (!loads.ok()) return fail(loads.error(), kExitUsage);
   if (loads.value().empty()) loads.value().push_back(0);  // the trace at its own rate
   auto power_downs = parse_power_down(o.power_down_idle.empty() ? "off" : o.power_down_idle);
-  if (!power_downs.ok()) return fail(power_downs.error(), 2);
+  if (!power_downs.ok()) return fail(power_downs.error(), kExitUsage);
   auto rules = parse_gpu_rules(o.gpu_power.empty()
                                    ? std::string(power::gpu_power_rule_name(power_model.gpu_rule()))
                                    : o.gpu_power);
-  if (!rules.ok()) return fail(rules.error(), 2);
+  if (!rules.ok()) return fail(rules.error(), kExitUsage);
   std::vector<std::vector<power::NodePower>> figures;
   for (power::GpuPowerRule rule : rules.value()) {
     power::PowerModel m = power_model;
     m.set_gpu_rule(rule);
     auto f = m.resolve(workload.nodes, workload.models);
-    if (!f.ok()) return fail(f.error());
+    if (!f.ok()) return fail(f);
     figures.push_back(std::move(f.value()));
   }
   // The target workload is the trace's, whatever rate it is replayed at.
@@ -256,7 +254,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
                    fmt::format("{} seed {} ({:.2f} s)", c.policy, seed, group[i].wall_seconds));
         return Status::Ok();
       });
-      if (!status.ok()) return fail(status.message());
+      if (!status.ok()) return fail(status);
       for (auto& r : group) results.push_back(std::move(r));
     }
   }
@@ -280,14 +278,11 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
       }
     }
     if (Status s = write_text_file(o.record, records); !s.ok()) {
-      return fail(s.message());
+      return fail(s);
     }
   }
   if (o.out.empty()) return 0;
 
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec) return fail(fmt::format("{}: cannot create directory: {}", o.out, ec.message()));
   // One timeline for all runs, each row prefixed with its policy, seed and setting.
   std::string timeline;
   for (const auto& r : results) {
@@ -310,52 +305,50 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, results);
   if (Status s =
-          write_text_file((std::filesystem::path(o.out) / "timeline.csv").string(), timeline);
-      !s.ok())
-    return fail(s.message());
-  if (Status s =
-          write_text_file((std::filesystem::path(o.out) / "summary.csv").string(), summary.str());
-      !s.ok())
-    return fail(s.message());
+          write_text_files(o.out, {{"timeline.csv", timeline}, {"summary.csv", summary.str()}});
+      !s.ok()) {
+    return fail(s);
+  }
   if (!o.quiet) fmt::print(stderr, "wrote {0}/timeline.csv and {0}/summary.csv\n", o.out);
   return 0;
 }
 
 int run_simulate(const SimulateOptions& o) {
   if (o.nodes.empty() != o.pods.empty()) {
-    return fail("give both --nodes and --pods, or neither for the built-in workload", 2);
+    return fail("give both --nodes and --pods, or neither for the built-in workload", kExitUsage);
   }
   if (!(o.tune > 0 && o.tune <= 10))
-    return fail(fmt::format("--tune must be in (0, 10], got {}", o.tune), 2);
-  if (!(o.time_scale > 0)) return fail("--time-scale must be > 0", 2);
-  if (o.pue != 0 && !(o.pue >= 1.0)) return fail("--pue must be >= 1.0", 2);
+    return fail(fmt::format("--tune must be in (0, 10], got {}", o.tune), kExitUsage);
+  if (!(o.time_scale > 0)) return fail("--time-scale must be > 0", kExitUsage);
+  if (o.pue != 0 && !(o.pue >= 1.0)) return fail("--pue must be >= 1.0", kExitUsage);
   auto seeds = sim::parse_seed_list(o.seeds);
-  if (!seeds.ok()) return fail(seeds.error(), 2);
+  if (!seeds.ok()) return fail(seeds.error(), kExitUsage);
   auto policies = sim::parse_policy_list(o.policies);
-  if (!policies.ok()) return fail(policies.error(), 2);
+  if (!policies.ok()) return fail(policies.error(), kExitUsage);
 
   power::PowerModel power_model = power::PowerModel::builtin();
   if (!o.power_model.empty()) {
     auto loaded = power::PowerModel::load(o.power_model);
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     power_model = std::move(loaded.value());
   }
   if (o.pue != 0) power_model.set_pue(o.pue);
   if (o.mode != "replay") {
     if (!o.loads.empty() || !o.power_down_idle.empty()) {
-      return fail("--load and --power-down-idle are for --mode replay", 2);
+      return fail("--load and --power-down-idle are for --mode replay", kExitUsage);
     }
     if (!o.gpu_power.empty()) {
       auto rule = power::parse_gpu_power_rule(o.gpu_power);
       if (!rule.ok())
-        return fail(fmt::format("--gpu-power: {} (inflation takes one rule)", rule.error()), 2);
+        return fail(fmt::format("--gpu-power: {} (inflation takes one rule)", rule.error()),
+                    kExitUsage);
       power_model.set_gpu_rule(rule.value());
     }
   }
-  if (!(o.days > 0 && o.days <= 366)) return fail("--days must be in (0, 366]", 2);
+  if (!(o.days > 0 && o.days <= 366)) return fail("--days must be in (0, 366]", kExitUsage);
   if (!(o.warmup_days >= 0 && o.warmup_days <= 366))
-    return fail("--warmup-days must be in [0, 366]", 2);
-  if (o.wake_delay_s < 0) return fail("--wake-delay must be >= 0", 2);
+    return fail("--warmup-days must be in [0, 366]", kExitUsage);
+  if (o.wake_delay_s < 0) return fail("--wake-delay must be >= 0", kExitUsage);
 
   trace::Workload workload;
   if (o.nodes.empty()) {
@@ -374,7 +367,7 @@ int run_simulate(const SimulateOptions& o) {
     }
   } else {
     auto loaded = trace::load_openb_workload(o.nodes, o.pods);
-    if (!loaded.ok()) return fail(loaded.error());
+    if (!loaded.ok()) return fail(loaded);
     workload = std::move(loaded.value());
   }
   if (!o.quiet) {
@@ -407,7 +400,7 @@ int run_simulate(const SimulateOptions& o) {
               fmt::format("{} seed {} ({:.2f} s)", r.spec.policy, r.spec.seed, r.wall_seconds));
         });
   }();
-  if (!results.ok()) return fail(results.error());
+  if (!results.ok()) return fail(results);
 
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
@@ -427,10 +420,7 @@ int run_simulate(const SimulateOptions& o) {
                                r.spec.seed, line.substr(1));
       }
     }
-    std::ofstream out(o.record, std::ios::binary);
-    out << records;
-    out.close();
-    if (!out) return fail(fmt::format("{}: cannot write", o.record));
+    if (Status s = write_text_file(o.record, records); !s.ok()) return fail(s);
     if (!o.quiet) {
       fmt::print(stderr, "wrote the decision records of {} run(s) to {}\n", results.value().size(),
                  o.record);
@@ -438,7 +428,7 @@ int run_simulate(const SimulateOptions& o) {
   }
   if (!o.out.empty()) {
     if (Status s = report::write_results(o.out, results.value(), &workload); !s.ok()) {
-      return fail(s.message());
+      return fail(s);
     }
     if (!o.quiet) fmt::print(stderr, "wrote {0}/curves.csv and {0}/summary.csv\n", o.out);
   }

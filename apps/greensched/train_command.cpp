@@ -35,7 +35,7 @@ int run_train(TrainCliOptions o) {
   auto high =
       sim::parse_seed_list(dash == std::string::npos ? o.seed_pool : o.seed_pool.substr(dash + 1));
   if (!low.ok() || !high.ok() || low.value().size() != 1 || high.value().size() != 1) {
-    return fail(fmt::format("--seed-pool '{}': expected LOW-HIGH", o.seed_pool), 2);
+    return fail(fmt::format("--seed-pool '{}': expected LOW-HIGH", o.seed_pool), kExitUsage);
   }
   o.train.seed_low = low.value()[0];
   o.train.seed_high = high.value()[0];
@@ -44,7 +44,7 @@ int run_train(TrainCliOptions o) {
   std::vector<trace::Workload> workloads;
   for (const std::string& pods : o.pods) {
     auto w = trace::load_openb_workload(o.nodes, pods);
-    if (!w.ok()) return fail(w.error());
+    if (!w.ok()) return fail(w);
     workloads.push_back(std::move(w.value()));
     o.train.trace_names.push_back(std::filesystem::path(pods).stem().string());
   }
@@ -54,7 +54,7 @@ int run_train(TrainCliOptions o) {
   std::unique_ptr<learn::TrainCheckpoint> resume;
   if (o.resume) {
     auto c = learn::load_checkpoint(o.checkpoint);
-    if (!c.ok()) return fail(c.error());
+    if (!c.ok()) return fail(c);
     resume = std::make_unique<learn::TrainCheckpoint>(std::move(c.value()));
     if (!o.quiet) {
       fmt::print(stderr, "resuming {} at generation {}\n", o.checkpoint, resume->state.generation);
@@ -77,9 +77,9 @@ int run_train(TrainCliOptions o) {
                    r.generation + 1, generations, r.best, r.elite_mean, r.mean_model, r.mean_sigma,
                    r.seconds);
       });
-  if (!result.ok()) return fail(result.error());
+  if (!result.ok()) return fail(result);
   if (Status s = learn::save_linear_model(result.value().model, o.out); !s.ok()) {
-    return fail(s.message());
+    return fail(s);
   }
   const auto& history = result.value().checkpoint.history;
   fmt::print("wrote {}: {} trainable weights, {} generations in {:.1f} s{}\n", o.out,

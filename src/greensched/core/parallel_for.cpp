@@ -13,7 +13,7 @@ Status parallel_for(std::size_t count, int jobs, const std::function<Status(std:
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::size_t error_index = count;
-  std::string error;
+  Status error;
   auto worker = [&] {
     while (!failed.load()) {
       const std::size_t i = next.fetch_add(1);
@@ -23,7 +23,7 @@ Status parallel_for(std::size_t count, int jobs, const std::function<Status(std:
         std::lock_guard<std::mutex> lock(error_mutex);
         if (i < error_index) {
           error_index = i;
-          error = s.message();
+          error = std::move(s);
         }
         failed.store(true);
       }
@@ -37,8 +37,7 @@ Status parallel_for(std::size_t count, int jobs, const std::function<Status(std:
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
   }
-  if (failed.load()) return Error{error};
-  return Status::Ok();
+  return error;
 }
 
 }  // namespace greensched

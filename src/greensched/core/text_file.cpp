@@ -9,10 +9,10 @@ namespace greensched {
 
 Status write_text_file(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) return Error{fmt::format("{}: cannot open for writing", path)};
+  if (!out) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
-  if (!out) return Error{fmt::format("{}: write failed", path)};
+  if (!out) return Error{fmt::format("{}: write failed", path), ErrorCode::kIo};
   return Status::Ok();
 }
 
@@ -21,7 +21,11 @@ Status write_text_file_atomic(const std::string& path, std::string_view text) {
   if (Status s = write_text_file(tmp, text); !s.ok()) return s;
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return Error{fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message())};
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Error{fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message()),
+                 ErrorCode::kIo};
+  }
   return Status::Ok();
 }
 
@@ -29,7 +33,9 @@ Status write_text_files(const std::string& dir,
                         const std::vector<std::pair<std::string, std::string>>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message())};
+  if (ec) {
+    return Error{fmt::format("{}: cannot create directory: {}", dir, ec.message()), ErrorCode::kIo};
+  }
   for (const auto& [name, text] : files) {
     if (Status s = write_text_file((std::filesystem::path(dir) / name).string(), text); !s.ok()) {
       return s;

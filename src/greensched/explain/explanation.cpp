@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "greensched/core/json_fields.hpp"
 
 namespace greensched::explain {
 namespace {
@@ -27,8 +30,28 @@ std::string signed_number(double v, int decimals = 0) {
   return v > 0 && s != "0" ? "+" + s : s;
 }
 
+// A whole number from any JSON number; 0 for a non-number or one out of int64 range (a
+// float cast beyond it is undefined).
+int64_t to_int(const json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (!v.is_number_float()) return 0;
+  const double d = v.get<double>();
+  return std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : 0;
+}
+
 int64_t as_int(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<int64_t>() : 0;
+  const json* v = json_member(j, key);
+  return v == nullptr ? 0 : to_int(*v);
+}
+
+bool has_runner_up(const json& r) {
+  return json_member(r, "runner_up") != nullptr;
+}
+
+const json& member_or_empty(const json& j, const char* key) {
+  static const json empty = json::object();
+  const json* v = json_member(j, key);
+  return v == nullptr ? empty : *v;
 }
 
 std::string gpu_share(int64_t milli) {
@@ -60,14 +83,14 @@ std::string describe_request(const json& req) {
 std::string gpu_indices(const json& gpus) {
   if (!gpus.is_array() || gpus.empty()) return "";
   std::vector<std::string> ids;
-  for (const json& g : gpus) ids.push_back(std::to_string(g.get<int64_t>()));
+  for (const json& g : gpus) ids.push_back(std::to_string(to_int(g)));
   return fmt::format("{} {}", ids.size() == 1 ? "GPU" : "GPUs", fmt::join(ids, ", "));
 }
 
 // "702 insufficient GPU share on any single GPU, 311 gpu model not in spec", largest first.
 std::string reason_list(const json& counts) {
   std::vector<std::pair<int64_t, std::string>> items;
-  for (const auto& [reason, n] : counts.items()) items.emplace_back(n.get<int64_t>(), reason);
+  for (const auto& [reason, n] : counts.items()) items.emplace_back(to_int(n), reason);
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
@@ -89,12 +112,12 @@ std::string describe_amount(const std::string& dimension, int64_t value) {
 
 std::vector<std::string> placed_sentences(const json& r) {
   std::vector<std::string> s;
-  const std::string gpus = gpu_indices(r["chosen_gpus"]);
+  const std::string gpus = gpu_indices(member_or_empty(r, "chosen_gpus"));
   s.push_back(fmt::format("Pod {} ({}) was placed on {}{} by {}.", r["pod"].get<std::string>(),
                           describe_request(r["request"]), r["chosen_node"].get<std::string>(),
                           gpus.empty() ? "" : ", " + gpus + ",", r["policy"].get<std::string>()));
   const int64_t score = as_int(r, "score");
-  if (r["runner_up"].is_null()) {
+  if (!has_runner_up(r)) {
     s.push_back(fmt::format("It scored {} and was the only node that could host it.", score));
   } else if (r["tie_broken"].get<bool>()) {
     s.push_back(
@@ -106,12 +129,13 @@ std::vector<std::string> placed_sentences(const json& r) {
                             margin == 1 ? "" : "s", r["runner_up"].get<std::string>(),
                             as_int(r, "runner_up_score")));
   }
-  const json& cands = r["candidates"];
+  const json& cands = member_or_empty(r, "candidates");
   const json* chosen = nullptr;
   const json* runner = nullptr;
   for (const json& c : cands) {
-    if (c["node"] == r["chosen_node"]) chosen = &c;
-    if (!r["runner_up"].is_null() && c["node"] == r["runner_up"]) runner = &c;
+    const json& node = member_or_empty(c, "node");
+    if (node == r["chosen_node"]) chosen = &c;
+    if (has_runner_up(r) && node == r["runner_up"]) runner = &c;
   }
   if (chosen != nullptr && chosen->contains("terms")) {
     std::vector<std::string> terms;
@@ -132,7 +156,7 @@ std::vector<std::string> placed_sentences(const json& r) {
     std::string sentence =
         fmt::format("The placement changes the node's GPU fragmentation by {} milli-GPU",
                     signed_number(r["frag_delta_milli"].get<double>(), 1));
-    if (runner != nullptr && (*runner)["frag_delta_milli"].is_number()) {
+    if (runner != nullptr && json_member(*runner, "frag_delta_milli") != nullptr) {
       sentence += fmt::format("; on the runner-up it would have changed by {}",
                               signed_number((*runner)["frag_delta_milli"].get<double>(), 1));
     }
@@ -141,7 +165,7 @@ std::vector<std::string> placed_sentences(const json& r) {
   if (r.contains("power_delta_watts") && r["power_delta_watts"].is_number()) {
     std::string sentence = fmt::format("It adds {} W to the node's power",
                                        number(r["power_delta_watts"].get<double>(), 1));
-    if (runner != nullptr && (*runner)["power_delta_watts"].is_number()) {
+    if (runner != nullptr && json_member(*runner, "power_delta_watts") != nullptr) {
       sentence += fmt::format(" (the runner-up: {} W)",
                               number((*runner)["power_delta_watts"].get<double>(), 1));
     }
@@ -149,9 +173,10 @@ std::vector<std::string> placed_sentences(const json& r) {
   }
   const int64_t total = as_int(r, "nodes_total");
   const int64_t feasible = as_int(r, "feasible_nodes");
-  if (feasible < total && !r["reason_counts"].empty()) {
+  const json& counts = member_or_empty(r, "reason_counts");
+  if (feasible < total && !counts.empty()) {
     s.push_back(fmt::format("{} of {} nodes could host it; the other {} could not: {}.", feasible,
-                            total, total - feasible, reason_list(r["reason_counts"])));
+                            total, total - feasible, reason_list(counts)));
   } else {
     s.push_back(fmt::format("All {} nodes could host it.", total));
   }
@@ -163,12 +188,14 @@ std::vector<std::string> failed_sentences(const json& r) {
   s.push_back(fmt::format("Pod {} ({}) could not be placed.", r["pod"].get<std::string>(),
                           describe_request(r["request"])));
   s.push_back(fmt::format("0/{} nodes are available: {}.", as_int(r, "nodes_total"),
-                          reason_list(r["reason_counts"])));
-  const json& d = r.contains("diagnosis") ? r["diagnosis"] : json::object();
+                          reason_list(member_or_empty(r, "reason_counts"))));
+  const json& d = member_or_empty(r, "diagnosis");
   const int64_t split = as_int(d, "split_gpu_nodes");
   if (split > 0) {
     std::vector<std::string> ex;
-    for (const json& e : d["split_gpu_examples"]) ex.push_back(e.get<std::string>());
+    for (const json& e : member_or_empty(d, "split_gpu_examples")) {
+      ex.push_back(e.get<std::string>());
+    }
     s.push_back(fmt::format(
         "{} node{} enough free GPU in total but split across GPUs (fragmentation), e.g. {}.", split,
         split == 1 ? " has" : "s have", fmt::join(ex, ", ")));
@@ -254,7 +281,169 @@ std::vector<std::string> sentences(const json& r) {
   return s;
 }
 
+// Each record field the sentences read, with its type; `required` where they read it
+// unguarded. Null is the writer's "none"; fields read through nlohmann's value(), which
+// throws on null, are not `nullable`.
+struct FieldRule {
+  const char* key;
+  JsonKind kind;
+  bool required = false;
+  bool nullable = true;
+};
+
+Status check_fields(const json& object, std::string_view where,
+                    std::initializer_list<FieldRule> rules) {
+  if (!object.is_object()) return Error{fmt::format("{}: expected an object", where)};
+  for (const FieldRule& f : rules) {
+    if (Status s = check_member(object, f.key, f.kind, where, f.required); !s.ok()) return s;
+    if (!f.nullable && object.contains(f.key) && object[f.key].is_null()) {
+      return Error{fmt::format("{}: null", member_path(where, f.key))};
+    }
+  }
+  return Status::Ok();
+}
+
+// Every element of array `key` (when present) is an object obeying `rules`.
+Status check_objects(const json& object, const char* key, std::string_view where,
+                     std::initializer_list<FieldRule> rules) {
+  if (Status s = check_elements(object, key, JsonKind::kObject, where); !s.ok()) return s;
+  const json* array = json_member(object, key);
+  if (array == nullptr) return Status::Ok();
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const std::string item = fmt::format("{}[{}]", member_path(where, key), i);
+    if (Status s = check_fields((*array)[i], item, rules); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// Every value of object `key` (when present) has `kind`.
+Status check_values(const json& object, const char* key, JsonKind kind, std::string_view where) {
+  if (Status s = check_member(object, key, JsonKind::kObject, where); !s.ok()) return s;
+  const json* map = json_member(object, key);
+  if (map == nullptr) return Status::Ok();
+  for (const auto& [name, value] : map->items()) {
+    if (Status s = check_member(*map, name, kind, member_path(where, key)); !s.ok()) return s;
+    if (value.is_null()) return Error{fmt::format("{}.{}: missing", member_path(where, key), name)};
+  }
+  return Status::Ok();
+}
+
+Status check_dispatch(const json& r) {
+  if (Status s = check_fields(r, "",
+                              {{"home_site", JsonKind::kString, true},
+                               {"site", JsonKind::kString, true},
+                               {"qos", JsonKind::kString, false, false},
+                               {"agent", JsonKind::kString, false, false},
+                               {"deferred_s", JsonKind::kNumber},
+                               {"slack_s", JsonKind::kNumber}});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_values(r, "carbon_now", JsonKind::kNumber, ""); !s.ok()) return s;
+  return check_objects(r, "alternatives", "",
+                       {{"site", JsonKind::kString, true},
+                        {"start_offset_s", JsonKind::kNumber},
+                        {"forecast_ci", JsonKind::kNumber, true},
+                        {"expected_g", JsonKind::kNumber, true}});
+}
+
+Status check_placement(const json& r) {
+  const bool placed = json_member(r, "chosen_node") != nullptr;
+  if (Status s = check_fields(r, "",
+                              {{"chosen_node", JsonKind::kString},
+                               {"policy", JsonKind::kString, placed},
+                               {"runner_up", JsonKind::kString},
+                               {"tie_broken", JsonKind::kBool, has_runner_up(r)},
+                               {"candidates", JsonKind::kArray},
+                               {"diagnosis", JsonKind::kObject}});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_elements(r, "chosen_gpus", JsonKind::kInteger, ""); !s.ok()) return s;
+  if (Status s = check_values(r, "reason_counts", JsonKind::kNumber, ""); !s.ok()) return s;
+  if (Status s = check_objects(r, "candidates", "",
+                               {{"terms", JsonKind::kArray},
+                                {"frag_delta_milli", JsonKind::kNumber},
+                                {"power_delta_watts", JsonKind::kNumber}});
+      !s.ok()) {
+    return s;
+  }
+  if (const json* cands = json_member(r, "candidates")) {
+    for (std::size_t i = 0; i < cands->size(); ++i) {
+      if (Status s = check_objects((*cands)[i], "terms", fmt::format("candidates[{}]", i),
+                                   {{"policy", JsonKind::kString, true}});
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  const json* d = json_member(r, "diagnosis");
+  if (d == nullptr) return Status::Ok();
+  if (Status s = check_fields(*d, "diagnosis",
+                              {{"searched", JsonKind::kBool, false, false},
+                               {"shrink", JsonKind::kObject},
+                               {"move", JsonKind::kObject}});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_elements(*d, "split_gpu_examples", JsonKind::kString, "diagnosis");
+      !s.ok()) {
+    return s;
+  }
+  if (const json* k = json_member(*d, "shrink")) {
+    if (Status s = check_fields(*k, "diagnosis.shrink",
+                                {{"dimension", JsonKind::kString, true},
+                                 {"node", JsonKind::kString, true},
+                                 {"cut_pct", JsonKind::kNumber, true}});
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (const json* m = json_member(*d, "move")) {
+    return check_fields(*m, "diagnosis.move",
+                        {{"pod", JsonKind::kString, true}, {"node", JsonKind::kString, true}});
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status check_decision_record(const json& r) {
+  if (!r.is_object()) return Error{"not a JSON object"};
+  if (Status s = check_fields(r, "",
+                              {{"pod", JsonKind::kString, true},
+                               {"kind", JsonKind::kString, false, false},
+                               {"request", JsonKind::kObject, true},
+                               {"step", JsonKind::kNumber},
+                               {"time_s", JsonKind::kNumber},
+                               {"run", JsonKind::kObject}});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_elements(r["request"], "gpu_spec", JsonKind::kString, "request"); !s.ok()) {
+    return s;
+  }
+  if (const json* run = json_member(r, "run")) {
+    if (Status s = check_fields(*run, "run",
+                                {{"policy", JsonKind::kString, false, false},
+                                 {"agent", JsonKind::kString, false, false},
+                                 {"seed", JsonKind::kNumber}});
+        !s.ok()) {
+      return s;
+    }
+  }
+  const json* kind = json_member(r, "kind");
+  return kind != nullptr && *kind == "dispatch" ? check_dispatch(r) : check_placement(r);
+}
+
+Result<json> parse_decision_record(std::string_view line, std::string_view where) {
+  json r = json::parse(line, nullptr, false);
+  if (r.is_discarded()) return Error{fmt::format("{}: not a JSON record", where)};
+  if (Status s = check_decision_record(r); !s.ok()) {
+    return Error{fmt::format("{}: {}", where, s.message())};
+  }
+  return r;
+}
 
 std::string explain_text(const json& record) {
   std::string out;

@@ -9,10 +9,21 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/status.hpp"
+
 namespace greensched::explain {
+
+// One line of a decision record file (JSON Lines) to a record that explain_text and
+// explain_facts can read: every field they use is present where needed and of the right type.
+// Errors read "WHERE: KEY: reason" (WHERE is usually file:line).
+Result<nlohmann::json> parse_decision_record(std::string_view line, std::string_view where);
+
+// The same checks for a record already parsed; errors name the key.
+Status check_decision_record(const nlohmann::json& record);
 
 std::string explain_text(const nlohmann::json& record);
 

@@ -11,8 +11,8 @@
 
 namespace greensched::learn {
 
-void register_learn_policies() {
-  (void)policy::register_policy_factory(
+Status register_learn_policies() {
+  Status online = policy::register_policy_factory(
       "fgd-online", "FGD with its target workload estimated online from recent arrivals",
       [](std::string_view arg,
          const policy::PolicyContext& context) -> Result<std::unique_ptr<policy::Policy>> {
@@ -22,7 +22,8 @@ void register_learn_policies() {
             arg.empty() ? std::string("fgd-online") : fmt::format("fgd-online={}", arg);
         return make_fgd_online_policy(options.value(), name, context);
       });
-  (void)policy::register_policy_factory(
+  if (!online.ok()) return online;
+  return policy::register_policy_factory(
       "learned", "a learned linear scoring model: learned=MODEL.json",
       [](std::string_view arg,
          const policy::PolicyContext& context) -> Result<std::unique_ptr<policy::Policy>> {

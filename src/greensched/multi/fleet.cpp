@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -24,9 +25,9 @@ std::string resolve(const std::string& path, const std::string& data_dir) {
 
 Result<double> number(const json& obj, const char* key, const std::string& where, double fallback,
                       double min_value) {
-  if (!obj.contains(key)) return fallback;
-  if (!obj[key].is_number()) return Error{fmt::format("{}.{}: expected a number", where, key)};
-  const double v = obj[key].get<double>();
+  auto member = number_member(obj, key, where, fallback);
+  if (!member.ok()) return member;
+  const double v = member.value();
   if (!(v >= min_value) || !std::isfinite(v)) {
     return Error{fmt::format("{}.{}: must be a number >= {}", where, key, min_value)};
   }
@@ -39,9 +40,12 @@ Result<TimeSeries> read_signal(const json& j, const std::string& where,
   if (!j.contains("path") || !j["path"].is_string()) {
     return Error{fmt::format("{}.path: missing or not a string", where)};
   }
-  const std::string format = j.value("format", "plain");
-  const std::string column = j.value("column", "");
-  auto series = read_series(resolve(j["path"].get<std::string>(), data_dir), format, column);
+  auto format = string_member(j, "format", where, "plain");
+  if (!format.ok()) return format.status().error();
+  auto column = string_member(j, "column", where, "");
+  if (!column.ok()) return column.status().error();
+  auto series =
+      read_series(resolve(j["path"].get<std::string>(), data_dir), format.value(), column.value());
   if (!series.ok()) return Error{fmt::format("{}: {}", where, series.error())};
   return series;
 }
@@ -73,12 +77,9 @@ std::vector<NodeSpec> scale_nodes(const std::vector<NodeSpec>& nodes, double sca
 
 Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
                           const std::string& data_dir) {
-  json root;
-  try {
-    root = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
-    return Error{fmt::format("{}: invalid JSON: {}", source, e.what())};
-  }
+  auto parsed = parse_json_text(json_text, source);
+  if (!parsed.ok()) return parsed.status().error();
+  const json& root = parsed.value();
   if (!root.is_object()) return Error{fmt::format("{}: expected a JSON object", source)};
   Fleet fleet;
   fleet.source = source;
@@ -113,7 +114,9 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
       if (other.name == site.name)
         return Error{fmt::format("{}.name: '{}' used twice", where, site.name)};
     }
-    const std::string nodes = j.value("nodes", "builtin");
+    auto nodes_member = string_member(j, "nodes", where, "builtin");
+    if (!nodes_member.ok()) return nodes_member.status().error();
+    const std::string& nodes = nodes_member.value();
     auto scale = number(j, "scale", where, 1.0, 0.0);
     if (!scale.ok()) return Error{scale.error()};
     std::vector<NodeSpec> base;

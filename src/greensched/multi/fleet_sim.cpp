@@ -180,7 +180,14 @@ class FleetSim final : public FleetView {
   std::size_t jobs_submitted_ = 0;
   MultiResult result_;
   std::vector<nlohmann::json> records_;  // per job, when recording
-  std::vector<int64_t> predicted_s_;     // per job, with options.predict_durations
+  // The first refused cluster change: the policy and the event order guarantee each one fits,
+  // so a refusal is a bug; run() stops and returns it.
+  Status broken_;
+
+  void expect_ok(Status s) {
+    if (!s.ok() && broken_.ok()) broken_ = Error{s.message(), ErrorCode::kInternal};
+  }
+  std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
 };
 
@@ -296,7 +303,7 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   Job& job = jobs_[j];
   const PodSpec& pod = *job.info.pod;
   s.pending_gpu_milli -= pod.total_gpu_milli();
-  (void)s.cluster->allocate(static_cast<PodId>(j), pod, d.node, d.gpus);
+  expect_ok(s.cluster->allocate(static_cast<PodId>(j), pod, d.node, d.gpus));
   s.power->update(*s.cluster, d.node);
   s.idle_since[d.node] = -1;
   ++s.running;
@@ -599,7 +606,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         Job& job = jobs_[e.a];
         SiteRuntime& s = sites_[e.b];
         const NodeIndex node = s.cluster->allocation_of(static_cast<PodId>(e.a))->node;
-        (void)s.cluster->release(static_cast<PodId>(e.a));
+        expect_ok(s.cluster->release(static_cast<PodId>(e.a)));
         s.power->update(*s.cluster, node);
         --s.running;
         ++s.version;
@@ -625,7 +632,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
                                                   st.gpu_free_milli.data());
         s.waking[node] = false;
         s.asleep_gpu_milli -= int64_t{s.cluster->spec(node).gpu_count} * kGpuMilli;
-        (void)s.cluster->set_online(node, true);
+        expect_ok(s.cluster->set_online(node, true));
         s.power->update(*s.cluster, node);
         s.idle_since[node] = now_;
         ++s.version;
@@ -642,7 +649,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         const NodeState& st = s.cluster->state(node);
         if (st.online && st.pods == 0 && s.idle_since[node] >= 0 &&
             now_ - s.idle_since[node] >= options_.power_down_idle_s) {
-          (void)s.cluster->set_online(node, false);
+          expect_ok(s.cluster->set_online(node, false));
           s.power->update(*s.cluster, node);
           ++s.version;
           ++s.powered_down;
@@ -657,6 +664,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
         break;
       }
     }
+    if (!broken_.ok()) return broken_.error();
     // Stop once every job that can still start has finished: only checks remain.
     if (jobs_done_ == jobs_.size() &&
         (events_.empty() || events_.top().kind == EventKind::kPowerDownCheck)) {

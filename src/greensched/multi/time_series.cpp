@@ -96,6 +96,12 @@ struct Sample {
   std::size_t line = 0;
 };
 
+// Times beyond about ±34,000 years are refused, so that differences and sums of times never
+// overflow; a resampled series is at most a century of hourly steps, so that a few far-apart
+// rows cannot ask for gigabytes.
+constexpr int64_t kMaxAbsTimeS = int64_t{1} << 40;
+constexpr int64_t kMaxSeriesSteps = int64_t{100} * 366 * 24;
+
 // Reads the time and value fields of the current row, checks them and appends the sample.
 Status add_sample(const trace::CsvReader& reader, std::size_t time_col, std::size_t value_col,
                   std::string_view what, std::vector<Sample>& out) {
@@ -106,6 +112,9 @@ Status add_sample(const trace::CsvReader& reader, std::size_t time_col, std::siz
   }
   auto t = parse_utc_time(f[time_col]);
   if (!t.ok()) return reader.error(t.error());
+  if (t.value() > kMaxAbsTimeS || t.value() < -kMaxAbsTimeS) {
+    return reader.error(fmt::format("time '{}' is out of range", f[time_col]));
+  }
   const auto v = parse_double(f[value_col]);
   if (!v) {
     return reader.error(
@@ -153,7 +162,12 @@ Result<TimeSeries> resample(const trace::CsvReader& reader, const std::vector<Sa
 
   const int64_t start = floor_div(samples.front().t, step_s) * step_s;
   const int64_t end = samples.back().t + median;
-  const auto n = static_cast<std::size_t>(floor_div(end - start + step_s - 1, step_s));
+  const int64_t steps = floor_div(end - start + step_s - 1, step_s);
+  if (steps > kMaxSeriesSteps) {
+    return Error{fmt::format("{}: the rows span {} steps of {} s; at most {} are supported", path,
+                             steps, step_s, kMaxSeriesSteps)};
+  }
+  const auto n = static_cast<std::size_t>(steps);
   std::vector<double> weighted(n, 0.0);
   std::vector<int64_t> covered(n, 0);
   std::vector<int> pieces(n, 0);
@@ -194,14 +208,18 @@ Result<TimeSeries> resample(const trace::CsvReader& reader, const std::vector<Sa
   return TimeSeries(start, step_s, std::move(values));
 }
 
-Result<trace::CsvReader> open_csv(const std::string& path, std::string& text) {
-  auto file = trace::read_file(path);
-  if (!file.ok()) return Error{file.error()};
-  text = std::move(file.value());
-  trace::CsvReader reader(text, path);
-  auto st = reader.read_header();
-  if (!st.ok()) return Error{st.message()};
+Result<trace::CsvReader> open_csv(std::string_view text, const std::string& source) {
+  trace::CsvReader reader(text, source);
+  if (Status st = reader.read_header(); !st.ok()) return st.error();
   return reader;
+}
+
+// Reads the file at `path` and hands its text to `parse`.
+template <typename Parse>
+Result<TimeSeries> with_file(const std::string& path, Parse parse) {
+  auto text = trace::read_file(path);
+  if (!text.ok()) return text.status().error();
+  return parse(std::string_view(text.value()));
 }
 
 std::string quoted_header(const trace::CsvReader& reader) {
@@ -322,8 +340,8 @@ std::string format_utc_time(int64_t epoch_s) {
 // ---------------------------------------------------------------------------------------------
 // Readers
 
-Result<TimeSeries> read_emaps_csv(const std::string& path, const std::string& column,
-                                  int64_t step_s) {
+Result<TimeSeries> parse_emaps_csv(std::string_view text, const std::string& path,
+                                   const std::string& column, int64_t step_s) {
   std::string_view tag;
   if (column.empty() || column == "direct") {
     tag = "(direct)";
@@ -333,8 +351,7 @@ Result<TimeSeries> read_emaps_csv(const std::string& path, const std::string& co
     return Error{fmt::format(
         "{}: unknown carbon-intensity column '{}' (expected \"direct\" or \"lca\")", path, column)};
   }
-  std::string text;
-  auto opened = open_csv(path, text);
+  auto opened = open_csv(text, path);
   if (!opened.ok()) return Error{opened.error()};
   trace::CsvReader& reader = opened.value();
 
@@ -367,9 +384,8 @@ Result<TimeSeries> read_emaps_csv(const std::string& path, const std::string& co
   return resample(reader, samples, step_s);
 }
 
-Result<TimeSeries> read_lwa_csv(const std::string& path, int64_t step_s) {
-  std::string text;
-  auto opened = open_csv(path, text);
+Result<TimeSeries> parse_lwa_csv(std::string_view text, const std::string& path, int64_t step_s) {
+  auto opened = open_csv(text, path);
   if (!opened.ok()) return Error{opened.error()};
   trace::CsvReader& reader = opened.value();
   const auto time_col = reader.column("Time");
@@ -386,9 +402,8 @@ Result<TimeSeries> read_lwa_csv(const std::string& path, int64_t step_s) {
   return resample(reader, samples, step_s);
 }
 
-Result<TimeSeries> read_plain_csv(const std::string& path, int64_t step_s) {
-  std::string text;
-  auto opened = open_csv(path, text);
+Result<TimeSeries> parse_plain_csv(std::string_view text, const std::string& path, int64_t step_s) {
+  auto opened = open_csv(text, path);
   if (!opened.ok()) return Error{opened.error()};
   trace::CsvReader& reader = opened.value();
   if (reader.header().size() != 2) {
@@ -403,18 +418,46 @@ Result<TimeSeries> read_plain_csv(const std::string& path, int64_t step_s) {
   return resample(reader, samples, step_s);
 }
 
-Result<TimeSeries> read_series(const std::string& path, const std::string& format,
-                               const std::string& column, int64_t step_s) {
-  if (format == "emaps") return read_emaps_csv(path, column, step_s);
+Result<TimeSeries> read_emaps_csv(const std::string& path, const std::string& column,
+                                  int64_t step_s) {
+  return with_file(
+      path, [&](std::string_view text) { return parse_emaps_csv(text, path, column, step_s); });
+}
+
+Result<TimeSeries> read_lwa_csv(const std::string& path, int64_t step_s) {
+  return with_file(path, [&](std::string_view text) { return parse_lwa_csv(text, path, step_s); });
+}
+
+Result<TimeSeries> read_plain_csv(const std::string& path, int64_t step_s) {
+  return with_file(path,
+                   [&](std::string_view text) { return parse_plain_csv(text, path, step_s); });
+}
+
+Result<TimeSeries> parse_series_text(std::string_view text, const std::string& path,
+                                     const std::string& format, const std::string& column,
+                                     int64_t step_s) {
+  if (format == "emaps") return parse_emaps_csv(text, path, column, step_s);
   if (format == "lwa" || format == "plain") {
     if (!column.empty()) {
       return Error{
           fmt::format("{}: format '{}' has no column choice (got '{}')", path, format, column)};
     }
-    return format == "lwa" ? read_lwa_csv(path, step_s) : read_plain_csv(path, step_s);
+    return format == "lwa" ? parse_lwa_csv(text, path, step_s)
+                           : parse_plain_csv(text, path, step_s);
   }
   return Error{
       fmt::format("{}: unknown series format '{}' (expected emaps, lwa or plain)", path, format)};
+}
+
+Result<TimeSeries> read_series(const std::string& path, const std::string& format,
+                               const std::string& column, int64_t step_s) {
+  // An unknown format is reported before the file is touched, as before.
+  if (format != "emaps" && format != "lwa" && format != "plain") {
+    return parse_series_text({}, path, format, column, step_s);
+  }
+  return with_file(path, [&](std::string_view text) {
+    return parse_series_text(text, path, format, column, step_s);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,6 +66,16 @@ Result<TimeSeries> read_plain_csv(const std::string& path, int64_t step_s = 3600
 // Dispatches on `format` ("emaps", "lwa", "plain"); `column` must be empty except for emaps.
 Result<TimeSeries> read_series(const std::string& path, const std::string& format,
                                const std::string& column = {}, int64_t step_s = 3600);
+// The same readers on text already in memory; `source` names it in errors.
+Result<TimeSeries> parse_emaps_csv(std::string_view text, const std::string& source,
+                                   const std::string& column = "direct", int64_t step_s = 3600);
+Result<TimeSeries> parse_lwa_csv(std::string_view text, const std::string& source,
+                                 int64_t step_s = 3600);
+Result<TimeSeries> parse_plain_csv(std::string_view text, const std::string& source,
+                                   int64_t step_s = 3600);
+Result<TimeSeries> parse_series_text(std::string_view text, const std::string& source,
+                                     const std::string& format, const std::string& column = {},
+                                     int64_t step_s = 3600);
 
 // A synthetic carbon-intensity year with the shape of real ones: a base level, a daily cycle
 // (solar dip around local noon of depth `solar_dip`, as a fraction), a weekly ripple, and

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/json_fields.hpp"
+
 #include "greensched/trace/csv.hpp"
 
 namespace greensched::power {
@@ -193,12 +195,9 @@ PowerModel PowerModel::builtin() {
 }
 
 Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
-    return Error{fmt::format("{}: invalid JSON: {}", source, e.what())};
-  }
+  auto parsed = parse_json_text(json_text, source);
+  if (!parsed.ok()) return parsed.status().error();
+  const json& root = parsed.value();
   PowerModel m;
   if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_, m.nodes_,
                             m.pue_, m.gpu_rule_);

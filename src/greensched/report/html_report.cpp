@@ -1254,10 +1254,9 @@ Status add_failed_pods(Page& page, const std::string& path, int limit) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     ++records;
     if (!may_be_failed(line)) continue;
-    nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_discarded() || !record.is_object()) {
-      return Error{fmt::format("{}:{}: not a JSON object", path, line_no)};
-    }
+    auto parsed = explain::parse_decision_record(line, fmt::format("{}:{}", path, line_no));
+    if (!parsed.ok()) return parsed.status().error();
+    nlohmann::json& record = parsed.value();
     if (!record.contains("chosen_node") || !record["chosen_node"].is_null()) continue;
     ++failed;
     last.push_back(Failed{line_no, std::move(record)});
@@ -1289,12 +1288,7 @@ Status add_failed_pods(Page& page, const std::string& path, int limit) {
     facts.push_back(fmt::format("line {}", f.line));
     const std::string pod =
         r.contains("pod") && r["pod"].is_string() ? r["pod"].get<std::string>() : "pod";
-    std::string explanation;
-    try {
-      explanation = explain::explain_text(r);
-    } catch (const std::exception& e) {
-      explanation = fmt::format("(could not explain this record: {})", e.what());
-    }
+    const std::string explanation = explain::explain_text(r);
     std::string joined;
     for (const std::string& fact : facts) joined += (joined.empty() ? "" : ", ") + fact;
     body += fmt::format(

@@ -28,7 +28,9 @@ Extender::Extender(std::unique_ptr<ClusterState> state, std::unique_ptr<Journal>
 }
 
 Extender::~Extender() {
-  (void)journal_->flush();
+  if (Status s = journal_->flush(); !s.ok()) {
+    fmt::print(stderr, "greensched serve: journal not flushed at shutdown: {}\n", s.message());
+  }
 }
 
 void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result) {
@@ -312,7 +314,9 @@ void Extender::undo_bind(const PodRef& ref, const std::string& node) {
   std::lock_guard lock(state_mu_);
   const BoundPod* pod = state_->find_pod(ref.key());
   if (pod != nullptr && pod->node == node && pod->request.ref.uid == ref.uid) {
-    (void)state_->release(ref.key());
+    if (Status s = state_->release(ref.key()); !s.ok()) {
+      fmt::print(stderr, "greensched serve: undoing the bind of {}: {}\n", ref.key(), s.message());
+    }
   }
 }
 
@@ -350,7 +354,10 @@ BindOutcome Extender::bind(const BindingArgs& args) {
     }
     // Same namespace/name, new UID: the old pod is gone (names are unique among live pods).
     entries.push_back(ClusterState::release_entry(existing->request.ref));
-    (void)state_->release(key);
+    if (Status s = state_->release(key); !s.ok()) {
+      out.error = fmt::format("pod {}: releasing its old UID: {}", key, s.message());
+      return out;
+    }
   }
   const PodRequest* pending = pending_.find(key);
   std::string error;
@@ -415,16 +422,22 @@ BindOutcome Extender::bind(const BindingArgs& args) {
     if (Status s = (*binder)(args, out.gpu_index); !s.ok()) {
       lock.lock();
       uint64_t undo = 0;
+      std::string undo_error;
       const BoundPod* pod = state_->find_pod(key);
       if (pod != nullptr && pod->node == args.node && pod->request.ref.uid == request.ref.uid) {
         const PodRef ref = pod->request.ref;
-        (void)state_->release(key);
-        undo = journal_->enqueue({ClusterState::release_entry(ref)});
+        if (Status r = state_->release(key); r.ok()) {
+          undo = journal_->enqueue({ClusterState::release_entry(ref)});
+        } else {
+          undo_error = r.message();
+        }
       }
       lock.unlock();
-      if (undo != 0) (void)journal_->wait_durable(undo);
-      out.error =
-          fmt::format("pod {}: binding through the API server failed: {}", key, s.message());
+      if (undo != 0) {
+        if (Status d = journal_->wait_durable(undo); !d.ok()) undo_error = d.message();
+      }
+      out.error = fmt::format("pod {}: binding through the API server failed: {}{}", key,
+                              s.message(), undo_error.empty() ? "" : "; undoing it: " + undo_error);
       out.gpu_index.clear();
     }
   }

@@ -116,12 +116,14 @@ Status Journal::write(const std::vector<std::string>& entries) {
     sqlite3_clear_bindings(insert_);
     if (rc != SQLITE_DONE) {
       std::string message = sqlite_error(db_, "insert");
-      (void)exec("ROLLBACK");
-      return Error{message};
+      if (Status r = exec("ROLLBACK"); !r.ok()) message += "; " + r.message();
+      return Error{message, ErrorCode::kIo};
     }
   }
   if (Status s = exec("COMMIT"); !s.ok()) {
-    (void)exec("ROLLBACK");
+    if (Status r = exec("ROLLBACK"); !r.ok()) {
+      return Error{fmt::format("{}; {}", s.message(), r.message()), ErrorCode::kIo};
+    }
     return s;
   }
   return Status::Ok();
@@ -208,10 +210,15 @@ Status Journal::compact(const std::string& snapshot) {
       if (rc != SQLITE_DONE) s = Error{sqlite_error(db_, "insert snapshot")};
     }
     if (s.ok()) s = exec("COMMIT");
-    if (!s.ok()) (void)exec("ROLLBACK");
-    if (s.ok()) (void)exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    if (!s.ok()) {
+      if (Status r = exec("ROLLBACK"); !r.ok()) s = Error{s.message() + "; " + r.message()};
+    }
   }
+  // Only shrinks the WAL file; the snapshot is durable either way, so a failure is kept in the
+  // stats rather than failing the compaction.
+  Status truncated = s.ok() ? exec("PRAGMA wal_checkpoint(TRUNCATE)") : Status::Ok();
   lock.lock();
+  if (!truncated.ok()) stats_.wal_checkpoint_error = truncated.message();
   if (batch_ok) {
     durable_upto_ = upto;
     stats_.events += batch.size();

@@ -34,6 +34,7 @@ struct JournalStats {
   uint64_t since_snapshot = 0;
   bool failed = false;
   std::string failure;
+  std::string wal_checkpoint_error;  // the last failed WAL truncation (harmless: the WAL grows)
 };
 
 class Journal {

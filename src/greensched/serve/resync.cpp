@@ -50,7 +50,10 @@ ResyncOutcome Extender::resync(std::vector<ResyncPod> pods) {
   }
   for (const std::string& key : to_release) {
     entries.push_back(ClusterState::release_entry(state_->find_pod(key)->request.ref));
-    (void)state_->release(key);
+    if (Status s = state_->release(key); !s.ok()) {
+      out.errors.emplace_back(key, s.message());
+      continue;
+    }
     ++out.removed;
   }
 

@@ -603,48 +603,6 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
 
 }  // namespace
 
-Result<std::vector<NodeEvent>> read_node_events(const std::string& path,
-                                                const std::vector<NodeSpec>& nodes) {
-  auto text = trace::read_file(path);
-  if (!text.ok()) return Error{text.error()};
-  trace::CsvReader csv(text.value(), path);
-  if (Status s = csv.read_header(); !s.ok()) return Error{s.message()};
-  std::array<std::size_t, 3> col{};
-  const std::array<const char*, 3> names{"time", "node", "event"};
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto c = csv.column(names[i]);
-    if (!c)
-      return csv.error(fmt::format("missing column '{}' (expected time,node,event)", names[i]));
-    col[i] = *c;
-  }
-  const auto by_name = node_index_by_name(nodes);
-  std::vector<NodeEvent> events;
-  while (csv.next()) {
-    const auto& f = csv.fields();
-    if (f.size() != csv.header().size()) {
-      return csv.error(fmt::format("expected {} fields as in the header, got {}",
-                                   csv.header().size(), f.size()));
-    }
-    NodeEvent e;
-    const auto time = trace::parse_int(f[col[0]]);
-    if (!time) return csv.error(fmt::format("time: '{}' is not an integer", f[col[0]]));
-    if (*time < 0) return csv.error(fmt::format("time: {} is negative", *time));
-    e.time = *time;
-    e.node = std::string(f[col[1]]);
-    if (!by_name.contains(e.node)) return csv.error(fmt::format("node: unknown node '{}'", e.node));
-    const std::string_view kind = f[col[2]];
-    if (kind == "down") {
-      e.up = false;
-    } else if (kind == "up") {
-      e.up = true;
-    } else {
-      return csv.error(fmt::format("event: unknown event '{}' (expected down or up)", kind));
-    }
-    events.push_back(std::move(e));
-  }
-  return events;
-}
-
 Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::TargetWorkload& target,
                                 const std::vector<power::NodePower>& power, double pue,
                                 const ReplayConfig& config) {

@@ -46,6 +46,9 @@ struct NodeEvent {
 // name unknown nodes.
 Result<std::vector<NodeEvent>> read_node_events(const std::string& path,
                                                 const std::vector<NodeSpec>& nodes);
+// The same from text; `source` names it in errors.
+Result<std::vector<NodeEvent>> parse_node_events(std::string_view text, const std::string& source,
+                                                 const std::vector<NodeSpec>& nodes);
 
 struct ReplayConfig {
   std::string policy = "fgd";  // any policy spec make_policy accepts

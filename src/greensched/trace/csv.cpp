@@ -10,10 +10,10 @@ namespace greensched::trace {
 
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open file", path)};
+  if (!in) return Error{fmt::format("{}: cannot open file", path), ErrorCode::kNotFound};
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+  if (in.bad()) return Error{fmt::format("{}: read error", path), ErrorCode::kIo};
   return buffer.str();
 }
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -55,23 +56,41 @@ Status check_field_count(const CsvReader& csv) {
   return Status::Ok();
 }
 
+// Remembers the line of each name; a second row with the same name is an error naming both,
+// as a node or pod name is the key every later step looks rows up by.
+class NameLines {
+ public:
+  explicit NameLines(const char* what) : what_(what) {}
+  Status add(const CsvReader& csv, const std::string& name) {
+    const auto [it, inserted] = first_.try_emplace(name, csv.line_number());
+    if (inserted) return Status::Ok();
+    return csv.error(fmt::format("duplicate {} '{}' (first on line {})", what_, name, it->second));
+  }
+
+ private:
+  const char* what_;
+  std::unordered_map<std::string, std::size_t> first_;
+};
+
 }  // namespace
 
 Result<std::vector<NodeSpec>> parse_openb_nodes(std::string_view text, const std::string& source,
                                                 GpuModelRegistry& models) {
   CsvReader csv(text, source);
-  if (Status s = csv.read_header(); !s.ok()) return Error{s.message()};
+  if (Status s = csv.read_header(); !s.ok()) return s.error();
   auto cols = require_columns<5>(csv, {"sn", "cpu_milli", "memory_mib", "gpu", "model"});
   if (!cols.ok()) return Error{cols.error()};
   const auto [c_sn, c_cpu, c_mem, c_gpu, c_model] = cols.value();
 
   std::vector<NodeSpec> nodes;
+  NameLines names("node name");
   while (csv.next()) {
-    if (Status s = check_field_count(csv); !s.ok()) return Error{s.message()};
+    if (Status s = check_field_count(csv); !s.ok()) return s.error();
     std::optional<Error> err;
     NodeSpec node;
     node.name = std::string(csv.fields()[c_sn]);
     if (node.name.empty()) return csv.error("sn: empty node name");
+    if (Status s = names.add(csv, node.name); !s.ok()) return s.error();
     auto cpu = field_int(csv, c_cpu, "cpu_milli", err);
     auto mem = field_int(csv, c_mem, "memory_mib", err);
     auto gpu = field_int(csv, c_gpu, "gpu", err);
@@ -108,7 +127,7 @@ Result<std::vector<NodeSpec>> read_openb_nodes(const std::string& path, GpuModel
 Result<std::vector<PodSpec>> parse_openb_pods(std::string_view text, const std::string& source,
                                               const GpuModelRegistry& models) {
   CsvReader csv(text, source);
-  if (Status s = csv.read_header(); !s.ok()) return Error{s.message()};
+  if (Status s = csv.read_header(); !s.ok()) return s.error();
   auto cols = require_columns<5>(csv, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
   if (!cols.ok()) return Error{cols.error()};
   const auto [c_name, c_cpu, c_mem, c_ngpu, c_milli] = cols.value();
@@ -119,12 +138,14 @@ Result<std::vector<PodSpec>> parse_openb_pods(std::string_view text, const std::
   const auto c_sched = csv.column("scheduled_time");
 
   std::vector<PodSpec> pods;
+  NameLines names("pod name");
   while (csv.next()) {
-    if (Status s = check_field_count(csv); !s.ok()) return Error{s.message()};
+    if (Status s = check_field_count(csv); !s.ok()) return s.error();
     std::optional<Error> err;
     PodSpec pod;
     pod.name = std::string(csv.fields()[c_name]);
     if (pod.name.empty()) return csv.error("name: empty pod name");
+    if (Status s = names.add(csv, pod.name); !s.ok()) return s.error();
     auto cpu = field_int(csv, c_cpu, "cpu_milli", err);
     auto mem = field_int(csv, c_mem, "memory_mib", err);
     auto ngpu = field_int(csv, c_ngpu, "num_gpu", err);

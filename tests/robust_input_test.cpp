@@ -1,0 +1,173 @@
+// The shared helpers every reader and writer goes through (typed JSON members, output files,
+// parallel_for, Prometheus labels), duplicate names in the openb lists, and decision records
+// of the wrong shape.
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "greensched/core/json_fields.hpp"
+#include "greensched/core/parallel_for.hpp"
+#include "greensched/core/text_file.hpp"
+#include "greensched/explain/explanation.hpp"
+#include "greensched/report/prometheus_label.hpp"
+#include "greensched/trace/csv.hpp"
+#include "greensched/trace/openb_reader.hpp"
+
+namespace greensched {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("greensched-robust-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(Status, CarriesItsCodeThroughResults) {
+  Status s = Error{"x.csv: cannot open file", ErrorCode::kNotFound};
+  EXPECT_EQ(s.code(), ErrorCode::kNotFound);
+  Result<int> r = s.error();
+  EXPECT_EQ(r.code(), ErrorCode::kNotFound);
+  EXPECT_EQ(r.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(Status(Error{"bad"}).code(), ErrorCode::kInvalidInput);
+}
+
+TEST(JsonFields, TypedMembersNameTheKey) {
+  auto j = parse_json_text(R"({"a": 1.5, "s": "x", "b": true, "n": null, "arr": [1, "y"]})", "f");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(number_member(j.value(), "a", "f").value(), 1.5);
+  EXPECT_EQ(number_member(j.value(), "n", "f", 7.0).value(), 7.0);
+  EXPECT_EQ(string_member(j.value(), "s", "f").value(), "x");
+  EXPECT_TRUE(bool_member(j.value(), "b", "f").value());
+  EXPECT_EQ(number_member(j.value(), "s", "f: sites[0]").error(),
+            "f: sites[0].s: expected a number, not string");
+  EXPECT_EQ(string_member(j.value(), "zz", "f").error(), "f.zz: missing");
+  EXPECT_EQ(check_elements(j.value(), "arr", JsonKind::kInteger, "f").message(),
+            "f.arr[1]: expected an integer, not string");
+  EXPECT_TRUE(check_member(j.value(), "zz", JsonKind::kObject, "f").ok());
+  auto bad = parse_json_text("{\"a\": ", "f.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().rfind("f.json: invalid JSON: ", 0), 0u) << bad.error();
+}
+
+TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {
+  const fs::path dir = scratch_dir("atomic");
+  const std::string path = (dir / "out.txt").string();
+  ASSERT_TRUE(write_text_file(path, "old contents, longer than the new").ok());
+  ASSERT_TRUE(write_text_file_atomic(path, "new").ok());
+  EXPECT_EQ(trace::read_file(path).value(), "new");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(TextFile, AtomicWriteFailureIsAnIoErrorNamingThePath) {
+  const fs::path dir = scratch_dir("atomic-fail");
+  const std::string path = (dir / "missing-dir" / "out.txt").string();
+  Status s = write_text_file_atomic(path, "x");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), ErrorCode::kIo);
+  EXPECT_NE(s.message().find("out.txt"), std::string::npos) << s.message();
+  // Renaming onto a directory fails after the temp file was written: the temp is removed.
+  const std::string onto_dir = (dir / "a-dir").string();
+  fs::create_directories(onto_dir);
+  Status r = write_text_file_atomic(onto_dir, "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.code(), ErrorCode::kIo);
+  EXPECT_FALSE(fs::exists(onto_dir + ".tmp"));
+}
+
+TEST(ParallelFor, RunsEveryIndexOnceForAnyThreadCount) {
+  for (int jobs : {0, 1, 3, 16}) {
+    std::vector<std::atomic<int>> seen(100);
+    Status s = parallel_for(seen.size(), jobs, [&](std::size_t i) {
+      seen[i].fetch_add(1);
+      return Status::Ok();
+    });
+    ASSERT_TRUE(s.ok());
+    for (const auto& n : seen) EXPECT_EQ(n.load(), 1) << "jobs " << jobs;
+  }
+  EXPECT_TRUE(parallel_for(0, 4, [](std::size_t) { return Status::Ok(); }).ok());
+}
+
+TEST(ParallelFor, ReturnsTheLowestIndexError) {
+  for (int jobs : {1, 4}) {
+    Status s = parallel_for(50, jobs, [](std::size_t i) -> Status {
+      if (i == 7 || i == 30) return Error{"failed " + std::to_string(i), ErrorCode::kIo};
+      return Status::Ok();
+    });
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "failed 7");
+    EXPECT_EQ(s.code(), ErrorCode::kIo);
+  }
+}
+
+TEST(PrometheusLabel, EscapesBackslashQuoteAndNewlineOnly) {
+  EXPECT_EQ(report::prometheus_label("plain-name_1.0"), "plain-name_1.0");
+  EXPECT_EQ(report::prometheus_label("a\\b"), "a\\\\b");
+  EXPECT_EQ(report::prometheus_label("say \"hi\""), "say \\\"hi\\\"");
+  EXPECT_EQ(report::prometheus_label("two\nlines"), "two\\nlines");
+  EXPECT_EQ(report::prometheus_label("tab\tand é"), "tab\tand é");
+  EXPECT_EQ(report::prometheus_label(""), "");
+}
+
+TEST(OpenbReader, DuplicateNodeNameNamesBothLines) {
+  GpuModelRegistry models;
+  auto nodes = trace::parse_openb_nodes(
+      "sn,cpu_milli,memory_mib,gpu,model\nx,1000,10,1,T4\ny,1000,10,0,\nx,2000,10,0,\n", "n.csv",
+      models);
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.error(), "n.csv:4: duplicate node name 'x' (first on line 2)");
+}
+
+TEST(OpenbReader, DuplicatePodNameNamesBothLines) {
+  GpuModelRegistry models;
+  auto pods = trace::parse_openb_pods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,0,0\n\nq,1,1,0,0\np,1,1,0,0\n", "p.csv",
+      models);
+  ASSERT_FALSE(pods.ok());
+  EXPECT_EQ(pods.error(), "p.csv:5: duplicate pod name 'p' (first on line 2)");
+}
+
+TEST(DecisionRecord, WrongTypesAndMissingKeysAreErrorsNamingTheKey) {
+  const auto error = [](const char* line) {
+    auto r = explain::parse_decision_record(line, "d.jsonl:3");
+    return r.ok() ? std::string("ok") : r.error();
+  };
+  EXPECT_EQ(error(R"({"pod":"x","step":1,"chosen_node":5,"request":"bad"})"),
+            "d.jsonl:3: request: expected an object, not string");
+  EXPECT_EQ(error(R"({"request":{}})"), "d.jsonl:3: pod: missing");
+  EXPECT_EQ(error(R"({"pod":"x","request":{},"chosen_node":5})"),
+            "d.jsonl:3: chosen_node: expected a string, not number");
+  EXPECT_EQ(error(R"({"pod":"x","request":{},"chosen_node":"n"})"), "d.jsonl:3: policy: missing");
+  EXPECT_EQ(error(R"({"pod":"x","request":{},"kind":"dispatch","site":"a"})"),
+            "d.jsonl:3: home_site: missing");
+  EXPECT_EQ(error(R"({"pod":"x","request":{"gpu_spec":[1]}})"),
+            "d.jsonl:3: request.gpu_spec[0]: expected a string, not number");
+  EXPECT_EQ(error(R"({"pod":"x","request":{},"diagnosis":{"shrink":{"node":"n"}}})"),
+            "d.jsonl:3: diagnosis.shrink.dimension: missing");
+  EXPECT_EQ(error("[1,2]"), "d.jsonl:3: not a JSON object");
+  EXPECT_EQ(error("{"), "d.jsonl:3: not a JSON record");
+}
+
+TEST(DecisionRecord, AcceptedRecordsExplainWithoutThrowing) {
+  for (const char* line : {
+           R"({"pod":"x","request":{"num_gpu":1e300,"gpu_milli":-1e300}})",
+           R"({"pod":"x","request":{},"chosen_node":"n","policy":"p","runner_up":"m",)"
+           R"("tie_broken":false,"candidates":[{"node":"m","frag_delta_milli":null}],)"
+           R"("reason_counts":{"a":1e300},"nodes_total":3,"feasible_nodes":1})",
+           R"({"pod":"x","request":{},"kind":"dispatch","home_site":"a","site":"b",)"
+           R"("alternatives":[{"site":"a","forecast_ci":1,"expected_g":2}]})",
+       }) {
+    auto r = explain::parse_decision_record(line, "d");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_FALSE(explain::explain_text(r.value()).empty());
+    EXPECT_TRUE(explain::explain_facts(r.value()).is_object());
+  }
+}
+
+}  // namespace
+}  // namespace greensched
