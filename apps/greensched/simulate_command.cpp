@@ -187,19 +187,21 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   for (const NodeSpec& n : workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
 
   // Per load and seed one workload; on it every policy x GPU rule x power-down setting.
-  struct Variant {
-    std::string policy;
-    std::size_t rule;
-    int64_t power_down;
+  // Results are listed by policy, GPU rule and power-down setting; one task runs a policy and
+  // setting under every rule (once, where the rule cannot change the schedule).
+  const std::size_t rule_count = rules.value().size();
+  const std::size_t power_down_count = power_downs.value().size();
+  struct Task {
+    std::size_t policy;
+    std::size_t power_down;
   };
-  std::vector<Variant> variants;
-  for (const std::string& policy : policies) {
-    for (std::size_t r = 0; r < rules.value().size(); ++r) {
-      for (int64_t pd : power_downs.value()) variants.push_back(Variant{policy, r, pd});
-    }
+  std::vector<Task> tasks;
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    for (std::size_t d = 0; d < power_down_count; ++d) tasks.push_back(Task{p, d});
   }
+  const std::size_t variant_count = policies.size() * rule_count * power_down_count;
   std::vector<sim::ReplayResult> results;
-  const std::size_t total = loads.value().size() * seeds.size() * variants.size();
+  const std::size_t total = loads.value().size() * seeds.size() * variant_count;
   results.reserve(total);
   ProgressBar bar(!o.quiet && stderr_is_terminal());
   std::mutex progress;
@@ -239,19 +241,25 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
       } else if (o.timeline_step_s > 0) {
         config.timeline_step_s = o.timeline_step_s;
       }
-      std::vector<sim::ReplayResult> group(variants.size());
+      std::vector<sim::ReplayResult> group(variant_count);
       const std::size_t done_before = results.size();
       std::size_t done = 0;
-      const Status status = parallel_for(variants.size(), o.jobs, [&](std::size_t i) -> Status {
+      const Status status = parallel_for(tasks.size(), o.jobs, [&](std::size_t i) -> Status {
         sim::ReplayConfig c = config;
-        c.policy = variants[i].policy;
-        c.power_down_idle_s = variants[i].power_down;
-        auto r = sim::run_replay(*w, target, figures[variants[i].rule], power_model.pue(), c);
+        c.policy = policies[tasks[i].policy];
+        c.power_down_idle_s = power_downs.value()[tasks[i].power_down];
+        auto r = sim::run_replay_each(*w, target, figures, power_model.pue(), c);
         if (!r.ok()) return Error{r.error()};
-        group[i] = std::move(r.value());
+        double wall = 0;
+        for (std::size_t k = 0; k < rule_count; ++k) {
+          wall += r.value()[k].wall_seconds;
+          group[(tasks[i].policy * rule_count + k) * power_down_count + tasks[i].power_down] =
+              std::move(r.value()[k]);
+        }
         std::lock_guard<std::mutex> lock(progress);
-        bar.update(done_before + ++done, total,
-                   fmt::format("{} seed {} ({:.2f} s)", c.policy, seed, group[i].wall_seconds));
+        done += rule_count;
+        bar.update(done_before + done, total,
+                   fmt::format("{} seed {} ({:.2f} s)", c.policy, seed, wall));
         return Status::Ok();
       });
       if (!status.ok()) return fail(status);

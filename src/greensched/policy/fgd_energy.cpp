@@ -22,6 +22,7 @@ class FgdEnergyPolicy final : public Policy {
       : fgd_(std::move(fgd)), best_fit_(std::move(best_fit)), power_(std::move(power)) {}
 
   std::string_view name() const override { return "fgd-energy"; }
+  bool reads_gpu_power_rule() const override { return true; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng& rng) override {

@@ -11,6 +11,12 @@ class MixPolicy final : public Policy {
       : name_(std::move(name)), members_(std::move(members)), gpu_select_(gpu_select) {}
 
   std::string_view name() const override { return name_; }
+  bool reads_gpu_power_rule() const override {
+    for (const MixMember& m : members_) {
+      if (m.policy->reads_gpu_power_rule()) return true;
+    }
+    return false;
+  }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng& rng) override {

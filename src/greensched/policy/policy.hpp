@@ -47,6 +47,10 @@ class Policy {
   // the first k fully free GPUs, a CPU-only pod none.
   virtual GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod, Rng& rng);
 
+  // Whether scores depend on the GPU power rule of the nodes' figures (power::GpuPowerRule):
+  // if not, a replay can account one schedule under several rules.
+  virtual bool reads_gpu_power_rule() const { return false; }
+
   // For explanations: keep each term's scores of the last cycle (off by default, so the fast
   // path pays nothing), and report them for candidate i of that cycle. The default is the
   // policy as its single term.

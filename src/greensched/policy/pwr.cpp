@@ -14,6 +14,7 @@ class PwrPolicy final : public Policy {
       : power_(std::move(power)) {}
 
   std::string_view name() const override { return "pwr"; }
+  bool reads_gpu_power_rule() const override { return true; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

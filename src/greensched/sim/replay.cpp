@@ -127,6 +127,13 @@ class Replay {
     }
   }
 
+  // Also accounts the run's energy under each of `shadows` (other power figures of the same
+  // nodes); only where the schedule cannot depend on them (see run_replay_each).
+  void account_also(std::vector<power::ClusterPower> shadows) {
+    shadows_ = std::move(shadows);
+    shadow_window_energy_j_.assign(shadows_.size(), 0.0);
+  }
+
   // Turns on decision records, appended to `out` (explain/decision_record.hpp).
   void record_to(const explain::RecordInputs* inputs, std::string* out) {
     record_inputs_ = inputs;
@@ -135,7 +142,9 @@ class Replay {
   }
 
   // Runs every instant to the end and fills the counts, delays, energy and timeline.
-  Status run(const std::vector<ResolvedEvent>& events, ReplayResult& result);
+  // `shadow_results` get the same figures with each shadow's energy and power.
+  Status run(const std::vector<ResolvedEvent>& events, ReplayResult& result,
+             std::vector<ReplayResult>& shadow_results);
 
  private:
   static constexpr int64_t kNoFailure = std::numeric_limits<int64_t>::max();
@@ -146,6 +155,13 @@ class Replay {
   }
   bool power_down() const { return config_.power_down_idle_s >= 0; }
   double facility_watts() const { return (power_.watts() + waking_watts_) * pue_; }
+  double shadow_facility_watts(std::size_t k) const {
+    return (shadows_[k].watts() + waking_watts_) * pue_;
+  }
+  void update_power(NodeIndex n) {
+    power_.update(cluster_, n);
+    for (power::ClusterPower& shadow : shadows_) shadow.update(cluster_, n);
+  }
   int64_t nodes_awake() const { return awake_ + waking_count_; }
   bool fits_awake(NodeIndex n, const PodSpec& p) const {
     return policy::filter_node(cluster_.spec(n), cluster_.state(n), p) ==
@@ -243,6 +259,8 @@ class Replay {
   int64_t wakeups_ = 0;
   // Integrals inside the measured window (scaled seconds).
   double window_energy_j_ = 0;
+  std::vector<power::ClusterPower> shadows_;
+  std::vector<double> shadow_window_energy_j_;
   double window_floor_j_ = 0;
   double window_alloc_milli_s_ = 0;
   double window_awake_node_s_ = 0;
@@ -285,6 +303,9 @@ void Replay::integrate(int64_t from, int64_t to) {
   if (b <= a) return;
   const double dt = scaled(b - a);
   window_energy_j_ += facility_watts() * dt;
+  for (std::size_t k = 0; k < shadows_.size(); ++k) {
+    shadow_window_energy_j_[k] += shadow_facility_watts(k) * dt;
+  }
   window_floor_j_ += floor_watts_ * pue_ * dt;
   window_alloc_milli_s_ += static_cast<double>(cluster_.allocated_gpu_milli()) * dt;
   window_awake_node_s_ += static_cast<double>(nodes_awake()) * dt;
@@ -296,7 +317,7 @@ Status Replay::start(PodId id, const policy::Decision& d, int64_t now) {
     return Error{
         fmt::format("policy {} made an invalid placement: {}", config_.policy, s.message())};
   }
-  power_.update(cluster_, d.node);
+  update_power(d.node);
   if (first_start_[id] < 0) {
     first_start_[id] = now;
     ++started_;
@@ -331,7 +352,7 @@ Status Replay::depart_at(int64_t now) {
     if (dep.generation != generation_[dep.pod]) continue;  // evicted since
     const NodeIndex n = node_of_[dep.pod];
     if (Status s = cluster_.release(dep.pod); !s.ok()) return s;
-    power_.update(cluster_, n);
+    update_power(n);
     stop_pod(dep.pod);
     freed(n);
     if (cluster_.state(n).pods == 0) node_empty(n, now);
@@ -346,7 +367,7 @@ Status Replay::apply_node_event(const ResolvedEvent& e, int64_t now) {
     failed_[n] = false;
     if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
     ++awake_;
-    power_.update(cluster_, n);
+    update_power(n);
     freed(n);
     node_empty(n, now);
     return Status::Ok();
@@ -377,7 +398,7 @@ Status Replay::apply_node_event(const ResolvedEvent& e, int64_t now) {
   // Only this node lost capacity, so what did not fit still does not.
   if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
   --awake_;
-  power_.update(cluster_, n);
+  update_power(n);
   return Status::Ok();
 }
 
@@ -393,7 +414,7 @@ Status Replay::fire_timers(int64_t now) {
       waking_watts_ -= empty_node_watts(n);
       if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
       ++awake_;
-      power_.update(cluster_, n);
+      update_power(n);
       freed(n);
       node_empty(n, now);
       continue;
@@ -405,7 +426,7 @@ Status Replay::fire_timers(int64_t now) {
     sleeping_[n] = true;
     ++sleeping_count_;
     ++sleeps_;
-    power_.update(cluster_, n);
+    update_power(n);
   }
   return Status::Ok();
 }
@@ -499,8 +520,11 @@ Status Replay::try_start_queued(int64_t now, std::size_t first_new_rank) {
   return Status::Ok();
 }
 
-Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& result) {
+Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& result,
+                   std::vector<ReplayResult>& shadow_results) {
   double energy_joules = 0;
+  std::vector<double> shadow_energy_joules(shadows_.size(), 0.0);
+  shadow_results.resize(shadows_.size());
   int64_t last = 0;
   int64_t first = 0;
   double next_point = -std::numeric_limits<double>::infinity();
@@ -513,10 +537,19 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
                          energy_joules,
                          nodes_awake()};
   };
+  const auto add_point = [&](int64_t t) {
+    result.timeline.push_back(point(t));
+    for (std::size_t k = 0; k < shadows_.size(); ++k) {
+      TimelinePoint p = result.timeline.back();
+      p.power_watts = shadow_facility_watts(k);
+      p.energy_joules = shadow_energy_joules[k];
+      shadow_results[k].timeline.push_back(p);
+    }
+  };
   for (std::optional<int64_t> t = next_time(events); t; t = next_time(events)) {
     const int64_t now = *t;
     if (result.timeline.empty()) {
-      result.timeline.push_back(point(now));  // the cluster before anything happens
+      add_point(now);  // the cluster before anything happens
       first = now;
       if (power_down()) {
         for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster_.size()); ++n) node_empty(n, now);
@@ -524,6 +557,9 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
     } else {
       // Power was constant since the last instant.
       energy_joules += facility_watts() * scaled(now - last);
+      for (std::size_t k = 0; k < shadows_.size(); ++k) {
+        shadow_energy_joules[k] += shadow_facility_watts(k) * scaled(now - last);
+      }
       integrate(last, now);
     }
     last = now;
@@ -545,7 +581,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
       if (Status s = try_start_queued(now, next_arrival_); !s.ok()) return s;
     }
     if (config_.timeline_step_s <= 0 || scaled(now) >= next_point) {
-      result.timeline.push_back(point(now));
+      add_point(now);
       next_point = scaled(now) + scaled(config_.timeline_step_s);
     }
     // Past the window with nothing waiting, what is left cannot change a metric.
@@ -553,7 +589,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   }
   if (config_.timeline_step_s > 0 && !result.timeline.empty() &&
       result.timeline.back().time_s != scaled(last)) {
-    result.timeline.push_back(point(last));
+    add_point(last);
   }
 
   result.pods_started = started_;
@@ -598,24 +634,38 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   result.p99_queue_delay_s = overall.p99_s;
   result.delay_ls = delay_stats(std::move(ls));
   result.delay_be = delay_stats(std::move(be));
+  for (std::size_t k = 0; k < shadows_.size(); ++k) {
+    ReplayResult& r = shadow_results[k];
+    std::vector<TimelinePoint> timeline = std::move(r.timeline);
+    r = result;
+    r.timeline = std::move(timeline);
+    r.energy_kwh = shadow_window_energy_j_[k] / 3.6e6;
+    r.kwh_per_gpu_hour = r.gpu_hours > 0 ? r.energy_kwh / r.gpu_hours : 0.0;
+    r.gpu_rule =
+        shadows_[k].figures().empty() ? result.gpu_rule : shadows_[k].figures().front().gpu_rule;
+  }
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::TargetWorkload& target,
-                                const std::vector<power::NodePower>& power, double pue,
-                                const ReplayConfig& config) {
+// One replay scheduled with `figure_sets[0]`; with more sets (only where the schedule cannot
+// depend on them), each further set accounts the same schedule's energy.
+Result<std::vector<ReplayResult>> replay_accounted(
+    const trace::Workload& workload, const frag::TargetWorkload& target,
+    std::span<const std::vector<power::NodePower>> figure_sets, double pue,
+    const ReplayConfig& config) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const std::vector<power::NodePower>& power = figure_sets.front();
   if (!(config.time_scale > 0) || !std::isfinite(config.time_scale)) {
     return Error{fmt::format("time scale must be a positive number, got {}", config.time_scale)};
   }
   if (!(pue > 0) || !std::isfinite(pue)) {
     return Error{fmt::format("PUE must be a positive number, got {}", pue)};
   }
-  if (power.size() != workload.nodes.size()) {
-    return Error{fmt::format("power figures for {} nodes, but the cluster has {}", power.size(),
-                             workload.nodes.size())};
+  for (const std::vector<power::NodePower>& figures : figure_sets) {
+    if (figures.size() != workload.nodes.size()) {
+      return Error{fmt::format("power figures for {} nodes, but the cluster has {}", figures.size(),
+                               workload.nodes.size())};
+    }
   }
   const std::size_t n = workload.pods.size();
   if (n > std::numeric_limits<PodId>::max()) return Error{"too many pods for one replay"};
@@ -687,6 +737,12 @@ Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::Tar
   result.pods_total = static_cast<int64_t>(n);
   Replay replay(workload, config, scheduler, rng, cluster_power, cluster, pue, std::move(order),
                 std::move(feasibility_key), static_cast<uint32_t>(keys.size()));
+  if (figure_sets.size() > 1) {
+    std::vector<power::ClusterPower> shadows;
+    for (std::size_t k = 1; k < figure_sets.size(); ++k)
+      shadows.emplace_back(figure_sets[k], cluster);
+    replay.account_also(std::move(shadows));
+  }
   explain::RecordInputs record_inputs;
   if (config.record) {
     policy.value()->capture_terms(true);
@@ -700,10 +756,69 @@ Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::Tar
     };
     replay.record_to(&record_inputs, &result.records);
   }
-  if (Status s = replay.run(events, result); !s.ok()) return Error{s.message()};
-  result.wall_seconds =
+  std::vector<ReplayResult> shadow_results;
+  if (Status s = replay.run(events, result, shadow_results); !s.ok()) return Error{s.message()};
+  std::vector<ReplayResult> results;
+  results.push_back(std::move(result));
+  for (ReplayResult& r : shadow_results) results.push_back(std::move(r));
+  const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return result;
+  for (ReplayResult& r : results) r.wall_seconds = wall / static_cast<double>(results.size());
+  return results;
+}
+
+// Figures that differ only in the GPU power rule, so that a policy blind to the rule schedules
+// alike under each.
+bool same_but_rule(const std::vector<power::NodePower>& a, const std::vector<power::NodePower>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const power::NodePower& x = a[i];
+    const power::NodePower& y = b[i];
+    if (x.gpu.idle_watts != y.gpu.idle_watts || x.gpu.max_watts != y.gpu.max_watts ||
+        x.cpu.idle_watts != y.cpu.idle_watts || x.cpu.max_watts != y.cpu.max_watts ||
+        x.cpu.cores_per_socket != y.cpu.cores_per_socket) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::TargetWorkload& target,
+                                const std::vector<power::NodePower>& power, double pue,
+                                const ReplayConfig& config) {
+  auto results = replay_accounted(workload, target, std::span(&power, 1), pue, config);
+  if (!results.ok()) return Error{results.error()};
+  return std::move(results.value().front());
+}
+
+Result<std::vector<ReplayResult>> run_replay_each(
+    const trace::Workload& workload, const frag::TargetWorkload& target,
+    std::span<const std::vector<power::NodePower>> figure_sets, double pue,
+    const ReplayConfig& config) {
+  if (figure_sets.empty()) return std::vector<ReplayResult>{};
+  bool shared = config.power_down_idle_s < 0 && !config.record;
+  for (std::size_t k = 1; shared && k < figure_sets.size(); ++k) {
+    shared = same_but_rule(figure_sets.front(), figure_sets[k]);
+  }
+  if (shared) {
+    policy::PolicyContext context;
+    context.frag = std::make_shared<frag::FragmentationModel>(target);
+    context.shape_count = workload.shape_count;
+    context.power = std::make_shared<const std::vector<power::NodePower>>(figure_sets.front());
+    auto policy = policy::make_policy(config.policy, context);
+    if (!policy.ok()) return Error{policy.error()};
+    shared = !policy.value()->reads_gpu_power_rule();
+  }
+  if (shared) return replay_accounted(workload, target, figure_sets, pue, config);
+  std::vector<ReplayResult> results;
+  for (const std::vector<power::NodePower>& figures : figure_sets) {
+    auto r = run_replay(workload, target, figures, pue, config);
+    if (!r.ok()) return Error{r.error()};
+    results.push_back(std::move(r.value()));
+  }
+  return results;
 }
 
 }  // namespace greensched::sim

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,5 +117,15 @@ struct ReplayResult {
 Result<ReplayResult> run_replay(const trace::Workload& workload, const frag::TargetWorkload& target,
                                 const std::vector<power::NodePower>& power, double pue,
                                 const ReplayConfig& config);
+
+// The same replay under each set of power figures (one result per set, in order). Where the
+// schedule cannot depend on the set (figures that differ only in the GPU power rule, a policy
+// that does not read the rule, no node sleeping: waking picks nodes by power, no decision
+// records), the cluster is simulated once and each set accounts its energy; otherwise each
+// set is a replay of its own. The results are the same either way.
+Result<std::vector<ReplayResult>> run_replay_each(
+    const trace::Workload& workload, const frag::TargetWorkload& target,
+    std::span<const std::vector<power::NodePower>> figure_sets, double pue,
+    const ReplayConfig& config);
 
 }  // namespace greensched::sim
