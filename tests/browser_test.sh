@@ -45,7 +45,8 @@ multi=$work/multi
 #    recording every decision of all the runs is slow.
 "$bin" simulate --policy all --seeds 42-43 --out "$sim" -q >"$work/simulate.txt" ||
   fail "greensched simulate failed"
-"$bin" multi --days 3 --power-down-idle 1800 --agent local,green --out "$multi" -q \
+"$bin" multi --days 3 --power-down-idle 1800 --agent local,green --energy-controller none,greedy \
+  --out "$multi" -q \
   >"$work/multi.txt" || fail "greensched multi failed"
 record=()
 if "$bin" simulate --help | grep -q -- '--record'; then
@@ -63,7 +64,7 @@ rm -f "$work/decisions.jsonl"  # large; the report holds what it needs
 sim_charts=(chart-alloc chart-alloc-zoom chart-frag chart-power)
 if [ -f "$sim/occupancy.csv" ]; then sim_charts+=(chart-occupancy-1); fi
 multi_charts=(chart-multi-carbon chart-multi-energy chart-multi-intensity chart-multi-carbon-time
-  chart-multi-queue)
+  chart-multi-queue chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
 
 chrome() {
   local profile

@@ -173,10 +173,50 @@ file(READ "${WORK}/multi-load/report.html" multi_html)
 if(NOT multi_html MATCHES "chart-multi-frontier-0")
   message(FATAL_ERROR "the multi report at load has no carbon-against-delay frontier")
 endif()
+# Site energy controllers on the built-in fleet (no on-site energy there, so every controller
+# imports the demand): one summary row per agent and controller, an hourly energy timeline,
+# the same bytes again, and a report with the site energy charts.
+set(multi_energy_args multi --agent local,green-cost --days 2 --energy-controller none,oracle
+    --power-down-idle 1800 -q)
+expect_run(RESULT 0 ARGS ${multi_energy_args} --out ${WORK}/multi-energy
+           OUT_MATCH "agent +ctrl +load %[^\n]*\nlocal +none [^\n]*\nlocal +oracle [^\n]*\ngreen-cost +none")
+file(STRINGS "${WORK}/multi-energy/summary.csv" energy_summary)
+list(LENGTH energy_summary energy_rows)
+list(GET energy_summary 0 header)
+if(NOT energy_rows EQUAL 5 OR NOT header MATCHES ",window_s,controller,cost_usd,grid_import_kwh,onsite_kwh_used,self_consumption_pct,battery_cycles")
+  message(FATAL_ERROR "multi --energy-controller summary.csv: ${energy_rows} lines, header ${header}")
+endif()
+file(STRINGS "${WORK}/multi-energy/energy_timeline.csv" energy_tl LIMIT_COUNT 2)
+list(GET energy_tl 0 header)
+if(NOT header MATCHES "^agent,controller,site,hour_utc,demand_kwh,pv_kwh,wind_kwh,charge_kwh,discharge_kwh,soc,grid_import_kwh")
+  message(FATAL_ERROR "energy_timeline.csv header: ${header}")
+endif()
+expect_run(RESULT 0 ARGS ${multi_energy_args} --jobs 1 --out ${WORK}/multi-energy-again)
+file(SHA256 "${WORK}/multi-energy/summary.csv" first)
+file(SHA256 "${WORK}/multi-energy-again/summary.csv" second)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "multi --energy-controller summary.csv differs between identical runs")
+endif()
+expect_run(RESULT 0 ARGS report --in ${WORK}/multi-energy --out ${WORK}/multi-energy/report.html)
+file(READ "${WORK}/multi-energy/report.html" energy_html)
+foreach(id chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
+  if(NOT energy_html MATCHES "id=\"${id}\"")
+    message(FATAL_ERROR "the multi energy report has no ${id}")
+  endif()
+endforeach()
+expect_run(RESULT 2 ARGS multi --energy-controller none,nope -q ERR_MATCH "--energy-controller: ")
 expect_run(RESULT 2 ARGS multi --slack 0,-1 -q ERR_MATCH "--slack: '-1'")
 expect_run(RESULT 2 ARGS multi --load 2000 -q ERR_MATCH "--load: '2000'")
 file(WRITE "${WORK}/fleet.json" "{\"sites\": [{\"name\": \"x\", \"pue\": 0.5, \"carbon\": {}}]}")
 expect_run(RESULT 1 ARGS multi --fleet ${WORK}/fleet.json -q ERR_MATCH "fleet.json: sites\\[0\\]")
+
+# The energy fleet on the shared data, when present: 4 sites with solar, wind and batteries.
+if(EXISTS "${DATA}/energy/prices2023/SG_electricity_prices_2023.csv")
+  expect_run(RESULT 0 ARGS multi --fleet ${CMAKE_CURRENT_LIST_DIR}/../examples/fleet-energy.json
+             --data-dir ${DATA} --agent local --load 70 --days 1 --warmup-days 0.5
+             --energy-controller none,mpc --power-down-idle 1800 -q --out ${WORK}/fleet-energy
+             OUT_MATCH "local +mpc +70")
+endif()
 
 # The real trace, when present.
 if(EXISTS "${DATA}/openb/openb_pod_list_default.csv")

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -13,7 +14,10 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
+#include "greensched/energy/controller.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/site_controller.hpp"
+#include "greensched/report/energy_writer.hpp"
 #include "greensched/report/multi_writer.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/trace/builtin_workload.hpp"
@@ -49,7 +53,28 @@ struct MultiCliOptions {
   bool json = false;
   std::string record;
   bool predict_durations = false;  // monitor subsystem
+  std::string energy_controllers = "none";
+  double carbon_price = 100;  // USD/t, green-cost-carbon
+  energy::ControllerOptions controller = [] {
+    energy::ControllerOptions c;
+    c.forecast_days = 7;
+    return c;
+  }();
 };
+
+// --energy-controller: a comma list of none, greedy, mpc, oracle.
+Result<std::vector<energy::ControllerKind>> parse_controllers(const std::string& list) {
+  std::vector<energy::ControllerKind> kinds;
+  for (std::size_t pos = 0;;) {
+    const std::size_t comma = list.find(',', pos);
+    auto kind = energy::parse_controller(list.substr(pos, comma - pos));
+    if (!kind.ok()) return Error{fmt::format("--energy-controller: {}", kind.error())};
+    kinds.push_back(kind.value());
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return kinds;
+}
 
 int run_multi(const MultiCliOptions& o) {
   // Agents: names, plus oracle runs of the forecasting ones with --oracle.
@@ -92,6 +117,11 @@ int run_multi(const MultiCliOptions& o) {
     return fail("--days must be in (0, 366] and --warmup-days in [0, 366]", kExitUsage);
   }
   const double days = o.days > 0 ? o.days : loads.empty() ? 30.0 : 14.0;
+  auto controllers = parse_controllers(o.energy_controllers);
+  if (!controllers.ok()) return fail(controllers.error(), 2);
+  if (!(o.carbon_price >= 0 && std::isfinite(o.carbon_price))) {
+    return fail("--carbon-price must be a number >= 0", 2);
+  }
 
   multi::Fleet fleet;
   if (o.fleet.empty()) {
@@ -209,9 +239,15 @@ int run_multi(const MultiCliOptions& o) {
       opts.power_model = power_model;
       opts.record = !o.record.empty();
       opts.predict_durations = o.predict_durations;
+      opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
       auto r = multi::run_fleet(fleet, workloads[w].pods, shapes, opts);
       if (!r.ok()) return Error{r.error()};
       ok[i] = std::move(r.value());
+      for (energy::ControllerKind kind : controllers.value()) {
+        auto e = multi::run_site_controllers(fleet, ok[i], kind, o.controller);
+        if (!e.ok()) return Error{e.error()};
+        ok[i].energy.push_back(std::move(e.value()));
+      }
       std::lock_guard<std::mutex> lock(mutex);
       ++done;
       bar.update(
@@ -222,6 +258,8 @@ int run_multi(const MultiCliOptions& o) {
     if (!s.ok()) return fail(s);
   }
 
+  bool show_energy = o.energy_controllers != "none";
+  for (const auto& site : fleet.sites) show_energy = show_energy || site.energy.has_value();
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : ok) {
@@ -241,10 +279,23 @@ int run_multi(const MultiCliOptions& o) {
                      {"gb_moved", r.gb_moved},
                      {"gpu_alloc_pct", r.gpu_alloc_pct},
                      {"jobs_never_started", r.jobs_never_started}});
+      if (!show_energy) continue;
+      nlohmann::json energy = nlohmann::json::array();
+      for (const auto& e : r.energy) {
+        energy.push_back({{"controller", e.controller},
+                          {"cost_usd", e.cost_usd},
+                          {"carbon_kg", e.carbon_kg},
+                          {"grid_import_kwh", e.grid_import_kwh},
+                          {"onsite_kwh_used", e.onsite_kwh_used},
+                          {"self_consumption_pct", e.self_consumption_pct},
+                          {"battery_cycles", e.battery_cycles}});
+      }
+      all.back()["energy"] = energy;
     }
     std::cout << all.dump(2) << "\n";
   } else {
     std::cout << report::multi_summary_table(ok);
+    if (show_energy) std::cout << "\n" << report::energy_summary_table(ok);
   }
   std::cout.flush();
   if (!o.record.empty()) {
@@ -253,18 +304,23 @@ int run_multi(const MultiCliOptions& o) {
     if (Status s = write_text_file(o.record, records); !s.ok()) return fail(s);
   }
   if (o.out.empty()) return 0;
-  std::ostringstream summary, timeline, decisions;
+  std::ostringstream summary, timeline, decisions, energy_timeline;
   report::write_multi_summary_csv(summary, ok);
   report::write_multi_timeline_csv(timeline, fleet, ok);
   report::write_decisions_csv(decisions, fleet, ok);
+  report::write_energy_timeline_csv(energy_timeline, fleet, ok);
   if (Status s = write_text_files(o.out, {{"summary.csv", summary.str()},
                                           {"timeline.csv", timeline.str()},
-                                          {"decisions.csv", decisions.str()}});
+                                          {"decisions.csv", decisions.str()},
+                                          {"energy_timeline.csv", energy_timeline.str()}});
       !s.ok()) {
     return fail(s);
   }
   if (!o.quiet)
-    fmt::print(stderr, "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv\n", o.out);
+    fmt::print(stderr,
+               "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
+               "{0}/energy_timeline.csv\n",
+               o.out);
   return 0;
 }
 
@@ -277,7 +333,9 @@ Action add_multi_command(CLI::App& app) {
       "Coordinate several GPU clusters in different regions: replay jobs in time, let a\n"
       "dispatch agent place (and defer best-effort jobs) across sites by carbon, power, price,\n"
       "fragmentation and data movement, and compare agents on energy, carbon and delay.\n\n"
-      "Agents: local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green.\n"
+      "Agents: local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green,\n"
+      "green-cost, green-cost-carbon. Sites with an `energy` block (solar, wind, battery) run\n"
+      "a site energy controller per --energy-controller on each agent's hourly demand.\n"
       "Without --fleet: a built-in 4-region fleet on synthetic carbon curves; without --pods:\n"
       "the built-in openb pod shapes with synthetic arrival times.\n\n"
       "Example:\n"
@@ -329,6 +387,31 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--record", o->record,
                   "write a dispatch record per job and agent (JSON Lines); read it with "
                   "greensched explain --policy AGENT --pod JOB");
+  cmd->add_option("--energy-controller", o->energy_controllers,
+                  "site energy controllers, a comma list of none, greedy, mpc, oracle: each runs "
+                  "on every agent's hourly site demand (after dispatch) and gives one summary row")
+      ->capture_default_str();
+  cmd->add_option("--mpc-horizon", o->controller.mpc_horizon_h,
+                  "hours in each rolling LP of the mpc controller")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 24 * 14));
+  cmd->add_option("--mpc-forecast-days", o->controller.forecast_days,
+                  "past days the mpc controller's seasonal-naive forecast averages")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60));
+  cmd->add_option("--mpc-known-price", o->controller.mpc_known_price_h,
+                  "hours from now, the current one first, whose price the mpc controller knows "
+                  "(published day-ahead) instead of forecasting it; 0: only the past")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 14));
+  cmd->add_option("--mpc-weather-forecast", o->controller.mpc_known_generation_h,
+                  "hours from now whose on-site generation the mpc controller takes from the "
+                  "weather of those hours (a weather forecast taken as exact); 0: only the past")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 14));
+  cmd->add_option("--carbon-price", o->carbon_price,
+                  "USD per tonne CO2 that green-cost-carbon adds to the electricity cost")
+      ->capture_default_str();
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

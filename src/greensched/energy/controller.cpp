@@ -192,6 +192,11 @@ Status validate_inputs(const std::vector<HourInput>& hours, const ControllerOpti
         "energy controller: mpc_horizon_h {}, forecast_days {}, greedy_window_h {} must be >= 1",
         o.mpc_horizon_h, o.forecast_days, o.greedy_window_h)};
   }
+  if (o.mpc_known_price_h < 0 || o.mpc_known_generation_h < 0) {
+    return Error{fmt::format(
+        "energy controller: mpc_known_price_h {}, mpc_known_generation_h {} must be >= 0",
+        o.mpc_known_price_h, o.mpc_known_generation_h)};
+  }
   if (!(o.greedy_low_quantile >= 0 && o.greedy_low_quantile <= o.greedy_high_quantile &&
         o.greedy_high_quantile <= 1)) {
     return Error{

@@ -46,10 +46,16 @@ struct HourOutput {
 };
 
 struct ControllerOptions {
-  bool allow_export = true;            // false: any surplus is curtailed
-  double carbon_price_usd_per_t = 0;   // added to the objective, not to cost_usd
-  int mpc_horizon_h = 24;              // hours in each rolling LP, >= 1
-  int forecast_days = 1;               // seasonal-naive mean over this many past days, >= 1
+  bool allow_export = true;           // false: any surplus is curtailed
+  double carbon_price_usd_per_t = 0;  // added to the objective, not to cost_usd
+  int mpc_horizon_h = 24;             // hours in each rolling LP, >= 1
+  int forecast_days = 1;              // seasonal-naive mean over this many past days, >= 1
+  // mpc: hours from now (the current one first) whose import and export prices are known
+  // rather than forecast, as a day-ahead market publishes them; 0: prices only from the past.
+  int mpc_known_price_h = 0;
+  // mpc: hours from now whose on-site generation is known (from a weather forecast) rather
+  // than forecast from past generation; 0: only the past.
+  int mpc_known_generation_h = 0;
   int greedy_window_h = 24;            // trailing past prices for the quantiles, >= 1
   double greedy_low_quantile = 0.25;   // charge from the grid at or below
   double greedy_high_quantile = 0.75;  // discharge at or above

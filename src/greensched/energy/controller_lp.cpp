@@ -54,6 +54,21 @@ std::vector<HourInput> forecast(const std::vector<HourInput>& past_and_future, s
   return out;
 }
 
+// What is known of the coming hours rather than forecast: prices already published (a
+// day-ahead market's) and generation from a weather forecast (taken as exact).
+void know_ahead(const std::vector<HourInput>& hours, std::size_t t,
+                const ControllerOptions& options, std::vector<HourInput>& ahead) {
+  for (std::size_t k = 0; k < ahead.size() && t + k < hours.size(); ++k) {
+    if (k < static_cast<std::size_t>(options.mpc_known_price_h)) {
+      ahead[k].price_usd_per_kwh = hours[t + k].price_usd_per_kwh;
+      ahead[k].export_price_usd_per_kwh = hours[t + k].export_price_usd_per_kwh;
+    }
+    if (k < static_cast<std::size_t>(options.mpc_known_generation_h)) {
+      ahead[k].generation_kwh = hours[t + k].generation_kwh;
+    }
+  }
+}
+
 }  // namespace
 
 Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& spec,
@@ -68,8 +83,9 @@ Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const Battery
     double charge = 0;
     double discharge = 0;
     if (t > 0) {
-      const std::vector<HourInput> ahead =
+      std::vector<HourInput> ahead =
           forecast(hours, t, options.mpc_horizon_h, options.forecast_days);
+      know_ahead(hours, t, options, ahead);
       double mean_price = 0;
       for (const HourInput& f : ahead) mean_price += effective_import_price(f, options);
       mean_price /= static_cast<double>(ahead.size());

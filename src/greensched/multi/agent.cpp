@@ -49,6 +49,16 @@ std::vector<int64_t> start_candidates(const JobInfo& job, int64_t ready, int64_t
   return starts;
 }
 
+SignalView FleetView::expected_signal(int site, int64_t from_s, int64_t to_s, double) const {
+  const SiteSpec& spec = fleet().sites[site];
+  const int64_t now = epoch_s(now_s());
+  SignalView v;
+  v.carbon_g_per_kwh = forecaster().mean(spec.carbon, now, epoch_s(from_s), epoch_s(to_s));
+  if (spec.price)
+    v.price_per_kwh = forecaster().mean(*spec.price, now, epoch_s(from_s), epoch_s(to_s));
+  return v;
+}
+
 std::vector<std::string> agent_names() {
   return {"local", "round-robin", "least-loaded", "lowest-carbon-now", "carbon-forecast", "green"};
 }
@@ -61,8 +71,15 @@ Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
   if (name == "lowest-carbon-now") return make_lowest_carbon_now_agent();
   if (name == "carbon-forecast") return make_carbon_forecast_agent(options);
   if (name == "green") return make_green_agent(options);
+  if (name == "green-cost" || name == "green-cost-carbon") {
+    AgentOptions o = options;
+    o.objective = name == "green-cost" ? AgentOptions::Objective::kCost
+                                       : AgentOptions::Objective::kCostCarbon;
+    return make_green_agent(o);
+  }
   std::string known;
   for (const std::string& n : agent_names()) known += known.empty() ? n : ", " + n;
+  known += ", green-cost, green-cost-carbon";
   return Error{fmt::format("unknown agent '{}' (known: {})", name, known)};
 }
 

@@ -28,6 +28,12 @@ struct JobInfo {
   double data_gb = 0;   // moved if it runs away from home
 };
 
+// What a kWh a job adds at a site is expected to cost and emit over its run.
+struct SignalView {
+  double carbon_g_per_kwh = 0;
+  double price_per_kwh = 0;  // 0 where the site has no price series
+};
+
 // What an agent may know about a site at decision time.
 class FleetView {
  public:
@@ -53,6 +59,11 @@ class FleetView {
   virtual double marginal_watts(int site, const PodSpec& pod) const = 0;
   // Change of the site's GPU fragmentation (GPU milli) that the local placement would cause.
   virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
+  // Expected grid carbon and price of the energy a job of `job_kw` (facility) adds at the site
+  // over [from_s, to_s) in trace seconds, as forecast now. Without on-site energy: the
+  // forecaster's means of the site's carbon and price series. With it (FleetSim): the net
+  // marginal view of multi/net_signal.hpp, after on-site generation.
+  virtual SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const;
 };
 
 // Whether `pod` keeps the site's load (FleetView::load) within 1 - headroom.
@@ -96,13 +107,20 @@ std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job);
 struct AgentOptions {
   double price_weight_g = 500.0;  // green: grams CO2 counted per currency unit of electricity
   double frag_weight_g = 50.0;    // green: grams per GPU-hour of added fragmentation
-  int64_t step_s = 3600;          // deferral candidates: start now or at each step within slack
+  // green: what it minimises. kCarbon: grams (+ price_weight_g per currency unit, as above);
+  // kCost: USD of electricity (frag_weight_g / price_weight_g USD per fragmented GPU-hour);
+  // kCostCarbon: USD + carbon_price_usd_per_t per tonne. Agents green-cost, green-cost-carbon.
+  enum class Objective { kCarbon, kCost, kCostCarbon };
+  Objective objective = Objective::kCarbon;
+  double carbon_price_usd_per_t = 100.0;
+  int64_t step_s = 3600;  // deferral candidates: start now or at each step within slack
   // green, carbon-forecast: a BE job goes only where the site's load with it stays within
   // 1 - be_headroom, so LS jobs always find room and a burst does not herd onto one site.
   double be_headroom = 0.1;
 };
 
-// local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green.
+// local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green (what `all`
+// runs); make_agent also knows green-cost and green-cost-carbon (green on another objective).
 std::vector<std::string> agent_names();
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options = {});

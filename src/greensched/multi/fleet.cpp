@@ -99,8 +99,8 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
     const std::string where = fmt::format("{}: sites[{}]", source, i);
     if (!j.is_object()) return Error{fmt::format("{}: expected an object", where)};
     for (const auto& [key, value] : j.items()) {
-      static const char* kKnown[] = {"name",  "nodes", "scale",   "carbon",
-                                     "price", "pue",   "network", "policy"};
+      static const char* kKnown[] = {"name", "nodes",   "scale",  "carbon", "price",
+                                     "pue",  "network", "policy", "energy"};
       bool known = false;
       for (const char* k : kKnown) known = known || key == k;
       if (!known) return Error{fmt::format("{}.{}: unknown key", where, key)};
@@ -144,6 +144,11 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
       auto price = read_signal(j["price"], where + ".price", data_dir);
       if (!price.ok()) return Error{price.error()};
       site.price = std::move(price.value());
+    }
+    if (j.contains("energy")) {
+      auto energy = parse_site_energy(j["energy"], where + ".energy", data_dir, site.price);
+      if (!energy.ok()) return Error{energy.error()};
+      site.energy = std::move(energy.value());
     }
     auto pue = number(j, "pue", where, 1.0, 1.0);
     if (!pue.ok()) return Error{pue.error()};

@@ -12,6 +12,7 @@
 #include "greensched/core/gpu_model.hpp"
 #include "greensched/core/node.hpp"
 #include "greensched/core/status.hpp"
+#include "greensched/multi/site_energy.hpp"
 #include "greensched/multi/time_series.hpp"
 
 namespace greensched::multi {
@@ -28,13 +29,19 @@ struct NetworkCost {
 
 struct SiteSpec {
   std::string name;
-  std::vector<NodeSpec> nodes;      // names prefixed with "<site>/"
-  TimeSeries carbon;                // gCO2/kWh
-  std::optional<TimeSeries> price;  // currency units per kWh
-  double pue = 1.0;
+  std::vector<NodeSpec> nodes;       // names prefixed with "<site>/"
+  TimeSeries carbon;                 // gCO2/kWh
+  std::optional<TimeSeries> price;   // currency units per kWh (USD from an `energy` block)
+  double pue = 1.0;                  // facility / IT power; energy->pue per hour with cooling
+  std::optional<SiteEnergy> energy;  // on-site generation, battery, feed-in, cooling
   NetworkCost network;
   std::string policy = "fgd";  // any policy spec of policy/registry.hpp
   std::string carbon_source;   // where the carbon series came from, for reports
+
+  // PUE in force at epoch second t.
+  double pue_at(int64_t t) const {
+    return energy && !energy->pue.empty() ? energy->pue.at(t) : pue;
+  }
 };
 
 struct Fleet {

@@ -15,6 +15,7 @@
 #include "greensched/core/rng.hpp"
 #include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
+#include "greensched/multi/net_signal.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -24,6 +25,10 @@
 
 namespace greensched::multi {
 namespace {
+
+int64_t floor_hour(int64_t t) {
+  return t - ((t % 3600) + 3600) % 3600;
+}
 
 struct Job {
   JobInfo info;
@@ -72,7 +77,12 @@ struct SiteRuntime {
   double alloc_milli_seconds = 0;
   int64_t jobs = 0;
 
-  double facility_watts() const { return (power->watts() + waking_watts) * spec->pue; }
+  std::vector<double> hourly_kwh;  // facility energy per hour from FleetSim::hour0_
+
+  // Facility watts at epoch second t (the PUE may follow the weather).
+  double facility_watts(int64_t t) const {
+    return (power->watts() + waking_watts) * spec->pue_at(t);
+  }
   int64_t online_nodes() const {
     int64_t n = 0;
     for (std::size_t i = 0; i < cluster->size(); ++i)
@@ -124,6 +134,7 @@ class FleetSim final : public FleetView {
   double fragmentation_delta(int site, const PodSpec& pod) const override {
     return preview(site, pod).frag_milli;
   }
+  SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
 
  private:
   struct Preview {
@@ -137,6 +148,10 @@ class FleetSim final : public FleetView {
     events_.push(Event{time, kind, seq_++, a, b});
   }
   void advance(int64_t t);
+  // Adds facility energy over [from, to) (epoch seconds, to > from) at `it_watts` to the
+  // site's totals and hourly series, hour by hour when the PUE follows the weather.
+  void accumulate(SiteRuntime& s, int64_t from, int64_t to, double it_watts);
+  void add_hourly(SiteRuntime& s, int64_t from, int64_t to, double watts);
   bool in_window(int64_t t) const {
     return t >= options_.measure_from_s && t < options_.measure_to_s;
   }
@@ -189,6 +204,8 @@ class FleetSim final : public FleetView {
   }
   std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
+  mutable NetSignalCache net_cache_;
+  int64_t hour0_ = std::numeric_limits<int64_t>::min();  // epoch hour of hourly_kwh[0]
 };
 
 double FleetSim::load(int site) const {
@@ -272,7 +289,7 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
              : power::node_power_watts(spec, fig, st.cpu_free_milli, st.gpu_free_milli.data());
   const double after_w =
       power::node_power_watts(spec, fig, st.cpu_free_milli - pod.cpu_milli, after.data());
-  out.watts = (after_w - before_w) * s.spec->pue;
+  out.watts = (after_w - before_w) * s.spec->pue_at(epoch_s(now_));
   const int64_t f_before =
       s.frag->scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli, st.gpu_free_milli.data());
   const int64_t f_after = s.frag->scaled_frag(spec.model, spec.gpu_count,
@@ -291,11 +308,45 @@ void FleetSim::advance(int64_t t) {
   if (to <= from) return;
   for (SiteRuntime& s : sites_) {
     const double dt = static_cast<double>(to - from);
-    const double watts = s.facility_watts();
-    s.energy_j += watts * dt;
-    s.carbon_g += watts * s.spec->carbon.integral(epoch_s(from), epoch_s(to)) / 3.6e6;
+    accumulate(s, epoch_s(from), epoch_s(to), s.power->watts() + s.waking_watts);
     s.alloc_milli_seconds += static_cast<double>(s.cluster->allocated_gpu_milli()) * dt;
   }
+}
+
+void FleetSim::accumulate(SiteRuntime& s, int64_t from, int64_t to, double it_watts) {
+  if (!s.spec->energy || s.spec->energy->pue.empty()) {
+    const double watts = it_watts * s.spec->pue;
+    s.energy_j += watts * static_cast<double>(to - from);
+    s.carbon_g += watts * s.spec->carbon.integral(from, to) / 3.6e6;
+    add_hourly(s, from, to, watts);
+    return;
+  }
+  for (int64_t a = from; a < to;) {
+    const int64_t b = std::min(to, floor_hour(a) + 3600);
+    const double watts = it_watts * s.spec->pue_at(a);
+    s.energy_j += watts * static_cast<double>(b - a);
+    s.carbon_g += watts * s.spec->carbon.integral(a, b) / 3.6e6;
+    add_hourly(s, a, b, watts);
+    a = b;
+  }
+}
+
+void FleetSim::add_hourly(SiteRuntime& s, int64_t from, int64_t to, double watts) {
+  for (int64_t a = from; a < to;) {
+    const int64_t b = std::min(to, floor_hour(a) + 3600);
+    const auto h = static_cast<std::size_t>(std::max<int64_t>((floor_hour(a) - hour0_) / 3600, 0));
+    if (s.hourly_kwh.size() <= h) s.hourly_kwh.resize(h + 1, 0.0);
+    s.hourly_kwh[h] += watts * static_cast<double>(b - a) / 3.6e6;
+    a = b;
+  }
+}
+
+SignalView FleetSim::expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const {
+  const SiteSpec& spec = fleet_.sites[site];
+  if (!spec.energy) return FleetView::expected_signal(site, from_s, to_s, job_kw);
+  const double demand_kw = sites_[site].facility_watts(epoch_s(now_)) / 1000.0;
+  return net_cache_.mean(spec, site, *forecaster_, epoch_s(now_), epoch_s(from_s), epoch_s(to_s),
+                         demand_kw, job_kw);
 }
 
 void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision& d) {
@@ -391,7 +442,7 @@ void FleetSim::sample() {
     FleetSample row;
     row.time_s = now_;
     row.site = static_cast<int>(i);
-    row.power_watts = s.facility_watts();
+    row.power_watts = s.facility_watts(epoch_s(now_));
     row.energy_kwh = s.energy_j / 3.6e6;
     row.carbon_kg = s.carbon_g / 1000.0;
     row.carbon_intensity = s.spec->carbon.at(epoch_s(now_));
@@ -502,6 +553,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   if (options_.record) records_.resize(jobs_.size());
   first_ = events_.empty() ? 0 : events_.top().time;
   now_ = last_ = first_;
+  hour0_ = floor_hour(epoch_s(std::max(first_, options_.measure_from_s)));
   if (options_.power_down_idle_s >= 0) {
     for (std::size_t i = 0; i < sites_.size(); ++i) {
       for (std::size_t n = 0; n < sites_[i].cluster->size(); ++n) {
@@ -546,6 +598,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
             result_.transfer_kwh += kwh;
             s.energy_j += kwh * 3.6e6;
             s.carbon_g += kwh * s.spec->carbon.at(epoch_s(now_));
+            add_hourly(s, epoch_s(now_), epoch_s(now_) + 1, kwh * 3.6e6);  // kWh in this hour
           }
           ready = std::max(ready, now_ + static_cast<int64_t>(std::ceil(
                                              s.spec->network.transfer_seconds(job.info.data_gb))));
@@ -715,9 +768,14 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     result_.site_energy_kwh.push_back(s.energy_j / 3.6e6);
     result_.site_carbon_kg.push_back(s.carbon_g / 1000.0);
     result_.site_jobs.push_back(s.jobs);
+    result_.site_hourly_kwh.push_back(s.hourly_kwh);
     alloc_integral += s.alloc_milli_seconds;
     capacity += static_cast<double>(s.cluster->total_gpu_milli());
   }
+  std::size_t hours = 0;
+  for (const auto& h : result_.site_hourly_kwh) hours = std::max(hours, h.size());
+  for (auto& h : result_.site_hourly_kwh) h.resize(hours, 0.0);
+  result_.energy_hour0_s = hours > 0 ? hour0_ : 0;
   const int64_t from = std::max(first_, options_.measure_from_s);
   const int64_t to = std::min(last_, options_.measure_to_s);
   const double span = static_cast<double>(std::max<int64_t>(to - from, 0));

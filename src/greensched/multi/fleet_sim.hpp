@@ -14,6 +14,7 @@
 #include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/multi/agent.hpp"
+#include "greensched/multi/energy_result.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/power/power_model.hpp"
 
@@ -94,6 +95,12 @@ struct MultiResult {
   std::vector<double> site_energy_kwh;
   std::vector<double> site_carbon_kg;
   std::vector<int64_t> site_jobs;
+  // Facility energy (IT x PUE, plus data movement) per site and UTC hour inside the measured
+  // window: hour k is [energy_hour0_s + 3600 k, + 3600); every site has the same count.
+  int64_t energy_hour0_s = 0;
+  std::vector<std::vector<double>> site_hourly_kwh;
+  // One per site energy controller run on this result (multi/site_controller.hpp).
+  std::vector<EnergyResult> energy;
   std::vector<FleetSample> timeline;
   std::vector<JobDecision> decisions;
   std::string records;  // when options.record

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/explain/explanation.hpp"
+#include "greensched/report/energy_section.hpp"
 #include "greensched/report/svg_chart.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -984,8 +985,13 @@ void add_multi_summary(Page& page, const Table& summary) {
   };
   const bool by_load = varies("target_load_pct");
   const bool by_slack = varies("slack_h");
+  const bool by_controller = summary.has("controller") && [&] {
+    const auto& c = summary.text("controller");
+    return std::set<std::string>(c.begin(), c.end()).size() > 1;
+  }();
   const auto label = [&](std::size_t r) {
     std::string l = agent[r];
+    if (by_controller) l += " / " + summary.text("controller")[r];
     if (by_load) l += fmt::format(" @ {:g} %", summary.num("target_load_pct")[r]);
     if (by_slack) l += fmt::format(", slack {:g} h", summary.num("slack_h")[r]);
     return l;
@@ -1388,7 +1394,8 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
     std::vector<Column> cols;
     if (!header.empty() && header[0] == "agent") {
       summary_kind = "multi";
-      cols = {text_col("agent"), num_col("energy_kwh"), num_col("carbon_kg")};
+      cols = {text_col("agent"), num_col("energy_kwh"), num_col("carbon_kg"),
+              text_col("controller", false)};
       for (const char* c : {"mean_delay_s_ls", "mean_delay_s_be", "p99_delay_s_be",
                             "ls_slo_violations", "jobs_moved", "gb_moved", "gpu_alloc_pct",
                             "jobs_never_started", "jobs", "jobs_deferred", "transfer_kwh",
@@ -1501,6 +1508,20 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
                  "and when each one runs. One colour per agent, the same in every chart.");
     if (summary_kind == "multi") add_multi_summary(page, *summary);
     if (timeline_kind == "multi") add_multi_timeline(page, *timeline);
+  }
+  if (exists(path_of("energy_timeline.csv"))) {
+    const std::string energy_path = path_of("energy_timeline.csv");
+    auto figures =
+        energy_figures(energy_path, summary_kind == "multi" ? summary_path : "", page.colors);
+    if (!figures.ok()) return Error{figures.error()};
+    if (!figures.value().empty()) {
+      page.section("sec-energy", "Site energy",
+                   "Each site serves its hourly demand from on-site solar and wind, its "
+                   "battery and the grid; a site energy controller decides the battery, after "
+                   "dispatch, on the demand the replay produced.");
+      for (const EnergyFigure& f : figures.value()) page.chart(f.id, f.svg, f.caption_html);
+    }
+    report.inputs.push_back(energy_path);
   }
   if (!record_path.empty() && options.failed > 0) {
     if (Status s = add_failed_pods(page, record_path, options.failed); !s.ok()) {

@@ -22,18 +22,31 @@ void write_multi_summary_csv(std::ostream& out, std::span<const multi::MultiResu
              "agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_be,p99_delay_s_be,"
              "ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started,jobs,"
              "jobs_deferred,transfer_kwh,target_load_pct,offered_load_pct,slack_h,"
-             "p99_delay_s_ls,window_s\n");
+             "p99_delay_s_ls,window_s,controller,cost_usd,grid_import_kwh,onsite_kwh_used,"
+             "self_consumption_pct,battery_cycles,export_kwh,curtailed_kwh,generation_kwh\n");
   for (const multi::MultiResult& r : results) {
     const std::string target =
         r.target_load_pct > 0 ? fmt::format("{:.1f}", r.target_load_pct) : std::string();
-    fmt::print(
-        out,
-        "{},{:.3f},{:.3f},{:.1f},{:.1f},{:.1f},{},{},{:.1f},{:.4f},{},{},{},{:.3f},{},{:.3f},"
-        "{:g},{:.1f},{:.0f}\n",
-        csv_field(r.agent), r.energy_kwh, r.carbon_kg, r.mean_delay_s_ls, r.mean_delay_s_be,
-        r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved, r.gb_moved, r.gpu_alloc_pct,
-        r.jobs_never_started, r.jobs, r.jobs_deferred, r.transfer_kwh, target, r.offered_load_pct,
-        r.be_slack_h, r.p99_delay_s_ls, r.window_s);
+    // One row per controller run on this result (the replay's carbon where there is none).
+    const std::size_t rows = std::max<std::size_t>(r.energy.size(), 1);
+    for (std::size_t c = 0; c < rows; ++c) {
+      const multi::EnergyResult* e = c < r.energy.size() ? &r.energy[c] : nullptr;
+      fmt::print(
+          out,
+          "{},{:.3f},{:.3f},{:.1f},{:.1f},{:.1f},{},{},{:.1f},{:.4f},{},{},{},{:.3f},{},{:.3f},"
+          "{:g},{:.1f},{:.0f},",
+          csv_field(r.agent), r.energy_kwh, e ? e->carbon_kg : r.carbon_kg, r.mean_delay_s_ls,
+          r.mean_delay_s_be, r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved, r.gb_moved,
+          r.gpu_alloc_pct, r.jobs_never_started, r.jobs, r.jobs_deferred, r.transfer_kwh, target,
+          r.offered_load_pct, r.be_slack_h, r.p99_delay_s_ls, r.window_s);
+      if (e == nullptr) {
+        fmt::print(out, ",,,,,,,,\n");
+        continue;
+      }
+      fmt::print(out, "{},{:.2f},{:.3f},{:.3f},{:.2f},{:.3f},{:.3f},{:.3f},{:.3f}\n", e->controller,
+                 e->cost_usd, e->grid_import_kwh, e->onsite_kwh_used, e->self_consumption_pct,
+                 e->battery_cycles, e->export_kwh, e->curtailed_kwh, e->generation_kwh);
+    }
   }
 }
 

@@ -29,12 +29,11 @@ class CarbonForecastAgent final : public DispatchAgent {
         continue;
       }
       Alternative site_best{site, 0, -1, 0};
-      const TimeSeries& ci = view.fleet().sites[site].carbon;
       const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       for (int64_t start : start_candidates(job, ready, options_.step_s)) {
-        const int64_t from = view.epoch_s(start);
-        const double mean = view.forecaster().mean(ci, view.epoch_s(now), from,
-                                                   from + std::max<int64_t>(job.duration_s, 1));
+        const double mean =
+            view.expected_signal(site, start, start + std::max<int64_t>(job.duration_s, 1), 0.0)
+                .carbon_g_per_kwh;
         if (site == job.home_site && start == ready) home_now_ci = mean;
         if (site_best.forecast_ci < 0 || mean < site_best.forecast_ci - 1e-9) {
           site_best = Alternative{site, start, mean, mean};

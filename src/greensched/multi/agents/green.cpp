@@ -14,13 +14,28 @@ namespace {
 //   + carbon of moving its data there,
 //   + price_weight x the electricity cost (when the site has a price series),
 //   + frag_weight x GPU-hours of fragmentation the placement adds,
-// and picks the cheapest, preferring the earlier start and the home site among equals. A site
+// and picks the cheapest, preferring the earlier start and the home site among equals. On the
+// cost objectives (green-cost, green-cost-carbon) the same terms are counted in USD instead:
+// the electricity of the run and of the move at the site's price, fragmentation at
+// frag_weight_g / price_weight_g USD per GPU-hour, and (cost+carbon) the grams at the carbon
+// price. With on-site energy the price and carbon are the site's net marginal view
+// (FleetView::expected_signal). A site
 // counts only while it has room for the job (has_room: BE jobs leave
 // AgentOptions::be_headroom of its GPUs free). It says why, with the numbers that decided it.
 class GreenAgent final : public DispatchAgent {
  public:
   explicit GreenAgent(const AgentOptions& options) : options_(options) {}
-  std::string_view name() const override { return "green"; }
+  std::string_view name() const override {
+    switch (options_.objective) {
+      case AgentOptions::Objective::kCost:
+        return "green-cost";
+      case AgentOptions::Objective::kCostCarbon:
+        return "green-cost-carbon";
+      case AgentOptions::Objective::kCarbon:
+        break;
+    }
+    return "green";
+  }
 
   Dispatch decide(const JobInfo& job, const FleetView& view) override {
     const std::vector<int> sites =
@@ -51,12 +66,16 @@ class GreenAgent final : public DispatchAgent {
       for (int64_t start : start_candidates(job, ready, options_.step_s)) {
         const int64_t from = view.epoch_s(start);
         const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
-        const double ci = view.forecaster().mean(spec.carbon, view.epoch_s(now), from, to);
+        const SignalView signal = view.expected_signal(site, start, start + (to - from), kw);
+        const double ci = signal.carbon_g_per_kwh;
         const double run_g = kw * hours * ci;
-        double cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
-        if (spec.price) {
-          cost += options_.price_weight_g * kw * hours *
-                  view.forecaster().mean(*spec.price, view.epoch_s(now), from, to);
+        double cost = 0;
+        if (options_.objective == AgentOptions::Objective::kCarbon) {
+          cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
+          if (spec.price) cost += options_.price_weight_g * kw * hours * signal.price_per_kwh;
+        } else {
+          cost = usd(kw * hours * signal.price_per_kwh, move_kwh, spec, view, now, frag_gpu_hours,
+                     run_g + move_g);
         }
         const Option o{site, start, cost, run_g + move_g, ci, kw};
         if (site == job.home_site && start == ready) home = o;
@@ -74,18 +93,37 @@ class GreenAgent final : public DispatchAgent {
       reason = fmt::format(
           "stays at {} now: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) is the lowest", name,
           best.carbon, best.kw, best.ci);
+      if (options_.objective != AgentOptions::Objective::kCarbon) {
+        reason += fmt::format("; {:.4f} USD", best.cost);
+      }
     } else {
       reason = fmt::format(
           "{} {}: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) vs {} at home now",
           best.site == job.home_site ? "stays at" : "moves to", name, best.carbon, best.kw, best.ci,
           home.site >= 0 ? fmt::format("{:.0f} g ({:.0f} gCO2/kWh)", home.carbon, home.ci)
                          : std::string("no room"));
+      if (options_.objective != AgentOptions::Objective::kCarbon) {
+        reason += fmt::format("; {:.4f} USD", best.cost);
+      }
       if (best.start > now) reason += fmt::format("; deferred {} s", best.start - now);
     }
     return Dispatch{best.site, best.start, reason, std::move(per_site)};
   }
 
  private:
+  // The cost objectives in USD: the run's electricity, the move's at the price now, the
+  // fragmentation term, and (cost+carbon) the grams at the carbon price.
+  double usd(double run_usd, double move_kwh, const SiteSpec& spec, const FleetView& view,
+             int64_t now, double frag_gpu_hours, double grams) const {
+    const double price_now = spec.price ? spec.price->at(view.epoch_s(now)) : 0.0;
+    double cost = run_usd + move_kwh * price_now +
+                  options_.frag_weight_g / options_.price_weight_g * frag_gpu_hours;
+    if (options_.objective == AgentOptions::Objective::kCostCarbon) {
+      cost += options_.carbon_price_usd_per_t * grams / 1e6;
+    }
+    return cost;
+  }
+
   AgentOptions options_;
 };
 

@@ -1,0 +1,21 @@
+// Runs a site energy controller (energy/controller.hpp) on a finished fleet run: each site's
+// hourly facility demand from the replay is served by its on-site generation, its battery and
+// the grid, hour by hour over the measured window. The controller acts after dispatch and does
+// not change it, so one replay per agent serves every controller.
+#pragma once
+
+#include "greensched/core/status.hpp"
+#include "greensched/energy/controller.hpp"
+#include "greensched/multi/energy_result.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+
+namespace greensched::multi {
+
+// A site without an `energy` block has no generation and no battery: it imports its demand.
+// Sites without a price series pay 0. `options.allow_export` is taken per site from its block.
+Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
+                                          energy::ControllerKind kind,
+                                          const energy::ControllerOptions& options = {});
+
+}  // namespace greensched::multi

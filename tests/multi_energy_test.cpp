@@ -1,0 +1,367 @@
+// Multi-cluster sites with their own energy: the fleet file's energy block, the hourly site
+// demand a replay yields, the net marginal price and carbon agents see, and the site energy
+// controllers run on a replay's demand (hand-computed cases, then properties on a small fleet).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/energy/price_series.hpp"
+#include "greensched/energy/weather.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/net_signal.hpp"
+#include "greensched/multi/site_controller.hpp"
+#include "greensched/report/energy_writer.hpp"
+#include "greensched/report/multi_writer.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/synthetic_times.hpp"
+#include "greensched/trace/workload.hpp"
+#include "test_data.hpp"
+
+namespace greensched::multi {
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The power model and two-site fleet of multi_test.cpp: one T4 node per site; idle 35 W.
+power::PowerModel tiny_power_model() {
+  auto m = power::PowerModel::parse(R"({
+    "gpus": {"T4": {"idle_watts": 10, "max_watts": 70}},
+    "cpus": {"c": {"idle_watts": 15, "max_watts": 120, "cores_per_socket": 16}},
+    "default_cpu": "c"})",
+                                    "tiny.json");
+  return std::move(m.value());
+}
+
+Fleet two_sites(double ci_a, double ci_b) {
+  Fleet fleet;
+  const GpuModelId t4 = *fleet.models.intern("T4");
+  for (const auto& [name, ci] : {std::pair{"a", ci_a}, std::pair{"b", ci_b}}) {
+    SiteSpec s;
+    s.name = name;
+    s.nodes = {NodeSpec{std::string(name) + "/n0", 16000, 65536, 2, t4}};
+    s.carbon = TimeSeries(fleet.start_s, 3600, {ci});
+    fleet.sites.push_back(std::move(s));
+  }
+  return fleet;
+}
+
+PodSpec job(const char* name, int64_t cpu, int num_gpu, int32_t milli, int64_t from, int64_t to) {
+  PodSpec p;
+  p.name = name;
+  p.cpu_milli = cpu;
+  p.memory_mib = 1024;
+  p.num_gpu = num_gpu;
+  p.gpu_milli = milli;
+  p.creation_time = from;
+  p.deletion_time = to;
+  p.qos = Qos::kBE;
+  return p;
+}
+
+// The three jobs of FleetCarbon.HandComputedTwoSitesThreeJobs, all on site a.
+Result<MultiResult> three_jobs_on_a(const Fleet& fleet) {
+  std::vector<PodSpec> pods = {job("j1", 2000, 1, 1000, 0, 3600),
+                               job("j2", 2000, 1, 500, 1800, 5400),
+                               job("j3", 4000, 0, 0, 3600, 7200)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.agent = "lowest-carbon-now";
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 0;
+  return run_fleet(fleet, pods, shapes, options);
+}
+
+TEST(MultiEnergyFile, ParsesABlockWithoutFiles) {
+  std::optional<TimeSeries> price;
+  auto e = parse_site_energy(nlohmann::json::parse(R"({"battery": {"kwh": 400, "kw": 100,
+      "efficiency": 0.81, "soc_min": 0.2, "soc_max": 0.8}, "export_price": 0.02})"),
+                             "f.json: sites[0].energy", "", price);
+  ASSERT_TRUE(e.ok()) << e.error();
+  EXPECT_DOUBLE_EQ(e.value().battery.capacity_kwh, 400);
+  EXPECT_DOUBLE_EQ(e.value().battery.max_charge_kw, 100);
+  EXPECT_DOUBLE_EQ(e.value().battery.max_discharge_kw, 100);
+  EXPECT_DOUBLE_EQ(e.value().battery.round_trip_efficiency, 0.81);
+  EXPECT_DOUBLE_EQ(e.value().battery.initial_soc, 0.2);
+  EXPECT_TRUE(e.value().allow_export);
+  EXPECT_DOUBLE_EQ(e.value().export_price_usd_per_kwh, 0.02);
+  EXPECT_FALSE(price.has_value());
+  EXPECT_DOUBLE_EQ(e.value().generation_kwh(0), 0.0);
+  // Without export_price the surplus is curtailed.
+  auto curtail = parse_site_energy(nlohmann::json::parse("{}"), "w", ".", price);
+  ASSERT_TRUE(curtail.ok());
+  EXPECT_FALSE(curtail.value().allow_export);
+}
+
+TEST(MultiEnergyFile, RefusesMalformedBlocksNamingFileAndKey) {
+  const struct {
+    const char* block;
+    const char* error;
+  } cases[] = {
+      {R"({"solar": 1})", "f.json: sites[0].energy.solar: unknown key"},
+      {R"({"pv_kw": "big"})", "f.json: sites[0].energy.pv_kw: is string, expected a number"},
+      {R"({"pv_kw": -1})", "f.json: sites[0].energy.pv_kw: -1 is outside"},
+      {R"({"pv_kw": 100})", "f.json: sites[0].energy.weather: missing"},
+      {R"({"cooling": true})", "f.json: sites[0].energy.weather: missing"},
+      {R"({"battery": {"kwh": 10, "kw": 5, "soc_min": 0.9, "soc_max": 0.2}})",
+       "f.json: sites[0].energy.battery: battery: need 0 <= soc_min"},
+      {R"({"battery": {"kwh": 10, "volts": 5}})", "f.json: sites[0].energy.battery.volts: unknown"},
+      {R"({"battery": 5})", "f.json: sites[0].energy.battery: is number, expected an object"},
+      {R"({"cooling": {"base_pue": 0.5}})", "f.json: sites[0].energy.cooling.base_pue: 0.5"},
+      {R"({"weather": "nope.json"})", "f.json: sites[0].energy.weather: nope.json"},
+      {R"({"price": "nope.csv"})", "f.json: sites[0].energy.price: nope.csv"},
+      {R"({"price": 3})", "f.json: sites[0].energy.price: is number, expected a non-empty path"},
+      {R"([1])", "f.json: sites[0].energy: is array, expected an object"},
+  };
+  for (const auto& c : cases) {
+    std::optional<TimeSeries> price;
+    auto e =
+        parse_site_energy(nlohmann::json::parse(c.block), "f.json: sites[0].energy", "", price);
+    ASSERT_FALSE(e.ok()) << c.block;
+    EXPECT_TRUE(has(e.error(), c.error)) << c.block << " -> " << e.error();
+  }
+  // A price in the block and one on the site: which would count is unclear, so it is refused.
+  const std::string prices = energy::price_file(testing::shared_data_dir(), "DE-LU");
+  if (std::filesystem::exists(prices)) {
+    std::optional<TimeSeries> price = TimeSeries(0, 3600, {0.1});
+    auto e = parse_site_energy(nlohmann::json{{"price", prices}}, "w", ".", price);
+    ASSERT_FALSE(e.ok());
+    EXPECT_TRUE(has(e.error(), "w.price: the site has a `price` already")) << e.error();
+  }
+}
+
+TEST(MultiEnergyFile, ReadsWeatherAndPricesFromSharedData) {
+  const std::string data = testing::shared_data_dir();
+  GREENSCHED_REQUIRE_SHARED_FILE(energy::weather_file(data, "SG"));
+  GREENSCHED_REQUIRE_SHARED_FILE(energy::price_file(data, "SG"));
+  std::optional<TimeSeries> price;
+  auto e =
+      parse_site_energy(nlohmann::json::parse(R"({"pv_kw": 1000, "wind_kw": 500, "cooling": true,
+          "weather": "energy/weather2023/SG_2023.json",
+          "price": "energy/prices2023/SG_electricity_prices_2023.csv"})"),
+                        "w", data, price);
+  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(price.has_value());
+  EXPECT_EQ(price->values().size(), 8760U);
+  EXPECT_EQ(e.value().pv_kwh.values().size(), 8760U);
+  // Singapore (UTC+8): no sun at 20:00 UTC (04:00 local), some at 04:00 UTC (noon local).
+  const int64_t jan2 = 1672617600;  // 2023-01-02T00:00Z
+  EXPECT_DOUBLE_EQ(e.value().pv_kwh.at(jan2 + 20 * 3600), 0.0);
+  EXPECT_GT(e.value().pv_kwh.at(jan2 + 4 * 3600), 0.0);
+  EXPECT_LE(e.value().pv_kwh.at(jan2 + 4 * 3600), 1000.0);
+  EXPECT_LE(e.value().wind_kwh.at(jan2), 500.0);
+  EXPECT_GE(e.value().pue.at(jan2), 1.05);
+}
+
+TEST(MultiNetSignal, SurplusHourCostsTheExportPriceAndEmitsNothing) {
+  // Generation 10 kWh, demand 4: the job's 2 kWh come from the surplus.
+  NetHour h = net_hour(10, 4, 2, 0.20, 300, true, 0.05);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.05);
+  EXPECT_DOUBLE_EQ(h.carbon_g_per_kwh, 0.0);
+  // Surplus curtailed: the kWh forgoes nothing.
+  h = net_hour(10, 4, 2, 0.20, 300, false, 0.05);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.0);
+  // Surplus of 1 kWh for a 2 kWh job: half from it, half from the grid.
+  h = net_hour(5, 4, 2, 0.20, 300, true, 0.05);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.5 * 0.05 + 0.5 * 0.20);
+  EXPECT_DOUBLE_EQ(h.carbon_g_per_kwh, 150);
+  // No surplus: the grid.
+  h = net_hour(3, 4, 2, 0.20, 300, true, 0.05);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.20);
+  EXPECT_DOUBLE_EQ(h.carbon_g_per_kwh, 300);
+  // A job of no size: any surplus covers it.
+  EXPECT_DOUBLE_EQ(net_hour(4.5, 4, 0, 0.2, 300, true, 0.05).carbon_g_per_kwh, 0.0);
+}
+
+TEST(MultiNetSignal, MeanOverHoursOfTheRun) {
+  SiteSpec site;
+  const int64_t t0 = 1672531200;
+  site.carbon = TimeSeries(t0, 3600, {300});
+  site.price = TimeSeries(t0, 3600, {0.2});
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(t0, 3600, {10, 0});  // sunny, dark, sunny, ...
+  e.allow_export = true;
+  e.export_price_usd_per_kwh = 0.05;
+  site.energy = e;
+  const auto oracle = make_oracle_forecaster();
+  NetSignalCache cache;
+  // Demand 4 kW, a 2 kW job over two hours: hour 0 from the surplus, hour 1 from the grid.
+  SignalView v = cache.mean(site, 0, *oracle, t0, t0, t0 + 7200, 4, 2);
+  EXPECT_NEAR(v.price_per_kwh, (0.05 + 0.2) / 2, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 150, 1e-9);
+  // Half an hour in the sun, then a full dark hour: weights 1800 and 3600.
+  v = cache.mean(site, 0, *oracle, t0, t0 + 1800, t0 + 7200, 4, 2);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 300.0 * 3600 / 5400, 1e-9);
+  // Beyond the weather lookahead only the grid counts.
+  const int64_t far = t0 + NetSignalCache::kLookaheadS + 7200;
+  v = cache.mean(site, 0, *oracle, t0, far, far + 7200, 4, 2);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
+}
+
+TEST(MultiSiteDemand, HourlyFacilityEnergyOfTheReplay) {
+  // Site a: [0,1800) 200 W, [1800,3600) 260 W -> 0.23 kWh; [3600,5400) 200 W, [5400,7200)
+  // 140 W -> 0.17 kWh. Site b idles at 35 W: 0.035 kWh each hour.
+  const Fleet fleet = two_sites(100, 300);
+  auto r = three_jobs_on_a(fleet);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.value().energy_hour0_s, fleet.start_s);
+  ASSERT_EQ(r.value().site_hourly_kwh.size(), 2U);
+  ASSERT_EQ(r.value().site_hourly_kwh[0].size(), 2U);
+  EXPECT_NEAR(r.value().site_hourly_kwh[0][0], 0.23, 1e-12);
+  EXPECT_NEAR(r.value().site_hourly_kwh[0][1], 0.17, 1e-12);
+  EXPECT_NEAR(r.value().site_hourly_kwh[1][0], 0.035, 1e-12);
+  EXPECT_NEAR(r.value().site_hourly_kwh[1][1], 0.035, 1e-12);
+}
+
+TEST(MultiSiteController, HandComputedNoneAndOracleOnTwoHours) {
+  // Site a gets 0.1 kWh of sun in hour 0, none in hour 1; grid 0.1 then 0.3 USD/kWh; a 1 kWh
+  // battery (0.1-0.9, 1 kW, round trip 0.9) starts at 0.1 kWh, its floor.
+  Fleet fleet = two_sites(100, 300);
+  SiteSpec& a = fleet.sites[0];
+  a.price = TimeSeries(fleet.start_s, 3600, {0.1, 0.3});
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(fleet.start_s, 3600, {0.1, 0.0});
+  e.battery.capacity_kwh = 1;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 1;
+  e.battery.round_trip_efficiency = 0.9;
+  a.energy = e;
+  auto r = three_jobs_on_a(fleet);
+  ASSERT_TRUE(r.ok()) << r.error();
+  // none: import 0.13 at 0.1 and 0.17 at 0.3.
+  auto none = run_site_controllers(fleet, r.value(), energy::ControllerKind::kNone);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_NEAR(none.value().cost_usd, 0.13 * 0.1 + 0.17 * 0.3, 1e-9);
+  EXPECT_NEAR(none.value().grid_import_kwh, 0.30 + 0.07, 1e-9);
+  EXPECT_NEAR(none.value().self_consumption_pct, 100.0, 1e-9);
+  // Carbon: site a imports 0.30 kWh at 100 g (30 g, not the replay's 40); site b keeps 21 g.
+  EXPECT_NEAR(none.value().carbon_kg, 0.030 + 0.021, 1e-12);
+  // oracle: charge in hour 0 what covers hour 1's 0.17 kWh: 0.17 / 0.9 kWh more at 0.1.
+  auto oracle = run_site_controllers(fleet, r.value(), energy::ControllerKind::kOracle);
+  ASSERT_TRUE(oracle.ok()) << oracle.error();
+  EXPECT_NEAR(oracle.value().cost_usd, (0.13 + 0.17 / 0.9) * 0.1, 1e-6);
+  EXPECT_NEAR(oracle.value().battery_cycles, 0.17 / std::sqrt(0.9) / 0.8, 1e-6);
+  ASSERT_EQ(oracle.value().sites[0].run.hours.size(), 2U);
+  EXPECT_NEAR(oracle.value().sites[0].run.hours[1].discharge_kwh, 0.17, 1e-6);
+  // Two controllers give two summary rows, with the controller's carbon and cost.
+  MultiResult both = r.value();
+  both.energy = {none.value(), oracle.value()};
+  std::ostringstream csv;
+  report::write_multi_summary_csv(csv, std::span<const MultiResult>(&both, 1));
+  const std::string text = csv.str();
+  EXPECT_TRUE(has(text, ",controller,cost_usd,grid_import_kwh,onsite_kwh_used,")) << text;
+  EXPECT_TRUE(has(text, "lowest-carbon-now,0.470,0.051,")) << text;
+  EXPECT_TRUE(has(text, ",none,0.06,")) << text;
+  EXPECT_TRUE(has(text, ",oracle,0.03,")) << text;
+}
+
+// A small built-in fleet whose first two sites have sun (a day curve), a battery and prices.
+Fleet sunny_builtin_fleet() {
+  Fleet fleet = builtin_fleet();
+  std::vector<double> sun(24, 0.0), price(24, 0.0);
+  for (int h = 0; h < 24; ++h) {
+    sun[h] = h >= 6 && h < 18 ? 40.0 * std::sin((h - 6) * 3.14159265358979 / 12) : 0.0;
+    price[h] = 0.08 + 0.06 * std::cos((h - 19) * 3.14159265358979 / 12);
+  }
+  for (std::size_t i = 0; i < fleet.sites.size(); ++i) {
+    SiteSpec& s = fleet.sites[i];
+    s.price = TimeSeries(fleet.start_s, 3600, price);
+    if (i >= 2) continue;
+    SiteEnergy e;
+    e.pv_kwh = TimeSeries(fleet.start_s + 3600 * static_cast<int64_t>(i), 3600, sun);
+    e.battery.capacity_kwh = 60;
+    e.battery.max_charge_kw = e.battery.max_discharge_kw = 15;
+    e.allow_export = true;
+    e.export_price_usd_per_kwh = 0.01;
+    s.energy = e;
+  }
+  return fleet;
+}
+
+std::string summary_for(const Fleet& fleet, const std::vector<PodSpec>& pods, uint32_t shapes) {
+  std::vector<MultiResult> results;
+  for (const char* agent : {"local", "green-cost"}) {
+    MultiOptions options;
+    options.agent = agent;
+    options.be_slack_s = 4 * 3600;
+    options.power_down_idle_s = 1800;
+    auto r = run_fleet(fleet, pods, shapes, options);
+    EXPECT_TRUE(r.ok()) << r.error();
+    if (!r.ok()) return {};
+    for (auto kind : {energy::ControllerKind::kNone, energy::ControllerKind::kGreedy,
+                      energy::ControllerKind::kMpc, energy::ControllerKind::kOracle}) {
+      auto e = run_site_controllers(fleet, r.value(), kind);
+      EXPECT_TRUE(e.ok()) << e.error();
+      r.value().energy.push_back(std::move(e.value()));
+    }
+    const auto& energy = r.value().energy;
+    for (const EnergyResult& e : energy) {
+      EXPECT_LE(energy[3].cost_usd, e.cost_usd + 1e-6 * (1 + std::abs(e.cost_usd)))
+          << agent << " " << e.controller;
+      EXPECT_GE(e.self_consumption_pct, 0.0);
+      EXPECT_LE(e.self_consumption_pct, 100.0 + 1e-9);
+    }
+    EXPECT_GT(energy[0].generation_kwh, 0.0);
+    EXPECT_DOUBLE_EQ(energy[0].battery_cycles, 0.0);
+    EXPECT_GT(energy[3].battery_cycles, 0.0);
+    results.push_back(std::move(r.value()));
+  }
+  std::ostringstream csv;
+  report::write_multi_summary_csv(csv, results);
+  report::write_energy_timeline_csv(csv, fleet, results);
+  return csv.str();
+}
+
+TEST(MultiSiteController, OracleCheapestPerAgentAndRunsRepeatExactly) {
+  trace::Workload w = trace::builtin_openb_workload();
+  std::vector<PodSpec> pods;
+  for (std::size_t i = 0; i < w.pods.size(); i += 20) pods.push_back(w.pods[i]);
+  trace::assign_synthetic_times(pods, 7, 3);
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  const Fleet fleet = sunny_builtin_fleet();
+  const std::string first = summary_for(fleet, pods, shapes);
+  const std::string second = summary_for(fleet, pods, shapes);
+  EXPECT_EQ(first, second);
+  // 2 agents x 4 controllers rows, one per agent and controller.
+  std::istringstream lines(first);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line) && !has(line, "agent,controller,site")) rows += 1;
+  EXPECT_EQ(rows, 1 + 2 * 4);
+}
+
+TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
+  // Site a's grid costs 0.30 but it has 10 kWh of sun each hour for a site idling at 35 W;
+  // site b's grid costs 0.10 with no sun. Equal carbon. green-cost sends a one-hour job to a
+  // (net 0.01 USD/kWh, the feed-in it forgoes); without the sun it goes to b.
+  for (const bool sun : {true, false}) {
+    Fleet fleet = two_sites(200, 200);
+    fleet.sites[0].price = TimeSeries(fleet.start_s, 3600, {0.30});
+    fleet.sites[1].price = TimeSeries(fleet.start_s, 3600, {0.10});
+    SiteEnergy e;
+    e.pv_kwh = TimeSeries(fleet.start_s, 3600, {sun ? 10.0 : 0.0});
+    e.allow_export = true;
+    e.export_price_usd_per_kwh = 0.01;
+    fleet.sites[0].energy = e;
+    {
+      std::vector<PodSpec> pods = {job("j1", 2000, 1, 1000, 0, 3600)};
+      const uint32_t shapes = trace::assign_shape_ids(pods);
+      MultiOptions options;
+      options.agent = "green-cost";
+      options.power_model = tiny_power_model();
+      options.data_gb_per_job = 0;
+      options.be_slack_s = 0;
+      auto r = run_fleet(fleet, pods, shapes, options);
+      ASSERT_TRUE(r.ok()) << r.error();
+      EXPECT_EQ(r.value().decisions[0].site, sun ? 0 : 1) << r.value().decisions[0].reason;
+      EXPECT_TRUE(has(r.value().decisions[0].reason, "USD")) << r.value().decisions[0].reason;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace greensched::multi
