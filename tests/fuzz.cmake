@@ -7,7 +7,7 @@
 # the GCC build; skipped without clang unless CI=true.
 
 set(greensched_fuzz_targets openb_nodes openb_pods fleet power_model learned_model
-    decision_record node_events series)
+    decision_record node_events series prices weather)
 
 if(CMAKE_SCRIPT_MODE_FILE)
   set(ci "$ENV{CI}")
@@ -32,6 +32,14 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/trace/builtin_workload.cpp
     ${src}/trace/workload.cpp
     ${src}/multi/fleet.cpp
+    ${src}/multi/site_energy.cpp
+    ${src}/energy/civil_time.cpp
+    ${src}/energy/cooling.cpp
+    ${src}/energy/hourly_series.cpp
+    ${src}/energy/price_series.cpp
+    ${src}/energy/solar.cpp
+    ${src}/energy/weather.cpp
+    ${src}/energy/wind.cpp
     ${src}/multi/time_series.cpp
     ${src}/power/power_model.cpp
     ${BINARY_DIR}/src/builtin_power_model.cpp

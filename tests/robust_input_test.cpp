@@ -3,6 +3,7 @@
 // of the wrong shape.
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/explain/explanation.hpp"
+#include "greensched/learn/trainer.hpp"
+#include "greensched/monitor/sample_json.hpp"
 #include "greensched/report/prometheus_label.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -53,6 +56,62 @@ TEST(JsonFields, TypedMembersNameTheKey) {
   auto bad = parse_json_text("{\"a\": ", "f.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().rfind("f.json: invalid JSON: ", 0), 0u) << bad.error();
+}
+
+TEST(JsonFields, IntegerMembersAreRangeCheckedNeverCast) {
+  const auto j = nlohmann::json::parse(
+      R"({"a": 5, "b": 5.0, "c": 5.5, "d": 1e300, "e": -1, "f": "5", "g": 18446744073709551615})");
+  EXPECT_EQ(integer_member(j, "a", "x", 0, 10).value(), 5);
+  EXPECT_EQ(integer_member(j, "b", "x", 0, 10).value(), 5);
+  EXPECT_EQ(integer_member(j, "c", "x", 0, 10).error(),
+            "x.c: expected an integer in [0, 10], not 5.5");
+  EXPECT_FALSE(integer_member(j, "d", "x", 0, std::numeric_limits<int64_t>::max()).ok());
+  EXPECT_FALSE(integer_member(j, "e", "x", 0, 10).ok());
+  EXPECT_EQ(integer_member(j, "e", "x", -1, 10).value(), -1);
+  EXPECT_FALSE(integer_member(j, "f", "x", 0, 10).ok());
+  EXPECT_FALSE(integer_member(j, "g", "x", 0, std::numeric_limits<int64_t>::max()).ok());
+  EXPECT_EQ(integer_member(j, "missing", "x", 0, 10, 7).value(), 7);
+  EXPECT_EQ(integer_member(j, "missing", "x", 0, 10).error(), "x.missing: missing");
+}
+
+TEST(MonitorSamples, WrongTypesAreErrorsNamingTheKey) {
+  const auto bad = [](const char* text) {
+    auto s = monitor::sample_from_json(nlohmann::json::parse(text), "m.jsonl:3");
+    return s.ok() ? std::string("accepted") : s.error();
+  };
+  EXPECT_EQ(bad(R"({"seq": 1})"), "m.jsonl:3.time_s: missing");
+  EXPECT_NE(bad(R"({"time_s": 1, "cpu": {"utilization": "x"}})").find("m.jsonl:3.cpu.utilization"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"time_s": 1, "gpus": [{"index": 1e300, "name": "g"}]})")
+                .find("m.jsonl:3.gpus[0].index: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"time_s": 1, "memory": {"total_bytes": -5, "used_bytes": 1}})")
+                .find("m.jsonl:3.memory.total_bytes"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"time_s": 1, "packages": [3]})").find("m.jsonl:3.packages[0]"),
+            std::string::npos);
+  auto ok = monitor::sample_from_json(
+      nlohmann::json::parse(
+          R"({"time_s": 2.5, "gpus": [{"index": 0, "name": "A100", "power_watts": 250}]})"),
+      "m");
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(ok.value().gpus.at(0).power_watts, 250.0);
+}
+
+TEST(TrainCheckpoint, WrongTypesAreErrorsNamingTheKey) {
+  const auto bad = [](const char* text) {
+    auto c = learn::parse_checkpoint(nlohmann::json::parse(text), "ckpt.json");
+    return c.ok() ? std::string("accepted") : c.error();
+  };
+  EXPECT_NE(bad(R"({"format": "greensched-train-checkpoint/1", "options": {}, "generation": "x",
+                    "mean": [], "sigma": [], "history": []})")
+                .find("ckpt.json.generation"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"format": "greensched-train-checkpoint/1", "options": {}, "generation": 1,
+                    "mean": [1, "a"], "sigma": [], "history": []})")
+                .find("ckpt.json.mean[1]"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"format": 3})").find("format"), std::string::npos);
 }
 
 TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {

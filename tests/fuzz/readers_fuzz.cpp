@@ -1,5 +1,6 @@
 // libFuzzer target for the file readers: GREENSCHED_FUZZ_TARGET picks one (openb_nodes,
-// openb_pods, fleet, power_model, learned_model, decision_record, node_events, series) and the
+// openb_pods, fleet, power_model, learned_model, decision_record, node_events, series, prices,
+// weather) and the
 // input is the file's text. Built with clang by tests/fuzz.cmake (script mode), not by the GCC
 // build. Checks that no reader crashes or throws, and that whatever one accepts obeys the
 // invariants its callers rely on.
@@ -11,6 +12,8 @@
 #include <string_view>
 
 #include "greensched/core/resources.hpp"
+#include "greensched/energy/price_series.hpp"
+#include "greensched/energy/weather.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/learn/linear_model.hpp"
 #include "greensched/multi/fleet.hpp"
@@ -109,6 +112,23 @@ void fuzz_series(std::string_view text) {
   for (double v : s.values()) check(std::isfinite(v) && v >= 0);
 }
 
+void fuzz_prices(std::string_view text) {
+  auto prices = energy::parse_price_series(text, "fuzz");
+  check_error(prices);
+  if (!prices.ok()) return;
+  for (double v : prices.value().usd_per_kwh.values) check(std::isfinite(v));
+}
+
+void fuzz_weather(std::string_view text) {
+  auto weather = energy::parse_weather(text, "fuzz");
+  check_error(weather);
+  if (!weather.ok()) return;
+  const energy::Weather& w = weather.value();
+  check(w.temperature_c.size() == w.cloud_cover_pct.size());
+  check(w.wind_speed_10m_ms.size() == w.temperature_c.size());
+  for (double v : w.cloud_cover_pct) check(v >= 0 && v <= 100);
+}
+
 using Target = void (*)(std::string_view);
 
 Target pick_target() {
@@ -122,6 +142,8 @@ Target pick_target() {
   if (n == "decision_record") return fuzz_decision_record;
   if (n == "node_events") return fuzz_node_events;
   if (n == "series") return fuzz_series;
+  if (n == "prices") return fuzz_prices;
+  if (n == "weather") return fuzz_weather;
   std::abort();  // the test script always names a target
 }
 

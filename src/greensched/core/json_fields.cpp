@@ -1,5 +1,7 @@
 #include "greensched/core/json_fields.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace greensched {
@@ -103,6 +105,43 @@ Result<double> number_member(const nlohmann::json& object, std::string_view key,
   auto v = typed(object, key, JsonKind::kNumber, where, !fallback);
   if (!v.ok()) return v.status().error();
   return v.value() == nullptr ? *fallback : v.value()->get<double>();
+}
+
+Result<int64_t> integer_member(const nlohmann::json& object, std::string_view key,
+                               std::string_view where, int64_t low, int64_t high,
+                               std::optional<int64_t> fallback) {
+  auto v = typed(object, key, JsonKind::kNumber, where, !fallback);
+  if (!v.ok()) return v.status().error();
+  if (v.value() == nullptr) return *fallback;
+  const nlohmann::json& n = *v.value();
+  if (n.is_number_unsigned() && n.get<uint64_t>() <= static_cast<uint64_t>(high) &&
+      static_cast<int64_t>(n.get<uint64_t>()) >= low) {
+    return static_cast<int64_t>(n.get<uint64_t>());
+  }
+  if (n.is_number_integer() && !n.is_number_unsigned() && n.get<int64_t>() >= low &&
+      n.get<int64_t>() <= high) {
+    return n.get<int64_t>();
+  }
+  // Bounds as doubles are exact up to 2^53; beyond that a float counter is refused, never cast.
+  const double d = n.get<double>();
+  if (n.is_number_float() && std::isfinite(d) && d == std::floor(d) &&
+      d >= static_cast<double>(low) && d <= static_cast<double>(high) &&
+      std::fabs(d) < 9007199254740992.0) {
+    return static_cast<int64_t>(d);
+  }
+  return Error{fmt::format("{}: expected an integer in [{}, {}], not {}", member_path(where, key),
+                           low, high, n.dump())};
+}
+
+Result<std::vector<double>> numbers_member(const nlohmann::json& object, std::string_view key,
+                                           std::string_view where) {
+  if (Status s = check_member(object, key, JsonKind::kArray, where, true); !s.ok()) {
+    return s.error();
+  }
+  if (Status s = check_elements(object, key, JsonKind::kNumber, where); !s.ok()) return s.error();
+  std::vector<double> out;
+  for (const nlohmann::json& v : *json_member(object, key)) out.push_back(v.get<double>());
+  return out;
 }
 
 Result<std::string> string_member(const nlohmann::json& object, std::string_view key,

@@ -4,9 +4,11 @@
 // const object is undefined, so readers check here before they touch a member.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +40,14 @@ Status check_elements(const nlohmann::json& object, std::string_view key, JsonKi
 // Typed members; an absent member gives `fallback`, or "missing" when there is none.
 Result<double> number_member(const nlohmann::json& object, std::string_view key,
                              std::string_view where, std::optional<double> fallback = {});
+// An integer in [low, high]: a JSON integer, or a number with no fractional part (writers
+// print large counters as floats); "WHERE.KEY: expected an integer in [low, high]".
+Result<int64_t> integer_member(const nlohmann::json& object, std::string_view key,
+                               std::string_view where, int64_t low, int64_t high,
+                               std::optional<int64_t> fallback = {});
+// Every element of array member `key` as a number ("WHERE.KEY[i]: expected a number").
+Result<std::vector<double>> numbers_member(const nlohmann::json& object, std::string_view key,
+                                           std::string_view where);
 Result<std::string> string_member(const nlohmann::json& object, std::string_view key,
                                   std::string_view where, std::optional<std::string> fallback = {});
 Result<bool> bool_member(const nlohmann::json& object, std::string_view key, std::string_view where,

@@ -42,7 +42,11 @@ std::string price_file(const std::string& data_dir, const std::string& zone) {
 Result<PriceSeries> read_price_series(const std::string& path) {
   auto text = trace::read_file(path);
   if (!text.ok()) return Error{text.error()};
-  trace::CsvReader reader(text.value(), path);
+  return parse_price_series(text.value(), path);
+}
+
+Result<PriceSeries> parse_price_series(std::string_view text, const std::string& path) {
+  trace::CsvReader reader(text, path);
   if (auto st = reader.read_header(); !st.ok()) return Error{st.message()};
   const auto time_col = reader.column(kTimeColumn);
   const auto price_col = reader.column(kPriceColumn);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "greensched/core/status.hpp"
 #include "greensched/energy/hourly_series.hpp"
@@ -23,6 +24,8 @@ struct PriceSeries {
 // repeats, no steps back); `Datetime (UTC)` must be UTC (no offset, Z or +00:00). Errors are
 // "path:line: reason" or "path: reason".
 Result<PriceSeries> read_price_series(const std::string& path);
+// The same from the file's text; errors name `path`.
+Result<PriceSeries> parse_price_series(std::string_view text, const std::string& path);
 
 // <data_dir>/energy/prices2023/<zone>_electricity_prices_2023.csv
 std::string price_file(const std::string& data_dir, const std::string& zone);

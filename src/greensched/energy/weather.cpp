@@ -78,7 +78,11 @@ std::string weather_file(const std::string& data_dir, const std::string& zone) {
 Result<Weather> read_weather(const std::string& path) {
   auto text = trace::read_file(path);
   if (!text.ok()) return Error{text.error()};
-  const json doc = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  return parse_weather(text.value(), path);
+}
+
+Result<Weather> parse_weather(std::string_view text, const std::string& path) {
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   if (!doc.is_object()) {
     return Error{fmt::format("{}: top level is {}, expected an object", path, doc.type_name())};

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -32,6 +33,8 @@ struct Weather {
 // increasing), equal lengths and plausible ranges; a null value is refused, never dropped.
 // Errors read "path: key: reason" (with [index] for hourly values).
 Result<Weather> read_weather(const std::string& path);
+// The same from the file's text; errors name `path`.
+Result<Weather> parse_weather(std::string_view text, const std::string& path);
 
 // <data_dir>/energy/weather2023/<zone>_2023.json
 std::string weather_file(const std::string& data_dir, const std::string& zone);

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/learn/features.hpp"
@@ -149,38 +151,52 @@ nlohmann::json to_json(const TrainCheckpoint& c) {
 }
 
 Result<TrainCheckpoint> parse_checkpoint(const nlohmann::json& j, const std::string& source) {
-  try {
-    if (!j.is_object() || j.value("format", "") != kCheckpointFormat) {
-      return Error{fmt::format("{}: format: expected \"{}\"", source, kCheckpointFormat)};
-    }
-    TrainCheckpoint c;
-    for (const char* key : {"options", "generation", "mean", "sigma", "history"}) {
-      if (!j.contains(key)) return Error{fmt::format("{}: {}: missing", source, key)};
-    }
-    c.options = j.at("options");
-    c.state.generation = j.at("generation").get<int>();
-    c.state.mean = j.at("mean").get<std::vector<double>>();
-    c.state.sigma = j.at("sigma").get<std::vector<double>>();
-    if (c.state.mean.size() != LinearModel::kParameterCount ||
-        c.state.sigma.size() != LinearModel::kParameterCount) {
-      return Error{
-          fmt::format("{}: mean, sigma: expected {} values", source, LinearModel::kParameterCount)};
-    }
-    for (const auto& r : j.at("history")) {
-      GenerationRecord g;
-      g.generation = r.at("generation").get<int>();
-      g.best = r.at("best").get<double>();
-      g.elite_mean = r.at("elite_mean").get<double>();
-      g.mean_model = r.at("mean_model").get<double>();
-      g.mean_sigma = r.at("mean_sigma").get<double>();
-      g.seconds = r.at("seconds").get<double>();
-      c.history.push_back(g);
-    }
-    c.elapsed_seconds = j.value("elapsed_seconds", 0.0);
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    return Error{fmt::format("{}: {}", source, e.what())};
+  auto format = string_member(j, "format", source, std::string());
+  if (!j.is_object() || !format.ok() || format.value() != kCheckpointFormat) {
+    return Error{fmt::format("{}: format: expected \"{}\"", source, kCheckpointFormat)};
   }
+  TrainCheckpoint c;
+  if (Status s = check_member(j, "options", JsonKind::kObject, source, true); !s.ok()) {
+    return s.error();
+  }
+  c.options = *json_member(j, "options");
+  auto generation = integer_member(j, "generation", source, 0, std::numeric_limits<int>::max());
+  auto mean = numbers_member(j, "mean", source);
+  auto sigma = numbers_member(j, "sigma", source);
+  auto elapsed = number_member(j, "elapsed_seconds", source, 0.0);
+  for (const Status& s : {generation.status(), mean.status(), sigma.status(), elapsed.status(),
+                          check_member(j, "history", JsonKind::kArray, source, true),
+                          check_elements(j, "history", JsonKind::kObject, source)}) {
+    if (!s.ok()) return s.error();
+  }
+  c.state.generation = static_cast<int>(generation.value());
+  c.state.mean = std::move(mean.value());
+  c.state.sigma = std::move(sigma.value());
+  c.elapsed_seconds = elapsed.value();
+  if (c.state.mean.size() != LinearModel::kParameterCount ||
+      c.state.sigma.size() != LinearModel::kParameterCount) {
+    return Error{
+        fmt::format("{}: mean, sigma: expected {} values", source, LinearModel::kParameterCount)};
+  }
+  const nlohmann::json& history = *json_member(j, "history");
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const nlohmann::json& r = history[i];
+    const std::string where = fmt::format("{}: history[{}]", source, i);
+    auto g = integer_member(r, "generation", where, 0, std::numeric_limits<int>::max());
+    auto best = number_member(r, "best", where);
+    auto elite_mean = number_member(r, "elite_mean", where);
+    auto mean_model = number_member(r, "mean_model", where);
+    auto mean_sigma = number_member(r, "mean_sigma", where);
+    auto seconds = number_member(r, "seconds", where);
+    for (const Status& s : {g.status(), best.status(), elite_mean.status(), mean_model.status(),
+                            mean_sigma.status(), seconds.status()}) {
+      if (!s.ok()) return s.error();
+    }
+    c.history.push_back(GenerationRecord{static_cast<int>(g.value()), best.value(),
+                                         elite_mean.value(), mean_model.value(), mean_sigma.value(),
+                                         seconds.value()});
+  }
+  return c;
 }
 
 Result<TrainCheckpoint> load_checkpoint(const std::string& path) {

@@ -1,6 +1,10 @@
 #include "greensched/monitor/sample_json.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
+
+#include "greensched/core/json_fields.hpp"
 
 namespace greensched::monitor {
 namespace {
@@ -10,19 +14,6 @@ using nlohmann::json;
 template <typename T>
 void put(json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
-}
-
-template <typename T>
-void get_opt(const json& j, const char* key, std::optional<T>& out) {
-  auto it = j.find(key);
-  if (it != j.end() && it->is_number()) out = it->get<T>();
-}
-
-template <typename T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
 }
 
 }  // namespace
@@ -85,66 +76,171 @@ json sample_to_json(const NodeSample& s) {
   return j;
 }
 
+namespace {
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// Sets `out` when `key` is present (a number); absent or null leaves it empty.
+Status optional_number(const json& j, std::string_view key, std::string_view where,
+                       std::optional<double>& out) {
+  if (json_member(j, key) == nullptr) return Status::Ok();
+  auto v = number_member(j, key, where);
+  if (!v.ok()) return v.status();
+  out = v.value();
+  return Status::Ok();
+}
+
+Status optional_bytes(const json& j, std::string_view key, std::string_view where,
+                      std::optional<uint64_t>& out) {
+  if (json_member(j, key) == nullptr) return Status::Ok();
+  auto v = integer_member(j, key, where, 0, kInt64Max);
+  if (!v.ok()) return v.status();
+  out = static_cast<uint64_t>(v.value());
+  return Status::Ok();
+}
+
+// The elements of array member `key` (absent: none), each checked to be an object.
+Result<std::vector<const json*>> objects(const json& j, std::string_view key,
+                                         std::string_view where) {
+  if (Status s = check_elements(j, key, JsonKind::kObject, where); !s.ok()) return s.error();
+  std::vector<const json*> out;
+  if (const json* a = json_member(j, key)) {
+    for (const json& e : *a) out.push_back(&e);
+  }
+  return out;
+}
+
+Status read_cpu(const json& cpu, const std::string& where, NodeSample& s) {
+  s.has_cpu = true;
+  auto u = number_member(cpu, "utilization", where);
+  if (!u.ok()) return u.status();
+  s.cpu_utilization = u.value();
+  auto cores = objects(cpu, "cores", where);
+  if (!cores.ok()) return cores.status();
+  for (std::size_t i = 0; i < cores.value().size(); ++i) {
+    const json& c = *cores.value()[i];
+    const std::string at = fmt::format("{}.cores[{}]", where, i);
+    auto id = integer_member(c, "cpu", at, 0, kIntMax);
+    auto package = integer_member(c, "package", at, 0, kIntMax, 0);
+    auto utilization = number_member(c, "utilization", at);
+    auto busy = number_member(c, "busy_s", at, 0.0);
+    auto idle = number_member(c, "idle_s", at, 0.0);
+    for (const Status& st :
+         {id.status(), package.status(), utilization.status(), busy.status(), idle.status()}) {
+      if (!st.ok()) return st;
+    }
+    s.cores.push_back(CoreUsage{static_cast<int>(id.value()), static_cast<int>(package.value()),
+                                utilization.value(), busy.value(), idle.value()});
+  }
+  return Status::Ok();
+}
+
+Status read_memory(const json& m, const std::string& where, NodeSample& s) {
+  s.has_memory = true;
+  auto total = integer_member(m, "total_bytes", where, 0, kInt64Max);
+  auto used = integer_member(m, "used_bytes", where, 0, kInt64Max);
+  auto available = integer_member(m, "available_bytes", where, 0, kInt64Max, 0);
+  for (const Status& st : {total.status(), used.status(), available.status()}) {
+    if (!st.ok()) return st;
+  }
+  s.memory_total_bytes = static_cast<uint64_t>(total.value());
+  s.memory_used_bytes = static_cast<uint64_t>(used.value());
+  s.memory_available_bytes = static_cast<uint64_t>(available.value());
+  return Status::Ok();
+}
+
+Result<PackageEnergy> read_package(const json& p, const std::string& where) {
+  PackageEnergy e;
+  auto package = integer_member(p, "package", where, 0, kIntMax);
+  auto zone = string_member(p, "zone", where, std::string());
+  auto energy = number_member(p, "energy_joules", where);
+  auto power = number_member(p, "power_watts", where, 0.0);
+  for (const Status& st : {package.status(), zone.status(), energy.status(), power.status()}) {
+    if (!st.ok()) return st.error();
+  }
+  e.package = static_cast<int>(package.value());
+  e.zone = zone.value();
+  e.energy_joules = energy.value();
+  e.power_watts = power.value();
+  if (json_member(p, "utilization") != nullptr) {
+    auto u = number_member(p, "utilization", where);
+    if (!u.ok()) return u.status().error();
+    e.has_utilization = true;
+    e.utilization = u.value();
+  }
+  return e;
+}
+
+Result<GpuReading> read_gpu(const json& g, const std::string& where) {
+  GpuReading r;
+  auto index = integer_member(g, "index", where, 0, std::numeric_limits<unsigned>::max());
+  auto name = string_member(g, "name", where);
+  auto uuid = string_member(g, "uuid", where, std::string());
+  for (const Status& st : {index.status(), name.status(), uuid.status()}) {
+    if (!st.ok()) return st.error();
+  }
+  r.index = static_cast<unsigned>(index.value());
+  r.name = name.value();
+  r.uuid = uuid.value();
+  for (const Status& st :
+       {optional_number(g, "power_watts", where, r.power_watts),
+        optional_number(g, "energy_joules", where, r.energy_joules),
+        optional_number(g, "utilization", where, r.utilization),
+        optional_number(g, "memory_utilization", where, r.memory_utilization),
+        optional_bytes(g, "memory_used_bytes", where, r.memory_used_bytes),
+        optional_bytes(g, "memory_total_bytes", where, r.memory_total_bytes),
+        optional_number(g, "temperature_celsius", where, r.temperature_celsius)}) {
+    if (!st.ok()) return st.error();
+  }
+  return r;
+}
+
+}  // namespace
+
 Result<NodeSample> sample_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) return Error{fmt::format("{}: expected a JSON object", where)};
-  try {
-    NodeSample s;
-    s.seq = get_or<uint64_t>(j, "seq", 0);
-    if (!j.contains("time_s")) return Error{fmt::format("{}: time_s: missing", where)};
-    s.time_s = j.at("time_s").get<double>();
-    s.interval_s = get_or<double>(j, "interval_s", 0);
-    s.host = get_or<std::string>(j, "host", "");
-    s.cpu_model = get_or<std::string>(j, "cpu_model", "");
-    s.cores_per_socket = get_or<int>(j, "cores_per_socket", 0);
-    if (auto it = j.find("cpu"); it != j.end()) {
-      s.has_cpu = true;
-      s.cpu_utilization = it->at("utilization").get<double>();
-      for (const json& c : it->value("cores", json::array())) {
-        CoreUsage u;
-        u.cpu = c.at("cpu").get<int>();
-        u.package = get_or<int>(c, "package", 0);
-        u.utilization = c.at("utilization").get<double>();
-        u.busy_seconds = get_or<double>(c, "busy_s", 0);
-        u.idle_seconds = get_or<double>(c, "idle_s", 0);
-        s.cores.push_back(u);
-      }
-    }
-    if (auto it = j.find("memory"); it != j.end()) {
-      s.has_memory = true;
-      s.memory_total_bytes = it->at("total_bytes").get<uint64_t>();
-      s.memory_used_bytes = it->at("used_bytes").get<uint64_t>();
-      s.memory_available_bytes = get_or<uint64_t>(*it, "available_bytes", 0);
-    }
-    for (const json& p : j.value("packages", json::array())) {
-      PackageEnergy e;
-      e.package = p.at("package").get<int>();
-      e.zone = get_or<std::string>(p, "zone", "");
-      e.energy_joules = p.at("energy_joules").get<double>();
-      e.power_watts = get_or<double>(p, "power_watts", 0);
-      if (p.contains("utilization")) {
-        e.has_utilization = true;
-        e.utilization = p.at("utilization").get<double>();
-      }
-      s.packages.push_back(std::move(e));
-    }
-    for (const json& g : j.value("gpus", json::array())) {
-      GpuReading r;
-      r.index = g.at("index").get<unsigned>();
-      r.name = g.at("name").get<std::string>();
-      r.uuid = get_or<std::string>(g, "uuid", "");
-      get_opt(g, "power_watts", r.power_watts);
-      get_opt(g, "energy_joules", r.energy_joules);
-      get_opt(g, "utilization", r.utilization);
-      get_opt(g, "memory_utilization", r.memory_utilization);
-      get_opt(g, "memory_used_bytes", r.memory_used_bytes);
-      get_opt(g, "memory_total_bytes", r.memory_total_bytes);
-      get_opt(g, "temperature_celsius", r.temperature_celsius);
-      s.gpus.push_back(std::move(r));
-    }
-    return s;
-  } catch (const json::exception& e) {
-    return Error{fmt::format("{}: {}", where, e.what())};
+  NodeSample s;
+  auto seq = integer_member(j, "seq", where, 0, kInt64Max, 0);
+  auto time = number_member(j, "time_s", where);
+  auto interval = number_member(j, "interval_s", where, 0.0);
+  auto host = string_member(j, "host", where, std::string());
+  auto cpu_model = string_member(j, "cpu_model", where, std::string());
+  auto cores_per_socket = integer_member(j, "cores_per_socket", where, 0, kIntMax, 0);
+  for (const Status& st : {seq.status(), time.status(), interval.status(), host.status(),
+                           cpu_model.status(), cores_per_socket.status()}) {
+    if (!st.ok()) return st.error();
   }
+  s.seq = static_cast<uint64_t>(seq.value());
+  s.time_s = time.value();
+  s.interval_s = interval.value();
+  s.host = host.value();
+  s.cpu_model = cpu_model.value();
+  s.cores_per_socket = static_cast<int>(cores_per_socket.value());
+  for (const char* key : {"cpu", "memory"}) {
+    if (Status st = check_member(j, key, JsonKind::kObject, where); !st.ok()) return st.error();
+  }
+  if (const json* cpu = json_member(j, "cpu")) {
+    if (Status st = read_cpu(*cpu, where + ".cpu", s); !st.ok()) return st.error();
+  }
+  if (const json* memory = json_member(j, "memory")) {
+    if (Status st = read_memory(*memory, where + ".memory", s); !st.ok()) return st.error();
+  }
+  auto packages = objects(j, "packages", where);
+  if (!packages.ok()) return packages.status().error();
+  for (std::size_t i = 0; i < packages.value().size(); ++i) {
+    auto e = read_package(*packages.value()[i], fmt::format("{}.packages[{}]", where, i));
+    if (!e.ok()) return e.status().error();
+    s.packages.push_back(std::move(e.value()));
+  }
+  auto gpus = objects(j, "gpus", where);
+  if (!gpus.ok()) return gpus.status().error();
+  for (std::size_t i = 0; i < gpus.value().size(); ++i) {
+    auto r = read_gpu(*gpus.value()[i], fmt::format("{}.gpus[{}]", where, i));
+    if (!r.ok()) return r.status().error();
+    s.gpus.push_back(std::move(r.value()));
+  }
+  return s;
 }
 
 Result<std::vector<NodeSample>> read_samples_jsonl(const std::string& text,
