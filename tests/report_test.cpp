@@ -19,6 +19,7 @@
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/html_report.hpp"
 #include "greensched/report/svg_chart.hpp"
+#include "greensched/trace/csv.hpp"
 
 namespace greensched::report {
 namespace {
@@ -136,6 +137,22 @@ TEST(ReportTable, QuotedFields) {
             (std::vector<std::string>{"green, oracle", "two\nlines", "plain"}));
   EXPECT_EQ(t.value().text("site"), (std::vector<std::string>{"say \"hi\"", "", "a\"b"}));
   EXPECT_EQ(t.value().num("energy_kwh"), (std::vector<double>{1.5, 2, 3}));
+}
+
+// Other readers of trace::CsvReader keep quotes as ordinary characters.
+TEST(ReportTable, QuotesAreOrdinaryUnlessAllowed) {
+  const std::string text = "a,b\n\"x,y\",z\n";
+  trace::CsvReader plain(text, "t.csv");
+  ASSERT_TRUE(plain.read_header().ok());
+  ASSERT_TRUE(plain.next());
+  EXPECT_EQ(plain.fields().size(), 3u);
+  trace::CsvReader quoted(text, "t.csv");
+  quoted.allow_quotes();
+  ASSERT_TRUE(quoted.read_header().ok());
+  ASSERT_TRUE(quoted.next());
+  ASSERT_EQ(quoted.fields().size(), 2u);
+  EXPECT_EQ(quoted.fields()[0], "x,y");
+  EXPECT_TRUE(quoted.row_status().ok());
 }
 
 TEST(ReportTable, ColumnsChosenFromTheHeaderAndOptionalOnesFilled) {
