@@ -19,8 +19,8 @@ Result<Table> read_columns(const std::string& path, const std::vector<std::strin
   return read_table(path, columns);
 }
 
-// Which agent and controller the per-site charts show: the first agent, with
-// mpc if it ran, else the last controller of that agent.
+// Which agent and controller the per-site charts show: the first agent, with mpc if it ran,
+// else the last controller of that agent.
 std::pair<std::string, std::string> shown_run(const Table& tl) {
   const auto& agent = tl.text("agent");
   const auto& ctrl = tl.text("controller");
@@ -75,15 +75,13 @@ EnergyFigure sources_chart(const Table& tl, const std::string& site, const std::
         svg::Point{static_cast<double>(i) / 24.0, tl.num("demand_kwh")[rows[i]]});
   }
   chart.series.push_back(std::move(demand));
-  return EnergyFigure{fmt::format("chart-energy-sources-{}", k), svg::render_line_chart(chart),
-                      fmt::format("Where {}'s energy came from each hour, stacked: on-site "
-                                  "solar, wind, the "
-                                  "battery, then the grid. The dashed line is the site's "
-                                  "demand; sources above "
-                                  "it went into the battery, out as export or were curtailed. "
-                                  "Agent {}, "
-                                  "controller {}; UTC hours of the measured window.",
-                                  svg::escape(site), svg::escape(agent), svg::escape(ctrl))};
+  return EnergyFigure{
+      fmt::format("chart-energy-sources-{}", k), svg::render_line_chart(chart),
+      fmt::format("Where {}'s energy came from each hour, stacked: on-site solar, wind, the "
+                  "battery, then the grid. The dashed line is the site's demand; sources above "
+                  "it went into the battery, out as export or were curtailed. Agent {}, "
+                  "controller {}; UTC hours of the measured window.",
+                  svg::escape(site), svg::escape(agent), svg::escape(ctrl))};
 }
 
 EnergyFigure soc_chart(const Table& tl, const std::vector<std::string>& sites,
@@ -137,8 +135,7 @@ Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_pa
   }
   return std::vector<EnergyFigure>{
       {"chart-energy-cost", svg::render_bar_chart(cost),
-       "What each agent and site controller paid for grid energy over the "
-       "measured window, "
+       "What each agent and site controller paid for grid energy over the measured window, "
        "after on-site generation and the battery (export earnings deducted)."},
       {"chart-energy-carbon", svg::render_bar_chart(carbon),
        "The carbon of the grid energy each agent and controller imported."}};
@@ -180,8 +177,7 @@ Status add_energy_section(Page& page, const std::string& timeline_path,
   if (figures.value().empty()) return Status::Ok();
   page.section("sec-energy", "Site energy",
                "Each site serves its hourly demand from on-site solar and wind, its "
-               "battery and the grid; a site energy controller decides the battery, "
-               "after "
+               "battery and the grid; a site energy controller decides the battery, after "
                "dispatch, on the demand the replay produced.");
   for (const EnergyFigure& f : figures.value()) page.chart(f.id, f.svg, f.caption_html);
   return Status::Ok();

@@ -13,8 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What a results directory holds: its tables, read, and the kind of summary and
-// timeline.
+// What a results directory holds: its tables, read, and the kind of summary and timeline.
 struct Inputs {
   std::string summary_kind;  // inflation, replay, multi, or "" (absent)
   std::string timeline_kind;
@@ -22,8 +21,7 @@ struct Inputs {
   std::vector<std::string> paths;  // the files read, in reading order
 };
 
-// summary.csv of simulate (inflation or replay, which has `queue`) or multi
-// (first `agent`).
+// summary.csv of simulate (inflation or replay, which has `queue`) or multi (first `agent`).
 TableSpec summary_spec(const std::vector<std::string>& header, std::string& kind) {
   if (!header.empty() && header[0] == "agent") {
     kind = "multi";
@@ -130,11 +128,10 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
   Page page;
   if (Status s = add_sections(page, options, inputs.value()); !s.ok()) return s.error();
   if (page.toc.empty()) {
-    return Error{
-        fmt::format("{}: no greensched results found (looked for "
-                    "curves.csv, summary.csv, occupancy.csv, "
-                    "timeline.csv, decisions.jsonl)",
-                    options.in_dir)};
+    return Error{fmt::format(
+        "{}: no greensched results found (looked for curves.csv, summary.csv, occupancy.csv, "
+        "timeline.csv, decisions.jsonl)",
+        options.in_dir)};
   }
   HtmlReport report;
   report.inputs = std::move(inputs.value().paths);

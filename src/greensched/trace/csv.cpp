@@ -63,8 +63,8 @@ void CsvReader::split_record(std::string_view line) {
   }
 }
 
-// A quote opens a quoted field only at the start of a field; inside one, "" is
-// a quote and a line break continues the field on the next line.
+// A quote opens a quoted field only at the start of a field; inside one, "" is a quote and a
+// line break continues the field on the next line.
 void CsvReader::split_quoted(std::string_view line) {
   quoted_.clear();
   std::vector<std::size_t> ends;  // where each field ends in quoted_

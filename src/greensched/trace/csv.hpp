@@ -1,6 +1,6 @@
-// Minimal CSV reading for the trace formats we support: comma-separated, a
-// header line naming the columns; quoted fields only where a reader allows
-// them. Keeps line numbers so that every error can say file:line.
+// Minimal CSV reading for the trace formats we support: comma-separated, a header line naming
+// the columns; quoted fields only where a reader allows them. Keeps line numbers so that every
+// error can say file:line.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +21,8 @@ class CsvReader {
   // `source` names the input in error messages (usually the path).
   CsvReader(std::string_view text, std::string source);
 
-  // Quoted fields as RFC 4180 writes them: "a, b", "say ""hi""", a line break
-  // inside the quotes. Off by default, where a quote is an ordinary character.
-  // Call before read_header.
+  // Quoted fields as RFC 4180 writes them: "a, b", "say ""hi""", a line break inside the
+  // quotes. Off by default, where a quote is an ordinary character. Call before read_header.
   void allow_quotes() { quotes_ = true; }
 
   // Reads the header line. Fails on an empty input.
@@ -32,9 +31,8 @@ class CsvReader {
   std::optional<std::size_t> column(std::string_view name) const;
   const std::vector<std::string>& header() const { return header_; }
 
-  // Advances to the next non-empty line (record); false at the end. Fields are
-  // views into the text, or into the reader for a quoted field, valid until the
-  // next call.
+  // Advances to the next non-empty line (record); false at the end. Fields are views into the
+  // text, or into the reader for a quoted field, valid until the next call.
   bool next();
   const std::vector<std::string_view>& fields() const { return fields_; }
   // The line the current record starts on.
