@@ -1,6 +1,6 @@
 // The HTML report and its SVG chart builder: results directories made by hand with tiny CSVs,
 // rendered, and checked for the charts, axis titles, legends, escaping, no network resources,
-// file:line errors on malformed input, and byte-identical output.
+// file:line errors on malformed input, and byte-identical output; the CSV table reader.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -15,8 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "greensched/explain/explanation.hpp"
+#include "greensched/report/csv_table.hpp"
 #include "greensched/report/html_report.hpp"
 #include "greensched/report/svg_chart.hpp"
+#include "greensched/trace/csv.hpp"
 
 namespace greensched::report {
 namespace {
@@ -115,6 +118,81 @@ Result<HtmlReport> build(const std::string& dir, int failed = 10, std::string re
   o.failed = failed;
   o.record = std::move(record);
   return build_html_report(o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV tables.
+
+TEST(ReportTable, QuotedFields) {
+  TempDir dir;
+  const std::string path = dir.write("t.csv",
+                                     "agent,site,energy_kwh\n"
+                                     "\"green, oracle\",\"say \"\"hi\"\"\",1.5\n"
+                                     "\"two\nlines\",\"\",2\n"
+                                     "plain,a\"b,3\n");
+  auto t = read_table(path, {text_col("agent"), text_col("site"), num_col("energy_kwh")});
+  ASSERT_TRUE(t.ok()) << t.error();
+  ASSERT_EQ(t.value().rows, 3u);
+  EXPECT_EQ(t.value().text("agent"),
+            (std::vector<std::string>{"green, oracle", "two\nlines", "plain"}));
+  EXPECT_EQ(t.value().text("site"), (std::vector<std::string>{"say \"hi\"", "", "a\"b"}));
+  EXPECT_EQ(t.value().num("energy_kwh"), (std::vector<double>{1.5, 2, 3}));
+}
+
+// Other readers of trace::CsvReader keep quotes as ordinary characters.
+TEST(ReportTable, QuotesAreOrdinaryUnlessAllowed) {
+  const std::string text = "a,b\n\"x,y\",z\n";
+  trace::CsvReader plain(text, "t.csv");
+  ASSERT_TRUE(plain.read_header().ok());
+  ASSERT_TRUE(plain.next());
+  EXPECT_EQ(plain.fields().size(), 3u);
+  trace::CsvReader quoted(text, "t.csv");
+  quoted.allow_quotes();
+  ASSERT_TRUE(quoted.read_header().ok());
+  ASSERT_TRUE(quoted.next());
+  ASSERT_EQ(quoted.fields().size(), 2u);
+  EXPECT_EQ(quoted.fields()[0], "x,y");
+  EXPECT_TRUE(quoted.row_status().ok());
+}
+
+TEST(ReportTable, ColumnsChosenFromTheHeaderAndOptionalOnesFilled) {
+  TempDir dir;
+  const std::string path = dir.write("t.csv", "\"agent\",x\nlocal,1\ngreen,\n");
+  std::vector<std::string> seen;
+  auto t = read_table(path, [&](const std::vector<std::string>& header) {
+    seen = header;
+    return TableSpec{
+        {text_col("agent"), num_col("x", true), num_col("y", false, false), text_col("z", false)},
+        true};
+  });
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_EQ(seen, (std::vector<std::string>{"agent", "x"}));
+  EXPECT_TRUE(t.value().has("x"));
+  EXPECT_FALSE(t.value().has("y"));
+  EXPECT_TRUE(std::isnan(t.value().num("x")[1]));
+  EXPECT_TRUE(std::isnan(t.value().num("y")[0]));
+  EXPECT_EQ(t.value().text("z"), (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(t.value().cells[1], (std::vector<std::string>{"green", ""}));
+}
+
+TEST(ReportTable, BadRowsGiveFileAndLine) {
+  TempDir dir;
+  const auto error = [&](const std::string& text) {
+    const std::string path = dir.write("bad.csv", text);
+    auto t = read_table(path, {text_col("a"), bounded_col("n", 0, 10, true)});
+    return t.ok() ? std::string("ok") : t.error().substr(path.size() - 7);
+  };
+  EXPECT_EQ(error("a,n\nx,1\ny,2,3\n"), "bad.csv:3: 3 fields, but the header has 2 columns");
+  EXPECT_EQ(error("a,n\n\"x,1\n"), "bad.csv:2: a quoted field is not closed");
+  EXPECT_EQ(error("a,n\n\"x\"y,1\n"), "bad.csv:2: text after a closing quote");
+  EXPECT_EQ(error("a,m\nx,1\n"), "bad.csv:1: missing column 'n'");
+  EXPECT_EQ(error("a,n\nx,one\n"), "bad.csv:2: column 'n': 'one' is not a number");
+  EXPECT_EQ(error("a,n\nx,\n"), "bad.csv:2: column 'n': empty value");
+  EXPECT_EQ(error("a,n\nx,11\n"), "bad.csv:2: column 'n': 11 is outside 0..10");
+  EXPECT_EQ(error("a,n\nx,1.5\n"), "bad.csv:2: column 'n': 1.5 is not a whole number");
+  // A record over several lines is named by the line it starts on.
+  EXPECT_EQ(error("a,n\n\"x\ny\",1\n\"z\",nan\n"), "bad.csv:4: column 'n': 'nan' is not a number");
+  EXPECT_EQ(error(""), "bad.csv: empty file (no header line)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,6 +543,38 @@ TEST(ReportHtml, ExplainsTheLastFailedPods) {
   auto none = build(dir.path(), 0);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(has(none.value().html, "sec-failed"));
+}
+
+// The report counts a pod as failed by explain's rule: a placement record whose chosen_node is
+// absent or null; a dispatch record never is.
+TEST(ReportHtml, FailedPodsCountedAsExplainDoes) {
+  TempDir dir;
+  dir.write("curves.csv", kCurves);
+  const std::string request =
+      "\"request\":{\"cpu_milli\":1000,\"memory_mib\":1024,\"num_gpu\":1,\"gpu_milli\":500}";
+  const std::vector<std::string> lines = {
+      "{\"pod\":\"null-node\"," + request + ",\"chosen_node\":null}",
+      "{\"pod\":\"no-node\"," + request + "}",
+      "{\"pod\":\"placed\",\"policy\":\"fgd\"," + request + ",\"chosen_node\":\"n1\"}",
+      "{\"kind\":\"dispatch\",\"pod\":\"sent\"," + request + ",\"home_site\":\"a\",\"site\":\"b\"}",
+  };
+  std::string records;
+  std::size_t failed = 0;
+  for (const std::string& line : lines) {
+    records += line + "\n";
+    auto r = explain::parse_decision_record(line, "test");
+    ASSERT_TRUE(r.ok()) << r.error();
+    failed += explain::is_failed_placement(r.value());
+  }
+  EXPECT_EQ(failed, 2u);
+  dir.write("decisions.jsonl", records);
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  EXPECT_TRUE(has(html, "2 of 4 records")) << html.substr(html.find("sec-failed"), 400);
+  EXPECT_TRUE(has(html, "null-node"));
+  EXPECT_TRUE(has(html, "no-node"));
+  EXPECT_EQ(count(html, "<article class=\"failed-pod\">"), 2u);
 }
 
 TEST(ReportHtml, MalformedInputsGiveFileAndLine) {

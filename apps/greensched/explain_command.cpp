@@ -55,8 +55,7 @@ int run_explain(const ExplainOptions& o) {
     if (!parsed.ok()) return fail(parsed);
     nlohmann::json& r = parsed.value();
     if (!run_matches(r, o)) continue;
-    const bool failed =
-        r.value("kind", std::string()) != "dispatch" && json_member(r, "chosen_node") == nullptr;
+    const bool failed = explain::is_failed_placement(r);
     const nlohmann::json* step = json_member(r, "step");
     if ((!o.pod.empty() && r["pod"] == o.pod) ||
         (o.step >= 0 && step != nullptr && *step == o.step) || (o.failed > 0 && failed)) {

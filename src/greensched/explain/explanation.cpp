@@ -445,6 +445,12 @@ Result<json> parse_decision_record(std::string_view line, std::string_view where
   return r;
 }
 
+bool is_failed_placement(const json& record) {
+  const json* kind = json_member(record, "kind");
+  const bool dispatch = kind != nullptr && *kind == "dispatch";
+  return !dispatch && json_member(record, "chosen_node") == nullptr;
+}
+
 std::string explain_text(const json& record) {
   std::string out;
   for (const std::string& s : sentences(record)) {

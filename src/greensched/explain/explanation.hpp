@@ -25,6 +25,11 @@ Result<nlohmann::json> parse_decision_record(std::string_view line, std::string_
 // The same checks for a record already parsed; errors name the key.
 Status check_decision_record(const nlohmann::json& record);
 
+// True for a placement record of a pod that could not be placed: its chosen_node is absent or
+// null. A dispatch record (kind "dispatch") is never one. `explain --failed` and the report's
+// failed pods both count by this rule.
+bool is_failed_placement(const nlohmann::json& record);
+
 std::string explain_text(const nlohmann::json& record);
 
 // The same facts as one JSON object: always `pod`, `placed`; for a failed pod `nodes_total`

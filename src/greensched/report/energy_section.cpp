@@ -1,67 +1,29 @@
 #include "greensched/report/energy_section.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "greensched/trace/csv.hpp"
+#include "greensched/report/section.hpp"
 
 namespace greensched::report {
 namespace {
 
-// The columns of a CSV file, as text, by name; every row must have every named column.
-struct Csv {
-  std::map<std::string, std::vector<std::string>> text;
-  std::map<std::string, std::vector<double>> num;
-  std::size_t rows = 0;
-};
-
-Result<Csv> read_csv(const std::string& path, const std::vector<std::string>& texts,
-                     const std::vector<std::string>& nums) {
-  auto content = trace::read_file(path);
-  if (!content.ok()) return Error{content.error()};
-  trace::CsvReader reader(content.value(), path);
-  if (Status s = reader.read_header(); !s.ok()) return Error{s.message()};
-  std::vector<std::pair<std::size_t, std::vector<std::string>*>> t;
-  std::vector<std::pair<std::size_t, std::vector<double>*>> n;
-  Csv csv;
-  for (const std::string& c : texts) {
-    const auto i = reader.column(c);
-    if (!i) return reader.error(fmt::format("missing column '{}'", c));
-    t.emplace_back(*i, &csv.text[c]);
-  }
-  for (const std::string& c : nums) {
-    const auto i = reader.column(c);
-    if (!i) return reader.error(fmt::format("missing column '{}'", c));
-    n.emplace_back(*i, &csv.num[c]);
-  }
-  while (reader.next()) {
-    const auto& f = reader.fields();
-    if (f.size() != reader.header().size()) {
-      return reader.error(fmt::format("{} fields, but the header has {} columns", f.size(),
-                                      reader.header().size()));
-    }
-    for (auto& [i, out] : t) out->emplace_back(f[i]);
-    for (auto& [i, out] : n) {
-      double v = 0;
-      const auto r = std::from_chars(f[i].data(), f[i].data() + f[i].size(), v);
-      if (r.ec != std::errc() || r.ptr != f[i].data() + f[i].size()) {
-        return reader.error(fmt::format("'{}' is not a number", f[i]));
-      }
-      out->push_back(v);
-    }
-    ++csv.rows;
-  }
-  return csv;
+// The named text and number columns of a CSV file, every one required.
+Result<Table> read_columns(const std::string& path, const std::vector<std::string>& texts,
+                           const std::vector<std::string>& nums) {
+  std::vector<Column> columns;
+  for (const std::string& c : texts) columns.push_back(text_col(c));
+  for (const std::string& c : nums) columns.push_back(num_col(c));
+  return read_table(path, columns);
 }
 
 // Which agent and controller the per-site charts show: the first agent, with mpc if it ran,
 // else the last controller of that agent.
-std::pair<std::string, std::string> shown_run(const Csv& tl) {
-  const auto& agent = tl.text.at("agent");
-  const auto& ctrl = tl.text.at("controller");
+std::pair<std::string, std::string> shown_run(const Table& tl) {
+  const auto& agent = tl.text("agent");
+  const auto& ctrl = tl.text("controller");
   std::string a = tl.rows > 0 ? agent[0] : "", c;
   for (std::size_t r = 0; r < tl.rows; ++r) {
     if (agent[r] != a) continue;
@@ -70,7 +32,7 @@ std::pair<std::string, std::string> shown_run(const Csv& tl) {
   return {a, c};
 }
 
-EnergyFigure sources_chart(const Csv& tl, const std::string& site, const std::string& agent,
+EnergyFigure sources_chart(const Table& tl, const std::string& site, const std::string& agent,
                            const std::string& ctrl, std::size_t k) {
   static const char* kSources[][2] = {{"pv_kwh", "Solar"},
                                       {"wind_kwh", "Wind"},
@@ -84,8 +46,8 @@ EnergyFigure sources_chart(const Csv& tl, const std::string& site, const std::st
   chart.y_label = "Energy (kWh per hour)";
   std::vector<std::size_t> rows;
   for (std::size_t r = 0; r < tl.rows; ++r) {
-    if (tl.text.at("site")[r] == site && tl.text.at("agent")[r] == agent &&
-        tl.text.at("controller")[r] == ctrl) {
+    if (tl.text("site")[r] == site && tl.text("agent")[r] == agent &&
+        tl.text("controller")[r] == ctrl) {
       rows.push_back(r);
     }
   }
@@ -96,7 +58,7 @@ EnergyFigure sources_chart(const Csv& tl, const std::string& site, const std::st
     band.color = kColors[s];
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const double x = static_cast<double>(i) / 24.0;
-      const double top = below[i] + tl.num.at(kSources[s][0])[rows[i]];
+      const double top = below[i] + tl.num(kSources[s][0])[rows[i]];
       band.band_lo.push_back(svg::Point{x, below[i]});
       band.band_hi.push_back(svg::Point{x, top});
       band.points.push_back(svg::Point{x, top});
@@ -110,7 +72,7 @@ EnergyFigure sources_chart(const Csv& tl, const std::string& site, const std::st
   demand.dashed = true;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     demand.points.push_back(
-        svg::Point{static_cast<double>(i) / 24.0, tl.num.at("demand_kwh")[rows[i]]});
+        svg::Point{static_cast<double>(i) / 24.0, tl.num("demand_kwh")[rows[i]]});
   }
   chart.series.push_back(std::move(demand));
   return EnergyFigure{
@@ -122,7 +84,7 @@ EnergyFigure sources_chart(const Csv& tl, const std::string& site, const std::st
                   svg::escape(site), svg::escape(agent), svg::escape(ctrl))};
 }
 
-EnergyFigure soc_chart(const Csv& tl, const std::vector<std::string>& sites,
+EnergyFigure soc_chart(const Table& tl, const std::vector<std::string>& sites,
                        const std::string& agent, const std::string& ctrl, svg::ColorMap& colors) {
   svg::LineChart chart;
   chart.id = "chart-energy-soc-svg";
@@ -137,12 +99,11 @@ EnergyFigure soc_chart(const Csv& tl, const std::vector<std::string>& sites,
     line.color = colors.color("site " + site);
     std::size_t i = 0;
     for (std::size_t r = 0; r < tl.rows; ++r) {
-      if (tl.text.at("site")[r] != site || tl.text.at("agent")[r] != agent ||
-          tl.text.at("controller")[r] != ctrl) {
+      if (tl.text("site")[r] != site || tl.text("agent")[r] != agent ||
+          tl.text("controller")[r] != ctrl) {
         continue;
       }
-      line.points.push_back(
-          svg::Point{static_cast<double>(i++) / 24.0, 100.0 * tl.num.at("soc")[r]});
+      line.points.push_back(svg::Point{static_cast<double>(i++) / 24.0, 100.0 * tl.num("soc")[r]});
     }
     chart.series.push_back(std::move(line));
   }
@@ -154,9 +115,9 @@ EnergyFigure soc_chart(const Csv& tl, const std::vector<std::string>& sites,
 
 Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_path,
                                                    svg::ColorMap& colors) {
-  auto s = read_csv(summary_path, {"agent", "controller"}, {});
+  auto s = read_columns(summary_path, {"agent", "controller"}, {});
   if (!s.ok()) return Error{s.error()};
-  const Csv& csv = s.value();
+  const Table& csv = s.value();
   svg::BarChart cost, carbon;
   cost.id = "chart-energy-cost-svg";
   cost.title = "Grid cost per agent and controller";
@@ -164,13 +125,13 @@ Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_pa
   carbon.id = "chart-energy-carbon-svg";
   carbon.title = "Carbon per agent and controller";
   carbon.value_label = "Carbon (kg CO₂)";
-  auto nums = read_csv(summary_path, {}, {"cost_usd", "carbon_kg"});
+  auto nums = read_columns(summary_path, {}, {"cost_usd", "carbon_kg"});
   if (!nums.ok()) return Error{nums.error()};
   for (std::size_t r = 0; r < csv.rows; ++r) {
-    const std::string label = csv.text.at("agent")[r] + " / " + csv.text.at("controller")[r];
-    const std::string& color = colors.color(csv.text.at("agent")[r]);
-    cost.bars.push_back(svg::Bar{label, nums.value().num.at("cost_usd")[r], color});
-    carbon.bars.push_back(svg::Bar{label, nums.value().num.at("carbon_kg")[r], color});
+    const std::string label = csv.text("agent")[r] + " / " + csv.text("controller")[r];
+    const std::string& color = colors.color(csv.text("agent")[r]);
+    cost.bars.push_back(svg::Bar{label, nums.value().num("cost_usd")[r], color});
+    carbon.bars.push_back(svg::Bar{label, nums.value().num("carbon_kg")[r], color});
   }
   return std::vector<EnergyFigure>{
       {"chart-energy-cost", svg::render_bar_chart(cost),
@@ -186,15 +147,15 @@ Result<std::vector<EnergyFigure>> energy_figures(const std::string& timeline_pat
                                                  const std::string& summary_path,
                                                  svg::ColorMap& colors) {
   auto read =
-      read_csv(timeline_path, {"agent", "controller", "site"},
-               {"demand_kwh", "pv_kwh", "wind_kwh", "discharge_kwh", "grid_import_kwh", "soc"});
+      read_columns(timeline_path, {"agent", "controller", "site"},
+                   {"demand_kwh", "pv_kwh", "wind_kwh", "discharge_kwh", "grid_import_kwh", "soc"});
   if (!read.ok()) return Error{read.error()};
-  const Csv& tl = read.value();
+  const Table& tl = read.value();
   std::vector<EnergyFigure> figures;
   if (tl.rows == 0) return figures;
   const auto [agent, ctrl] = shown_run(tl);
   std::vector<std::string> sites;
-  for (const std::string& s : tl.text.at("site")) {
+  for (const std::string& s : tl.text("site")) {
     if (std::find(sites.begin(), sites.end(), s) == sites.end()) sites.push_back(s);
   }
   for (std::size_t k = 0; k < sites.size(); ++k) {
@@ -207,6 +168,19 @@ Result<std::vector<EnergyFigure>> energy_figures(const std::string& timeline_pat
     for (EnergyFigure& f : bars.value()) figures.push_back(std::move(f));
   }
   return figures;
+}
+
+Status add_energy_section(Page& page, const std::string& timeline_path,
+                          const std::string& summary_path) {
+  auto figures = energy_figures(timeline_path, summary_path, page.colors);
+  if (!figures.ok()) return figures.status();
+  if (figures.value().empty()) return Status::Ok();
+  page.section("sec-energy", "Site energy",
+               "Each site serves its hourly demand from on-site solar and wind, its "
+               "battery and the grid; a site energy controller decides the battery, after "
+               "dispatch, on the demand the replay produced.");
+  for (const EnergyFigure& f : figures.value()) page.chart(f.id, f.svg, f.caption_html);
+  return Status::Ok();
 }
 
 }  // namespace greensched::report

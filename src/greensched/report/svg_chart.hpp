@@ -2,6 +2,8 @@
 // bands and gaps), horizontal bar charts, "nice" axis ticks, a fixed colour palette and
 // downsampling of long series. Output is plain SVG text with every label escaped; the same
 // input always gives the same bytes (fixed number formatting, no clocks, no randomness).
+// One file per chart kind (svg_line_chart, svg_bar_chart, svg_occupancy_map) over shared
+// text, axis and colour helpers (svg_format, svg_axis, svg_color).
 #pragma once
 
 #include <cstddef>

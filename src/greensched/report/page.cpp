@@ -1,0 +1,175 @@
+#include "greensched/report/page.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace greensched::report {
+namespace {
+
+using svg::escape;
+
+const char* const kStyle = R"(
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f4f5f7; color: #1f2328;
+  font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+header, main, footer { max-width: 1240px; margin: 0 auto; padding: 0 20px; }
+header { padding-top: 24px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 0 0 6px; }
+h3 { font-size: 15px; margin: 14px 0 4px; }
+h3 small { font-weight: normal; color: #57606a; }
+p.meta { color: #57606a; margin: 0 0 8px; }
+nav ul { display: flex; flex-wrap: wrap; gap: 6px 18px; list-style: none; padding: 0; margin: 8px 0; }
+nav a { color: #0b5cad; text-decoration: none; }
+nav a:hover { text-decoration: underline; }
+section { background: #fff; border: 1px solid #dfe2e6; border-radius: 8px; padding: 18px 22px;
+  margin: 18px 0; }
+p.intro { margin: 0 0 8px; max-width: 92ch; }
+figure { margin: 22px 0 10px; }
+figure.chart svg { display: block; max-width: 100%; height: auto; }
+figcaption { color: #4b535c; font-size: 13px; max-width: 100ch; margin-top: 4px; }
+figure.table figcaption { margin: 0 0 8px; }
+.row { display: flex; flex-wrap: wrap; gap: 0 16px; }
+.row figure { flex: 1 1 440px; min-width: 0; }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 13px; }
+th, td { padding: 5px 8px; text-align: right; border-bottom: 1px solid #eceef1; white-space: nowrap; }
+th { background: #f6f8fa; font-weight: 600; border-bottom: 1px solid #d0d7de;
+  white-space: normal; max-width: 9em; vertical-align: bottom; line-height: 1.25; }
+th:first-child, td.name { text-align: left; }
+td.best { font-weight: 700; }
+tbody tr:hover { background: #f6f8fa; }
+.swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px;
+  margin-right: 7px; vertical-align: -1px; }
+pre { white-space: pre-wrap; background: #f6f8fa; border: 1px solid #eceef1; border-radius: 6px;
+  padding: 10px 12px; font-size: 12.5px; line-height: 1.45; margin: 4px 0 12px; }
+code { font-size: 12.5px; }
+footer { color: #6e7781; font-size: 12px; padding-bottom: 30px; }
+)";
+
+// Sets data-report-check="ok" on <body> when every chart drew something; a headless browser
+// test reads it back from the DOM.
+const char* const kScript = R"(
+(function () {
+  var figures = document.querySelectorAll("figure.chart");
+  var ok = true;
+  for (var i = 0; i < figures.length; i++) {
+    var svg = figures[i].querySelector("svg");
+    if (!svg || !svg.querySelector("path, rect")) ok = false;
+  }
+  document.body.setAttribute("data-report-check", ok ? "ok" : "empty-chart");
+})();
+)";
+
+std::string swatch(const std::string& color) {
+  return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>", escape(color));
+}
+
+}  // namespace
+
+void Page::section(const std::string& id, const std::string& heading,
+                   const std::string& intro_html) {
+  if (!toc.empty()) body += "</section>\n";
+  toc.emplace_back(id, heading);
+  body += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"intro\">{}</p>\n", escape(id),
+                      escape(heading), intro_html);
+}
+
+void Page::chart(const std::string& id, const std::string& svg, const std::string& caption_html) {
+  figures.push_back(id);
+  body += fmt::format(
+      "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n"
+      "</figure>\n",
+      escape(id), svg, caption_html);
+}
+
+void Page::table(const std::string& id, const std::string& table_html,
+                 const std::string& caption_html) {
+  figures.push_back(id);
+  body += fmt::format(
+      "<figure class=\"table\" id=\"{}\">\n<figcaption>{}</figcaption>\n{}\n</figure>\n",
+      escape(id), caption_html, table_html);
+}
+
+std::string HtmlTable::render() const {
+  std::string out = "<div class=\"table-wrap\"><table>\n<thead><tr>";
+  for (const std::string& h : headers) out += fmt::format("<th>{}</th>", escape(h));
+  out += "</tr></thead>\n<tbody>\n";
+  for (const Row& r : rows) {
+    out += fmt::format("<tr><td class=\"name\">{}{}</td>",
+                       r.color.empty() ? std::string() : swatch(r.color), escape(r.name));
+    for (std::size_t i = 0; i < r.cells.size(); ++i) {
+      const bool best = i < r.best.size() && r.best[i];
+      out += fmt::format("<td{}>{}</td>", best ? " class=\"best\"" : "", escape(r.cells[i]));
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+  return out;
+}
+
+void HtmlTable::mark_best(std::size_t col, const std::vector<double>& values, bool higher) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    if (!std::isfinite(best) || (higher ? v > best : v < best)) best = v;
+  }
+  const bool all_equal = std::all_of(values.begin(), values.end(),
+                                     [&](double v) { return !std::isfinite(v) || v == best; });
+  if (!std::isfinite(best) || values.size() < 2 || all_equal) return;
+  for (std::size_t r = 0; r < rows.size() && r < values.size(); ++r) {
+    if (rows[r].best.size() <= col) rows[r].best.resize(col + 1, false);
+    rows[r].best[col] = values[r] == best;
+  }
+}
+
+std::string render_document(const Page& page, const std::string& title, const std::string& in_dir,
+                            const std::vector<std::string>& inputs) {
+  std::string input_list;
+  for (const std::string& p : inputs) {
+    input_list +=
+        (input_list.empty() ? "" : ", ") +
+        fmt::format("<code>{}</code>", escape(std::filesystem::path(p).filename().string()));
+  }
+  std::string toc;
+  for (const auto& [id, heading] : page.toc) {
+    toc += fmt::format("<li><a href=\"#{}\">{}</a></li>", escape(id), escape(heading));
+  }
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  // Nothing may be fetched: the page is complete as it is.
+  html +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
+  html +=
+      fmt::format("<meta name=\"generator\" content=\"greensched report\">\n<title>{}</title>\n",
+                  escape(title));
+  html += fmt::format("<style>{}</style>\n</head>\n<body>\n", kStyle);
+  html += fmt::format(
+      "<header>\n<h1>{}</h1>\n<p class=\"meta\">Made by <code>greensched report</code> from "
+      "<code>{}</code>: {}.</p>\n<nav><ul>{}</ul></nav>\n</header>\n<main>\n",
+      escape(title), escape(in_dir), input_list, toc);
+  html += page.body;
+  if (!page.toc.empty()) html += "</section>\n";
+  html +=
+      "</main>\n<footer>greensched — charts are inline SVG; the page loads nothing from the "
+      "network.</footer>\n";
+  html += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
+  return html;
+}
+
+std::string format_value(double v, int decimals) {
+  if (decimals < 0) decimals = std::isfinite(v) && v == std::floor(v) ? 0 : 1;
+  return svg::format_number(v, decimals);
+}
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace greensched::report

@@ -1,0 +1,60 @@
+// The report's sections, one file each (section_*.cpp). A section names the columns it reads
+// and renders its charts and tables onto the page from those tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "greensched/core/status.hpp"
+#include "greensched/report/csv_table.hpp"
+#include "greensched/report/page.hpp"
+
+namespace greensched::report {
+
+inline constexpr double kDay = 86400.0;
+
+// A table column of means over runs (seeds): the CSV column, its header, a scale, decimals
+// (see format_value), and whether higher (+1) or lower (-1) is better (0: neither).
+struct MeanColumn {
+  std::string column, header;
+  double scale;
+  int decimals;
+  int better;
+};
+
+// Appends to `row` the mean of each column over `rows` of `t`, and each mean to means[c].
+void add_means(HtmlTable::Row& row, const Table& t, const std::vector<MeanColumn>& cols,
+               const std::vector<std::size_t>& rows, std::vector<std::vector<double>>& means);
+
+// Marks the best mean of each column that has a better direction; `first` is the table
+// column of cols[0].
+void mark_best_means(HtmlTable& table, const std::vector<MeanColumn>& cols,
+                     const std::vector<std::vector<double>>& means, std::size_t first);
+
+// simulate, inflation mode: curves.csv and summary.csv (section_inflation.cpp).
+std::vector<Column> inflation_curve_columns();
+std::vector<Column> inflation_summary_columns();
+void add_inflation_section(Page& page, const Table* curves, const Table* summary);
+
+// simulate: occupancy.csv (section_occupancy.cpp).
+std::vector<Column> occupancy_columns();
+void add_occupancy_section(Page& page, const Table& occupancy);
+
+// simulate, replay mode: timeline.csv and summary.csv (section_replay.cpp).
+std::vector<Column> replay_timeline_columns();
+std::vector<Column> replay_summary_columns();
+void add_replay_section(Page& page, const Table* timeline, const Table* summary);
+
+// greensched multi: summary.csv and timeline.csv (section_multi.cpp).
+std::vector<Column> multi_timeline_columns();
+std::vector<Column> multi_summary_columns();
+void add_multi_section(Page& page, const Table* summary, const Table* timeline);
+
+// Site energy: energy_timeline.csv, and the multi summary.csv if any (energy_section.cpp).
+Status add_energy_section(Page& page, const std::string& timeline_path,
+                          const std::string& summary_path);
+
+// Decision records: the last `limit` failed pods, explained (section_failed_pods.cpp).
+Status add_failed_pods_section(Page& page, const std::string& path, int limit);
+
+}  // namespace greensched::report

@@ -1,0 +1,123 @@
+// Decision records (JSON Lines): the last N pods that could not be placed, each explained by
+// explain::explain_text. Records are read and counted as failed by explain's own rules.
+#include <algorithm>
+#include <deque>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "greensched/explain/explanation.hpp"
+#include "greensched/report/section.hpp"
+#include "greensched/trace/csv.hpp"
+
+namespace greensched::report {
+namespace {
+
+using svg::escape;
+
+// False only when the line gives "chosen_node" a string value: a placed pod, not worth
+// parsing. Every other line is parsed and judged by explain::is_failed_placement.
+bool may_be_failed(std::string_view line) {
+  for (std::size_t pos = line.find("\"chosen_node\""); pos != std::string_view::npos;
+       pos = line.find("\"chosen_node\"", pos + 1)) {
+    std::size_t i = pos + 13;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i >= line.size() || line[i] != ':') continue;
+    ++i;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i < line.size() && line[i] == '"') return false;
+  }
+  return true;
+}
+
+struct Failed {
+  std::size_t line;
+  nlohmann::json record;
+};
+
+// The records of a file: how many, how many failed, and the last `limit` failed ones.
+struct FailedPods {
+  std::size_t records = 0;
+  std::size_t failed = 0;
+  std::deque<Failed> last;
+};
+
+Result<FailedPods> scan_records(const std::string& path, int limit) {
+  auto content = trace::read_file(path);
+  if (!content.ok()) return Error{content.error()};
+  const std::string& text = content.value();
+  FailedPods out;
+  std::size_t line_no = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    ++out.records;
+    if (!may_be_failed(line)) continue;
+    auto parsed = explain::parse_decision_record(line, fmt::format("{}:{}", path, line_no));
+    if (!parsed.ok()) return Error{parsed.error()};
+    if (!explain::is_failed_placement(parsed.value())) continue;
+    ++out.failed;
+    out.last.push_back(Failed{line_no, std::move(parsed.value())});
+    if (out.last.size() > static_cast<std::size_t>(std::max(limit, 0))) out.last.pop_front();
+  }
+  return out;
+}
+
+// "policy fgd, seed 1, step 4, line 7": where a failed pod's record comes from.
+std::string record_origin(const Failed& f) {
+  const nlohmann::json& r = f.record;
+  std::vector<std::string> facts;
+  if (r.contains("run") && r["run"].is_object()) {
+    const auto& run = r["run"];
+    if (run.contains("policy") && run["policy"].is_string()) {
+      facts.push_back("policy " + run["policy"].get<std::string>());
+    }
+    if (run.contains("seed")) facts.push_back("seed " + run["seed"].dump());
+  } else if (r.contains("policy") && r["policy"].is_string()) {
+    facts.push_back("policy " + r["policy"].get<std::string>());
+  }
+  if (r.contains("step") && r["step"].is_number()) facts.push_back("step " + r["step"].dump());
+  facts.push_back(fmt::format("line {}", f.line));
+  std::string joined;
+  for (const std::string& fact : facts) joined += (joined.empty() ? "" : ", ") + fact;
+  return joined;
+}
+
+}  // namespace
+
+Status add_failed_pods_section(Page& page, const std::string& path, int limit) {
+  auto scanned = scan_records(path, limit);
+  if (!scanned.ok()) return scanned.status();
+  const FailedPods& s = scanned.value();
+  page.section("sec-failed", "Why pods failed",
+               fmt::format("From the decision records in <code>{}</code>: {} of {} are pods that "
+                           "could not be placed on any node. {}",
+                           escape(path), s.failed, plural(s.records, "record", "records"),
+                           s.last.empty()       ? std::string()
+                           : s.last.size() == 1 ? std::string("The last one is explained below.")
+                                                : fmt::format("The last {} are explained below, "
+                                                              "in the order they happened.",
+                                                              s.last.size())));
+  std::string body = "<div class=\"failed-pods\" id=\"failed-pods\">\n";
+  for (const Failed& f : s.last) {
+    const nlohmann::json& r = f.record;
+    const std::string pod =
+        r.contains("pod") && r["pod"].is_string() ? r["pod"].get<std::string>() : "pod";
+    body += fmt::format(
+        "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<pre>{}"
+        "</pre></article>\n",
+        escape(pod), escape(record_origin(f)), escape(explain::explain_text(r)));
+  }
+  body += "</div>\n";
+  page.figures.push_back("failed-pods");
+  page.body += body;
+  return Status::Ok();
+}
+
+}  // namespace greensched::report
