@@ -33,6 +33,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/trace/workload.cpp
     ${src}/multi/fleet.cpp
     ${src}/multi/site_energy.cpp
+    ${src}/energy/battery.cpp
     ${src}/energy/civil_time.cpp
     ${src}/energy/cooling.cpp
     ${src}/energy/hourly_series.cpp
