@@ -19,6 +19,22 @@ function(expect_run)
   endif()
 endfunction()
 
+# The shared-data rule itself: a missing file skips with a message, and fails under CI=true.
+file(WRITE "${WORK}/require.cmake"
+     "include(${CMAKE_CURRENT_LIST_DIR}/require_data.cmake)\n"
+     "require_shared_file(\"${WORK}/absent.csv\" found)\n"
+     "if(found)\n  message(FATAL_ERROR \"an absent file was found\")\nendif()\n")
+foreach(ci false true)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CI=${ci} ${CMAKE_COMMAND} -P
+                          "${WORK}/require.cmake"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(ci AND (rc EQUAL 0 OR NOT err MATCHES "CI=true but the shared data file is missing"))
+    message(FATAL_ERROR "require_shared_file under CI=true: exit ${rc}\n${out}\n${err}")
+  elseif(NOT ci AND (NOT rc EQUAL 0 OR NOT out MATCHES "SKIPPED: shared data file not found"))
+    message(FATAL_ERROR "require_shared_file without CI: exit ${rc}\n${out}\n${err}")
+  endif()
+endforeach()
+
 # The built-in workload: a table on stdout and both CSVs.
 expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/out -q
            OUT_MATCH "policy +seeds +alloc@90 +alloc@100.*\nfgd +2 .*\nrandom +2 ")

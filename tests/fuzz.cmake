@@ -33,6 +33,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/trace/workload.cpp
     ${src}/multi/fleet.cpp
     ${src}/multi/time_series.cpp
+    ${src}/multi/series_readers.cpp
+    ${src}/multi/synthetic_carbon.cpp
+    ${src}/core/utc_time.cpp
     ${src}/power/power_model.cpp
     ${BINARY_DIR}/src/builtin_power_model.cpp
     ${src}/learn/linear_model.cpp

@@ -132,7 +132,7 @@ int run_multi(const MultiCliOptions& o) {
     fleet = std::move(loaded.value());
   }
   if (!o.start.empty()) {
-    auto t = multi::parse_utc_time(o.start);
+    auto t = parse_utc_time(o.start);
     if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), kExitUsage);
     fleet.start_s = t.value();
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/core/utc_time.hpp"
 
 namespace greensched::multi {
 
@@ -41,12 +42,7 @@ class TimeSeries {
   double cycle_total_ = 0;  // sum of values_, for integrals over whole cycles
 };
 
-// "2023-01-01", "2023-01-01 05:00:00", "2023-01-01T05:00:00Z" -> epoch seconds (UTC).
-// Also "YYYY-MM-DD HH:MM", the 'T' separator with or without a trailing 'Z', and a plain
-// integer (epoch seconds). Calendar arithmetic is proleptic Gregorian, independent of locale.
-Result<int64_t> parse_utc_time(std::string_view text);
-// Epoch seconds -> "YYYY-MM-DD HH:MM:SS" (UTC), as used in error messages.
-std::string format_utc_time(int64_t epoch_s);
+// UTC times are parsed and printed by core/utc_time.hpp (parse_utc_time, format_utc_time).
 
 // Readers; every error is "path:line: reason". All resample to `step_s` (hourly by default)
 // by time-weighted means: a sample holds until the next sample's time (at most
