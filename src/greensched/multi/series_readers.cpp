@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "greensched/core/utc_time.hpp"
+#include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "greensched/trace/csv.hpp"
 

@@ -5,6 +5,7 @@
 
 #include "greensched/core/rng.hpp"
 #include "greensched/core/utc_time.hpp"
+#include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/multi/time_series.hpp"
 
 namespace greensched::multi {

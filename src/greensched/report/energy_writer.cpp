@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "greensched/core/utc_time.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "greensched/report/multi_writer.hpp"
 
