@@ -1,5 +1,6 @@
 # End-to-end checks of the greensched command line, run by ctest:
 #   cmake -DGREENSCHED=<binary> -DWORK=<scratch dir> -DDATA=<shared data dir> -P cli_test.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/require_data.cmake)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
@@ -17,6 +18,22 @@ function(expect_run)
     message(FATAL_ERROR "greensched ${E_ARGS}: stderr does not match ${E_ERR_MATCH}:\n${err}")
   endif()
 endfunction()
+
+# The shared-data rule itself: a missing file skips with a message, and fails under CI=true.
+file(WRITE "${WORK}/require.cmake"
+     "include(${CMAKE_CURRENT_LIST_DIR}/require_data.cmake)\n"
+     "require_shared_file(\"${WORK}/absent.csv\" found)\n"
+     "if(found)\n  message(FATAL_ERROR \"an absent file was found\")\nendif()\n")
+foreach(ci false true)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CI=${ci} ${CMAKE_COMMAND} -P
+                          "${WORK}/require.cmake"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(ci AND (rc EQUAL 0 OR NOT err MATCHES "CI=true but the shared data file is missing"))
+    message(FATAL_ERROR "require_shared_file under CI=true: exit ${rc}\n${out}\n${err}")
+  elseif(NOT ci AND (NOT rc EQUAL 0 OR NOT out MATCHES "SKIPPED: shared data file not found"))
+    message(FATAL_ERROR "require_shared_file without CI: exit ${rc}\n${out}\n${err}")
+  endif()
+endforeach()
 
 # The built-in workload: a table on stdout and both CSVs.
 expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/out -q
@@ -211,7 +228,8 @@ file(WRITE "${WORK}/fleet.json" "{\"sites\": [{\"name\": \"x\", \"pue\": 0.5, \"
 expect_run(RESULT 1 ARGS multi --fleet ${WORK}/fleet.json -q ERR_MATCH "fleet.json: sites\\[0\\]")
 
 # The energy fleet on the shared data, when present: 4 sites with solar, wind and batteries.
-if(EXISTS "${DATA}/energy/prices2023/SG_electricity_prices_2023.csv")
+require_shared_file("${DATA}/energy/prices2023/SG_electricity_prices_2023.csv" have_prices)
+if(have_prices)
   expect_run(RESULT 0 ARGS multi --fleet ${CMAKE_CURRENT_LIST_DIR}/../examples/fleet-energy.json
              --data-dir ${DATA} --agent local --load 70 --days 1 --warmup-days 0.5
              --energy-controller none,mpc --power-down-idle 1800 -q --out ${WORK}/fleet-energy
@@ -219,7 +237,8 @@ if(EXISTS "${DATA}/energy/prices2023/SG_electricity_prices_2023.csv")
 endif()
 
 # The real trace, when present.
-if(EXISTS "${DATA}/openb/openb_pod_list_default.csv")
+require_shared_file("${DATA}/openb/openb_pod_list_multigpu50.csv" have_openb)
+if(have_openb)
   expect_run(RESULT 0 ARGS simulate --nodes ${DATA}/openb/openb_node_list_gpu_node.csv
              --pods ${DATA}/openb/openb_pod_list_multigpu50.csv --policy fgd --seeds 42 -q
              OUT_MATCH "fgd +1 ")

@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "greensched/core/utc_time.hpp"
 #include "greensched/energy/battery.hpp"
-#include "greensched/energy/civil_time.hpp"
 #include "greensched/energy/controller.hpp"
 #include "greensched/energy/cooling.hpp"
 #include "greensched/energy/dispatch_lp.hpp"
@@ -30,16 +30,16 @@ constexpr int64_t k2023 = 1672531200;  // 2023-01-01 00:00:00 UTC
 // ---- civil time ----
 
 TEST(EnergyCivilTime, ParsesStampsWithAndWithoutOffsets) {
-  EXPECT_EQ(parse_civil_time("2023-01-01 00:00:00+00:00").value(), k2023);
-  EXPECT_EQ(parse_civil_time("2023-01-01T00:30").value(), k2023 + 1800);
-  EXPECT_EQ(parse_civil_time("2023-01-01T06:00:00+05:30").value(), k2023 + 1800);
-  EXPECT_EQ(parse_civil_time("2023-01-01 01:00:00-01:00").value(), k2023 + 7200);
-  EXPECT_EQ(parse_civil_time("2023-03-01T00:00Z").value(), k2023 + 59 * 86400);
-  EXPECT_EQ(parse_civil_time("2024-02-29 00:00").value(), k2023 + 424 * 86400);  // leap day
-  EXPECT_EQ(format_civil_time(k2023 + 3661), "2023-01-01 01:01:01");
+  EXPECT_EQ(parse_offset_time("2023-01-01 00:00:00+00:00").value(), k2023);
+  EXPECT_EQ(parse_offset_time("2023-01-01T00:30").value(), k2023 + 1800);
+  EXPECT_EQ(parse_offset_time("2023-01-01T06:00:00+05:30").value(), k2023 + 1800);
+  EXPECT_EQ(parse_offset_time("2023-01-01 01:00:00-01:00").value(), k2023 + 7200);
+  EXPECT_EQ(parse_offset_time("2023-03-01T00:00Z").value(), k2023 + 59 * 86400);
+  EXPECT_EQ(parse_offset_time("2024-02-29 00:00").value(), k2023 + 424 * 86400);  // leap day
+  EXPECT_EQ(format_utc_time(k2023 + 3661), "2023-01-01 01:01:01");
   for (const char* bad : {"", "2023-01-01", "2023-02-29 00:00", "2023-01-01 24:00",
                           "2023-01-01 00:00:00+0100", "2023-01-01 00:00 x", "20230101T0000"}) {
-    const auto r = parse_civil_time(bad);
+    const auto r = parse_offset_time(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().find("expected YYYY-MM-DD"), std::string::npos) << r.error();
   }

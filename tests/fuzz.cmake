@@ -42,6 +42,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/energy/weather.cpp
     ${src}/energy/wind.cpp
     ${src}/multi/time_series.cpp
+    ${src}/multi/series_readers.cpp
+    ${src}/multi/synthetic_carbon.cpp
+    ${src}/core/utc_time.cpp
     ${src}/power/power_model.cpp
     ${BINARY_DIR}/src/builtin_power_model.cpp
     ${src}/learn/linear_model.cpp

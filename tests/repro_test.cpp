@@ -82,7 +82,7 @@ TEST(Reproduction, InflationGrowsTheDefaultTraceToAbout10866Pods) {
 // alone on the default trace, seeds 42-51, tune 1.3. The paper reports about 13-16 % less
 // power with allocation close to FGD's. With the paper's node power model the saving is 13-14 %
 // while GPUs remain free (10-80 % arrival) and shrinks once nearly every GPU is in use: about
-// 4 % at 100 % arrival, where the mix allocates about 2 points less than FGD.
+// 4.5 % at 100 % arrival, where the mix allocates about 2 points less than FGD.
 TEST(Reproduction, PwrFgdMixSavesPowerCloseToFgdAllocation) {
   GREENSCHED_REQUIRE_OPENB();
   auto w = trace::load_openb_workload(testing::openb_path("openb_node_list_gpu_node.csv"),
@@ -110,8 +110,9 @@ TEST(Reproduction, PwrFgdMixSavesPowerCloseToFgdAllocation) {
   }
   const double saving_at_100 = 1.0 - power["pwr:200+fgd:800"][100] / power["fgd"][100];
   RecordProperty("power_saving_at_100_pct", std::to_string(saving_at_100));
-  EXPECT_GT(saving_at_100, 0.02);
-  EXPECT_LT(saving_at_100, 0.20);
+  // Measured 0.04504 (seeds 42-51 give the same runs on any machine and worker count); the
+  // band leaves room for floating-point summation order only, not for a changed policy.
+  EXPECT_NEAR(saving_at_100, 0.0450, 0.003);
   EXPECT_NEAR(alloc["pwr:200+fgd:800"][100], alloc["fgd"][100], 2.5);
   EXPECT_LT(alloc["pwr:200+fgd:800"][100], alloc["fgd"][100]);
 }

@@ -1,9 +1,8 @@
 // Load on loopback: filter + prioritize + bind for 10,000 pods against the 1213-node openb
-// cluster (the built-in workload with the same node types when the data is absent) from 8
-// concurrent connections, each a small httplib client in its own thread, as kube-scheduler
-// would call the extender (NodeNames: nodeCacheCapable true). Checks that no request fails,
-// that replaying the journal into a fresh state gives exactly the acknowledged binds, that no
-// GPU, CPU or memory is double-allocated, and reports decision latencies and throughput.
+// cluster from 8 concurrent connections, each a small httplib client in its own thread, as
+// kube-scheduler would call the extender (NodeNames: nodeCacheCapable true). Checks that no request
+// fails, that replaying the journal into a fresh state gives exactly the acknowledged binds, that
+// no GPU, CPU or memory is double-allocated, and reports decision latencies and throughput.
 //
 // The client threads run at a lower CPU priority (nice 10 by default): in a cluster
 // kube-scheduler runs on other cores, and on a 2-core machine an equal-priority load generator
@@ -13,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -29,7 +27,6 @@
 
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/serve/gpu_index.hpp"
-#include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/workload.hpp"
 #include "serve_test_support.hpp"
 #include "test_data.hpp"
@@ -137,16 +134,11 @@ TEST(ServeLoad, TenThousandPodsFromEightConnections) {
   const int kPods = env_int("GREENSCHED_LOAD_PODS", kDefaultPods);
   const std::string nodes_csv = ::greensched::testing::openb_path("openb_node_list_gpu_node.csv");
   const std::string pods_csv = ::greensched::testing::openb_path("openb_pod_list_default.csv");
-  trace::Workload w;
-  if (std::filesystem::exists(nodes_csv) && std::filesystem::exists(pods_csv)) {
-    auto loaded = trace::load_openb_workload(nodes_csv, pods_csv);
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    w = std::move(loaded.value());
-  } else {
-    if (::greensched::testing::running_in_ci()) GREENSCHED_REQUIRE_OPENB();
-    std::printf("openb data absent: using the built-in workload (same node types and shapes)\n");
-    w = trace::builtin_openb_workload();
-  }
+  GREENSCHED_REQUIRE_SHARED_FILE(nodes_csv);
+  GREENSCHED_REQUIRE_SHARED_FILE(pods_csv);
+  auto loaded = trace::load_openb_workload(nodes_csv, pods_csv);
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  trace::Workload w = std::move(loaded.value());
   ASSERT_EQ(w.nodes.size(), 1213u);
 
   StateOptions options;

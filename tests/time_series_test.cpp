@@ -21,7 +21,10 @@
 #include <unistd.h>
 
 #include "greensched/core/rng.hpp"
+#include "greensched/core/utc_time.hpp"
 #include "greensched/multi/forecast.hpp"
+#include "greensched/multi/series_readers.hpp"
+#include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "test_data.hpp"
 

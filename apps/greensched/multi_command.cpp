@@ -14,6 +14,7 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
+#include "greensched/core/utc_time.hpp"
 #include "greensched/energy/controller.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/site_controller.hpp"
@@ -132,7 +133,7 @@ int run_multi(const MultiCliOptions& o) {
     fleet = std::move(loaded.value());
   }
   if (!o.start.empty()) {
-    auto t = multi::parse_utc_time(o.start);
+    auto t = parse_utc_time(o.start);
     if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), kExitUsage);
     fleet.start_s = t.value();
   }

@@ -17,6 +17,7 @@
 #include "greensched/explain/explanation.hpp"
 #include "greensched/learn/linear_model.hpp"
 #include "greensched/multi/fleet.hpp"
+#include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "greensched/power/power_model.hpp"
 #include "greensched/sim/replay.hpp"

@@ -8,20 +8,12 @@
 #include <fmt/format.h>
 
 #include "greensched/energy/dispatch_lp.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::energy {
 namespace {
 
 constexpr double kGramsPerTonne = 1e6;
-
-// Linear interpolation between order statistics (Hyndman & Fan type 7); `v` non-empty.
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]);
-}
 
 ControllerRun run_none(const std::vector<HourInput>& hours, const BatterySpec& spec,
                        const ControllerOptions& options) {
@@ -55,9 +47,9 @@ Result<ControllerRun> run_greedy(const std::vector<HourInput>& hours, const Batt
     for (std::size_t j = first; j < t; ++j) window.push_back(hours[j].price_usd_per_kwh);
     if (!window.empty()) {
       const double price = in.price_usd_per_kwh;
-      if (price <= quantile(window, options.greedy_low_quantile)) {
+      if (price <= trace::quantile(window, options.greedy_low_quantile)) {
         charge = std::max(charge, spec.max_charge_kw);  // one hour at full power
-      } else if (surplus < 0 && price >= quantile(window, options.greedy_high_quantile)) {
+      } else if (surplus < 0 && price >= trace::quantile(window, options.greedy_high_quantile)) {
         discharge = -surplus;
       }
     }

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "greensched/energy/civil_time.hpp"
+#include "greensched/core/utc_time.hpp"
 #include "greensched/trace/csv.hpp"
 
 namespace greensched::energy {
@@ -69,7 +69,7 @@ Result<PriceSeries> parse_price_series(std::string_view text, const std::string&
       return reader.error(
           fmt::format("{} '{}' is not UTC (expected no offset, Z or +00:00)", kTimeColumn, stamp));
     }
-    const auto t = parse_civil_time(stamp);
+    const auto t = parse_offset_time(stamp);
     if (!t.ok()) return reader.error(fmt::format("{}: {}", kTimeColumn, t.error()));
     const auto price = parse_number(f[*price_col]);
     if (!price) {
@@ -85,13 +85,13 @@ Result<PriceSeries> parse_price_series(std::string_view text, const std::string&
         return reader.error(fmt::format(
             "time {} is {} s past the hour, the first row was {} s past (the offset must be "
             "constant)",
-            format_civil_time(t.value()), offset, out.stamp_offset_s));
+            format_utc_time(t.value()), offset, out.stamp_offset_s));
       }
       if (t.value() != previous + kSecondsPerHour) {
         return reader.error(fmt::format(
             "time {} is not one hour after the previous row's {} (rows must be consecutive "
             "hours)",
-            format_civil_time(t.value()), format_civil_time(previous)));
+            format_utc_time(t.value()), format_utc_time(previous)));
       }
     }
     previous = t.value();

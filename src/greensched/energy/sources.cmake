@@ -6,7 +6,6 @@ if(NOT TARGET PkgConfig::COINOR)
 endif()
 target_sources(greensched_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hourly_series.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/civil_time.cpp
   ${CMAKE_CURRENT_LIST_DIR}/price_series.cpp
   ${CMAKE_CURRENT_LIST_DIR}/weather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/solar.cpp

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "greensched/energy/civil_time.hpp"
+#include "greensched/core/utc_time.hpp"
 #include "greensched/energy/hourly_series.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -140,7 +140,7 @@ Result<Weather> parse_weather(std::string_view text, const std::string& path) {
           fmt::format("{}: hourly.time[{}]: is {}, expected a string", path, i, v.type_name())};
     }
     const auto& stamp = v.get_ref<const std::string&>();
-    const auto local = parse_civil_time(stamp);
+    const auto local = parse_offset_time(stamp);
     if (!local.ok()) return Error{fmt::format("{}: hourly.time[{}]: {}", path, i, local.error())};
     const int64_t utc = local.value() - w.utc_offset_seconds;
     if (i == 0) {

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/core/json_fields.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/multi/series_readers.hpp"
+#include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"

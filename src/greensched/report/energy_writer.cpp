@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "greensched/core/utc_time.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "greensched/report/multi_writer.hpp"
 
@@ -26,7 +27,7 @@ void write_energy_timeline_csv(std::ostream& out, const multi::Fleet& fleet,
         for (std::size_t h = 0; h < s.run.hours.size(); ++h) {
           const energy::HourOutput& o = s.run.hours[h];
           const std::string when =
-              multi::format_utc_time(r.energy_hour0_s + 3600 * static_cast<int64_t>(h));
+              format_utc_time(r.energy_hour0_s + 3600 * static_cast<int64_t>(h));
           fmt::print(out,
                      "{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.3f},"
                      "{:.5f},{:.1f},{},{:g}\n",

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "greensched/report/prometheus_label.hpp"
+#include "greensched/trace/quantiles.hpp"
 
 namespace greensched::serve {
 namespace {
@@ -60,9 +61,7 @@ double Metrics::latency_quantile(std::string_view verb, double q) const {
     if (it == latency_.end() || it->second.recent.empty()) return 0;
     samples = it->second.recent;
   }
-  std::sort(samples.begin(), samples.end());
-  const double rank = std::clamp(q, 0.0, 1.0) * static_cast<double>(samples.size() - 1);
-  return samples[static_cast<std::size_t>(std::ceil(rank))];
+  return trace::quantile(std::move(samples), q);
 }
 
 std::size_t Metrics::requests(std::string_view verb) const {

@@ -64,11 +64,11 @@ class Metrics {
   // Error, "bad_request", "not_found", "unavailable"), and how long it took.
   void observe(std::string_view verb, int code, std::string_view outcome, double seconds);
 
-  // Exact quantile (0..1) of the latest latencies of `verb` (up to 200,000 kept), for tests
-  // and benchmarks; 0 when none.
   // One filter's per-node reasons (reason -> nodes) and whether it left the pod no node.
   void observe_filter(const std::map<std::string, int64_t>& reason_counts, bool unschedulable);
 
+  // Exact quantile (0..1, nearest rank as in trace/quantiles.hpp) of the latest latencies of
+  // `verb` (up to 200,000 kept), for tests and benchmarks; 0 when none.
   double latency_quantile(std::string_view verb, double q) const;
   std::size_t requests(std::string_view verb) const;
 

@@ -88,7 +88,7 @@ DelayStats delay_stats(std::vector<double> delays) {
   double sum = 0;
   for (double x : delays) sum += x;
   d.mean_s = sum / static_cast<double>(delays.size());
-  d.p99_s = trace::p99_nearest_rank(delays);
+  d.p99_s = trace::quantile_sorted(delays, 0.99);
   return d;
 }
 

@@ -1,26 +1,33 @@
-// Quantiles of samples by linear interpolation between order statistics (the "type 7" rule of
-// R and NumPy): q(p) = x[floor(h)] + (h - floor(h)) (x[floor(h)+1] - x[floor(h)]), h = p (n-1).
+// Quantiles of samples, one rule for the whole project: the nearest rank. The p-quantile of
+// n values sorted in ascending order is the value of rank ceil(p n) (ranks 1..n; rank 1 for
+// p = 0): the smallest value with at least a share p of the sample at or below it. It is
+// always a value that occurred (a delay some job had) and needs no interpolation; it is the
+// usual rule for queueing-delay percentiles. For the exact rank, p is rounded to millionths
+// first (0.99 x 100 is then 99, not 98.99...). An empty sample has every quantile 0, the
+// figure reports show where no job ran.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace greensched::trace {
 
-// `sorted` must be in ascending order and non-empty; p in [0, 1].
+// `sorted` in ascending order; p is clamped to [0, 1].
 inline double quantile_sorted(std::span<const double> sorted, double p) {
-  const double h = std::clamp(p, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  if (sorted.empty()) return 0.0;
+  constexpr uint64_t kParts = 1'000'000;
+  const auto parts = static_cast<uint64_t>(std::llround(std::clamp(p, 0.0, 1.0) * kParts));
+  const uint64_t rank = std::max<uint64_t>((sorted.size() * parts + kParts - 1) / kParts, 1);
+  return sorted[rank - 1];
 }
 
-// The 99th percentile by nearest rank, element ceil(0.99 n) - 1 (in integers, so that
-// 0.99 x 100 is not 98.99...): the rule of queueing-delay figures. `sorted` non-empty.
-inline double p99_nearest_rank(std::span<const double> sorted) {
-  return sorted[(sorted.size() * 99 + 99) / 100 - 1];
+// The same rule on values in any order.
+inline double quantile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, p);
 }
 
 // Summary of a sample: count, mean and the usual quantiles. Empty when n == 0.

@@ -1,0 +1,240 @@
+// The fleet simulator's run-time state, shared by its parts: the event loop and set-up
+// (fleet_sim.cpp), what agents see of the fleet (fleet_view.cpp), one handler per event
+// (fleet_events.cpp) and the energy, time series and summary metrics (fleet_metrics.cpp).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <list>
+#include <memory>
+#include <queue>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/rng.hpp"
+#include "greensched/frag/fragmentation.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/net_signal.hpp"
+#include "greensched/policy/filter.hpp"
+#include "greensched/policy/scheduler.hpp"
+
+namespace greensched::multi::detail {
+
+inline int64_t floor_hour(int64_t t) {
+  return t - ((t % 3600) + 3600) % 3600;
+}
+
+struct Job {
+  JobInfo info;
+  int site = -1;
+  int64_t ready_s = 0;
+  int64_t start_s = -1;
+  bool done = false;
+  // Length of the site's freed-node log when this job last found no node: it can only fit on
+  // a node freed since (a job ended there or it woke).
+  std::size_t failed_at = std::numeric_limits<std::size_t>::max();
+};
+
+// A site at run time: its cluster, local scheduler, power, queue and powered-down nodes.
+struct SiteRuntime {
+  const SiteSpec* spec = nullptr;
+  std::unique_ptr<Cluster> cluster;
+  std::shared_ptr<frag::FragmentationModel> frag;
+  std::shared_ptr<const std::vector<power::NodePower>> figures;
+  std::unique_ptr<policy::Policy> policy;
+  std::unique_ptr<policy::Scheduler> scheduler;
+  std::unique_ptr<power::ClusterPower> power;
+  Rng rng{0};
+  Rng preview_rng{0};
+  // Job indices waiting to start, latency-sensitive first, each in the order they became
+  // ready. Lists, so that a pass over the front of a long queue costs only that front.
+  std::list<std::size_t> ls_queue, be_queue;
+  std::size_t queued() const { return ls_queue.size() + be_queue.size(); }
+  std::vector<int64_t> idle_since;  // per node; -1 while busy
+  std::vector<bool> waking;
+  double waking_watts = 0;  // idle power of nodes being woken (IT)
+  int64_t running = 0;
+  int64_t waiting = 0;  // dispatched here, not yet ready
+  int64_t queued_gpu_milli = 0;
+  // GPU requests of jobs dispatched here and not started yet (moving, deferred or queued):
+  // agents see them as taken, so a burst of submissions does not all pick the same site.
+  int64_t pending_gpu_milli = 0;
+  int64_t asleep_gpu_milli = 0;  // capacity of nodes powered down or waking
+  uint64_t version = 0;          // bumped on every change, for the preview cache
+  std::vector<NodeIndex> freed;  // every node that gained capacity, in order
+  uint64_t sleep_epoch = 0;      // bumped whenever a node powers down
+  uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
+  int64_t powered_down = 0;  // nodes asleep (not counting those waking)
+  // Accumulators.
+  double energy_j = 0;
+  double carbon_g = 0;
+  double alloc_milli_seconds = 0;
+  int64_t jobs = 0;
+
+  std::vector<double> hourly_kwh;  // facility energy per hour from FleetSim::hour0_
+
+  // Facility watts at epoch second t (the PUE may follow the weather).
+  double facility_watts(int64_t t) const {
+    return (power->watts() + waking_watts) * spec->pue_at(t);
+  }
+  int64_t online_nodes() const {
+    int64_t n = 0;
+    for (std::size_t i = 0; i < cluster->size(); ++i)
+      n += cluster->state(static_cast<NodeIndex>(i)).online;
+    return n;
+  }
+};
+
+enum class EventKind : int { kJobEnd, kNodeWake, kPowerDownCheck, kJobReady, kJobSubmit, kSample };
+
+struct Event {
+  int64_t time;
+  EventKind kind;
+  uint64_t seq;
+  std::size_t a;  // job or site
+  std::size_t b;  // node
+  bool operator>(const Event& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return static_cast<int>(kind) > static_cast<int>(o.kind);
+    return seq > o.seq;
+  }
+};
+
+class FleetSim final : public FleetView {
+ public:
+  FleetSim(const Fleet& fleet, const MultiOptions& options)
+      : fleet_(fleet),
+        options_(options),
+        forecaster_(options.oracle ? make_oracle_forecaster() : make_same_hour_forecaster()) {}
+
+  Result<MultiResult> run(const std::vector<PodSpec>& pods, uint32_t shape_count);
+
+  // FleetView.
+  const Fleet& fleet() const override { return fleet_; }
+  int64_t now_s() const override { return now_; }
+  int64_t epoch_s(int64_t trace_s) const override { return fleet_.start_s + trace_s; }
+  const Forecaster& forecaster() const override { return *forecaster_; }
+  int64_t ls_bound_s() const override { return options_.ls_bound_s; }
+  int64_t wake_delay_s() const override { return options_.wake_delay_s; }
+  double load(int site) const override;
+  int64_t gpu_capacity_milli(int site) const override {
+    return sites_[site].cluster->total_gpu_milli();
+  }
+  bool fits_now(int site, const PodSpec& pod) const override;
+  bool fits_ever(int site, const PodSpec& pod) const override;
+  double marginal_watts(int site, const PodSpec& pod) const override {
+    return preview(site, pod).watts;
+  }
+  double fragmentation_delta(int site, const PodSpec& pod) const override {
+    return preview(site, pod).frag_milli;
+  }
+  SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
+
+ private:
+  struct Preview {
+    double watts = 0;
+    double frag_milli = 0;
+  };
+  Preview preview(int site, const PodSpec& pod) const;
+  NodeIndex wakeable_node(const SiteRuntime& s, const PodSpec& pod) const;
+
+  // Set-up (fleet_sim.cpp): sites with their clusters and local policies, then jobs with
+  // their home sites and submission events, then the first checks and sample.
+  [[nodiscard]] Status set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_count,
+                                    Rng& seeds, std::vector<double>& weights);
+  [[nodiscard]] Status set_up_jobs(const std::vector<PodSpec>& pods,
+                                   const std::vector<double>& weights, Rng& seeds);
+  void set_up_clock();
+  // Whether the loop may stop after the event just handled.
+  bool finished() const;
+
+  // One handler per event kind (fleet_events.cpp).
+  void on_submit(std::size_t j, DispatchAgent& agent);
+  void on_ready(std::size_t j);
+  void on_job_end(std::size_t j, std::size_t site);
+  void on_node_wake(std::size_t site, std::size_t node);
+  void on_power_down_check(std::size_t site, std::size_t node);
+  void on_sample();
+  // The agent's dispatch with the site and start bounds enforced.
+  Dispatch decide(std::size_t j, DispatchAgent& agent);
+  // Moves a job's data to `site`: charges its energy and returns when it can be ready.
+  int64_t move_data(const Job& job, SiteRuntime& s, int64_t ready);
+  void record_dispatch(std::size_t j, const Dispatch& d);
+
+  // Final metrics (fleet_metrics.cpp).
+  void summarize_delays();
+  void summarize_sites(const std::vector<PodSpec>& pods);
+
+  void push(int64_t time, EventKind kind, std::size_t a, std::size_t b = 0) {
+    events_.push(Event{time, kind, seq_++, a, b});
+  }
+  void advance(int64_t t);
+  // Adds facility energy over [from, to) (epoch seconds, to > from) at `it_watts` to the
+  // site's totals and hourly series, hour by hour when the PUE follows the weather.
+  void accumulate(SiteRuntime& s, int64_t from, int64_t to, double it_watts);
+  void add_hourly(SiteRuntime& s, int64_t from, int64_t to, double watts);
+  bool in_window(int64_t t) const {
+    return t >= options_.measure_from_s && t < options_.measure_to_s;
+  }
+  void try_schedule(std::size_t site);
+  // Starts what fits from the site's queues; returns the jobs still waiting, in queue order,
+  // and whether one of them newly found no node.
+  std::vector<std::size_t> start_queued(std::size_t site, bool& newly_failed);
+  // Each job still waiting claims a node being woken that could host it, or wakes one.
+  void wake_for(std::size_t site, const std::vector<std::size_t>& waiting);
+  void start_job(std::size_t site, std::size_t job, const policy::Decision& d);
+  void sample();
+  // Whether a job that found no node may fit now: some node freed since fits it.
+  static bool may_fit_again(SiteRuntime& s, Job& job) {
+    if (job.failed_at == std::numeric_limits<std::size_t>::max()) return true;
+    if (s.freed.size() - job.failed_at > s.cluster->size()) return true;  // cheaper to rerun
+    const PodSpec& pod = *job.info.pod;
+    for (std::size_t i = job.failed_at; i < s.freed.size(); ++i) {
+      const NodeIndex n = s.freed[i];
+      if (policy::filter_node(s.cluster->spec(n), s.cluster->state(n), pod) ==
+          policy::FilterReason::kFits) {
+        return true;
+      }
+    }
+    job.failed_at = s.freed.size();
+    return false;
+  }
+  bool nothing_waits() const {
+    for (const SiteRuntime& s : sites_) {
+      if (s.queued() > 0 || s.waiting > 0) return false;
+    }
+    return true;
+  }
+
+  const Fleet& fleet_;
+  MultiOptions options_;
+  std::unique_ptr<Forecaster> forecaster_;
+  std::vector<SiteRuntime> sites_;
+  std::vector<Job> jobs_;
+  const std::vector<PodSpec>* pods_ = nullptr;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  int64_t now_ = 0;
+  int64_t last_ = 0;
+  int64_t first_ = 0;
+  std::size_t jobs_done_ = 0;
+  std::size_t jobs_submitted_ = 0;
+  MultiResult result_;
+  std::vector<nlohmann::json> records_;  // per job, when recording
+  // The first refused cluster change: the policy and the event order guarantee each one fits,
+  // so a refusal is a bug; run() stops and returns it.
+  Status broken_;
+
+  void expect_ok(Status s) {
+    if (!s.ok() && broken_.ok()) broken_ = Error{s.message(), ErrorCode::kInternal};
+  }
+  std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
+  mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
+  mutable NetSignalCache net_cache_;
+  int64_t hour0_ = std::numeric_limits<int64_t>::min();  // epoch hour of hourly_kwh[0]
+};
+
+}  // namespace greensched::multi::detail

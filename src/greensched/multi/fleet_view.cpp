@@ -1,0 +1,110 @@
+// What dispatch agents see of the fleet (FleetView): load, fit, marginal power and
+// fragmentation of a job at a site, and the expected energy signal there.
+#include <cstdint>
+#include <limits>
+
+#include "greensched/multi/fleet_sim_internal.hpp"
+
+namespace greensched::multi::detail {
+
+double FleetSim::load(int site) const {
+  const SiteRuntime& s = sites_[site];
+  const double cap = static_cast<double>(s.cluster->total_gpu_milli());
+  if (cap <= 0) return 1.0;
+  return static_cast<double>(s.cluster->allocated_gpu_milli() + s.pending_gpu_milli) / cap;
+}
+
+bool FleetSim::fits_now(int site, const PodSpec& pod) const {
+  const SiteRuntime& s = sites_[site];
+  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
+      s.cluster->total_gpu_milli() - s.asleep_gpu_milli) {
+    return false;  // what was dispatched here first takes the free GPUs
+  }
+  const Cluster& c = *sites_[site].cluster;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
+  }
+  return false;
+}
+
+bool FleetSim::fits_ever(int site, const PodSpec& pod) const {
+  const Cluster& c = *sites_[site].cluster;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    const NodeSpec& spec = c.spec(n);
+    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
+    if (!pod.needs_gpu()) return true;
+    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
+  }
+  return false;
+}
+
+// A powered-down node that could host `pod`, or -1.
+NodeIndex FleetSim::wakeable_node(const SiteRuntime& s, const PodSpec& pod) const {
+  const Cluster& c = *s.cluster;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    if (c.state(n).online || s.waking[n]) continue;
+    NodeState on = c.state(n);
+    on.online = true;
+    if (policy::filter_node(c.spec(n), on, pod) == policy::FilterReason::kFits) return n;
+  }
+  return -1;
+}
+
+FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
+  const SiteRuntime& s = sites_[site];
+  for (const auto& [p, version, value] : preview_cache_) {
+    if (p == &pod && version == (s.version << 8 | static_cast<uint64_t>(site))) return value;
+  }
+  Preview out;
+  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
+      s.cluster->total_gpu_milli()) {
+    out.watts = std::numeric_limits<double>::infinity();  // full, counting what is on its way
+    return out;
+  }
+  auto& self = const_cast<SiteRuntime&>(s);
+  const policy::Decision d = self.scheduler->schedule(*s.cluster, pod, self.preview_rng);
+  NodeIndex node = d.node;
+  GpuMask gpus = d.gpus;
+  bool waking = false;
+  if (node < 0) {
+    node = wakeable_node(s, pod);
+    if (node < 0) {
+      out.watts = std::numeric_limits<double>::infinity();
+      return out;
+    }
+    waking = true;
+    // A powered-down node is empty: the first GPU(s) are the ones any rule picks.
+    gpus = pod.needs_gpu() ? (pod.shares_gpu() ? GpuMask{1} : (GpuMask{1} << pod.num_gpu) - 1) : 0;
+  }
+  const NodeSpec& spec = s.cluster->spec(node);
+  const NodeState& st = s.cluster->state(node);
+  const power::NodePower& fig = (*s.figures)[node];
+  auto after = st.gpu_free_milli;
+  for (int g = 0; g < spec.gpu_count; ++g) {
+    if ((gpus >> g) & 1U) after[g] -= pod.gpu_milli;
+  }
+  const double before_w =
+      waking ? 0.0
+             : power::node_power_watts(spec, fig, st.cpu_free_milli, st.gpu_free_milli.data());
+  const double after_w =
+      power::node_power_watts(spec, fig, st.cpu_free_milli - pod.cpu_milli, after.data());
+  out.watts = (after_w - before_w) * s.spec->pue_at(epoch_s(now_));
+  const int64_t f_before =
+      s.frag->scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli, st.gpu_free_milli.data());
+  const int64_t f_after = s.frag->scaled_frag(spec.model, spec.gpu_count,
+                                              st.cpu_free_milli - pod.cpu_milli, after.data());
+  out.frag_milli = s.frag->to_gpu_milli(f_after - f_before);
+  if (preview_cache_.size() > 16) preview_cache_.clear();
+  preview_cache_.emplace_back(&pod, s.version << 8 | static_cast<uint64_t>(site), out);
+  return out;
+}
+
+SignalView FleetSim::expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const {
+  const SiteSpec& spec = fleet_.sites[site];
+  if (!spec.energy) return FleetView::expected_signal(site, from_s, to_s, job_kw);
+  const double demand_kw = sites_[site].facility_watts(epoch_s(now_)) / 1000.0;
+  return net_cache_.mean(spec, site, *forecaster_, epoch_s(now_), epoch_s(from_s), epoch_s(to_s),
+                         demand_kw, job_kw);
+}
+
+}  // namespace greensched::multi::detail
