@@ -1,7 +1,6 @@
 #include "greensched/multi/fleet.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -20,11 +19,6 @@ namespace greensched::multi {
 namespace {
 
 using nlohmann::json;
-
-std::string resolve(const std::string& path, const std::string& data_dir) {
-  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return (std::filesystem::path(data_dir) / path).string();
-}
 
 Result<double> number(const json& obj, const char* key, const std::string& where, double fallback,
                       double min_value) {
@@ -47,8 +41,8 @@ Result<TimeSeries> read_signal(const json& j, const std::string& where,
   if (!format.ok()) return format.status().error();
   auto column = string_member(j, "column", where, "");
   if (!column.ok()) return column.status().error();
-  auto series =
-      read_series(resolve(j["path"].get<std::string>(), data_dir), format.value(), column.value());
+  auto series = read_series(resolve_data_path(j["path"].get<std::string>(), data_dir),
+                            format.value(), column.value());
   if (!series.ok()) return Error{fmt::format("{}: {}", where, series.error())};
   return series;
 }
@@ -131,7 +125,7 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
         base.push_back(std::move(n));
       }
     } else {
-      const std::string path = resolve(nodes, data_dir);
+      const std::string path = resolve_data_path(nodes, data_dir);
       auto read = trace::read_openb_nodes(path, fleet.models);
       if (!read.ok()) return Error{fmt::format("{}.nodes: {}", where, read.error())};
       base = std::move(read.value());

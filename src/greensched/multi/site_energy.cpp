@@ -13,14 +13,15 @@
 #include "greensched/energy/wind.hpp"
 
 namespace greensched::multi {
-namespace {
 
-using nlohmann::json;
-
-std::string resolve(const std::string& path, const std::string& data_dir) {
+std::string resolve_data_path(const std::string& path, const std::string& data_dir) {
   if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
   return (std::filesystem::path(data_dir) / path).string();
 }
+
+namespace {
+
+using nlohmann::json;
 
 // Refuses keys outside `known`, so a misspelt key is an error rather than a silent default.
 Status known_keys(const json& obj, std::initializer_list<std::string_view> known,
@@ -56,7 +57,7 @@ Result<std::string> path_of(const json& obj, const char* key, const std::string&
     return Error{
         fmt::format("{}.{}: is {}, expected a non-empty path", where, key, it->type_name())};
   }
-  return resolve(it->get<std::string>(), data_dir);
+  return resolve_data_path(it->get<std::string>(), data_dir);
 }
 
 Result<energy::BatterySpec> parse_battery(const json& j, const std::string& where) {

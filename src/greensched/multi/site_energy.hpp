@@ -18,6 +18,9 @@
 
 namespace greensched::multi {
 
+// A fleet file's path: relative ones are under `data_dir`, absolute ones as given.
+std::string resolve_data_path(const std::string& path, const std::string& data_dir);
+
 struct SiteEnergy {
   double pv_kw = 0;             // peak DC rating of a horizontal array (energy/solar.hpp)
   double wind_kw = 0;           // rated power of the turbines (energy/wind.hpp, generic curve)
