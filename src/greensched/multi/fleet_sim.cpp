@@ -13,12 +13,12 @@
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
-#include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/multi/net_signal.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
+#include "greensched/sim/decision_record.hpp"
 #include "greensched/trace/job_predictor.hpp"
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/quantiles.hpp"
@@ -612,7 +612,7 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
           r["agent"] = result_.agent;
           r["pod"] = job.info.pod->name;
           r["qos"] = job.info.latency_sensitive ? "LS" : "BE";
-          r["request"] = explain::request_json(*job.info.pod, fleet_.models);
+          r["request"] = sim::request_json(*job.info.pod, fleet_.models);
           r["home_site"] = fleet_.sites[job.info.home_site].name;
           r["site"] = fleet_.sites[d.site].name;
           r["submit_s"] = now_;

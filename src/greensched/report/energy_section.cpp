@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/trace/csv.hpp"
 
 namespace greensched::report {
@@ -20,7 +21,7 @@ struct Csv {
 
 Result<Csv> read_csv(const std::string& path, const std::vector<std::string>& texts,
                      const std::vector<std::string>& nums) {
-  auto content = trace::read_file(path);
+  auto content = read_file(path);
   if (!content.ok()) return Error{content.error()};
   trace::CsvReader reader(content.value(), path);
   if (Status s = reader.read_header(); !s.ok()) return Error{s.message()};
