@@ -8,7 +8,8 @@ upward, one of a peer goes sideways; both fail, as does a folder missing from LA
 include of a file that does not exist.
 
 With --graphviz DOT (the output of `cmake --graphviz=DOT <build dir>`), the links between the
-greensched_<folder> libraries are checked the same way.
+greensched_<folder> libraries are checked the same way, and must be exactly the include edges:
+a folder links each folder it includes (no reliance on links through a third) and nothing else.
 
   python3 tests/check_layers.py [--src SRC] [--layers FILE] [--graphviz DOT]
 """
@@ -111,13 +112,17 @@ def main():
     if args.graphviz:
         link_errors, links = check_graphviz(args.graphviz, layer_of)
         errors += link_errors
+        for a, b in sorted(edges - links):
+            errors.append(f"{args.graphviz}: {a} includes {b} but does not link greensched_{b}")
+        for a, b in sorted(links - edges):
+            errors.append(f"{args.graphviz}: {a} links greensched_{b} but includes none of it")
         print(f"{len(links)} library links in {args.graphviz}")
     for error in errors:
         print(error)
     if errors:
         print(f"{len(errors)} layering errors (layers: {args.layers or root / 'LAYERS'})")
         return 1
-    print("every include edge goes downward")
+    print("every include edge goes downward" + (", and so does every link" if args.graphviz else ""))
     return 0
 
 
