@@ -17,7 +17,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
-.PHONY: all deps build build-asan test unit-asan tsan demo bench format format-check clean
+.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench format format-check clean
 
 all: build
 
@@ -41,6 +41,10 @@ $(ASAN_BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The command-line binary only (what `make demo` runs): no tests, no benchmarks.
+build-app: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target greensched
+
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target greensched_unit_tests
 
@@ -57,12 +61,20 @@ tsan: deps $(TSAN_BUILD)/build.ninja
 	$(TSAN_RUN) GREENSCHED_LOAD_PODS=3000 GREENSCHED_LOAD_MAX_P99_MS=1000 \
 	  ./$(TSAN_BUILD)/tests/greensched_serve_load_test
 
-# Unit tests (release and ASan+UBSan), the CLI tests and the published-figure reproduction.
-test: format-check build build-asan
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+# Every test, cheapest and most telling first so a failure stops the run early: formatting and
+# layering (seconds), the unit tests (one binary), then the rest of the build and every other
+# test (CLI, reproduction of published figures, browser, serve, fuzz), then the unit tests
+# under ASan+UBSan.
+test: format-check deps $(BUILD)/build.ninja
+	python3 tests/check_layers.py
+	cmake --build $(BUILD) -j $(JOBS) --target greensched_unit_tests
+	ctest --test-dir $(BUILD) --output-on-failure -L unit -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -LE unit -j $(JOBS)
+	$(MAKE) build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -L unit -j $(JOBS)
 
-demo: build
+demo: build-app
 	./$(BUILD)/greensched simulate --policy all,pwr:200+fgd:800,learned:models/learned-default.json --seeds 42-44 --tune 1.3 --out $(DEMO_OUT)
 	./$(BUILD)/greensched simulate --mode replay --load 30,50,70 --days 7 --queue backfill \
 	  --policy fgd,pwr:200+fgd:800,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional \

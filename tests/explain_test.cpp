@@ -7,10 +7,10 @@
 #include <memory>
 #include <thread>
 
-#include "greensched/explain/decision_record.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/explain/narrator.hpp"
 #include "greensched/policy/registry.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 namespace greensched::explain {
 namespace {
@@ -55,7 +55,7 @@ struct Scenario {
     Rng rng(1);
     policy::FilterCounts counts;
     const policy::Decision d = s.schedule(cluster, p, rng, &counts);
-    RecordInputs in;
+    sim::RecordInputs in;
     in.cluster = &cluster;
     in.models = &models;
     in.scheduler = &s;
@@ -66,7 +66,7 @@ struct Scenario {
       auto it = placed.find(id);
       return it == placed.end() ? nullptr : &it->second;
     };
-    return make_record(in, p, d, 7);
+    return sim::make_record(in, p, d, 7);
   }
 
   Cluster cluster;

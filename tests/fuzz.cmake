@@ -46,7 +46,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/multi/synthetic_carbon.cpp
     ${src}/core/utc_time.cpp
     ${src}/power/power_model.cpp
-    ${BINARY_DIR}/src/builtin_power_model.cpp
+    ${BINARY_DIR}/src/greensched/power/builtin_power_model.cpp
     ${src}/learn/linear_model.cpp
     ${src}/learn/features.cpp
     ${src}/frag/fragmentation.cpp

@@ -11,11 +11,11 @@
 
 #include "greensched/core/json_fields.hpp"
 #include "greensched/core/parallel_for.hpp"
+#include "greensched/core/prometheus_text.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/learn/trainer.hpp"
 #include "greensched/monitor/sample_json.hpp"
-#include "greensched/report/prometheus_label.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
 
@@ -119,7 +119,7 @@ TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {
   const std::string path = (dir / "out.txt").string();
   ASSERT_TRUE(write_text_file(path, "old contents, longer than the new").ok());
   ASSERT_TRUE(write_text_file_atomic(path, "new").ok());
-  EXPECT_EQ(trace::read_file(path).value(), "new");
+  EXPECT_EQ(read_file(path).value(), "new");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
 
@@ -165,12 +165,12 @@ TEST(ParallelFor, ReturnsTheLowestIndexError) {
 }
 
 TEST(PrometheusLabel, EscapesBackslashQuoteAndNewlineOnly) {
-  EXPECT_EQ(report::prometheus_label("plain-name_1.0"), "plain-name_1.0");
-  EXPECT_EQ(report::prometheus_label("a\\b"), "a\\\\b");
-  EXPECT_EQ(report::prometheus_label("say \"hi\""), "say \\\"hi\\\"");
-  EXPECT_EQ(report::prometheus_label("two\nlines"), "two\\nlines");
-  EXPECT_EQ(report::prometheus_label("tab\tand é"), "tab\tand é");
-  EXPECT_EQ(report::prometheus_label(""), "");
+  EXPECT_EQ(prometheus_label("plain-name_1.0"), "plain-name_1.0");
+  EXPECT_EQ(prometheus_label("a\\b"), "a\\\\b");
+  EXPECT_EQ(prometheus_label("say \"hi\""), "say \\\"hi\\\"");
+  EXPECT_EQ(prometheus_label("two\nlines"), "two\\nlines");
+  EXPECT_EQ(prometheus_label("tab\tand é"), "tab\tand é");
+  EXPECT_EQ(prometheus_label(""), "");
 }
 
 TEST(OpenbReader, DuplicateNodeNameNamesBothLines) {

@@ -10,9 +10,9 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/json_fields.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/monitor/calibration.hpp"
 #include "greensched/monitor/sample_json.hpp"
-#include "greensched/trace/csv.hpp"
 
 namespace greensched::power {
 extern const char kBuiltinPowerModelJson[];
@@ -42,7 +42,7 @@ std::vector<std::string> keys_of(const nlohmann::json& root, const char* table) 
 int run_calibrate(const CalibrateCliOptions& o) {
   std::vector<monitor::NodeSample> samples;
   for (const std::string& path : o.samples) {
-    auto text = trace::read_file(path);
+    auto text = read_file(path);
     if (!text.ok()) return fail(text);
     auto read = monitor::read_samples_jsonl(text.value(), path);
     if (!read.ok()) return fail(read);
@@ -51,7 +51,7 @@ int run_calibrate(const CalibrateCliOptions& o) {
   std::string base_text = power::kBuiltinPowerModelJson;
   std::string base_source = "built-in data/power-model.json";
   if (!o.base.empty()) {
-    auto text = trace::read_file(o.base);
+    auto text = read_file(o.base);
     if (!text.ok()) return fail(text);
     base_text = text.value();
     base_source = o.base;

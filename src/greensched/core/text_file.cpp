@@ -2,10 +2,20 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 namespace greensched {
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot open file", path), ErrorCode::kNotFound};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return Error{fmt::format("{}: read error", path), ErrorCode::kIo};
+  return buffer.str();
+}
 
 Status write_text_file(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);

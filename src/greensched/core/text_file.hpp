@@ -1,5 +1,6 @@
-// Writing output files, with errors that name the path. Every writer of CSV, JSON and model
-// files goes through here, so a full disk or a missing directory reads the same everywhere.
+// Reading and writing whole files, with errors that name the path. Every reader and writer of
+// CSV, JSON and model files goes through here, so a missing file, a full disk or a missing
+// directory reads the same everywhere.
 #pragma once
 
 #include <string>
@@ -10,6 +11,9 @@
 #include "greensched/core/status.hpp"
 
 namespace greensched {
+
+// Reads a whole file; the error names the path.
+Result<std::string> read_file(const std::string& path);
 
 // Writes `text` to `path`, replacing it.
 Status write_text_file(const std::string& path, std::string_view text);

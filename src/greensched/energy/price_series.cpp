@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -40,7 +41,7 @@ std::string price_file(const std::string& data_dir, const std::string& zone) {
 }
 
 Result<PriceSeries> read_price_series(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   return parse_price_series(text.value(), path);
 }

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/energy/hourly_series.hpp"
-#include "greensched/trace/csv.hpp"
 
 namespace greensched::energy {
 namespace {
@@ -76,7 +76,7 @@ std::string weather_file(const std::string& data_dir, const std::string& zone) {
 }
 
 Result<Weather> read_weather(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   return parse_weather(text.value(), path);
 }

@@ -1,5 +1,5 @@
 // Plain-English explanations of scheduling decisions, rendered from decision records (see
-// decision_record.hpp) by fixed templates: every number in the text comes from the record.
+// sim/decision_record.hpp) by fixed templates: every number in the text comes from the record.
 //   placed pod:  the node and GPUs, the score terms that decided it, the margin over the
 //                runner-up, the fragmentation and power change, why the others could not;
 //   failed pod:  a kube-scheduler style summary ("0/1213 nodes are available: ..."), our

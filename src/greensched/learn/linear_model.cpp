@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "greensched/core/text_file.hpp"
-#include "greensched/trace/csv.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -159,7 +158,7 @@ Result<LinearModel> parse_linear_model(std::string_view json_text, const std::st
 }
 
 Result<LinearModel> load_linear_model(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{fmt::format("{}: cannot open the model file", path)};
   return parse_linear_model(text.value(), path);
 }

@@ -19,7 +19,6 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/sim/metrics.hpp"
 #include "greensched/sim/simulator.hpp"
-#include "greensched/trace/csv.hpp"
 #include "greensched/trace/inflation.hpp"
 
 namespace greensched::learn {
@@ -200,7 +199,7 @@ Result<TrainCheckpoint> parse_checkpoint(const nlohmann::json& j, const std::str
 }
 
 Result<TrainCheckpoint> load_checkpoint(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{fmt::format("{}: cannot open the checkpoint", path)};
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};

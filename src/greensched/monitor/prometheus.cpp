@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "greensched/report/prometheus_label.hpp"
+#include "greensched/core/prometheus_text.hpp"
 
 namespace greensched::monitor {
 namespace {
@@ -18,14 +18,10 @@ class Family {
   void add(const std::string& labels, double value) {
     if (!std::isfinite(value)) return;
     if (!header_) {
-      out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, help_, name_, type_);
+      prometheus_header(out_, name_, type_, help_);
       header_ = true;
     }
-    if (labels.empty()) {
-      out_ += fmt::format("{} {}\n", name_, value);
-    } else {
-      out_ += fmt::format("{}{{{}}} {}\n", name_, labels, value);
-    }
+    prometheus_sample(out_, name_, labels, value);
   }
 
  private:
@@ -38,8 +34,8 @@ class Family {
 
 std::string gpu_labels(const GpuReading& g) {
   std::string l = fmt::format("gpu=\"{}\"", g.index);
-  if (!g.uuid.empty()) l += fmt::format(",uuid=\"{}\"", report::prometheus_label(g.uuid));
-  l += fmt::format(",name=\"{}\"", report::prometheus_label(g.name));
+  if (!g.uuid.empty()) l += fmt::format(",uuid=\"{}\"", prometheus_label(g.uuid));
+  l += fmt::format(",name=\"{}\"", prometheus_label(g.name));
   return l;
 }
 
@@ -77,16 +73,14 @@ std::string prometheus_text(const NodeSample* s, const AgentStats& stats) {
     Family energy(out, "greensched_node_cpu_package_energy_joules_total", "counter",
                   "CPU package energy from RAPL since the agent started (wrap-around removed).");
     for (const PackageEnergy& p : s->packages) {
-      energy.add(
-          fmt::format("package=\"{}\",zone=\"{}\"", p.package, report::prometheus_label(p.zone)),
-          p.energy_joules);
+      energy.add(fmt::format("package=\"{}\",zone=\"{}\"", p.package, prometheus_label(p.zone)),
+                 p.energy_joules);
     }
     Family power(out, "greensched_node_cpu_package_power_watts", "gauge",
                  "Mean CPU package power over the last sampling interval, from RAPL.");
     for (const PackageEnergy& p : s->packages) {
-      power.add(
-          fmt::format("package=\"{}\",zone=\"{}\"", p.package, report::prometheus_label(p.zone)),
-          p.power_watts);
+      power.add(fmt::format("package=\"{}\",zone=\"{}\"", p.package, prometheus_label(p.zone)),
+                p.power_watts);
     }
   }
   if (s && !s->gpus.empty()) {

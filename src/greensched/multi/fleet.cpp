@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/core/json_fields.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/trace/builtin_workload.hpp"
-#include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
 
 namespace greensched::multi {
@@ -173,7 +173,7 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
 }
 
 Result<Fleet> load_fleet(const std::string& path, const std::string& data_dir) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   return parse_fleet(text.value(), path, data_dir);
 }

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "greensched/explain/decision_record.hpp"
 #include "greensched/multi/fleet_sim_internal.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 namespace greensched::multi::detail {
 
@@ -49,7 +49,7 @@ void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   r["agent"] = result_.agent;
   r["pod"] = job.info.pod->name;
   r["qos"] = job.info.latency_sensitive ? "LS" : "BE";
-  r["request"] = explain::request_json(*job.info.pod, fleet_.models);
+  r["request"] = sim::request_json(*job.info.pod, fleet_.models);
   r["home_site"] = fleet_.sites[job.info.home_site].name;
   r["site"] = fleet_.sites[d.site].name;
   r["submit_s"] = now_;

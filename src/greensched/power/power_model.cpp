@@ -7,7 +7,7 @@
 
 #include "greensched/core/json_fields.hpp"
 
-#include "greensched/trace/csv.hpp"
+#include "greensched/core/text_file.hpp"
 
 namespace greensched::power {
 
@@ -208,7 +208,7 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
 }
 
 Result<PowerModel> PowerModel::load(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   return parse(text.value(), path);
 }

@@ -1,6 +1,6 @@
 // The extender's decision log: one JSON line per filter that left a pod with no node, with
 // the counted reasons, a few nodes per reason with the numbers that decided them, and whether
-// free GPU was split across GPUs. The lines are decision records (explain/decision_record.hpp),
+// free GPU was split across GPUs. The lines are decision records (sim/decision_record.hpp),
 // so `greensched explain --record <state>/decisions.jsonl --pod ns/name` reads them. Not
 // journalled or fsynced: it is a diagnostic, not state. kube-scheduler retries unschedulable
 // pods every minute, so the file is bounded: past max_bytes it is renamed to <path>.1

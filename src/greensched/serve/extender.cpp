@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "greensched/explain/decision_record.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/serve/filter_message.hpp"
 #include "greensched/serve/gpu_index.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 namespace greensched::serve {
 
@@ -168,7 +168,7 @@ FilterResult Extender::filter(ExtenderArgs& args) {
     // For the decision log: its texts and the request name GPU models.
     if (!any_fits && n > 0) {
       models = state_->models();
-      request = explain::request_json(pod, *models);
+      request = sim::request_json(pod, *models);
       policy = state_->policy_spec();
     }
   }

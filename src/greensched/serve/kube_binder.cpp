@@ -6,8 +6,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/serve/gpu_index.hpp"
-#include "greensched/trace/csv.hpp"
 
 namespace greensched::serve {
 namespace {
@@ -27,7 +27,7 @@ bool safe_path_segment(const std::string& s) {
 }  // namespace
 
 Result<std::string> read_api_token(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{fmt::format("cannot read the API token {}", path)};
   std::string token = std::move(text.value());
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {

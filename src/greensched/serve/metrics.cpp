@@ -5,23 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "greensched/report/prometheus_label.hpp"
+#include "greensched/core/prometheus_text.hpp"
 #include "greensched/trace/quantiles.hpp"
 
 namespace greensched::serve {
 namespace {
 
 constexpr std::size_t kRecentSamples = 200000;
-
-void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-}
-
-std::string number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{}", v);
-}
 
 }  // namespace
 
@@ -74,40 +64,37 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
   std::string out;
   out.reserve(4096 + g.nodes.size() * 600);
   auto line = [&](std::string_view name, std::string_view labels, double v) {
-    if (labels.empty()) {
-      fmt::format_to(std::back_inserter(out), "{} {}\n", name, number(v));
-    } else {
-      fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", name, labels, number(v));
-    }
+    prometheus_sample(out, name, labels, v);
   };
   {
     std::lock_guard lock(mu_);
-    header(out, "greensched_extender_requests_total", "counter",
-           "Extender HTTP requests by verb, HTTP status code and outcome.");
+    prometheus_header(out, "greensched_extender_requests_total", "counter",
+                      "Extender HTTP requests by verb, HTTP status code and outcome.");
     for (const auto& [key, count] : counts_) {
       const auto& [verb, code, outcome] = key;
       line("greensched_extender_requests_total",
            fmt::format("verb=\"{}\",code=\"{}\",outcome=\"{}\"", verb, code, outcome),
            static_cast<double>(count));
     }
-    header(out, "greensched_extender_filter_node_failures_total", "counter",
-           "Nodes turned down by filter, by per-node reason (the numbers behind them are in "
-           "the decision log).");
+    prometheus_header(
+        out, "greensched_extender_filter_node_failures_total", "counter",
+        "Nodes turned down by filter, by per-node reason (the numbers behind them are in "
+        "the decision log).");
     for (const auto& [reason, count] : filter_failures_) {
       line("greensched_extender_filter_node_failures_total",
-           fmt::format("reason=\"{}\"", report::prometheus_label(reason)),
-           static_cast<double>(count));
+           fmt::format("reason=\"{}\"", prometheus_label(reason)), static_cast<double>(count));
     }
-    header(out, "greensched_extender_unschedulable_total", "counter",
-           "Filters that left the pod no node.");
+    prometheus_header(out, "greensched_extender_unschedulable_total", "counter",
+                      "Filters that left the pod no node.");
     line("greensched_extender_unschedulable_total", "", static_cast<double>(unschedulable_));
-    header(out, "greensched_extender_decision_seconds", "histogram",
-           "Time to answer an extender request: parse, decide and, for bind, release and "
-           "resync, commit to the journal.");
+    prometheus_header(
+        out, "greensched_extender_decision_seconds", "histogram",
+        "Time to answer an extender request: parse, decide and, for bind, release and "
+        "resync, commit to the journal.");
     for (const auto& [verb, h] : latency_) {
       for (std::size_t b = 0; b < kBuckets.size(); ++b) {
         line("greensched_extender_decision_seconds_bucket",
-             fmt::format("verb=\"{}\",le=\"{}\"", verb, number(kBuckets[b])),
+             fmt::format("verb=\"{}\",le=\"{}\"", verb, prometheus_number(kBuckets[b])),
              static_cast<double>(h.buckets[b]));
       }
       line("greensched_extender_decision_seconds_bucket",
@@ -121,11 +108,12 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
   std::vector<std::string> labels;
   labels.reserve(g.nodes.size());
   for (const NodeGauge& n : g.nodes) {
-    labels.push_back(fmt::format("node=\"{}\",gpu_model=\"{}\"", report::prometheus_label(n.name),
-                                 report::prometheus_label(n.gpu_model)));
+    labels.push_back(fmt::format("node=\"{}\",gpu_model=\"{}\"", prometheus_label(n.name),
+                                 prometheus_label(n.gpu_model)));
   }
-  header(out, "greensched_node_gpu_allocated_ratio", "gauge",
-         "Allocated share of the node's GPUs (allocated / capacity GPU milli; 0 without GPUs).");
+  prometheus_header(
+      out, "greensched_node_gpu_allocated_ratio", "gauge",
+      "Allocated share of the node's GPUs (allocated / capacity GPU milli; 0 without GPUs).");
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const NodeGauge& n = g.nodes[i];
     line("greensched_node_gpu_allocated_ratio", labels[i],
@@ -133,69 +121,78 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
                                         static_cast<double>(n.gpu_capacity_milli)
                                   : 0.0);
   }
-  header(out, "greensched_node_gpu_allocated_milli", "gauge",
-         "GPU milli allocated on the node (1000 = one GPU).");
+  prometheus_header(out, "greensched_node_gpu_allocated_milli", "gauge",
+                    "GPU milli allocated on the node (1000 = one GPU).");
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     line("greensched_node_gpu_allocated_milli", labels[i],
          static_cast<double>(g.nodes[i].gpu_allocated_milli));
   }
-  header(out, "greensched_node_gpu_capacity_milli", "gauge", "GPU milli the node has.");
+  prometheus_header(out, "greensched_node_gpu_capacity_milli", "gauge", "GPU milli the node has.");
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     line("greensched_node_gpu_capacity_milli", labels[i],
          static_cast<double>(g.nodes[i].gpu_capacity_milli));
   }
-  header(out, "greensched_node_pods", "gauge", "Pods bound to the node through the extender.");
+  prometheus_header(out, "greensched_node_pods", "gauge",
+                    "Pods bound to the node through the extender.");
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     line("greensched_node_pods", labels[i], g.nodes[i].pods);
   }
-  header(out, "greensched_node_power_watts", "gauge",
-         "Modelled IT power of the node (PWR model: GPUs in use at max, free at idle; CPU per "
-         "socket).");
+  prometheus_header(
+      out, "greensched_node_power_watts", "gauge",
+      "Modelled IT power of the node (PWR model: GPUs in use at max, free at idle; CPU per "
+      "socket).");
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     line("greensched_node_power_watts", labels[i], g.nodes[i].power_watts);
   }
 
-  header(out, "greensched_cluster_gpu_allocated_ratio", "gauge",
-         "Allocated share of the cluster's GPUs.");
+  prometheus_header(out, "greensched_cluster_gpu_allocated_ratio", "gauge",
+                    "Allocated share of the cluster's GPUs.");
   line("greensched_cluster_gpu_allocated_ratio", "",
        g.gpu_capacity_milli > 0
            ? static_cast<double>(g.gpu_allocated_milli) / static_cast<double>(g.gpu_capacity_milli)
            : 0.0);
-  header(out, "greensched_cluster_gpu_allocated_milli", "gauge", "GPU milli allocated.");
+  prometheus_header(out, "greensched_cluster_gpu_allocated_milli", "gauge", "GPU milli allocated.");
   line("greensched_cluster_gpu_allocated_milli", "", static_cast<double>(g.gpu_allocated_milli));
-  header(out, "greensched_cluster_gpu_capacity_milli", "gauge", "GPU milli of all nodes.");
+  prometheus_header(out, "greensched_cluster_gpu_capacity_milli", "gauge",
+                    "GPU milli of all nodes.");
   line("greensched_cluster_gpu_capacity_milli", "", static_cast<double>(g.gpu_capacity_milli));
-  header(out, "greensched_cluster_fragmentation_gpu_milli", "gauge",
-         "Cluster GPU fragmentation F (FGD, ATC'23) under the target workload, in GPU milli.");
+  prometheus_header(
+      out, "greensched_cluster_fragmentation_gpu_milli", "gauge",
+      "Cluster GPU fragmentation F (FGD, ATC'23) under the target workload, in GPU milli.");
   line("greensched_cluster_fragmentation_gpu_milli", "", g.fragmentation_gpu_milli);
-  header(out, "greensched_cluster_power_watts", "gauge", "Modelled IT power of all nodes.");
+  prometheus_header(out, "greensched_cluster_power_watts", "gauge",
+                    "Modelled IT power of all nodes.");
   line("greensched_cluster_power_watts", "", g.power_watts);
-  header(out, "greensched_cluster_facility_power_watts", "gauge",
-         "Modelled facility power (IT power x PUE).");
+  prometheus_header(out, "greensched_cluster_facility_power_watts", "gauge",
+                    "Modelled facility power (IT power x PUE).");
   line("greensched_cluster_facility_power_watts", "", g.power_watts * g.pue);
-  header(out, "greensched_cluster_nodes", "gauge", "Nodes in the extender's state.");
+  prometheus_header(out, "greensched_cluster_nodes", "gauge", "Nodes in the extender's state.");
   line("greensched_cluster_nodes", "", static_cast<double>(g.nodes.size()));
-  header(out, "greensched_cluster_pods", "gauge", "Pods bound through the extender.");
+  prometheus_header(out, "greensched_cluster_pods", "gauge", "Pods bound through the extender.");
   line("greensched_cluster_pods", "", static_cast<double>(g.pods));
-  header(out, "greensched_pending_pods", "gauge", "Pods seen by filter and not yet bound.");
+  prometheus_header(out, "greensched_pending_pods", "gauge",
+                    "Pods seen by filter and not yet bound.");
   line("greensched_pending_pods", "", static_cast<double>(g.pending));
-  header(out, "greensched_journal_entries_total", "counter", "Journal entries committed.");
+  prometheus_header(out, "greensched_journal_entries_total", "counter",
+                    "Journal entries committed.");
   line("greensched_journal_entries_total", "", static_cast<double>(g.journal.events));
-  header(out, "greensched_journal_commits_total", "counter",
-         "Journal transactions committed (several entries may share one: group commit).");
+  prometheus_header(
+      out, "greensched_journal_commits_total", "counter",
+      "Journal transactions committed (several entries may share one: group commit).");
   line("greensched_journal_commits_total", "", static_cast<double>(g.journal.commits));
-  header(out, "greensched_journal_entries_since_snapshot", "gauge",
-         "Journal entries after the last snapshot (replayed on restart).");
+  prometheus_header(out, "greensched_journal_entries_since_snapshot", "gauge",
+                    "Journal entries after the last snapshot (replayed on restart).");
   line("greensched_journal_entries_since_snapshot", "",
        static_cast<double>(g.journal.since_snapshot));
-  header(out, "greensched_journal_failed", "gauge",
-         "1 when a journal commit failed; changes are refused until restart.");
+  prometheus_header(out, "greensched_journal_failed", "gauge",
+                    "1 when a journal commit failed; changes are refused until restart.");
   line("greensched_journal_failed", "", g.journal.failed ? 1 : 0);
-  header(out, "greensched_ready", "gauge", "1 once the state is rebuilt and verbs are served.");
+  prometheus_header(out, "greensched_ready", "gauge",
+                    "1 once the state is rebuilt and verbs are served.");
   line("greensched_ready", "", ready ? 1 : 0);
-  header(out, "greensched_info", "gauge", "The policy in use.");
+  prometheus_header(out, "greensched_info", "gauge", "The policy in use.");
   line("greensched_info",
-       fmt::format("policy=\"{}\",version=\"0.1.0\"", report::prometheus_label(g.policy)), 1);
+       fmt::format("policy=\"{}\",version=\"0.1.0\"", prometheus_label(g.policy)), 1);
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "greensched/trace/csv.hpp"
+#include "greensched/core/text_file.hpp"
 
 namespace greensched::serve {
 namespace {
@@ -100,7 +100,7 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
 }
 
 Result<ServeConfig> load_serve_config(const std::string& path) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   return parse_serve_config(text.value(), path, std::filesystem::path(path).parent_path().string());
 }

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/trace/builtin_workload.hpp"
-#include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
 
 namespace greensched::serve {
@@ -15,7 +15,7 @@ namespace {
 
 Result<std::vector<NodeSpec>> read_node_list_json(const std::string& path,
                                                   GpuModelRegistry& models) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) return Error{fmt::format("{}: not JSON", path)};

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/sim/replay.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -52,7 +53,7 @@ Result<std::vector<NodeEvent>> parse_node_events(std::string_view text, const st
 
 Result<std::vector<NodeEvent>> read_node_events(const std::string& path,
                                                 const std::vector<NodeSpec>& nodes) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return text.status().error();
   return parse_node_events(text.value(), path, nodes);
 }

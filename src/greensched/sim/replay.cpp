@@ -1,6 +1,6 @@
 #include "greensched/sim/replay.hpp"
 
-#include "greensched/explain/decision_record.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +25,6 @@
 #include "greensched/policy/power_delta.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
-#include "greensched/trace/csv.hpp"
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/quantiles.hpp"
 
@@ -134,8 +133,8 @@ class Replay {
     shadow_window_energy_j_.assign(shadows_.size(), 0.0);
   }
 
-  // Turns on decision records, appended to `out` (explain/decision_record.hpp).
-  void record_to(const explain::RecordInputs* inputs, std::string* out) {
+  // Turns on decision records, appended to `out` (sim/decision_record.hpp).
+  void record_to(const RecordInputs* inputs, std::string* out) {
     record_inputs_ = inputs;
     records_ = out;
     failure_recorded_.assign(order_.size(), false);
@@ -264,7 +263,7 @@ class Replay {
   double window_floor_j_ = 0;
   double window_alloc_milli_s_ = 0;
   double window_awake_node_s_ = 0;
-  const explain::RecordInputs* record_inputs_ = nullptr;
+  const RecordInputs* record_inputs_ = nullptr;
   std::string* records_ = nullptr;
   std::vector<bool> failure_recorded_;
   int64_t record_step_ = 0;
@@ -498,9 +497,9 @@ Status Replay::try_start_queued(int64_t now, std::size_t first_new_rank) {
       const policy::Decision d =
           scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
       if (recording && (d.node >= 0 || !failure_recorded_[id])) {
-        explain::RecordInputs in = *record_inputs_;
+        RecordInputs in = *record_inputs_;
         in.counts = &counts;
-        *records_ += explain::make_record(in, pod(id), d, record_step_++, scaled(now)).dump();
+        *records_ += make_record(in, pod(id), d, record_step_++, scaled(now)).dump();
         *records_ += '\n';
         if (d.node < 0) failure_recorded_[id] = true;
       }
@@ -743,7 +742,7 @@ Result<std::vector<ReplayResult>> replay_accounted(
       shadows.emplace_back(figure_sets[k], cluster);
     replay.account_also(std::move(shadows));
   }
-  explain::RecordInputs record_inputs;
+  RecordInputs record_inputs;
   if (config.record) {
     policy.value()->capture_terms(true);
     record_inputs.cluster = &cluster;

@@ -9,10 +9,10 @@
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
-#include "greensched/explain/decision_record.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
+#include "greensched/sim/decision_record.hpp"
 #include "greensched/trace/inflation.hpp"
 
 namespace greensched::sim {
@@ -85,7 +85,7 @@ Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
 
   // Decision records (off by default: the fast path pays nothing).
   policy::FilterCounts counts;
-  explain::RecordInputs record_inputs;
+  RecordInputs record_inputs;
   if (spec.record) {
     policy.value()->capture_terms(true);
     record_inputs.cluster = &cluster;
@@ -105,7 +105,7 @@ Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
     const policy::Decision d =
         scheduler.schedule(cluster, pod, rng, spec.record ? &counts : nullptr);
     if (spec.record) {
-      result.records += explain::make_record(record_inputs, pod, d, step).dump();
+      result.records += make_record(record_inputs, pod, d, step).dump();
       result.records += '\n';
     }
     ++result.pods_arrived;

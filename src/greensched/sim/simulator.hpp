@@ -45,7 +45,7 @@ struct RunSpec {
   uint64_t seed = 42;
   double tune = 1.3;
   std::string gpu_select;  // in a mix: whose GPU rule to use ("" = default)
-  bool record = false;     // keep a decision record per pod (explain/decision_record.hpp)
+  bool record = false;     // keep a decision record per pod (sim/decision_record.hpp)
   int snapshot_pct = -1;   // >= 0: keep every GPU's use when arrivals first reach this %
 };
 

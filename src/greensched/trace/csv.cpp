@@ -1,21 +1,10 @@
 #include "greensched/trace/csv.hpp"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace greensched::trace {
-
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open file", path), ErrorCode::kNotFound};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", path), ErrorCode::kIo};
-  return buffer.str();
-}
 
 CsvReader::CsvReader(std::string_view text, std::string source)
     : text_(text), source_(std::move(source)) {}

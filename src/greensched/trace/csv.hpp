@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/core/text_file.hpp"
 
 namespace greensched::trace {
 
-// Reads a whole file; the error names the path.
-Result<std::string> read_file(const std::string& path);
+// The readers here load files through core's read_file; callers may name it trace::read_file.
+using greensched::read_file;
 
 class CsvReader {
  public:

@@ -1,4 +1,4 @@
-#include "greensched/explain/decision_record.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "greensched/core/rng.hpp"
 
-namespace greensched::explain {
+namespace greensched::sim {
 namespace {
 
 using nlohmann::json;
@@ -269,4 +269,4 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
   return r;
 }
 
-}  // namespace greensched::explain
+}  // namespace greensched::sim

@@ -25,7 +25,7 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/power/power_model.hpp"
 
-namespace greensched::explain {
+namespace greensched::sim {
 
 struct RecordInputs {
   const Cluster* cluster = nullptr;  // the state the decision saw
@@ -45,4 +45,4 @@ nlohmann::json make_record(const RecordInputs& in, const PodSpec& pod,
 // The request of `pod` as in a record.
 nlohmann::json request_json(const PodSpec& pod, const GpuModelRegistry& models);
 
-}  // namespace greensched::explain
+}  // namespace greensched::sim
