@@ -34,7 +34,6 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/multi/fleet.cpp
     ${src}/multi/site_energy.cpp
     ${src}/energy/battery.cpp
-    ${src}/energy/civil_time.cpp
     ${src}/energy/cooling.cpp
     ${src}/energy/hourly_series.cpp
     ${src}/energy/price_series.cpp
