@@ -19,6 +19,7 @@
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/synthetic_times.hpp"
 #include "greensched/trace/workload.hpp"
+#include "multi_fixtures.hpp"
 #include "test_data.hpp"
 
 namespace greensched::multi {
@@ -28,41 +29,9 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// The power model and two-site fleet of multi_test.cpp: one T4 node per site; idle 35 W.
-power::PowerModel tiny_power_model() {
-  auto m = power::PowerModel::parse(R"({
-    "gpus": {"T4": {"idle_watts": 10, "max_watts": 70}},
-    "cpus": {"c": {"idle_watts": 15, "max_watts": 120, "cores_per_socket": 16}},
-    "default_cpu": "c"})",
-                                    "tiny.json");
-  return std::move(m.value());
-}
-
-Fleet two_sites(double ci_a, double ci_b) {
-  Fleet fleet;
-  const GpuModelId t4 = *fleet.models.intern("T4");
-  for (const auto& [name, ci] : {std::pair{"a", ci_a}, std::pair{"b", ci_b}}) {
-    SiteSpec s;
-    s.name = name;
-    s.nodes = {NodeSpec{std::string(name) + "/n0", 16000, 65536, 2, t4}};
-    s.carbon = TimeSeries(fleet.start_s, 3600, {ci});
-    fleet.sites.push_back(std::move(s));
-  }
-  return fleet;
-}
-
-PodSpec job(const char* name, int64_t cpu, int num_gpu, int32_t milli, int64_t from, int64_t to) {
-  PodSpec p;
-  p.name = name;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.creation_time = from;
-  p.deletion_time = to;
-  p.qos = Qos::kBE;
-  return p;
-}
+using fixtures::job;
+using fixtures::tiny_power_model;
+using fixtures::two_sites;
 
 // The three jobs of FleetCarbon.HandComputedTwoSitesThreeJobs, all on site a.
 Result<MultiResult> three_jobs_on_a(const Fleet& fleet) {
