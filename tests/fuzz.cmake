@@ -10,16 +10,7 @@ set(greensched_fuzz_targets openb_nodes openb_pods fleet power_model learned_mod
     decision_record node_events series prices weather)
 
 if(CMAKE_SCRIPT_MODE_FILE)
-  set(ci "$ENV{CI}")
-  find_program(CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
-  if(NOT CLANGXX)
-    if(ci STREQUAL "true")
-      message(FATAL_ERROR "CI=true but clang++ is missing (Debian: apt-get install clang libclang-rt-14-dev)")
-    endif()
-    message("SKIPPED: clang++ not found; the fuzz test needs clang and its libFuzzer runtime "
-            "(Debian: apt-get install clang libclang-rt-14-dev)")
-    return()
-  endif()
+  include(${CMAKE_CURRENT_LIST_DIR}/fuzz_build.cmake)
   set(src ${SOURCE_DIR}/src/greensched)
   set(sources
     ${SOURCE_DIR}/tests/fuzz/readers_fuzz.cpp
@@ -57,49 +48,20 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(binary ${BUILD_DIR}/readers_fuzz)
   file(MAKE_DIRECTORY ${BUILD_DIR})
   file(LOCK ${BUILD_DIR}/build.lock TIMEOUT 1200)
-  set(stale FALSE)
-  if(NOT EXISTS ${binary})
-    set(stale TRUE)
-  else()
-    file(GLOB_RECURSE headers ${src}/*.hpp)
-    foreach(s ${sources} ${headers})
-      if(${s} IS_NEWER_THAN ${binary})
-        set(stale TRUE)
-      endif()
-    endforeach()
-  endif()
-  if(stale)
-    message("building ${binary} with ${CLANGXX}")
-    execute_process(
-      COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
-              -fno-sanitize-recover=undefined -DFMT_SHARED -I${SOURCE_DIR}/src ${sources} -lfmt
-              -o ${binary}
-      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-      file(LOCK ${BUILD_DIR}/build.lock RELEASE)
-      if(NOT ci STREQUAL "true" AND err MATCHES "clang_rt|fuzzer")
-        message("SKIPPED: clang cannot link libFuzzer (Debian: apt-get install "
-                "libclang-rt-14-dev):\n${err}")
-        return()
-      endif()
-      message(FATAL_ERROR "building the fuzz target failed:\n${out}\n${err}")
-    endif()
-  endif()
+  file(GLOB_RECURSE headers ${src}/*.hpp)
+  greensched_fuzz_binary(built BINARY ${binary} SOURCES ${sources} WATCH ${headers})
   file(LOCK ${BUILD_DIR}/build.lock RELEASE)
+  if(NOT built)
+    return()
+  endif()
   # New inputs go to WORK/corpus; the kept seeds are read from the source tree, never written.
   file(REMOVE_RECURSE ${WORK})
   file(MAKE_DIRECTORY ${WORK}/corpus)
   set(ENV{GREENSCHED_FUZZ_TARGET} ${TARGET})
-  execute_process(
-    COMMAND ${binary} -max_total_time=${FUZZ_SECONDS} -max_len=16384 -timeout=10
-            -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK}/corpus
-            ${SOURCE_DIR}/tests/fuzz/corpus/${TARGET}
-    RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the ${TARGET} fuzzer found a failing input: see ${WORK}/crash-* "
-                        "(or leak-*, timeout-*); fix it and keep it in "
-                        "tests/fuzz/corpus/${TARGET}/")
-  endif()
+  greensched_fuzz_run(BINARY ${binary} WORK ${WORK} SECONDS ${FUZZ_SECONDS} MAX_LEN 16384
+    CORPUS ${WORK}/corpus ${SOURCE_DIR}/tests/fuzz/corpus/${TARGET}
+    FAILURE "the ${TARGET} fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, "
+            "timeout-*); fix it and keep it in tests/fuzz/corpus/${TARGET}/")
   return()
 endif()
 

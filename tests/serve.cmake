@@ -6,16 +6,7 @@
 
 if(CMAKE_SCRIPT_MODE_FILE)
   # --- script mode: the fuzz test (label fuzz) --------------------------------------------
-  set(ci "$ENV{CI}")
-  find_program(CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
-  if(NOT CLANGXX)
-    if(ci STREQUAL "true")
-      message(FATAL_ERROR "CI=true but clang++ is missing (Debian: apt-get install clang libclang-rt-14-dev)")
-    endif()
-    message("SKIPPED: clang++ not found; the fuzz test needs clang and its libFuzzer runtime "
-            "(Debian: apt-get install clang libclang-rt-14-dev)")
-    return()
-  endif()
+  include(${CMAKE_CURRENT_LIST_DIR}/fuzz_build.cmake)
   file(MAKE_DIRECTORY ${WORK}/corpus)
   set(sources
     ${SOURCE_DIR}/tests/serve_fuzz.cpp
@@ -28,34 +19,12 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${SOURCE_DIR}/src/greensched/core/gpu_model.cpp
     ${SOURCE_DIR}/src/greensched/serve/extender_protocol.cpp
     ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp)
-  set(binary ${WORK}/serve_fuzz)
-  set(stale FALSE)
-  if(NOT EXISTS ${binary})
-    set(stale TRUE)
-  else()
-    foreach(s ${sources} ${SOURCE_DIR}/src/greensched/serve/extender_protocol.hpp
-            ${SOURCE_DIR}/src/greensched/serve/pod_request.hpp
-            ${SOURCE_DIR}/src/greensched/serve/args_reader.hpp)
-      if(${s} IS_NEWER_THAN ${binary})
-        set(stale TRUE)
-      endif()
-    endforeach()
-  endif()
-  if(stale)
-    message("building ${binary} with ${CLANGXX}")
-    execute_process(
-      COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
-              -fno-sanitize-recover=undefined -DFMT_SHARED -I${SOURCE_DIR}/src ${sources} -lfmt
-              -o ${binary}
-      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-      if(NOT ci STREQUAL "true" AND err MATCHES "clang_rt|fuzzer")
-        message("SKIPPED: clang cannot link libFuzzer (Debian: apt-get install "
-                "libclang-rt-14-dev):\n${err}")
-        return()
-      endif()
-      message(FATAL_ERROR "building the fuzz target failed:\n${out}\n${err}")
-    endif()
+  greensched_fuzz_binary(binary BINARY ${WORK}/serve_fuzz SOURCES ${sources}
+    WATCH ${SOURCE_DIR}/src/greensched/serve/extender_protocol.hpp
+          ${SOURCE_DIR}/src/greensched/serve/pod_request.hpp
+          ${SOURCE_DIR}/src/greensched/serve/args_reader.hpp)
+  if(NOT binary)
+    return()
   endif()
   # Seeds: one per parser (the first byte picks it; see serve_fuzz.cpp).
   file(WRITE ${WORK}/corpus/seed-filter
@@ -68,13 +37,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
        "r{\"Pods\":[{\"namespace\":\"ns\",\"name\":\"a\",\"node\":\"n\",\"cpu\":\"500m\",\"memory\":\"1Gi\",\"gpu_milli\":250,\"gpu_count\":1,\"gpu_indices\":\"0-1\",\"gpu_models\":\"T4\"}]}")
   file(WRITE ${WORK}/corpus/seed-quantity "q1.5Gi")
   file(WRITE ${WORK}/corpus/seed-index "i0-1-7")
-  execute_process(
-    COMMAND ${binary} -max_total_time=${FUZZ_SECONDS} -max_len=65536 -timeout=10
-            -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK}/corpus
-    RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, timeout-*)")
-  endif()
+  greensched_fuzz_run(BINARY ${binary} WORK ${WORK} SECONDS ${FUZZ_SECONDS} MAX_LEN 65536
+    CORPUS ${WORK}/corpus
+    FAILURE "the fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, timeout-*)")
   return()
 endif()
 
