@@ -28,38 +28,29 @@ ControllerRun run_none(const std::vector<HourInput>& hours, const BatterySpec& s
 
 Result<ControllerRun> run_greedy(const std::vector<HourInput>& hours, const BatterySpec& spec,
                                  const ControllerOptions& options) {
-  auto made = Battery::make(spec);
-  if (!made.ok()) return Error{made.error()};
-  Battery& battery = made.value();
-  ControllerRun run;
   std::vector<double> window;
-  for (std::size_t t = 0; t < hours.size(); ++t) {
-    const HourInput& in = hours[t];
-    double charge = 0;
-    double discharge = 0;
-    const double surplus = in.generation_kwh - in.demand_kwh;
-    if (surplus > 0) charge = surplus;
-    // Price thresholds from past hours only; none yet in the first hour.
-    const std::size_t first = t > static_cast<std::size_t>(options.greedy_window_h)
-                                  ? t - static_cast<std::size_t>(options.greedy_window_h)
-                                  : 0;
-    window.clear();
-    for (std::size_t j = first; j < t; ++j) window.push_back(hours[j].price_usd_per_kwh);
-    if (!window.empty()) {
-      const double price = in.price_usd_per_kwh;
-      if (price <= trace::quantile(window, options.greedy_low_quantile)) {
-        charge = std::max(charge, spec.max_charge_kw);  // one hour at full power
-      } else if (surplus < 0 && price >= trace::quantile(window, options.greedy_high_quantile)) {
-        discharge = -surplus;
-      }
-    }
-    const Battery::Flows flows = apply_battery(battery, in, charge, discharge);
-    HourOutput h = settle_hour(in, flows, options);
-    h.soc = battery.soc();
-    record_hour(run, h, options);
-  }
-  run.full_cycles = battery.full_cycles();
-  return run;
+  return run_with_battery(
+      hours, spec, options, [&](std::size_t t, const Battery&) -> Result<BatteryRequest> {
+        const HourInput& in = hours[t];
+        BatteryRequest request;
+        const double surplus = in.generation_kwh - in.demand_kwh;
+        if (surplus > 0) request.charge_kwh = surplus;
+        // Price thresholds from past hours only; none yet in the first hour.
+        const std::size_t first = t > static_cast<std::size_t>(options.greedy_window_h)
+                                      ? t - static_cast<std::size_t>(options.greedy_window_h)
+                                      : 0;
+        window.clear();
+        for (std::size_t j = first; j < t; ++j) window.push_back(hours[j].price_usd_per_kwh);
+        if (window.empty()) return request;
+        const double price = in.price_usd_per_kwh;
+        if (price <= trace::quantile(window, options.greedy_low_quantile)) {
+          // One hour at full power.
+          request.charge_kwh = std::max(request.charge_kwh, spec.max_charge_kw);
+        } else if (surplus < 0 && price >= trace::quantile(window, options.greedy_high_quantile)) {
+          request.discharge_kwh = -surplus;
+        }
+        return request;
+      });
 }
 
 }  // namespace
@@ -141,6 +132,26 @@ Battery::Flows apply_battery(Battery& battery, const HourInput& in, double charg
     f = battery.limit(0.0, std::min(discharge_kwh, demand), 1.0);
   }
   return battery.step(f.charge_kwh, f.discharge_kwh, 1.0);
+}
+
+Result<ControllerRun> run_with_battery(const std::vector<HourInput>& hours, const BatterySpec& spec,
+                                       const ControllerOptions& options,
+                                       const BatteryStrategy& strategy) {
+  auto made = Battery::make(spec);
+  if (!made.ok()) return Error{made.error()};
+  Battery& battery = made.value();
+  ControllerRun run;
+  for (std::size_t t = 0; t < hours.size(); ++t) {
+    auto request = strategy(t, battery);
+    if (!request.ok()) return Error{request.error()};
+    const Battery::Flows flows =
+        apply_battery(battery, hours[t], request.value().charge_kwh, request.value().discharge_kwh);
+    HourOutput h = settle_hour(hours[t], flows, options);
+    h.soc = battery.soc();
+    record_hour(run, h, options);
+  }
+  run.full_cycles = battery.full_cycles();
+  return run;
 }
 
 void record_hour(ControllerRun& run, const HourOutput& h, const ControllerOptions& options) {

@@ -16,6 +16,8 @@
 //           lower bound on the objective of any controller on this settlement.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +102,21 @@ void record_hour(ControllerRun& run, const HourOutput& hour, const ControllerOpt
 
 // ok, or the first bad hour or option.
 Status validate_inputs(const std::vector<HourInput>& hours, const ControllerOptions& options);
+
+// What a controller asks of the battery for one hour, kWh; apply_battery trims it.
+struct BatteryRequest {
+  double charge_kwh = 0;
+  double discharge_kwh = 0;
+};
+
+// A controller's battery strategy: the request for hour t given the battery as it stands.
+using BatteryStrategy = std::function<Result<BatteryRequest>(std::size_t t, const Battery&)>;
+
+// Runs the hours through a fresh battery from `spec`, asking `strategy` each hour, and books
+// every hour alike (apply_battery, settle_hour, record_hour, full cycles).
+Result<ControllerRun> run_with_battery(const std::vector<HourInput>& hours, const BatterySpec& spec,
+                                       const ControllerOptions& options,
+                                       const BatteryStrategy& strategy);
 
 // Asks the battery for (charge, discharge) kWh over one hour, never discharging more than
 // the hour's demand plus charge (the battery does not export); returns what it exchanged.

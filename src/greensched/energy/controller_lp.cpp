@@ -73,54 +73,34 @@ void know_ahead(const std::vector<HourInput>& hours, std::size_t t,
 
 Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& spec,
                               const ControllerOptions& options) {
-  auto made = Battery::make(spec);
-  if (!made.ok()) return Error{made.error()};
-  Battery& battery = made.value();
-  const double eta_d = battery.discharge_efficiency();
-  ControllerRun run;
-  for (std::size_t t = 0; t < hours.size(); ++t) {
-    const HourInput& in = hours[t];
-    double charge = 0;
-    double discharge = 0;
-    if (t > 0) {
-      std::vector<HourInput> ahead =
-          forecast(hours, t, options.mpc_horizon_h, options.forecast_days);
-      know_ahead(hours, t, options, ahead);
-      double mean_price = 0;
-      for (const HourInput& f : ahead) mean_price += effective_import_price(f, options);
-      mean_price /= static_cast<double>(ahead.size());
-      auto plan = solve_dispatch_lp(ahead, spec, battery.stored_kwh(), options,
-                                    eta_d * std::max(0.0, mean_price));
-      if (!plan.ok()) return Error{fmt::format("mpc: hour {}: {}", t, plan.error())};
-      charge = plan.value().hours[0].charge_kwh;
-      discharge = plan.value().hours[0].discharge_kwh;
-    }
-    const Battery::Flows flows = apply_battery(battery, in, charge, discharge);
-    HourOutput h = settle_hour(in, flows, options);
-    h.soc = battery.soc();
-    record_hour(run, h, options);
-  }
-  run.full_cycles = battery.full_cycles();
-  return run;
+  return run_with_battery(
+      hours, spec, options, [&](std::size_t t, const Battery& battery) -> Result<BatteryRequest> {
+        if (t == 0) return BatteryRequest{};  // no past to forecast from
+        std::vector<HourInput> ahead =
+            forecast(hours, t, options.mpc_horizon_h, options.forecast_days);
+        know_ahead(hours, t, options, ahead);
+        double mean_price = 0;
+        for (const HourInput& f : ahead) mean_price += effective_import_price(f, options);
+        mean_price /= static_cast<double>(ahead.size());
+        auto plan = solve_dispatch_lp(ahead, spec, battery.stored_kwh(), options,
+                                      battery.discharge_efficiency() * std::max(0.0, mean_price));
+        if (!plan.ok()) return Error{fmt::format("mpc: hour {}: {}", t, plan.error())};
+        return BatteryRequest{plan.value().hours[0].charge_kwh,
+                              plan.value().hours[0].discharge_kwh};
+      });
 }
 
 Result<ControllerRun> run_oracle(const std::vector<HourInput>& hours, const BatterySpec& spec,
                                  const ControllerOptions& options) {
   auto made = Battery::make(spec);
   if (!made.ok()) return Error{made.error()};
-  Battery& battery = made.value();
-  auto plan = solve_dispatch_lp(hours, spec, battery.stored_kwh(), options, 0.0);
+  auto plan = solve_dispatch_lp(hours, spec, made.value().stored_kwh(), options, 0.0);
   if (!plan.ok()) return Error{plan.error()};
-  ControllerRun run;
-  for (std::size_t t = 0; t < hours.size(); ++t) {
-    const DispatchPlanHour& p = plan.value().hours[t];
-    const Battery::Flows flows = apply_battery(battery, hours[t], p.charge_kwh, p.discharge_kwh);
-    HourOutput h = settle_hour(hours[t], flows, options);
-    h.soc = battery.soc();
-    record_hour(run, h, options);
-  }
-  run.full_cycles = battery.full_cycles();
-  return run;
+  return run_with_battery(hours, spec, options,
+                          [&](std::size_t t, const Battery&) -> Result<BatteryRequest> {
+                            const DispatchPlanHour& p = plan.value().hours[t];
+                            return BatteryRequest{p.charge_kwh, p.discharge_kwh};
+                          });
 }
 
 }  // namespace greensched::energy
