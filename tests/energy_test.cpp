@@ -20,6 +20,7 @@
 #include "greensched/energy/solar.hpp"
 #include "greensched/energy/weather.hpp"
 #include "greensched/energy/wind.hpp"
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace greensched::energy {
@@ -433,20 +434,8 @@ TEST(EnergyController, RejectsBadInputs) {
 
 class EnergyReader : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("greensched-energy-test-{}-{}", ::getpid(), info->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
   std::string write(const std::string& name, std::string_view text) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return scratch_.write(name, text);
   }
   // The price reader must fail with "path:line: " and mention `what`.
   void price_fails_at(std::string_view text, int line, std::string_view what) {
@@ -466,15 +455,15 @@ class EnergyReader : public ::testing::Test {
     EXPECT_EQ(r.error().rfind(prefix, 0), 0u) << r.error() << " (expected " << prefix << ")";
     EXPECT_NE(r.error().find(what), std::string::npos) << r.error();
   }
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_;
 };
 
 constexpr std::string_view kPriceHeader = "Datetime (UTC),Datetime (Local),Price (USD/MWh)\n";
 
 TEST_F(EnergyReader, PricesInUsdPerKwhKeepNegatives) {
-  const std::string path = write("p.csv", std::string(kPriceHeader) +
-                                              "2023-01-01 00:00:00+00:00,x,-3.5\n"
-                                              "2023-01-01 01:00:00+00:00,x,120\n");
+  const std::string path = write("p.csv", fmt::format("{}{}", kPriceHeader,
+                                                      "2023-01-01 00:00:00+00:00,x,-3.5\n"
+                                                      "2023-01-01 01:00:00+00:00,x,120\n"));
   const auto r = read_price_series(path);
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.value().usd_per_kwh.start_s, k2023);
@@ -487,9 +476,9 @@ TEST_F(EnergyReader, PricesInUsdPerKwhKeepNegatives) {
 }
 
 TEST_F(EnergyReader, PricesStampedAtHalfPastAreFlooredToTheHour) {
-  const std::string path = write("p.csv", std::string(kPriceHeader) +
-                                              "2023-01-01 00:30:00+00:00,x,45\n"
-                                              "2023-01-01 01:30:00+00:00,x,60\n");
+  const std::string path = write("p.csv", fmt::format("{}{}", kPriceHeader,
+                                                      "2023-01-01 00:30:00+00:00,x,45\n"
+                                                      "2023-01-01 01:30:00+00:00,x,60\n"));
   const auto r = read_price_series(path);
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.value().usd_per_kwh.start_s, k2023);
@@ -516,7 +505,7 @@ TEST_F(EnergyReader, MalformedPriceFilesAreRefusedWithFileAndLine) {
   const auto r = read_price_series(empty);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), empty + ": no data rows after the header");
-  const auto missing = read_price_series((dir_ / "nope.csv").string());
+  const auto missing = read_price_series(scratch_.file("nope.csv"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("nope.csv: cannot open"), std::string::npos);
 }

@@ -16,16 +16,10 @@
 #include "greensched/sim/simulator.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/workload.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched::learn {
 namespace {
-
-std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("greensched-learn-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 std::string error_of(std::string_view json) {
   auto m = parse_linear_model(json, "m.json");
@@ -71,7 +65,8 @@ TEST(LearnModel, SaveAndLoadRoundTrip) {
   m.load_weights[kOneGpuPod][kOpensNode] = -1.5;
   m.resolution = 0.02;
   m = m.rounded();
-  const std::string path = temp_dir("roundtrip") + "/m.json";
+  const testing::ScratchDir scratch;
+  const std::string path = scratch.file("m.json");
   ASSERT_TRUE(save_linear_model(m, path).ok());
   auto back = load_linear_model(path);
   ASSERT_TRUE(back.ok()) << back.error();
@@ -83,7 +78,8 @@ TEST(LearnModel, SaveAndLoadRoundTrip) {
 
 TEST(LearnPolicy, RegistrySpecForms) {
   EXPECT_TRUE(register_learn_policies().ok());
-  const std::string path = temp_dir("forms") + "/fgd.json";
+  const testing::ScratchDir scratch;
+  const std::string path = scratch.file("fgd.json");
   ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
   auto single = policy::parse_policy_spec("learned:" + path);
   ASSERT_TRUE(single.ok()) << single.error();
@@ -152,7 +148,8 @@ TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {
   const trace::Workload w = trace::builtin_openb_workload();
   auto scenario = sim::make_scenario(w, power::PowerModel::builtin());
   ASSERT_TRUE(scenario.ok());
-  const std::string path = temp_dir("fgd") + "/fgd.json";
+  const testing::ScratchDir scratch;
+  const std::string path = scratch.file("fgd.json");
   ASSERT_TRUE(save_linear_model(LinearModel::fgd(), path).ok());
   for (uint64_t seed : {42}) {
     auto reference = sim::run_inflation(scenario.value(), sim::RunSpec("fgd", seed, 1.05));

@@ -9,6 +9,7 @@
 
 #include "greensched/learn/trainer.hpp"
 #include "greensched/trace/workload.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -84,10 +85,8 @@ TEST(LearnTrain, ResumedTrainingEqualsUninterrupted) {
   auto straight = train({&w}, o, nullptr, "");
   ASSERT_TRUE(straight.ok()) << straight.error();
 
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("greensched-learn-resume-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string ckpt = (dir / "ckpt.json").string();
+  const testing::ScratchDir scratch;
+  const std::string ckpt = scratch.file("ckpt.json");
   TrainOptions first = o;
   first.generations = 1;
   auto part = train({&w}, first, nullptr, ckpt);
@@ -113,7 +112,6 @@ TEST(LearnTrain, ResumedTrainingEqualsUninterrupted) {
   auto refused = train({&w}, reserved, nullptr, "");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("42-51"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

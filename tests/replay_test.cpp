@@ -17,6 +17,7 @@
 #include "greensched/report/timeline_writer.hpp"
 #include "greensched/sim/replay.hpp"
 #include "greensched/trace/workload.hpp"
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace greensched::sim {
@@ -387,28 +388,15 @@ TEST(ReplayNodeEvents, UnknownNodeInConfigIsAnError) {
 
 class NodeEventsFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // One directory per process and test: ctest runs tests of this fixture in parallel.
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("greensched-replay-test-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
   std::string write(const std::string& name, const std::string& text) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return scratch_.write(name, text);
   }
   Result<std::vector<NodeEvent>> read(const std::string& text) {
     return read_node_events(write("events.csv", text), one_node_cluster().nodes);
   }
-  std::string path() const { return (dir_ / "events.csv").string(); }
+  std::string path() const { return scratch_.file("events.csv"); }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_;
 };
 
 TEST_F(NodeEventsFile, ParsesDownAndUpInAnyColumnOrder) {
@@ -446,7 +434,7 @@ TEST_F(NodeEventsFile, ErrorsNameFileAndLine) {
 }
 
 TEST_F(NodeEventsFile, MissingAndEmptyFiles) {
-  auto missing = read_node_events((dir_ / "nope.csv").string(), one_node_cluster().nodes);
+  auto missing = read_node_events(scratch_.file("nope.csv"), one_node_cluster().nodes);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("nope.csv"), std::string::npos);
   auto empty = read("");

@@ -20,41 +20,14 @@
 #include "greensched/report/html_report.hpp"
 #include "greensched/report/svg_chart.hpp"
 #include "greensched/trace/csv.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory per process and test: ctest runs the tests in parallel.
-class TempDir {
- public:
-  explicit TempDir(const std::string& suffix = "") {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / fmt::format("greensched-report-{}-{}-{}{}", ::getpid(),
-                                                    info->test_suite_name(), info->name(), suffix);
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string path() const { return path_.string(); }
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream out(p, std::ios::binary);
-    out << content;
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
+using testing::ScratchDir;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -124,7 +97,7 @@ Result<HtmlReport> build(const std::string& dir, int failed = 10, std::string re
 // CSV tables.
 
 TEST(ReportTable, QuotedFields) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.write("t.csv",
                                      "agent,site,energy_kwh\n"
                                      "\"green, oracle\",\"say \"\"hi\"\"\",1.5\n"
@@ -156,7 +129,7 @@ TEST(ReportTable, QuotesAreOrdinaryUnlessAllowed) {
 }
 
 TEST(ReportTable, ColumnsChosenFromTheHeaderAndOptionalOnesFilled) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.write("t.csv", "\"agent\",x\nlocal,1\ngreen,\n");
   std::vector<std::string> seen;
   auto t = read_table(path, [&](const std::vector<std::string>& header) {
@@ -176,7 +149,7 @@ TEST(ReportTable, ColumnsChosenFromTheHeaderAndOptionalOnesFilled) {
 }
 
 TEST(ReportTable, BadRowsGiveFileAndLine) {
-  TempDir dir;
+  ScratchDir dir;
   const auto error = [&](const std::string& text) {
     const std::string path = dir.write("bad.csv", text);
     auto t = read_table(path, {text_col("a"), bounded_col("n", 0, 10, true)});
@@ -348,7 +321,7 @@ TEST(SvgChart, OccupancyMapOfAThousandNodesFits) {
 // The page.
 
 TEST(ReportHtml, InflationRunChartsAxesLegendsAndTable) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("curves.csv", kCurves);
   dir.write("summary.csv", kSummary);
   dir.write("occupancy.csv", occupancy_csv());
@@ -391,7 +364,7 @@ TEST(ReportHtml, InflationRunChartsAxesLegendsAndTable) {
 }
 
 TEST(ReportHtml, OnlySectionsForFilesPresent) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("curves.csv", kCurves);
   auto report = build(dir.path());
   ASSERT_TRUE(report.ok()) << report.error();
@@ -403,7 +376,7 @@ TEST(ReportHtml, OnlySectionsForFilesPresent) {
 }
 
 TEST(ReportHtml, ReplayRun) {
-  TempDir dir;
+  ScratchDir dir;
   std::string tl =
       "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,"
       "energy_joules\n";
@@ -443,7 +416,7 @@ TEST(ReportHtml, ReplayRun) {
 }
 
 TEST(ReportHtml, LongTimelinesAreDownsampled) {
-  TempDir dir;
+  ScratchDir dir;
   std::string tl =
       "policy,seed,time_s,running_pods,queued_pods,allocated_gpus,power_watts,"
       "energy_joules\n";
@@ -459,7 +432,7 @@ TEST(ReportHtml, LongTimelinesAreDownsampled) {
 }
 
 TEST(ReportHtml, MultiRun) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("summary.csv",
             "agent,energy_kwh,carbon_kg,mean_delay_s_ls,mean_delay_s_be,p99_delay_s_be,"
             "ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started,jobs,"
@@ -505,7 +478,7 @@ TEST(ReportHtml, MultiRun) {
 }
 
 TEST(ReportHtml, ExplainsTheLastFailedPods) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("curves.csv", kCurves);
   const auto failed = [](const std::string& pod, int step) {
     return fmt::format(
@@ -534,7 +507,7 @@ TEST(ReportHtml, ExplainsTheLastFailedPods) {
   EXPECT_EQ(count(html, "<article class=\"failed-pod\">"), 2u);
 
   // --record names another file; --failed 0 leaves the section out.
-  TempDir other("-record");
+  ScratchDir other("-record");
   const std::string path = other.write("records.jsonl", failed("elsewhere", 9));
   auto from_record = build(dir.path(), 10, path);
   ASSERT_TRUE(from_record.ok()) << from_record.error();
@@ -548,7 +521,7 @@ TEST(ReportHtml, ExplainsTheLastFailedPods) {
 // The report counts a pod as failed by explain's rule: a placement record whose chosen_node is
 // absent or null; a dispatch record never is.
 TEST(ReportHtml, FailedPodsCountedAsExplainDoes) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("curves.csv", kCurves);
   const std::string request =
       "\"request\":{\"cpu_milli\":1000,\"memory_mib\":1024,\"num_gpu\":1,\"gpu_milli\":500}";
@@ -579,7 +552,7 @@ TEST(ReportHtml, FailedPodsCountedAsExplainDoes) {
 
 TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("curves.csv",
               "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts\n"
               "fgd,1,0,0.5,1000,3,1000\n"
@@ -591,14 +564,14 @@ TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
     EXPECT_TRUE(has(r.error(), "not a number")) << r.error();
   }
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("curves.csv", "policy,seed,alloc_gpu_pct\nfgd,1,0.5\n");
     auto r = build(dir.path());
     ASSERT_FALSE(r.ok());
     EXPECT_TRUE(has(r.error(), "curves.csv:1: missing column 'arrived_gpu_pct'")) << r.error();
   }
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("summary.csv", std::string(kSummary) + "fgd,3,10\n");
     auto r = build(dir.path());
     ASSERT_FALSE(r.ok());
@@ -606,7 +579,7 @@ TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
     EXPECT_TRUE(has(r.error(), "3 fields")) << r.error();
   }
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("occupancy.csv",
               "policy,seed,arrived_gpu_pct,node,model,gpu,used_milli\nfgd,1,100,n1,T4,0,1500\n");
     auto r = build(dir.path());
@@ -615,7 +588,7 @@ TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
     EXPECT_TRUE(has(r.error(), "used_milli")) << r.error();
   }
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("timeline.csv",
               "agent,time_s,site,power_watts,energy_kwh,carbon_kg,carbon_intensity,running_jobs,"
               "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,online_nodes\n"
@@ -626,7 +599,7 @@ TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
     EXPECT_TRUE(has(r.error(), "timeline.csv:3: column 'carbon_intensity': empty")) << r.error();
   }
   {
-    TempDir dir;
+    ScratchDir dir;
     dir.write("curves.csv", kCurves);
     dir.write("decisions.jsonl",
               "{\"pod\":\"a\",\"chosen_node\":\"n\"}\n{\"chosen_node\": null,\n");
@@ -637,7 +610,7 @@ TEST(ReportHtml, MalformedInputsGiveFileAndLine) {
 }
 
 TEST(ReportHtml, EmptyOrMissingDirectoryIsAnError) {
-  TempDir dir;
+  ScratchDir dir;
   auto empty = build(dir.path());
   ASSERT_FALSE(empty.ok());
   EXPECT_TRUE(has(empty.error(), "no greensched results")) << empty.error();
@@ -647,7 +620,7 @@ TEST(ReportHtml, EmptyOrMissingDirectoryIsAnError) {
 }
 
 TEST(ReportHtml, SameInputsGiveIdenticalPages) {
-  TempDir dir;
+  ScratchDir dir;
   dir.write("curves.csv", kCurves);
   dir.write("summary.csv", kSummary);
   dir.write("occupancy.csv", occupancy_csv());

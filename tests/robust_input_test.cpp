@@ -18,18 +18,12 @@
 #include "greensched/monitor/sample_json.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/openb_reader.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("greensched-robust-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 TEST(Status, CarriesItsCodeThroughResults) {
   Status s = Error{"x.csv: cannot open file", ErrorCode::kNotFound};
@@ -115,7 +109,8 @@ TEST(TrainCheckpoint, WrongTypesAreErrorsNamingTheKey) {
 }
 
 TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {
-  const fs::path dir = scratch_dir("atomic");
+  const testing::ScratchDir scratch;
+  const fs::path& dir = scratch.dir();
   const std::string path = (dir / "out.txt").string();
   ASSERT_TRUE(write_text_file(path, "old contents, longer than the new").ok());
   ASSERT_TRUE(write_text_file_atomic(path, "new").ok());
@@ -124,7 +119,8 @@ TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {
 }
 
 TEST(TextFile, AtomicWriteFailureIsAnIoErrorNamingThePath) {
-  const fs::path dir = scratch_dir("atomic-fail");
+  const testing::ScratchDir scratch;
+  const fs::path& dir = scratch.dir();
   const std::string path = (dir / "missing-dir" / "out.txt").string();
   Status s = write_text_file_atomic(path, "x");
   ASSERT_FALSE(s.ok());

@@ -26,6 +26,7 @@
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/multi/time_series.hpp"
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace greensched::multi {
@@ -41,18 +42,7 @@ std::string carbon_dir() {
 }
 
 // Skips when the carbon data is missing (fails under CI=true).
-#define GREENSCHED_REQUIRE_CARBON()                                                      \
-  do {                                                                                   \
-    const std::string dir__ = carbon_dir();                                              \
-    if (!std::filesystem::exists(dir__ + "/SOURCE.md")) {                                \
-      if (::greensched::testing::running_in_ci()) {                                      \
-        FAIL() << "CI=true but the carbon data is missing at " << dir__;                 \
-      }                                                                                  \
-      GTEST_SKIP() << "carbon data not found at " << dir__                               \
-                   << " (set GREENSCHED_SHARED_DATA or place ../shared/data beside the " \
-                      "checkout)";                                                       \
-    }                                                                                    \
-  } while (0)
+#define GREENSCHED_REQUIRE_CARBON() GREENSCHED_REQUIRE_SHARED_FILE(carbon_dir() + "/SOURCE.md")
 
 // Brute force: the integral as a sum over every second.
 double integral_by_seconds(const TimeSeries& s, int64_t from, int64_t to) {
@@ -244,20 +234,8 @@ TEST(TimeSeries, FormatUtcTimeRoundTrips) {
 
 class CarbonReader : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("greensched-ts-test-{}-{}", ::getpid(), info->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
   std::string write(const std::string& name, std::string_view text) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return scratch_.write(name, text);
   }
   // Expects the reader to fail; the message must start with "path:line: ".
   template <typename Read>
@@ -269,7 +247,7 @@ class CarbonReader : public ::testing::Test {
     EXPECT_EQ(r.error().rfind(prefix, 0), 0u) << r.error() << " (expected prefix " << prefix << ")";
     return r.error();
   }
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_;
 };
 
 auto lwa = [](const std::string& p) { return read_lwa_csv(p); };
@@ -422,7 +400,7 @@ TEST_F(CarbonReader, ErrorsNameFileAndLine) {
   EXPECT_TRUE(read_emaps_csv(bad_value, "lca").ok());  // the other column is fine
 
   // A file that is not there.
-  auto missing = read_lwa_csv((dir_ / "nope.csv").string());
+  auto missing = read_lwa_csv(scratch_.file("nope.csv"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("cannot open"), std::string::npos);
 }

@@ -26,6 +26,7 @@
 #include "greensched/trace/inflation.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/workload.hpp"
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace greensched::trace {
@@ -480,15 +481,13 @@ TEST(ReaderFiles, MissingFileNamesThePath) {
 }
 
 TEST(ReaderFiles, ReadsFilesAndNamesThePathInRowErrors) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("greensched-reader-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string nodes_path = (dir / "nodes.csv").string();
-  const std::string pods_path = (dir / "pods.csv").string();
-  const std::string bad_path = (dir / "bad.csv").string();
-  std::ofstream(nodes_path, std::ios::binary) << kNodeHeader << "n0,8000,1024,2,NEWGPU\n";
-  std::ofstream(pods_path, std::ios::binary) << kMultiGpuHeader << "a,1,2,1,500\nb,1,3,1,500\n";
-  std::ofstream(bad_path, std::ios::binary) << kMultiGpuHeader << "a,1,2,1,500\nb,1,2,3,500\n";
+  const testing::ScratchDir scratch;
+  const std::string nodes_path =
+      scratch.write("nodes.csv", std::string(kNodeHeader) + "n0,8000,1024,2,NEWGPU\n");
+  const std::string pods_path =
+      scratch.write("pods.csv", std::string(kMultiGpuHeader) + "a,1,2,1,500\nb,1,3,1,500\n");
+  const std::string bad_path =
+      scratch.write("bad.csv", std::string(kMultiGpuHeader) + "a,1,2,1,500\nb,1,2,3,500\n");
 
   auto w = load_openb_workload(nodes_path, pods_path);
   ASSERT_TRUE(w.ok()) << w.error();
@@ -503,7 +502,6 @@ TEST(ReaderFiles, ReadsFilesAndNamesThePathInRowErrors) {
   auto bad = read_openb_pods(bad_path, models);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(IsErrorAt(bad.error(), bad_path + ":3: ", {"num_gpu 3"}));
-  std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------------------------------------
