@@ -14,6 +14,7 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/energy/controller.hpp"
 #include "greensched/multi/fleet_sim.hpp"

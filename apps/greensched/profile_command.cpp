@@ -10,6 +10,7 @@
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/monitor/prediction_eval.hpp"
 #include "greensched/monitor/profile_report.hpp"
 #include "greensched/monitor/workload_profile.hpp"

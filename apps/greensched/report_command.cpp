@@ -9,6 +9,7 @@
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/report/html_report.hpp"
 
 namespace greensched::app {

@@ -10,6 +10,7 @@
 
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/serve/http_server.hpp"
 #include "greensched/serve/kube_binder.hpp"
 #include "greensched/serve/pod_watcher.hpp"

@@ -11,6 +11,7 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/timeline_writer.hpp"
 #include "greensched/sim/experiment.hpp"

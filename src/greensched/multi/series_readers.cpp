@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/time_series.hpp"
@@ -153,7 +154,7 @@ Result<trace::CsvReader> open_csv(std::string_view text, const std::string& sour
 // Reads the file at `path` and hands its text to `parse`.
 template <typename Parse>
 Result<TimeSeries> with_file(const std::string& path, Parse parse) {
-  auto text = trace::read_file(path);
+  auto text = read_file(path);
   if (!text.ok()) return text.status().error();
   return parse(std::string_view(text.value()));
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/trace/csv.hpp"
 
 namespace greensched::report {
@@ -111,7 +112,7 @@ Column bounded_col(std::string name, double min, double max, bool integer) {
 }
 
 Result<Table> read_table(const std::string& path, const ChooseColumns& choose) {
-  auto content = trace::read_file(path);
+  auto content = read_file(path);
   if (!content.ok()) return Error{content.error()};
   trace::CsvReader reader(content.value(), path);
   reader.allow_quotes();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/text_file.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/trace/csv.hpp"
@@ -44,7 +45,7 @@ struct FailedPods {
 };
 
 Result<FailedPods> scan_records(const std::string& path, int limit) {
-  auto content = trace::read_file(path);
+  auto content = read_file(path);
   if (!content.ok()) return Error{content.error()};
   const std::string& text = content.value();
   FailedPods out;

@@ -10,12 +10,8 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
-#include "greensched/core/text_file.hpp"
 
 namespace greensched::trace {
-
-// The readers here load files through core's read_file; callers may name it trace::read_file.
-using greensched::read_file;
 
 class CsvReader {
  public:

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "greensched/core/resources.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/trace/csv.hpp"
 
 namespace greensched::trace {
