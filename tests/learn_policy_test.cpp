@@ -11,6 +11,7 @@
 #include "greensched/learn/features.hpp"
 #include "greensched/learn/linear_model.hpp"
 #include "greensched/learn/register.hpp"
+#include "greensched/learn/score_memo.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/sim/simulator.hpp"
@@ -120,6 +121,35 @@ PodSpec pod_of(int64_t cpu_milli, int num_gpu, int32_t gpu_milli) {
 // cpu_starved_gain by hand. Target: three 1-GPU pods with 8 vCPU and one half-GPU pod with
 // 4 vCPU, so 28 vCPU serve 3.5 GPUs: 8 vCPU per GPU. A node with 24 vCPU and 4 free GPUs has
 // CPU for 3 of them: 1 starved GPU before any placement.
+TEST(ScoreMemo, ComputesEachKeyOncePerPass) {
+  ScoreMemo memo;
+  int computed = 0;
+  const auto value_of = [&](int64_t v) {
+    return [&computed, v] {
+      ++computed;
+      return v;
+    };
+  };
+  memo.begin_pass(3);
+  EXPECT_EQ(memo.get({1, 2, 3}, value_of(10)), 10);
+  EXPECT_EQ(memo.get({1, 2, 4}, value_of(20)), 20);
+  EXPECT_EQ(memo.get({1, 2, 3}, value_of(99)), 10);  // stored, not recomputed
+  EXPECT_EQ(computed, 2);
+  // A new pass forgets the old one.
+  memo.begin_pass(3);
+  EXPECT_EQ(memo.get({1, 2, 3}, value_of(30)), 30);
+  EXPECT_EQ(computed, 3);
+  // Many keys in one pass (colliding slots probe on): each kept apart.
+  memo.begin_pass(1000);
+  for (uint64_t k = 0; k < 1000; ++k) {
+    EXPECT_EQ(memo.get({k % 7, k, 0}, value_of(static_cast<int64_t>(k))), static_cast<int64_t>(k));
+  }
+  for (uint64_t k = 0; k < 1000; ++k) {
+    EXPECT_EQ(memo.get({k % 7, k, 0}, value_of(-1)), static_cast<int64_t>(k));
+  }
+  EXPECT_EQ(computed, 1003);
+}
+
 TEST(LearnFeatures, CpuStarvedGainByHand) {
   GpuModelRegistry models;
   const GpuModelId v100 = models.find("V100M16").value();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace greensched::learn {
 
@@ -45,6 +47,19 @@ void FeatureExtractor::begin(const Cluster& cluster, const PodSpec& pod) {
       ns.cores_per_socket = std::max(1, figures.cpu.cores_per_socket);
       ns.cpu_max_watts = figures.cpu.max_watts;
       ns.cpu_idle_watts = figures.cpu.idle_watts;
+    }
+    using StaticKey = std::tuple<int64_t, int64_t, int, GpuModelId, double, double, double, double,
+                                 double, int64_t, int64_t, double>;
+    std::map<StaticKey, uint32_t> classes;
+    static_class_.resize(cluster.size());
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      const NodeSpec& spec = cluster.spec(static_cast<NodeIndex>(n));
+      const NodeStatic& ns = static_[n];
+      const StaticKey key{spec.cpu_milli,    spec.memory_mib,     spec.gpu_count,
+                          spec.model,        ns.inv_cpu,          ns.inv_memory,
+                          ns.inv_gpu_milli,  ns.gpu_up_watts,     ns.cpu_max_watts,
+                          ns.physical_cores, ns.cores_per_socket, ns.cpu_idle_watts};
+      static_class_[n] = classes.emplace(key, static_cast<uint32_t>(classes.size())).first->second;
     }
     // Restricted target demand, spread over its allowed models by capacity, per unit of each
     // model's capacity, relative to all target demand per unit of cluster capacity.
@@ -149,11 +164,15 @@ double FeatureExtractor::starved_gpus(int64_t cpu_free_milli, int64_t gpu_free_m
 double FeatureExtractor::cpu_watts(const NodeStatic& ns, int64_t cpu_free_milli) const {
   // power::cpu_power_watts in integers: idle cores = floor(free vCPU / 2).
   const int64_t idle = std::min(std::max<int64_t>(cpu_free_milli, 0) / 2000, ns.physical_cores);
-  const int64_t working = ns.physical_cores - idle;
-  const int64_t sockets = (ns.physical_cores + ns.cores_per_socket - 1) / ns.cores_per_socket;
-  const int64_t active = (working + ns.cores_per_socket - 1) / ns.cores_per_socket;
-  return static_cast<double>(active) * ns.cpu_max_watts +
-         static_cast<double>(sockets - active) * ns.cpu_idle_watts;
+  return power::cpu_power_from_cores(ns.physical_cores, ns.physical_cores - idle,
+                                     ns.cores_per_socket, ns.cpu_max_watts, ns.cpu_idle_watts);
+}
+
+std::array<uint64_t, 3> FeatureExtractor::option_key(const Cluster& cluster, NodeIndex node) {
+  const NodeState& s = cluster.state(node);
+  const uint64_t state = frag_->node_state(cluster, node);
+  return {state << 32 | uint64_t{static_class_[node]} << 1 | (s.pods == 0 ? 1U : 0U),
+          static_cast<uint64_t>(s.memory_free_mib), static_cast<uint64_t>(s.cpu_free_milli)};
 }
 
 FeatureVector FeatureExtractor::NodeOptions::features(std::size_t i) const {

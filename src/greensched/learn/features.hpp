@@ -93,6 +93,11 @@ class FeatureExtractor {
   // Valid until the next call.
   const NodeOptions& options(const Cluster& cluster, NodeIndex node, const PodSpec& pod);
 
+  // Nodes with equal keys have equal options for every pod between two begin() calls: the
+  // same spec and power figures, interned fragmentation state, free CPU and memory, and
+  // whether they host a pod. Call after begin().
+  std::array<uint64_t, 3> option_key(const Cluster& cluster, NodeIndex node);
+
  private:
   struct FragPart {  // what depends only on the interned node state and the pod's shape
     int32_t gpu_free = 0;
@@ -124,6 +129,7 @@ class FeatureExtractor {
     double cpu_idle_watts = 0;
   };
   std::vector<NodeStatic> static_;
+  std::vector<uint32_t> static_class_;  // per node: nodes with equal spec and NodeStatic share it
   double cpu_watts(const NodeStatic& ns, int64_t cpu_free_milli) const;
   // Per GPU model id: capacity, free milli (as of begin()), pressure.
   bool models_ready_ = false;

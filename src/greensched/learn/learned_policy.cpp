@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "greensched/learn/features.hpp"
+#include "greensched/learn/score_memo.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -23,7 +24,12 @@ class LearnedPolicy final : public policy::Policy {
   void score(const Cluster& cluster, const PodSpec& pod, std::span<policy::Candidate> candidates,
              Rng&) override {
     begin(cluster, pod);
-    for (policy::Candidate& c : candidates) c.raw = best_option(cluster, c.node, pod);
+    // Equal nodes score alike: each distinct node key is scored once per pod.
+    memo_.begin_pass(candidates.size());
+    for (policy::Candidate& c : candidates) {
+      c.raw = memo_.get(features_.option_key(cluster, c.node),
+                        [&] { return best_option(cluster, c.node, pod); });
+    }
   }
 
   GpuMask select_gpus(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
@@ -83,6 +89,7 @@ class LearnedPolicy final : public policy::Policy {
   FeatureExtractor features_;
   double inverse_resolution_;
   FeatureVector weights_{};
+  ScoreMemo memo_;
 };
 
 }  // namespace
