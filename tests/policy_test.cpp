@@ -273,3 +273,37 @@ TEST(FilterFastPath, AgreesWithFilterNodeOnRandomStates) {
 
 }  // namespace
 }  // namespace greensched::policy
+
+namespace greensched::policy {
+namespace {
+
+// Min-max normalisation: (raw - low) * 100 / (high - low), truncated; all equal gives
+// `all_equal`. Small and huge ranges (the 32-bit and 64-bit division paths) agree with it.
+TEST(NormalizeMinMax, HandComputedAndBothRanges) {
+  std::vector<Candidate> c(3);
+  c[0].raw = -7;
+  c[1].raw = 3;
+  c[2].raw = 0;
+  normalize_min_max(c);
+  EXPECT_EQ(c[0].score, 0);
+  EXPECT_EQ(c[1].score, 100);
+  EXPECT_EQ(c[2].score, 70);  // 7 * 100 / 10
+  for (Candidate& x : c) x.raw = 5;
+  normalize_min_max(c, 42);
+  EXPECT_EQ(c[1].score, 42);
+  Rng rng(5);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t span = trial % 2 == 0 ? int64_t{1000} : int64_t{1} << 50;
+    std::vector<Candidate> v(1 + rng.uniform(20));
+    for (Candidate& x : v) x.raw = static_cast<int64_t>(rng.uniform(span)) - span / 2;
+    normalize_min_max(v);
+    int64_t low = v[0].raw, high = v[0].raw;
+    for (const Candidate& x : v) low = std::min(low, x.raw), high = std::max(high, x.raw);
+    for (const Candidate& x : v) {
+      ASSERT_EQ(x.score, high == low ? 0 : (x.raw - low) * 100 / (high - low));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace greensched::policy

@@ -37,6 +37,23 @@ TEST(NodePower, IdleOneSharedPodAndFull) {
   EXPECT_DOUBLE_EQ(node_power_watts(kT4Node, kT4Power, 33000, free_gpus), 375.0 + 20.0);
 }
 
+TEST(CpuPower, FromCoresAgreesWithCeilingDivision) {
+  // Property: the division-free socket count equals ceil(cores / cores_per_socket), for small
+  // and large socket counts alike.
+  for (int64_t cps = 1; cps <= 70; ++cps) {
+    for (int64_t physical = 0; physical <= 200; ++physical) {
+      const int64_t sockets = (physical + cps - 1) / cps;
+      for (int64_t working = 0; working <= physical; working += 1 + physical / 17) {
+        const int64_t active = (working + cps - 1) / cps;
+        ASSERT_DOUBLE_EQ(
+            cpu_power_from_cores(physical, working, cps, 120, 15),
+            static_cast<double>(active) * 120 + static_cast<double>(sockets - active) * 15)
+            << physical << " cores, " << working << " working, " << cps << " per socket";
+      }
+    }
+  }
+}
+
 TEST(PowerModel, BuiltinHasEveryOpenbModel) {
   const PowerModel model = PowerModel::builtin();
   GpuModelRegistry models;

@@ -1,6 +1,7 @@
 #include "greensched/policy/policy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "greensched/policy/gpu_select.hpp"
 
@@ -30,9 +31,20 @@ void normalize_min_max(std::span<Candidate> candidates, int64_t all_equal) {
     low = std::min(low, c.raw);
     high = std::max(high, c.raw);
   }
-  for (Candidate& c : candidates) {
-    c.score = high == low ? all_equal : (c.raw - low) * 100 / (high - low);
+  if (high == low) {
+    for (Candidate& c : candidates) c.score = all_equal;
+    return;
   }
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  if (range <= UINT32_MAX / 100) {
+    // 32-bit division (the usual case, a few times faster): every (raw - low) * 100 fits.
+    const auto range32 = static_cast<uint32_t>(range);
+    for (Candidate& c : candidates) {
+      c.score = static_cast<uint32_t>(static_cast<uint64_t>(c.raw - low) * 100) / range32;
+    }
+    return;
+  }
+  for (Candidate& c : candidates) c.score = (c.raw - low) * 100 / (high - low);
 }
 
 }  // namespace greensched::policy

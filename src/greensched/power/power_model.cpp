@@ -249,29 +249,6 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
   return out;
 }
 
-double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_free_milli) {
-  // Physical cores = ceil(vCPU / 2), idle cores = floor(free vCPU / 2), in integer milli.
-  const int64_t physical = (std::max<int64_t>(spec.cpu_milli, 0) + 1999) / 2000;
-  const int64_t idle = std::min(std::max<int64_t>(cpu_free_milli, 0) / 2000, physical);
-  const int64_t working = physical - idle;
-  const int64_t cps = std::max(cpu.cores_per_socket, 1);
-  int64_t sockets = 0;
-  int64_t active = 0;
-  if (physical < (int64_t{1} << 31)) {
-    // 32-bit division: this runs for every candidate node of power-aware policies.
-    const auto p32 = static_cast<uint32_t>(physical);
-    const auto w32 = static_cast<uint32_t>(working);
-    const auto c32 = static_cast<uint32_t>(cps);
-    sockets = (p32 + c32 - 1) / c32;
-    active = (w32 + c32 - 1) / c32;
-  } else {
-    sockets = (physical + cps - 1) / cps;
-    active = (working + cps - 1) / cps;
-  }
-  return static_cast<double>(active) * cpu.max_watts +
-         static_cast<double>(sockets - active) * cpu.idle_watts;
-}
-
 double gpu_power_watts(const NodePower& power, int32_t free_milli) {
   if (free_milli >= kGpuMilli) return power.gpu.idle_watts;
   if (power.gpu_rule == GpuPowerRule::kPwr) return power.gpu.max_watts;

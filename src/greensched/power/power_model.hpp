@@ -10,6 +10,7 @@
 // models and CPU kinds to watts, with overrides per node type or per node name, and a PUE.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -89,8 +90,33 @@ class PowerModel {
   GpuPowerRule gpu_rule_ = GpuPowerRule::kPwr;
 };
 
-// CPU power of a node with `cpu_free_milli` free, in watts.
-double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_free_milli);
+// The same from whole cores: a socket with any working core draws max_watts, an idle one
+// idle_watts; sockets = ceil(physical / cores_per_socket). Inline and, for up to 16 sockets,
+// free of division: power-aware policies call it for every candidate node.
+inline double cpu_power_from_cores(int64_t physical_cores, int64_t working_cores,
+                                   int64_t cores_per_socket, double max_watts, double idle_watts) {
+  int64_t sockets = 0;
+  int64_t active = 0;
+  if (physical_cores <= 16 * cores_per_socket) {
+    for (int64_t first = 0; first < physical_cores; first += cores_per_socket) {
+      ++sockets;
+      if (first < working_cores) ++active;
+    }
+  } else {
+    sockets = (physical_cores + cores_per_socket - 1) / cores_per_socket;
+    active = (working_cores + cores_per_socket - 1) / cores_per_socket;
+  }
+  return static_cast<double>(active) * max_watts +
+         static_cast<double>(sockets - active) * idle_watts;
+}
+// CPU power of a node with `cpu_free_milli` free, in watts: physical cores = ceil(vCPU / 2),
+// idle cores = floor(free vCPU / 2).
+inline double cpu_power_watts(const NodeSpec& spec, const CpuPower& cpu, int64_t cpu_free_milli) {
+  const int64_t physical = (std::max<int64_t>(spec.cpu_milli, 0) + 1999) / 2000;
+  const int64_t idle = std::min(std::max<int64_t>(cpu_free_milli, 0) / 2000, physical);
+  return cpu_power_from_cores(physical, physical - idle, std::max(cpu.cores_per_socket, 1),
+                              cpu.max_watts, cpu.idle_watts);
+}
 // Power of one node in a given state, in watts (IT power, before PUE).
 double node_power_watts(const NodeSpec& spec, const NodePower& power, int64_t cpu_free_milli,
                         const int32_t* gpu_free_milli);
