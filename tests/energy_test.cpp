@@ -301,6 +301,36 @@ TEST(EnergyController, CarbonPriceShiftsTheOptimum) {
   EXPECT_NEAR(r.objective_usd, 9.0 + 1000 * 4.0 / 1000, 1e-6);  // 4 kg in hour 0
 }
 
+TEST(EnergyController, GreedyWithACarbonPriceSkipsTheCheapDirtyHour) {
+  // Prices 0.15, 0.10, 0.30 $/kWh; the cheap hour 1 is dirty (800 g/kWh), hours 0 and 2 are
+  // clean. Without a carbon price greedy charges 10 kWh in hour 1 (0.10 <= the 25 % quantile
+  // of {0.15}) and discharges 8.1 kWh in hour 2 (0.30 >= the 75 % quantile of {0.15, 0.10}):
+  //   cost 10 * 0.15 + 20 * 0.10 + 1.9 * 0.30 = 4.07, carbon 20 * 0.8 = 16 kg.
+  // At 100 $/t hour 1 weighs 0.10 + 0.08 = 0.18 > 0.15: no charge, nothing to discharge:
+  //   cost 1.5 + 1.0 + 3.0 = 5.5, carbon 10 * 0.8 = 8 kg.
+  auto hours = three_hours();
+  hours[0].price_usd_per_kwh = 0.15;
+  hours[0].carbon_g_per_kwh = 0;
+  hours[1].price_usd_per_kwh = 0.10;
+  hours[1].carbon_g_per_kwh = 800;
+  hours[2].price_usd_per_kwh = 0.30;
+  hours[2].carbon_g_per_kwh = 0;
+  const auto cost_only = run_controller(ControllerKind::kGreedy, hours, shifting_battery());
+  ASSERT_TRUE(cost_only.ok()) << cost_only.error();
+  EXPECT_NEAR(cost_only.value().hours[1].charge_kwh, 10, 1e-9);
+  EXPECT_NEAR(cost_only.value().hours[2].discharge_kwh, 8.1, 1e-9);
+  EXPECT_NEAR(cost_only.value().cost_usd, 4.07, 1e-9);
+  EXPECT_NEAR(cost_only.value().carbon_kg, 16, 1e-9);
+  ControllerOptions o;
+  o.carbon_price_usd_per_t = 100;
+  const auto priced = run_controller(ControllerKind::kGreedy, hours, shifting_battery(), o);
+  ASSERT_TRUE(priced.ok()) << priced.error();
+  EXPECT_NEAR(priced.value().hours[1].charge_kwh, 0, 1e-9);
+  EXPECT_NEAR(priced.value().cost_usd, 5.5, 1e-9);
+  EXPECT_NEAR(priced.value().carbon_kg, 8, 1e-9);
+  EXPECT_NEAR(priced.value().objective_usd, 5.5 + 100 * 8.0 / 1000, 1e-9);
+}
+
 TEST(EnergyController, SettlementExportsCurtailsAndImportsAtLeastCost) {
   HourInput in;
   in.demand_kwh = 10;

@@ -39,10 +39,13 @@ Result<ControllerRun> run_greedy(const std::vector<HourInput>& hours, const Batt
         const std::size_t first = t > static_cast<std::size_t>(options.greedy_window_h)
                                       ? t - static_cast<std::size_t>(options.greedy_window_h)
                                       : 0;
+        // Prices with the carbon price added, as settle_hour and the LP weigh an import.
         window.clear();
-        for (std::size_t j = first; j < t; ++j) window.push_back(hours[j].price_usd_per_kwh);
+        for (std::size_t j = first; j < t; ++j) {
+          window.push_back(effective_import_price(hours[j], options));
+        }
         if (window.empty()) return request;
-        const double price = in.price_usd_per_kwh;
+        const double price = effective_import_price(in, options);
         if (price <= trace::quantile(window, options.greedy_low_quantile)) {
           // One hour at full power.
           request.charge_kwh = std::max(request.charge_kwh, spec.max_charge_kw);

@@ -9,7 +9,8 @@
 //           imported.
 //   greedy  charges from on-site surplus, and from the grid when the price is at or below the
 //           low quantile of the trailing window of past prices; discharges to cover the
-//           deficit when the price is at or above the high quantile.
+//           deficit when the price is at or above the high quantile. Prices here are import
+//           prices plus the carbon price (effective_import_price), as everywhere below.
 //   mpc     rolling-horizon LP (dispatch_lp.hpp) re-solved each hour on forecasts built only
 //           from past hours; the first hour's battery plan is applied.
 //   oracle  the same LP over the whole span with the actual values (perfect foresight): a
@@ -49,7 +50,7 @@ struct HourOutput {
 
 struct ControllerOptions {
   bool allow_export = true;           // false: any surplus is curtailed
-  double carbon_price_usd_per_t = 0;  // added to the objective, not to cost_usd
+  double carbon_price_usd_per_t = 0;  // USD/t CO2, see effective_import_price
   int mpc_horizon_h = 24;             // hours in each rolling LP, >= 1
   int forecast_days = 1;              // seasonal-naive mean over this many past days, >= 1
   // mpc: hours from now (the current one first) whose import and export prices are known
@@ -87,7 +88,9 @@ Result<ControllerRun> run_controller(ControllerKind kind, const std::vector<Hour
 
 // ---- Building blocks, shared by the controllers (and tested on their own) ----
 
-// Import price plus the carbon price, USD/kWh.
+// Import price plus the carbon price, USD/kWh: what every controller weighs an import at
+// (settle_hour, greedy's quantiles, the LP's objective), so with a carbon price they minimise
+// cost + carbon price x carbon (objective_usd); cost_usd stays the bill.
 double effective_import_price(const HourInput& in, const ControllerOptions& options);
 
 // Settles one hour given the battery flows already exchanged: generation goes to the best of
