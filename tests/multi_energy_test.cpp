@@ -228,6 +228,47 @@ TEST(MultiSiteController, HandComputedNoneAndOracleOnTwoHours) {
   EXPECT_TRUE(has(text, ",oracle,0.03,")) << text;
 }
 
+TEST(MultiSiteController, GreenCostCarbonControllersWeighTheCarbonPrice) {
+  // As above, but the grid costs 0.10 USD/kWh at 600 g/kWh in hour 0 and 0.13 at 0 g in
+  // hour 1. For green-cost the oracle minimises cost: a kWh stored in hour 0 costs 0.10 / 0.9
+  // = 0.111 < 0.13, so it charges 0.17 / 0.9 kWh more in the dirty hour: site a emits
+  // (0.13 + 0.17 / 0.9) * 600 g. For green-cost-carbon (100 USD/t by default) hour 0 weighs
+  // 0.10 + 0.06 = 0.16, stored 0.178 > 0.13: no shift, (0.23 - 0.1) * 600 g = 78 g. Site b
+  // (1000 g/kWh) keeps the jobs on a.
+  Fleet fleet = two_sites(100, 1000);
+  SiteSpec& a = fleet.sites[0];
+  a.price = TimeSeries(fleet.start_s, 3600, {0.10, 0.13});
+  a.carbon = TimeSeries(fleet.start_s, 3600, {600, 0});
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(fleet.start_s, 3600, {0.1, 0.0});
+  e.battery.capacity_kwh = 1;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 1;
+  e.battery.round_trip_efficiency = 0.9;
+  a.energy = e;
+  auto r = three_jobs_on_a(fleet);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const AgentOptions agent_options;
+  EXPECT_DOUBLE_EQ(controller_carbon_price_usd_per_t("green-cost", agent_options), 0.0);
+  EXPECT_DOUBLE_EQ(controller_carbon_price_usd_per_t("local", agent_options), 0.0);
+  energy::ControllerOptions cost, cost_carbon;
+  cost.carbon_price_usd_per_t = controller_carbon_price_usd_per_t("green-cost", agent_options);
+  cost_carbon.carbon_price_usd_per_t =
+      controller_carbon_price_usd_per_t("green-cost-carbon", agent_options);
+  EXPECT_DOUBLE_EQ(cost_carbon.carbon_price_usd_per_t, 100.0);
+  auto cheap = run_site_controllers(fleet, r.value(), energy::ControllerKind::kOracle, cost);
+  auto clean = run_site_controllers(fleet, r.value(), energy::ControllerKind::kOracle, cost_carbon);
+  ASSERT_TRUE(cheap.ok()) << cheap.error();
+  ASSERT_TRUE(clean.ok()) << clean.error();
+  const energy::ControllerRun& cheap_a = cheap.value().sites[0].run;
+  const energy::ControllerRun& clean_a = clean.value().sites[0].run;
+  EXPECT_NEAR(cheap_a.carbon_kg, (0.13 + 0.17 / 0.9) * 0.6, 1e-6);
+  EXPECT_NEAR(cheap_a.cost_usd, (0.13 + 0.17 / 0.9) * 0.10, 1e-6);
+  EXPECT_NEAR(clean_a.carbon_kg, 0.13 * 0.6, 1e-6);
+  EXPECT_NEAR(clean_a.cost_usd, 0.13 * 0.10 + 0.17 * 0.13, 1e-6);
+  EXPECT_LT(clean.value().carbon_kg, cheap.value().carbon_kg - 0.1);
+  EXPECT_GT(clean.value().cost_usd, cheap.value().cost_usd);
+}
+
 // A small built-in fleet whose first two sites have sun (a day curve), a battery and prices.
 Fleet sunny_builtin_fleet() {
   Fleet fleet = builtin_fleet();

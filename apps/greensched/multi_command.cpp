@@ -245,8 +245,12 @@ int run_multi(const MultiCliOptions& o) {
       auto r = multi::run_fleet(fleet, workloads[w].pods, shapes, opts);
       if (!r.ok()) return Error{r.error()};
       ok[i] = std::move(r.value());
+      // The controllers minimise what the agent minimises: cost, or cost + carbon price.
+      energy::ControllerOptions controller = o.controller;
+      controller.carbon_price_usd_per_t =
+          multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
       for (energy::ControllerKind kind : controllers.value()) {
-        auto e = multi::run_site_controllers(fleet, ok[i], kind, o.controller);
+        auto e = multi::run_site_controllers(fleet, ok[i], kind, controller);
         if (!e.ok()) return Error{e.error()};
         ok[i].energy.push_back(std::move(e.value()));
       }
@@ -412,7 +416,8 @@ Action add_multi_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 24 * 14));
   cmd->add_option("--carbon-price", o->carbon_price,
-                  "USD per tonne CO2 that green-cost-carbon adds to the electricity cost")
+                  "USD per tonne CO2 that green-cost-carbon adds to the electricity cost, in "
+                  "its dispatch and in its site energy controllers")
       ->capture_default_str();
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "

@@ -59,6 +59,10 @@ SignalView FleetView::expected_signal(int site, int64_t from_s, int64_t to_s, do
   return v;
 }
 
+double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOptions& options) {
+  return agent == "green-cost-carbon" ? options.carbon_price_usd_per_t : 0.0;
+}
+
 std::vector<std::string> agent_names() {
   return {"local", "round-robin", "least-loaded", "lowest-carbon-now", "carbon-forecast", "green"};
 }

@@ -119,6 +119,11 @@ struct AgentOptions {
   double be_headroom = 0.1;
 };
 
+// The carbon price (USD per tonne) the site energy controllers weigh for an agent's run, so
+// that they minimise what the agent minimises: carbon_price_usd_per_t for green-cost-carbon;
+// 0 for every other agent (the controllers then minimise cost alone).
+double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOptions& options);
+
 // local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green (what `all`
 // runs); make_agent also knows green-cost and green-cost-carbon (green on another objective).
 std::vector<std::string> agent_names();

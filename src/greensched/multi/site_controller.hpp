@@ -14,6 +14,8 @@ namespace greensched::multi {
 
 // A site without an `energy` block has no generation and no battery: it imports its demand.
 // Sites without a price series pay 0. `options.allow_export` is taken per site from its block.
+// `options.carbon_price_usd_per_t` is the run's agent's (controller_carbon_price_usd_per_t in
+// agent.hpp): 0 makes every controller minimise cost alone.
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
                                           const energy::ControllerOptions& options = {});
