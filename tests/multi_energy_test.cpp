@@ -172,6 +172,143 @@ TEST(MultiNetSignal, MeanOverHoursOfTheRun) {
   EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
 }
 
+TEST(MultiNetSignal, BatteryServesWhatTheSurplusLeavesWhenItWeighsLess) {
+  // A kWh charged in an hour at 0.081 USD and 810 g, round trip 0.81: 0.1 USD and 1000 g.
+  const NetHour stored = stored_kwh(NetHour{0.081, 810}, 0.81);
+  EXPECT_NEAR(stored.price_per_kwh, 0.1, 1e-12);
+  EXPECT_NEAR(stored.carbon_g_per_kwh, 1000, 1e-9);
+  // No surplus, grid 0.30 and 300 g: the battery's 1 kWh serves half of a 2 kWh job.
+  const BatteryOffer one{NetHour{0.1, 100}, 1};
+  NetHour h = net_hour(3, 4, 2, 0.30, 300, true, 0.05, one, 0);
+  EXPECT_NEAR(h.battery_share, 0.5, 1e-12);
+  EXPECT_NEAR(h.price_per_kwh, 0.5 * 0.1 + 0.5 * 0.30, 1e-12);
+  EXPECT_NEAR(h.carbon_g_per_kwh, 0.5 * 100 + 0.5 * 300, 1e-9);
+  // Room for 5 kWh: all of it.
+  const BatteryOffer five{NetHour{0.1, 100}, 5};
+  h = net_hour(3, 4, 2, 0.30, 300, true, 0.05, five, 0);
+  EXPECT_NEAR(h.price_per_kwh, 0.1, 1e-12);
+  EXPECT_NEAR(h.carbon_g_per_kwh, 100, 1e-9);
+  // 1 kWh of surplus first (forgoing 0.05), the battery the other half.
+  h = net_hour(5, 4, 2, 0.30, 300, true, 0.05, five, 0);
+  EXPECT_NEAR(h.battery_share, 0.5, 1e-12);
+  EXPECT_NEAR(h.price_per_kwh, 0.5 * 0.05 + 0.5 * 0.1, 1e-12);
+  EXPECT_NEAR(h.carbon_g_per_kwh, 50, 1e-9);
+  // A job of no size: the battery takes all that the surplus leaves.
+  EXPECT_NEAR(net_hour(3, 4, 0, 0.30, 300, true, 0.05, one, 0).price_per_kwh, 0.1, 1e-12);
+  // Dearer than the grid: the grid.
+  h = net_hour(3, 4, 2, 0.30, 300, true, 0.05, BatteryOffer{NetHour{0.4, 0}, 5}, 0);
+  EXPECT_DOUBLE_EQ(h.battery_share, 0.0);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.30);
+  // Cheap but dirty (0.1 USD, 900 g) against a clean grid at 0.15: taken on price alone; at
+  // 100 USD/t it weighs 0.19 > 0.15 and the grid serves.
+  const BatteryOffer dirty{NetHour{0.1, 900}, 5};
+  h = net_hour(3, 4, 2, 0.15, 0, true, 0.05, dirty, 0);
+  EXPECT_NEAR(h.price_per_kwh, 0.1, 1e-12);
+  EXPECT_NEAR(h.carbon_g_per_kwh, 900, 1e-9);
+  h = net_hour(3, 4, 2, 0.15, 0, true, 0.05, dirty, 100);
+  EXPECT_DOUBLE_EQ(h.price_per_kwh, 0.15);
+  EXPECT_DOUBLE_EQ(h.carbon_g_per_kwh, 0.0);
+}
+
+// A site with 72 hours of grid prices (0.30 USD/kWh) and carbon (300 g/kWh) from t0 but for
+// the hours given, no generation unless given, and a 20 kWh battery (10 kW, round trip 0.81,
+// 0.1-0.9: 16 kWh usable, 14.4 kWh back out of it).
+constexpr int64_t kT0 = 1672531200;  // 2023-01-01T00:00Z
+
+SiteSpec battery_site(const std::vector<std::pair<int, double>>& prices,
+                      const std::vector<std::pair<int, double>>& carbon,
+                      const std::vector<std::pair<int, double>>& pv = {}) {
+  std::vector<double> p(72, 0.30), c(72, 300), g(72, 0);
+  for (const auto& [h, v] : prices) p[h] = v;
+  for (const auto& [h, v] : carbon) c[h] = v;
+  for (const auto& [h, v] : pv) g[h] = v;
+  SiteSpec site;
+  site.price = TimeSeries(kT0, 3600, p);
+  site.carbon = TimeSeries(kT0, 3600, c);
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(kT0, 3600, g);
+  e.battery.capacity_kwh = 20;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 10;
+  e.battery.round_trip_efficiency = 0.81;
+  e.allow_export = true;
+  e.export_price_usd_per_kwh = 0.0081;
+  site.energy = e;
+  return site;
+}
+
+TEST(MultiNetSignal, BatteryStoresFromTheBestHourOfTheDayBefore) {
+  // Now is hour 24. Hour 20, four hours ago, cost 0.081 at 810 g: a kWh stored then is 0.1
+  // USD and 1000 g. A job over hours 26 and 27 (forecast from the past: 0.30 each, 300 g)
+  // gets it from the battery; without the battery it pays the grid.
+  const SiteSpec site = battery_site({{20, 0.081}, {27, 0.50}}, {{20, 810}});
+  SiteSpec no_battery = site;
+  no_battery.energy->battery.capacity_kwh = 0;
+  const auto past = make_same_hour_forecaster();
+  const int64_t now = kT0 + 24 * 3600, from = now + 2 * 3600, to = now + 4 * 3600;
+  NetSignalCache cache;
+  SignalView v = cache.mean(no_battery, 0, *past, now, from, to, 4, 2);
+  EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
+  v = cache.mean(site, 1, *past, now, from, to, 4, 2);
+  EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 1000, 1e-9);
+  // A 10 kW job: hour 26 takes 10 kWh from the battery, hour 27 the 4.4 left of its 14.4
+  // (a share of 0.44) and the rest from the grid.
+  v = cache.mean(site, 1, *past, now, from, to, 4, 10);
+  EXPECT_NEAR(v.price_per_kwh, (0.1 + (0.44 * 0.1 + 0.56 * 0.30)) / 2, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, (1000 + (0.44 * 1000 + 0.56 * 300)) / 2, 1e-9);
+  // A 20 kW job: the 10 kW discharge limit serves half of hour 26, then 4.4 of hour 27's 20.
+  v = cache.mean(site, 1, *past, now, from, to, 4, 20);
+  EXPECT_NEAR(v.price_per_kwh, ((0.5 * 0.1 + 0.5 * 0.30) + (0.22 * 0.1 + 0.78 * 0.30)) / 2, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, ((0.5 * 1000 + 0.5 * 300) + (0.22 * 1000 + 0.78 * 300)) / 2,
+              1e-9);
+  // Under the controllers' carbon price of 300 USD/t the stored kWh weighs 0.1 + 0.3 = 0.4,
+  // the grid 0.30 + 0.09 = 0.39: the grid serves.
+  NetSignalCache priced(300);
+  v = priced.mean(site, 1, *past, now, from, to, 4, 2);
+  EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
+  EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
+}
+
+TEST(MultiNetSignal, BatterySourcesAreTheDayBeforeTheHourAsForecastNow) {
+  const int64_t now = kT0 + 24 * 3600;
+  const auto past = make_same_hour_forecaster();
+  const auto oracle = make_oracle_forecaster();
+  {
+    // Hour 25 will cost 0.0081. The past-only forecast says 0.30 (hour 1): the battery's
+    // best source for hour 26 is hour 20. An oracle would store in hour 25 (0.01 USD).
+    const SiteSpec site = battery_site({{20, 0.081}, {25, 0.0081}}, {{20, 810}});
+    NetSignalCache cache;
+    SignalView v = cache.mean(site, 0, *past, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
+    NetSignalCache seer;
+    v = seer.mean(site, 0, *oracle, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.01, 1e-12);
+    EXPECT_NEAR(v.carbon_g_per_kwh, 300 / 0.81, 1e-9);
+    // Hour 25 lies after a job in hour 24: never its source.
+    v = seer.mean(site, 0, *oracle, now, now, now + 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
+  }
+  {
+    // Hour 20 is within the 24 hours before hour 44, not before hour 45.
+    const SiteSpec site = battery_site({{20, 0.081}}, {{20, 810}});
+    NetSignalCache cache;
+    SignalView v = cache.mean(site, 0, *oracle, now, now + 20 * 3600, now + 21 * 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
+    v = cache.mean(site, 0, *oracle, now, now + 21 * 3600, now + 22 * 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
+  }
+  {
+    // 100 kWh of sun in hour 22 for a 4 kW demand: stored, it costs the feed-in it forwent
+    // (0.0081 / 0.81 = 0.01) and emits nothing.
+    const SiteSpec site = battery_site({}, {}, {{22, 100}});
+    NetSignalCache cache;
+    SignalView v = cache.mean(site, 0, *past, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    EXPECT_NEAR(v.price_per_kwh, 0.01, 1e-12);
+    EXPECT_NEAR(v.carbon_g_per_kwh, 0.0, 1e-9);
+  }
+}
+
 TEST(MultiSiteDemand, HourlyFacilityEnergyOfTheReplay) {
   // Site a: [0,1800) 200 W, [1800,3600) 260 W -> 0.23 kWh; [3600,5400) 200 W, [5400,7200)
   // 140 W -> 0.17 kWh. Site b idles at 35 W: 0.035 kWh each hour.
@@ -370,6 +507,34 @@ TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
       EXPECT_EQ(r.value().decisions[0].site, sun ? 0 : 1) << r.value().decisions[0].reason;
       EXPECT_TRUE(has(r.value().decisions[0].reason, "USD")) << r.value().decisions[0].reason;
     }
+  }
+}
+
+TEST(MultiNetSignal, GreenCostCountsWhatTheBatteryStoredEarlier) {
+  // Site a's grid cost 0.05 USD/kWh in hour 0 and costs 0.30 since; site b's 0.20. A job
+  // submitted in hour 2 for one hour: with a battery (round trip 0.9) at a, a kWh stored in
+  // hour 0 costs 0.05 / 0.9 = 0.056 and green-cost sends it to a; without one, to b.
+  for (const bool battery : {true, false}) {
+    Fleet fleet = two_sites(200, 200);
+    fleet.sites[0].price = TimeSeries(fleet.start_s, 3600, {0.05, 0.30, 0.30, 0.30});
+    fleet.sites[1].price = TimeSeries(fleet.start_s, 3600, {0.20});
+    SiteEnergy e;
+    if (battery) {
+      e.battery.capacity_kwh = 10;
+      e.battery.max_charge_kw = e.battery.max_discharge_kw = 10;
+      e.battery.round_trip_efficiency = 0.9;
+    }
+    fleet.sites[0].energy = e;
+    std::vector<PodSpec> pods = {job("j1", 2000, 1, 1000, 7200, 10800)};
+    const uint32_t shapes = trace::assign_shape_ids(pods);
+    MultiOptions options;
+    options.agent = "green-cost";
+    options.power_model = tiny_power_model();
+    options.data_gb_per_job = 0;
+    options.be_slack_s = 0;
+    auto r = run_fleet(fleet, pods, shapes, options);
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r.value().decisions[0].site, battery ? 0 : 1) << r.value().decisions[0].reason;
   }
 }
 

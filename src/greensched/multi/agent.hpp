@@ -62,7 +62,7 @@ class FleetView {
   // Expected grid carbon and price of the energy a job of `job_kw` (facility) adds at the site
   // over [from_s, to_s) in trace seconds, as forecast now. Without on-site energy: the
   // forecaster's means of the site's carbon and price series. With it (FleetSim): the net
-  // marginal view of multi/net_signal.hpp, after on-site generation.
+  // marginal view of multi/net_signal.hpp, after on-site generation and the battery.
   virtual SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const;
 };
 

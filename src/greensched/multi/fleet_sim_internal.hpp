@@ -108,7 +108,8 @@ class FleetSim final : public FleetView {
   FleetSim(const Fleet& fleet, const MultiOptions& options)
       : fleet_(fleet),
         options_(options),
-        forecaster_(options.oracle ? make_oracle_forecaster() : make_same_hour_forecaster()) {}
+        forecaster_(options.oracle ? make_oracle_forecaster() : make_same_hour_forecaster()),
+        net_cache_(controller_carbon_price_usd_per_t(options.agent, options.agent_options)) {}
 
   Result<MultiResult> run(const std::vector<PodSpec>& pods, uint32_t shape_count);
 
