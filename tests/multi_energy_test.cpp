@@ -467,7 +467,10 @@ TEST(MultiSiteController, OracleCheapestPerAgentAndRunsRepeatExactly) {
   trace::Workload w = trace::builtin_openb_workload();
   std::vector<PodSpec> pods;
   for (std::size_t i = 0; i < w.pods.size(); i += 20) pods.push_back(w.pods[i]);
-  trace::assign_synthetic_times(pods, 7, 3);
+  // A day of arrivals, each job at most 12 h: the controllers (mpc solves an LP each hour)
+  // settle a day and a half rather than the weeks the longest built-in lifetimes would span.
+  trace::assign_synthetic_times(pods, 7, 1);
+  for (PodSpec& p : pods) p.deletion_time = std::min(p.deletion_time, p.creation_time + 12 * 3600);
   const uint32_t shapes = trace::assign_shape_ids(pods);
   const Fleet fleet = sunny_builtin_fleet();
   const std::string first = summary_for(fleet, pods, shapes);

@@ -78,7 +78,7 @@ add_test(NAME fuzz.serve_request_parser
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/serve-fuzz -DFUZZ_SECONDS=60
           -P ${CMAKE_CURRENT_LIST_FILE})
-set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 900
+set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 900 COST 500
                      SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 
 # Kubernetes' own scheduler (1.20.5, vendored in ../shared/third_party) driving the real
@@ -89,5 +89,7 @@ add_test(NAME kube.scheduler_1_20_e2e
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/kube-e2e
           -DDATA=${GREENSCHED_SHARED_DATA} -DGREENSCHED=$<TARGET_FILE:greensched>
           -P ${CMAKE_CURRENT_SOURCE_DIR}/kube_e2e/kube_e2e.cmake)
-set_tests_properties(kube.scheduler_1_20_e2e PROPERTIES LABELS kube TIMEOUT 600 RUN_SERIAL TRUE
+# It mostly waits on the scheduler's queue and HTTP round trips, so it runs beside the
+# fuzzers; COST starts it first, being the longest.
+set_tests_properties(kube.scheduler_1_20_e2e PROPERTIES LABELS kube TIMEOUT 600 COST 1000
                      SKIP_REGULAR_EXPRESSION "SKIPPED: ")
