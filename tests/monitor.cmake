@@ -19,7 +19,7 @@ target_compile_definitions(greensched_unit_tests PRIVATE
   GREENSCHED_FAKE_NVML="$<TARGET_FILE:greensched_fake_nvml>")
 
 add_executable(greensched_monitor_cli_tests monitor_cli_test.cpp)
-target_link_libraries(greensched_monitor_cli_tests PRIVATE nlohmann_json::nlohmann_json
+target_link_libraries(greensched_monitor_cli_tests PRIVATE nlohmann_json::nlohmann_json fmt::fmt
                       GTest::gtest_main)
 add_dependencies(greensched_monitor_cli_tests greensched greensched_fake_nvml)
 target_compile_definitions(greensched_monitor_cli_tests PRIVATE

@@ -19,6 +19,7 @@
 #include "greensched/monitor/proc_stats.hpp"
 #include "greensched/monitor/sample_json.hpp"
 #include "prometheus_text.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched::monitor {
 namespace {
@@ -143,9 +144,8 @@ TEST(MonitorAgent, ServesMetricsThatMatchProc) {
 }
 
 TEST(MonitorAgent, CountAndJsonLinesFile) {
-  const std::string path =
-      ::testing::TempDir() + "/greensched_mon_agent_" + std::to_string(getpid()) + ".jsonl";
-  std::remove(path.c_str());
+  const testing::ScratchDir scratch;
+  const std::string path = scratch.file("samples.jsonl");
   MonitorOptions opts;
   opts.interval_s = 0.05;
   opts.jsonl = path;
@@ -164,7 +164,6 @@ TEST(MonitorAgent, CountAndJsonLinesFile) {
   ASSERT_EQ(samples.value().size(), 3U);
   EXPECT_EQ(samples.value()[2].seq, 3U);
   EXPECT_GT(samples.value()[2].time_s, samples.value()[0].time_s);
-  std::remove(path.c_str());
 }
 
 TEST(MonitorAgent, BadListenAddressOrFileIsAnError) {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace {
@@ -36,15 +37,6 @@ std::string slurp(const fs::path& p) {
 
 class MonitorCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           (std::string("greensched_moncli_") + info->name() + "_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `greensched ARGS` with optional environment assignments in front.
   CommandResult run(const std::string& args, const std::string& env = "") {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
@@ -58,7 +50,8 @@ class MonitorCli : public ::testing::Test {
     return r;
   }
 
-  fs::path dir_;
+  const greensched::testing::ScratchDir scratch_;
+  const fs::path& dir_ = scratch_.dir();
 };
 
 TEST_F(MonitorCli, ProfileJsonTableAndCsvs) {

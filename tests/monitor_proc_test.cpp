@@ -15,20 +15,12 @@
 #include "greensched/monitor/rapl.hpp"
 #include "greensched/monitor/sample_json.hpp"
 #include "greensched/monitor/sampler.hpp"
+#include "scratch_dir.hpp"
 
 namespace greensched::monitor {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory per test (ctest runs tests in parallel processes).
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("greensched_mon_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 void write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -102,7 +94,8 @@ TEST(Rapl, DeltaHandlesWrapAround) {
 }
 
 TEST(Rapl, ReadsPackagesOnlyAndAccumulatesAcrossWraps) {
-  const fs::path sys = temp_dir("rapl");
+  const testing::ScratchDir scratch;
+  const fs::path& sys = scratch.dir();
   const fs::path pc = sys / "class" / "powercap";
   write(pc / "intel-rapl:0" / "name", "package-0\n");
   write(pc / "intel-rapl:0" / "energy_uj", "999000000\n");
@@ -126,7 +119,8 @@ TEST(Rapl, ReadsPackagesOnlyAndAccumulatesAcrossWraps) {
 }
 
 TEST(Rapl, AbsentOrUnreadableIsAnErrorValue) {
-  const fs::path sys = temp_dir("rapl_none");
+  const testing::ScratchDir scratch;
+  const fs::path& sys = scratch.dir();
   auto none = RaplReader::open(sys.string());
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().find("no powercap"), std::string::npos) << none.error();
@@ -137,7 +131,8 @@ TEST(Rapl, AbsentOrUnreadableIsAnErrorValue) {
 }
 
 TEST(Sampler, FakeProcAndSysGiveExactFigures) {
-  const fs::path root = temp_dir("sampler");
+  const testing::ScratchDir scratch;
+  const fs::path& root = scratch.dir();
   const fs::path proc = root / "proc";
   const fs::path sys = root / "sys";
   write(proc / "stat", kStat1);

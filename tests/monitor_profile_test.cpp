@@ -12,6 +12,7 @@
 #include "greensched/monitor/profile_report.hpp"
 #include "greensched/monitor/workload_profile.hpp"
 #include "greensched/trace/openb_reader.hpp"
+#include "scratch_dir.hpp"
 #include "test_data.hpp"
 
 namespace greensched::monitor {
@@ -84,8 +85,8 @@ TEST(WorkloadProfile, DefaultTraceKnownFigures) {
 
   // The CSVs: every file has its header and a row per entry.
   const auto files = profile_csvs(p, models);
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("greensched_profile_" + std::to_string(getpid()));
+  const testing::ScratchDir scratch;
+  const fs::path& dir = scratch.dir();
   ASSERT_TRUE(write_text_files(dir.string(), files).ok());
   for (const auto& [name, text] : files) {
     EXPECT_EQ(name.rfind("profile_", 0), 0U);
@@ -97,7 +98,6 @@ TEST(WorkloadProfile, DefaultTraceKnownFigures) {
   std::getline(kinds, row);
   EXPECT_EQ(header, "kind,pods,pod_share,gpus,gpu_share");
   EXPECT_EQ(row.rfind("cpu_only,1088,", 0), 0U) << row;
-  fs::remove_all(dir);
 }
 
 TEST(WorkloadProfile, EveryOpenbVariantProfiles) {
