@@ -107,6 +107,36 @@ std::vector<PodSpec> builtin_jobs(uint32_t& shapes) {
   return pods;
 }
 
+// --preempt-be on one T4 node: a BE job holds both GPUs over [0, 10000); an LS job asking one
+// GPU arrives at 100. Without preemption it waits to 10000 (an LS violation); with it the BE
+// job is evicted at 100, the LS job runs [100, 1100), and the BE job restarts from the start
+// at 1100, when both GPUs are free again. An LS job in the way is never evicted.
+TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
+  for (const bool blocker_is_ls : {false, true}) {
+    for (const bool preempt : {false, true}) {
+      Fleet fleet = two_sites(100, 100);
+      fleet.sites.pop_back();
+      std::vector<PodSpec> pods = {
+          job("blocker", 2000, 2, 1000, 0, 10000, blocker_is_ls ? Qos::kLS : Qos::kBE),
+          job("ls", 2000, 1, 1000, 100, 1100, Qos::kLS)};
+      const uint32_t shapes = trace::assign_shape_ids(pods);
+      MultiOptions options;
+      options.power_model = tiny_power_model();
+      options.data_gb_per_job = 0;
+      options.preempt_be = preempt;
+      auto r = run_fleet(fleet, pods, shapes, options);
+      ASSERT_TRUE(r.ok()) << r.error();
+      const bool evicts = preempt && !blocker_is_ls;
+      SCOPED_TRACE(::testing::Message() << "blocker LS " << blocker_is_ls << ", preempt " << preempt);
+      EXPECT_EQ(r.value().be_preemptions, evicts ? 1 : 0);
+      EXPECT_EQ(r.value().decisions[1].start_s, evicts ? 100 : 10000);
+      EXPECT_EQ(r.value().decisions[0].start_s, evicts ? 1100 : 0);
+      EXPECT_EQ(r.value().ls_slo_violations, evicts ? 0 : 1);
+      EXPECT_EQ(r.value().jobs_never_started, 0);
+    }
+  }
+}
+
 TEST(FleetAgents, DeferralWithinSlackAndLsNeverDeferred) {
   uint32_t shapes = 0;
   const std::vector<PodSpec> pods = builtin_jobs(shapes);

@@ -55,6 +55,7 @@ struct MultiCliOptions {
   bool json = false;
   std::string record;
   bool predict_durations = false;  // monitor subsystem
+  bool preempt_be = false;
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   energy::ControllerOptions controller = [] {
@@ -241,6 +242,7 @@ int run_multi(const MultiCliOptions& o) {
       opts.power_model = power_model;
       opts.record = !o.record.empty();
       opts.predict_durations = o.predict_durations;
+      opts.preempt_be = o.preempt_be;
       opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
       auto r = multi::run_fleet(fleet, workloads[w].pods, shapes, opts);
       if (!r.ok()) return Error{r.error()};
@@ -284,7 +286,8 @@ int run_multi(const MultiCliOptions& o) {
                      {"jobs_moved", r.jobs_moved},
                      {"gb_moved", r.gb_moved},
                      {"gpu_alloc_pct", r.gpu_alloc_pct},
-                     {"jobs_never_started", r.jobs_never_started}});
+                     {"jobs_never_started", r.jobs_never_started},
+                     {"be_preemptions", r.be_preemptions}});
       if (!show_energy) continue;
       nlohmann::json energy = nlohmann::json::array();
       for (const auto& e : r.energy) {
@@ -419,6 +422,10 @@ Action add_multi_command(CLI::App& app) {
                   "USD per tonne CO2 that green-cost-carbon adds to the electricity cost, in "
                   "its dispatch and in its site energy controllers")
       ->capture_default_str();
+  cmd->add_flag("--preempt-be", o->preempt_be,
+                "a latency-sensitive job that finds no node evicts best-effort jobs from the one "
+                "node where that costs least (the most recently started first); they wait "
+                "again and restart from the beginning, as kube-scheduler's priority preemption");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

@@ -110,15 +110,24 @@ void FleetSim::on_ready(std::size_t j) {
 
 void FleetSim::on_job_end(std::size_t j, std::size_t site) {
   Job& job = jobs_[j];
+  // The end of a run that was preempted: the job waits again or runs anew.
+  if (job.done || job.start_s < 0 || now_ != job.start_s + job.info.duration_s) return;
+  stop_job(site, j);
+  job.done = true;
+  ++jobs_done_;
+  try_schedule(site);
+}
+
+void FleetSim::stop_job(std::size_t site, std::size_t j) {
   SiteRuntime& s = sites_[site];
   const NodeIndex node = s.cluster->allocation_of(static_cast<PodId>(j))->node;
   expect_ok(s.cluster->release(static_cast<PodId>(j)));
+  std::vector<std::size_t>& on_node = s.node_jobs[node];
+  on_node.erase(std::find(on_node.begin(), on_node.end(), j));
   s.power->update(*s.cluster, node);
   --s.running;
   ++s.version;
   s.freed.push_back(node);
-  job.done = true;
-  ++jobs_done_;
   if (s.cluster->state(node).pods == 0) {
     s.idle_since[node] = now_;
     if (options_.power_down_idle_s >= 0) {
@@ -126,7 +135,6 @@ void FleetSim::on_job_end(std::size_t j, std::size_t site) {
            static_cast<std::size_t>(node));
     }
   }
-  try_schedule(site);
 }
 
 void FleetSim::on_node_wake(std::size_t site, std::size_t index) {
@@ -175,6 +183,8 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   const PodSpec& pod = *job.info.pod;
   s.pending_gpu_milli -= pod.total_gpu_milli();
   expect_ok(s.cluster->allocate(static_cast<PodId>(j), pod, d.node, d.gpus));
+  if (s.node_jobs.empty()) s.node_jobs.resize(s.cluster->size());
+  s.node_jobs[d.node].push_back(j);
   s.power->update(*s.cluster, d.node);
   s.idle_since[d.node] = -1;
   ++s.running;
@@ -199,7 +209,11 @@ std::vector<std::size_t> FleetSim::start_queued(std::size_t site, bool& newly_fa
       const std::size_t j = *it;
       const PodSpec& pod = *jobs_[j].info.pod;
       if (may_fit_again(s, jobs_[j])) {
-        const policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.rng);
+        policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.rng);
+        if (d.node < 0 && options_.preempt_be && jobs_[j].info.latency_sensitive &&
+            preempt_for(site, j)) {
+          d = s.scheduler->schedule(*s.cluster, pod, s.rng);
+        }
         if (d.node >= 0) {
           s.queued_gpu_milli -= pod.total_gpu_milli();
           start_job(site, j, d);

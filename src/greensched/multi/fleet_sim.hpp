@@ -43,6 +43,10 @@ struct MultiOptions {
   int64_t measure_from_s = std::numeric_limits<int64_t>::min();
   int64_t measure_to_s = std::numeric_limits<int64_t>::max();
   double target_load_pct = 0;  // the workload's stated load, for reports (0: the trace's own)
+  // A latency-sensitive job that finds no node evicts best-effort jobs from one node to make
+  // room, as kube-scheduler's priority preemption does; evicted jobs wait again and restart
+  // from the beginning (--preempt-be).
+  bool preempt_be = false;
 };
 
 // One row of the time series: a site (or the fleet, site = -1) at a time.
@@ -92,6 +96,7 @@ struct MultiResult {
   int64_t jobs_deferred = 0;
   double gpu_alloc_pct = 0;  // time-weighted mean over the run, fleet-wide
   int64_t jobs_never_started = 0;
+  int64_t be_preemptions = 0;  // best-effort jobs evicted for latency-sensitive ones
   std::vector<double> site_energy_kwh;
   std::vector<double> site_carbon_kg;
   std::vector<int64_t> site_jobs;

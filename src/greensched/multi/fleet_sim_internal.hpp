@@ -67,7 +67,8 @@ struct SiteRuntime {
   std::vector<NodeIndex> freed;  // every node that gained capacity, in order
   uint64_t sleep_epoch = 0;      // bumped whenever a node powers down
   uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
-  int64_t powered_down = 0;  // nodes asleep (not counting those waking)
+  int64_t powered_down = 0;                         // nodes asleep (not counting those waking)
+  std::vector<std::vector<std::size_t>> node_jobs;  // per node: running job indices
   // Accumulators.
   double energy_j = 0;
   double carbon_g = 0;
@@ -187,6 +188,11 @@ class FleetSim final : public FleetView {
   // Each job still waiting claims a node being woken that could host it, or wakes one.
   void wake_for(std::size_t site, const std::vector<std::size_t>& waiting);
   void start_job(std::size_t site, std::size_t job, const policy::Decision& d);
+  // Stops a running job: its node is freed and the job's end event is ignored.
+  void stop_job(std::size_t site, std::size_t job);
+  // Preemption (--preempt-be, fleet_preemption.cpp): evicts best-effort jobs from the node
+  // that loses the least to make room for latency-sensitive job `j`; whether it did.
+  bool preempt_for(std::size_t site, std::size_t j);
   void sample();
   // Whether a job that found no node may fit now: some node freed since fits it.
   static bool may_fit_again(SiteRuntime& s, Job& job) {

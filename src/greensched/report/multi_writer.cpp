@@ -23,7 +23,8 @@ void write_multi_summary_csv(std::ostream& out, std::span<const multi::MultiResu
              "ls_slo_violations,jobs_moved,gb_moved,gpu_alloc_pct,jobs_never_started,jobs,"
              "jobs_deferred,transfer_kwh,target_load_pct,offered_load_pct,slack_h,"
              "p99_delay_s_ls,window_s,controller,cost_usd,grid_import_kwh,onsite_kwh_used,"
-             "self_consumption_pct,battery_cycles,export_kwh,curtailed_kwh,generation_kwh\n");
+             "self_consumption_pct,battery_cycles,export_kwh,curtailed_kwh,generation_kwh,"
+             "be_preemptions\n");
   for (const multi::MultiResult& r : results) {
     const std::string target =
         r.target_load_pct > 0 ? fmt::format("{:.1f}", r.target_load_pct) : std::string();
@@ -40,12 +41,13 @@ void write_multi_summary_csv(std::ostream& out, std::span<const multi::MultiResu
           r.gpu_alloc_pct, r.jobs_never_started, r.jobs, r.jobs_deferred, r.transfer_kwh, target,
           r.offered_load_pct, r.be_slack_h, r.p99_delay_s_ls, r.window_s);
       if (e == nullptr) {
-        fmt::print(out, ",,,,,,,,\n");
+        fmt::print(out, ",,,,,,,,,{}\n", r.be_preemptions);
         continue;
       }
-      fmt::print(out, "{},{:.2f},{:.3f},{:.3f},{:.2f},{:.3f},{:.3f},{:.3f},{:.3f}\n", e->controller,
-                 e->cost_usd, e->grid_import_kwh, e->onsite_kwh_used, e->self_consumption_pct,
-                 e->battery_cycles, e->export_kwh, e->curtailed_kwh, e->generation_kwh);
+      fmt::print(out, "{},{:.2f},{:.3f},{:.3f},{:.2f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n",
+                 e->controller, e->cost_usd, e->grid_import_kwh, e->onsite_kwh_used,
+                 e->self_consumption_pct, e->battery_cycles, e->export_kwh, e->curtailed_kwh,
+                 e->generation_kwh, r.be_preemptions);
     }
   }
 }
@@ -119,6 +121,14 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
       "to\nlocal at the same load and slack (else the first row); waits are from submission to "
       "start;\nLS viol: latency-sensitive jobs that started later than the bound; alloc %: "
       "time-weighted fleet GPU\nallocation. Energy and carbon are those of the measured window.\n";
+  // With --preempt-be: how many best-effort jobs each run evicted for latency-sensitive ones.
+  std::string evicted;
+  for (const auto& r : results) {
+    if (r.be_preemptions == 0) continue;
+    evicted += fmt::format("{}{} at {:.1f} % load, {:g} h slack: {}", evicted.empty() ? "" : "; ",
+                           r.agent, r.offered_load_pct, r.be_slack_h, r.be_preemptions);
+  }
+  if (!evicted.empty()) out += "BE jobs evicted for LS jobs: " + evicted + "\n";
   return out;
 }
 
