@@ -484,6 +484,18 @@ TEST(MultiSiteController, OracleCheapestPerAgentAndRunsRepeatExactly) {
   EXPECT_EQ(rows, 1 + 2 * 4);
 }
 
+// green-cost's run of one job on `fleet`: no slack, no data to move.
+Result<MultiResult> green_cost_one_job(const Fleet& fleet, PodSpec pod) {
+  std::vector<PodSpec> pods = {std::move(pod)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.agent = "green-cost";
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 0;
+  options.be_slack_s = 0;
+  return run_fleet(fleet, pods, shapes, options);
+}
+
 TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
   // Site a's grid costs 0.30 but it has 10 kWh of sun each hour for a site idling at 35 W;
   // site b's grid costs 0.10 with no sun. Equal carbon. green-cost sends a one-hour job to a
@@ -497,19 +509,10 @@ TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
     e.allow_export = true;
     e.export_price_usd_per_kwh = 0.01;
     fleet.sites[0].energy = e;
-    {
-      std::vector<PodSpec> pods = {job("j1", 2000, 1, 1000, 0, 3600)};
-      const uint32_t shapes = trace::assign_shape_ids(pods);
-      MultiOptions options;
-      options.agent = "green-cost";
-      options.power_model = tiny_power_model();
-      options.data_gb_per_job = 0;
-      options.be_slack_s = 0;
-      auto r = run_fleet(fleet, pods, shapes, options);
-      ASSERT_TRUE(r.ok()) << r.error();
-      EXPECT_EQ(r.value().decisions[0].site, sun ? 0 : 1) << r.value().decisions[0].reason;
-      EXPECT_TRUE(has(r.value().decisions[0].reason, "USD")) << r.value().decisions[0].reason;
-    }
+    auto r = green_cost_one_job(fleet, job("j1", 2000, 1, 1000, 0, 3600));
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r.value().decisions[0].site, sun ? 0 : 1) << r.value().decisions[0].reason;
+    EXPECT_TRUE(has(r.value().decisions[0].reason, "USD")) << r.value().decisions[0].reason;
   }
 }
 
@@ -528,14 +531,7 @@ TEST(MultiNetSignal, GreenCostCountsWhatTheBatteryStoredEarlier) {
       e.battery.round_trip_efficiency = 0.9;
     }
     fleet.sites[0].energy = e;
-    std::vector<PodSpec> pods = {job("j1", 2000, 1, 1000, 7200, 10800)};
-    const uint32_t shapes = trace::assign_shape_ids(pods);
-    MultiOptions options;
-    options.agent = "green-cost";
-    options.power_model = tiny_power_model();
-    options.data_gb_per_job = 0;
-    options.be_slack_s = 0;
-    auto r = run_fleet(fleet, pods, shapes, options);
+    auto r = green_cost_one_job(fleet, job("j1", 2000, 1, 1000, 7200, 10800));
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_EQ(r.value().decisions[0].site, battery ? 0 : 1) << r.value().decisions[0].reason;
   }
