@@ -26,6 +26,7 @@
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/synthetic_times.hpp"
+#include "multi_json.hpp"
 #include "progress.hpp"
 
 namespace greensched::app {
@@ -79,10 +80,15 @@ Result<std::vector<energy::ControllerKind>> parse_controllers(const std::string&
   return kinds;
 }
 
-int run_multi(const MultiCliOptions& o) {
-  // Agents: names, plus oracle runs of the forecasting ones with --oracle.
-  std::vector<std::pair<std::string, bool>> runs;
-  std::string list = o.agents;
+// One agent to run, and whether its forecasts see the future (--oracle).
+struct AgentRun {
+  std::string name;
+  bool oracle = false;
+};
+
+// --agent: a comma list of agent names, or all; with --oracle also oracle runs of the
+// forecasting agents.
+Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool oracle) {
   std::vector<std::string> names;
   for (std::size_t pos = 0;;) {
     const std::size_t comma = list.find(',', pos);
@@ -90,246 +96,330 @@ int run_multi(const MultiCliOptions& o) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
+  std::vector<AgentRun> runs;
   for (const std::string& name : names) {
     if (name == "all") {
-      for (const std::string& n : multi::agent_names()) runs.emplace_back(n, false);
+      for (const std::string& n : multi::agent_names()) runs.push_back(AgentRun{n, false});
       continue;
     }
-    if (!multi::make_agent(name).ok()) return fail(multi::make_agent(name).error(), kExitUsage);
-    runs.emplace_back(name, false);
+    if (auto agent = multi::make_agent(name); !agent.ok()) return Error{agent.error()};
+    runs.push_back(AgentRun{name, false});
   }
-  if (o.oracle) {
+  if (oracle) {
     const auto copy = runs;
-    for (const auto& [name, oracle] : copy) {
-      if (name == "carbon-forecast" || name == "green") runs.emplace_back(name, true);
+    for (const AgentRun& run : copy) {
+      if (run.name == "carbon-forecast" || run.name == "green") {
+        runs.push_back(AgentRun{run.name, true});
+      }
     }
   }
+  return runs;
+}
+
+// The command line's lists and numbers, checked; an error here is a usage error.
+struct MultiArgs {
+  std::vector<AgentRun> runs;
+  std::vector<double> slacks;  // hours a BE job may be deferred, one run each
+  std::vector<double> loads;   // offered load in %; empty: the pod list as it is
+  double days = 0;             // --days, or its default
+  std::vector<energy::ControllerKind> controllers;
+};
+
+Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
+  MultiArgs a;
+  auto runs = parse_agent_runs(o.agents, o.oracle);
+  if (!runs.ok()) return Error{runs.error()};
+  a.runs = std::move(runs.value());
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
-  if (!slack_list.ok()) return fail(slack_list.error(), kExitUsage);
-  const std::vector<double> slacks = slack_list.value();
-  std::vector<double> loads;
+  if (!slack_list.ok()) return Error{slack_list.error()};
+  a.slacks = slack_list.value();
   if (!o.loads.empty()) {
     auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
-    if (!parsed.ok()) return fail(parsed.error(), kExitUsage);
-    loads = parsed.value();
+    if (!parsed.ok()) return Error{parsed.error()};
+    a.loads = parsed.value();
   }
   if (o.ls_bound_s < 0 || o.wake_delay_s < 0 || o.sample_s <= 0) {
-    return fail("--ls-bound, --wake-delay must be >= 0 and --sample > 0", kExitUsage);
+    return Error{"--ls-bound, --wake-delay must be >= 0 and --sample > 0"};
   }
   if (!(o.days >= 0 && o.days <= 366) || !(o.warmup_days >= 0 && o.warmup_days <= 366)) {
-    return fail("--days must be in (0, 366] and --warmup-days in [0, 366]", kExitUsage);
+    return Error{"--days must be in (0, 366] and --warmup-days in [0, 366]"};
   }
-  const double days = o.days > 0 ? o.days : loads.empty() ? 30.0 : 14.0;
+  a.days = o.days > 0 ? o.days : a.loads.empty() ? 30.0 : 14.0;
   auto controllers = parse_controllers(o.energy_controllers);
-  if (!controllers.ok()) return fail(controllers.error(), 2);
+  if (!controllers.ok()) return Error{controllers.error()};
+  a.controllers = controllers.value();
   if (!(o.carbon_price >= 0 && std::isfinite(o.carbon_price))) {
-    return fail("--carbon-price must be a number >= 0", 2);
+    return Error{"--carbon-price must be a number >= 0"};
   }
+  return a;
+}
 
-  multi::Fleet fleet;
-  if (o.fleet.empty()) {
-    fleet = multi::builtin_fleet();
-  } else {
-    auto loaded = multi::load_fleet(o.fleet, o.data_dir);
-    if (!loaded.ok()) return fail(loaded);
-    fleet = std::move(loaded.value());
-  }
-  if (!o.start.empty()) {
-    auto t = parse_utc_time(o.start);
-    if (!t.ok()) return fail(fmt::format("--start: {}", t.error()), kExitUsage);
-    fleet.start_s = t.value();
-  }
+// The fleet file, or the built-in fleet without --fleet.
+Result<multi::Fleet> load_multi_fleet(const MultiCliOptions& o) {
+  if (o.fleet.empty()) return multi::builtin_fleet();
+  return multi::load_fleet(o.fleet, o.data_dir);
+}
+
+// --start: the UTC time that trace time 0 maps to, instead of the fleet's.
+Status apply_start(const std::string& start, multi::Fleet& fleet) {
+  if (start.empty()) return Status::Ok();
+  auto t = parse_utc_time(start);
+  if (!t.ok()) return Error{fmt::format("--start: {}", t.error())};
+  fleet.start_s = t.value();
+  return Status::Ok();
+}
+
+struct MultiPods {
   std::vector<PodSpec> pods;
-  std::string pods_source;
-  if (o.pods.empty()) {
-    trace::Workload w = trace::builtin_openb_workload();
-    pods = std::move(w.pods);
-    // Under --load the built-in jobs are only templates: 4 weeks of the trace's statistics.
-    const int span = loads.empty() ? static_cast<int>(std::lround(days)) : 28;
-    trace::assign_synthetic_times(pods, o.seed, span);
-    pods_source = fmt::format("built-in openb pod shapes with synthetic times over {} days", span);
-  } else {
+  std::string source;  // for the jobs line
+};
+
+// The pod list, or without --pods the built-in pod shapes with synthetic times.
+Result<MultiPods> load_multi_pods(const MultiCliOptions& o, const multi::Fleet& fleet,
+                                  const MultiArgs& a) {
+  if (!o.pods.empty()) {
     auto read = trace::read_openb_pods(o.pods, fleet.models);
-    if (!read.ok()) return fail(read);
-    pods = std::move(read.value());
-    pods_source = o.pods;
+    if (!read.ok()) return read.status().error();
+    return MultiPods{std::move(read.value()), o.pods};
   }
-  const uint32_t shapes = trace::assign_shape_ids(pods);
-  power::PowerModel power_model = power::PowerModel::builtin();
-  if (!o.power_model.empty()) {
-    auto loaded = power::PowerModel::load(o.power_model);
-    if (!loaded.ok()) return fail(loaded);
-    power_model = std::move(loaded.value());
-  }
-  if (!o.quiet) {
-    std::string sites;
-    for (const auto& s : fleet.sites) {
-      sites += fmt::format("{}{} ({} nodes)", sites.empty() ? "" : ", ", s.name, s.nodes.size());
-    }
-    fmt::print(stderr, "fleet: {}: {}\njobs: {} ({})\nagents: {}\n", fleet.source, sites,
-               pods.size(), pods_source, runs.size());
-  }
+  trace::Workload w = trace::builtin_openb_workload();
+  MultiPods out{std::move(w.pods), ""};
+  // Under --load the built-in jobs are only templates: 4 weeks of the trace's statistics.
+  const int span = a.loads.empty() ? static_cast<int>(std::lround(a.days)) : 28;
+  trace::assign_synthetic_times(out.pods, o.seed, span);
+  out.source = fmt::format("built-in openb pod shapes with synthetic times over {} days", span);
+  return out;
+}
 
-  // One workload per load (the pod list as it is without --load); on it every agent and slack.
-  struct Workload {
-    std::vector<PodSpec> pods;
-    double target = 0;
-    int64_t from = std::numeric_limits<int64_t>::min();
-    int64_t to = std::numeric_limits<int64_t>::max();
-  };
-  std::vector<Workload> workloads;
-  if (loads.empty()) {
-    workloads.push_back(Workload{std::move(pods)});
-  } else {
-    int64_t capacity = 0;
-    for (const auto& site : fleet.sites) {
-      for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
-    }
-    for (double load : loads) {
-      trace::LoadSpec spec;
-      spec.load_pct = load;
-      spec.days = days;
-      spec.warmup_days = o.warmup_days;
-      spec.seed = o.seed;
-      auto generated = trace::generate_load(pods, capacity, spec);
-      if (!generated.ok()) return fail(fmt::format("--load {}: {}", load, generated.error()));
-      if (!o.quiet) {
-        fmt::print(stderr,
-                   "load {} %: {} jobs ({} running at the start), offered load {:.2f} % of the "
-                   "fleet's GPUs over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by "
-                   "{}\n",
-                   load, generated.value().pods.size(), generated.value().running_at_start,
-                   generated.value().offered_load_pct, o.warmup_days, o.warmup_days + days,
-                   o.warmup_days, generated.value().profile);
-      }
-      workloads.push_back(Workload{std::move(generated.value().pods), load,
-                                   generated.value().window.start_s,
-                                   generated.value().window.end_s});
-    }
-  }
-  struct Run {
-    std::size_t workload;
-    double slack_h;
-    std::size_t agent;
-  };
-  std::vector<Run> plan;
-  for (std::size_t w = 0; w < workloads.size(); ++w) {
-    for (double slack : slacks) {
-      for (std::size_t a = 0; a < runs.size(); ++a) plan.push_back(Run{w, slack, a});
-    }
-  }
+Result<power::PowerModel> load_multi_power_model(const std::string& path) {
+  if (path.empty()) return power::PowerModel::builtin();
+  return power::PowerModel::load(path);
+}
 
-  std::vector<multi::MultiResult> ok(plan.size());
-  {
-    ProgressBar bar(!o.quiet && stderr_is_terminal());
-    std::mutex mutex;
-    std::size_t done = 0;
-    Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
-      const auto& [w, slack_h, a] = plan[i];
-      multi::MultiOptions opts;
-      opts.agent = runs[a].first;
-      opts.oracle = runs[a].second;
-      opts.seed = o.seed;
-      opts.ls_bound_s = o.ls_bound_s;
-      opts.be_slack_s = static_cast<int64_t>(std::llround(slack_h * 3600.0));
-      opts.measure_from_s = workloads[w].from;
-      opts.measure_to_s = workloads[w].to;
-      opts.target_load_pct = workloads[w].target;
-      opts.power_down_idle_s = o.power_down_idle_s;
-      opts.wake_delay_s = o.wake_delay_s;
-      opts.sample_s = o.sample_s;
-      opts.data_gb_per_job = o.data_gb;
-      opts.power_model = power_model;
-      opts.record = !o.record.empty();
-      opts.predict_durations = o.predict_durations;
-      opts.preempt_be = o.preempt_be;
-      opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
-      auto r = multi::run_fleet(fleet, workloads[w].pods, shapes, opts);
-      if (!r.ok()) return Error{r.error()};
-      ok[i] = std::move(r.value());
-      // The controllers minimise what the agent minimises: cost, or cost + carbon price.
-      energy::ControllerOptions controller = o.controller;
-      controller.carbon_price_usd_per_t =
-          multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
-      for (energy::ControllerKind kind : controllers.value()) {
-        auto e = multi::run_site_controllers(fleet, ok[i], kind, controller);
-        if (!e.ok()) return Error{e.error()};
-        ok[i].energy.push_back(std::move(e.value()));
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      ++done;
-      bar.update(
-          done, plan.size(),
-          fmt::format("{} slack {:g} h ({:.1f} s)", runs[a].first, slack_h, ok[i].wall_seconds));
-      return Status::Ok();
-    });
-    if (!s.ok()) return fail(s);
+void print_fleet_lines(const multi::Fleet& fleet, const MultiPods& pods, std::size_t agents) {
+  std::string sites;
+  for (const auto& s : fleet.sites) {
+    sites += fmt::format("{}{} ({} nodes)", sites.empty() ? "" : ", ", s.name, s.nodes.size());
   }
+  fmt::print(stderr, "fleet: {}: {}\njobs: {} ({})\nagents: {}\n", fleet.source, sites,
+             pods.pods.size(), pods.source, agents);
+}
 
+// The jobs of one load (the pod list as it is without --load) and the window measured.
+struct MultiWorkload {
+  std::vector<PodSpec> pods;
+  double target = 0;
+  int64_t from = std::numeric_limits<int64_t>::min();
+  int64_t to = std::numeric_limits<int64_t>::max();
+};
+
+int64_t fleet_gpu_capacity(const multi::Fleet& fleet) {
+  int64_t capacity = 0;
+  for (const auto& site : fleet.sites) {
+    for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
+  }
+  return capacity;
+}
+
+// One workload per load; on each every agent and slack runs.
+Result<std::vector<MultiWorkload>> build_multi_workloads(const MultiCliOptions& o,
+                                                         const MultiArgs& a,
+                                                         const multi::Fleet& fleet,
+                                                         std::vector<PodSpec> pods) {
+  std::vector<MultiWorkload> workloads;
+  if (a.loads.empty()) {
+    workloads.push_back(MultiWorkload{std::move(pods)});
+    return workloads;
+  }
+  const int64_t capacity = fleet_gpu_capacity(fleet);
+  for (double load : a.loads) {
+    trace::LoadSpec spec;
+    spec.load_pct = load;
+    spec.days = a.days;
+    spec.warmup_days = o.warmup_days;
+    spec.seed = o.seed;
+    auto generated = trace::generate_load(pods, capacity, spec);
+    if (!generated.ok()) return Error{fmt::format("--load {}: {}", load, generated.error())};
+    if (!o.quiet) {
+      fmt::print(stderr,
+                 "load {} %: {} jobs ({} running at the start), offered load {:.2f} % of the "
+                 "fleet's GPUs over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by "
+                 "{}\n",
+                 load, generated.value().pods.size(), generated.value().running_at_start,
+                 generated.value().offered_load_pct, o.warmup_days, o.warmup_days + a.days,
+                 o.warmup_days, generated.value().profile);
+    }
+    workloads.push_back(MultiWorkload{std::move(generated.value().pods), load,
+                                      generated.value().window.start_s,
+                                      generated.value().window.end_s});
+  }
+  return workloads;
+}
+
+// One run of the plan: a workload, a slack and an agent.
+struct MultiRunSpec {
+  std::size_t workload;
+  double slack_h;
+  std::size_t agent;
+};
+
+// Workload-major, then slack, then agent: the order of the table and the files.
+std::vector<MultiRunSpec> multi_plan(std::size_t workloads, const MultiArgs& a) {
+  std::vector<MultiRunSpec> plan;
+  for (std::size_t w = 0; w < workloads; ++w) {
+    for (double slack : a.slacks) {
+      for (std::size_t i = 0; i < a.runs.size(); ++i) plan.push_back(MultiRunSpec{w, slack, i});
+    }
+  }
+  return plan;
+}
+
+multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& agent,
+                                      double slack_h, const MultiWorkload& w,
+                                      const power::PowerModel& power_model) {
+  multi::MultiOptions opts;
+  opts.agent = agent.name;
+  opts.oracle = agent.oracle;
+  opts.seed = o.seed;
+  opts.ls_bound_s = o.ls_bound_s;
+  opts.be_slack_s = static_cast<int64_t>(std::llround(slack_h * 3600.0));
+  opts.measure_from_s = w.from;
+  opts.measure_to_s = w.to;
+  opts.target_load_pct = w.target;
+  opts.power_down_idle_s = o.power_down_idle_s;
+  opts.wake_delay_s = o.wake_delay_s;
+  opts.sample_s = o.sample_s;
+  opts.data_gb_per_job = o.data_gb;
+  opts.power_model = power_model;
+  opts.record = !o.record.empty();
+  opts.predict_durations = o.predict_durations;
+  opts.preempt_be = o.preempt_be;
+  opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
+  return opts;
+}
+
+// One run: the agent dispatches the workload, then each site energy controller runs on the
+// sites' hourly demand.
+Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiArgs& a,
+                                         const multi::Fleet& fleet, const MultiWorkload& w,
+                                         uint32_t shapes, const multi::MultiOptions& opts) {
+  auto r = multi::run_fleet(fleet, w.pods, shapes, opts);
+  if (!r.ok()) return Error{r.error()};
+  multi::MultiResult result = std::move(r.value());
+  // The controllers minimise what the agent minimises: cost, or cost + carbon price.
+  energy::ControllerOptions controller = o.controller;
+  controller.carbon_price_usd_per_t =
+      multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
+  for (energy::ControllerKind kind : a.controllers) {
+    auto e = multi::run_site_controllers(fleet, result, kind, controller);
+    if (!e.ok()) return Error{e.error()};
+    result.energy.push_back(std::move(e.value()));
+  }
+  return result;
+}
+
+// Every run of the plan in parallel; the results in the plan's order whatever order they
+// finish in.
+Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o, const MultiArgs& a,
+                                                       const multi::Fleet& fleet,
+                                                       const std::vector<MultiWorkload>& workloads,
+                                                       uint32_t shapes,
+                                                       const power::PowerModel& power_model,
+                                                       ProgressBar& bar) {
+  const std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
+  std::vector<multi::MultiResult> results(plan.size());
+  std::mutex mutex;
+  std::size_t done = 0;
+  Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
+    const auto& [w, slack_h, agent] = plan[i];
+    const multi::MultiOptions opts =
+        multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model);
+    auto r = run_one_multi(o, a, fleet, workloads[w], shapes, opts);
+    if (!r.ok()) return Error{r.error()};
+    results[i] = std::move(r.value());
+    std::lock_guard<std::mutex> lock(mutex);
+    ++done;
+    bar.update(done, plan.size(),
+               fmt::format("{} slack {:g} h ({:.1f} s)", a.runs[agent].name, slack_h,
+                           results[i].wall_seconds));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  return results;
+}
+
+// The summary on stdout: JSON, or the table (and the energy table where there is energy).
+void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
+                         const std::vector<multi::MultiResult>& results) {
   bool show_energy = o.energy_controllers != "none";
   for (const auto& site : fleet.sites) show_energy = show_energy || site.energy.has_value();
   if (o.json) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : ok) {
-      all.push_back({{"agent", r.agent},
-                     {"target_load_pct", r.target_load_pct},
-                     {"offered_load_pct", r.offered_load_pct},
-                     {"slack_h", r.be_slack_h},
-                     {"p99_delay_s_ls", r.p99_delay_s_ls},
-                     {"wall_seconds", r.wall_seconds},
-                     {"energy_kwh", r.energy_kwh},
-                     {"carbon_kg", r.carbon_kg},
-                     {"mean_delay_s_ls", r.mean_delay_s_ls},
-                     {"mean_delay_s_be", r.mean_delay_s_be},
-                     {"p99_delay_s_be", r.p99_delay_s_be},
-                     {"ls_slo_violations", r.ls_slo_violations},
-                     {"jobs_moved", r.jobs_moved},
-                     {"gb_moved", r.gb_moved},
-                     {"gpu_alloc_pct", r.gpu_alloc_pct},
-                     {"jobs_never_started", r.jobs_never_started},
-                     {"be_preemptions", r.be_preemptions}});
-      if (!show_energy) continue;
-      nlohmann::json energy = nlohmann::json::array();
-      for (const auto& e : r.energy) {
-        energy.push_back({{"controller", e.controller},
-                          {"cost_usd", e.cost_usd},
-                          {"carbon_kg", e.carbon_kg},
-                          {"grid_import_kwh", e.grid_import_kwh},
-                          {"onsite_kwh_used", e.onsite_kwh_used},
-                          {"self_consumption_pct", e.self_consumption_pct},
-                          {"battery_cycles", e.battery_cycles}});
-      }
-      all.back()["energy"] = energy;
-    }
-    std::cout << all.dump(2) << "\n";
+    std::cout << multi_results_json(results, show_energy).dump(2) << "\n";
   } else {
-    std::cout << report::multi_summary_table(ok);
-    if (show_energy) std::cout << "\n" << report::energy_summary_table(ok);
+    std::cout << report::multi_summary_table(results);
+    if (show_energy) std::cout << "\n" << report::energy_summary_table(results);
   }
   std::cout.flush();
+}
+
+// --record's dispatch records, then --out's CSV files.
+Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
+                         const std::vector<multi::MultiResult>& results) {
   if (!o.record.empty()) {
     std::string records;
-    for (const auto& r : ok) records += r.records;
-    if (Status s = write_text_file(o.record, records); !s.ok()) return fail(s);
+    for (const auto& r : results) records += r.records;
+    if (Status s = write_text_file(o.record, records); !s.ok()) return s;
   }
-  if (o.out.empty()) return 0;
+  if (o.out.empty()) return Status::Ok();
   std::ostringstream summary, timeline, decisions, energy_timeline;
-  report::write_multi_summary_csv(summary, ok);
-  report::write_multi_timeline_csv(timeline, fleet, ok);
-  report::write_decisions_csv(decisions, fleet, ok);
-  report::write_energy_timeline_csv(energy_timeline, fleet, ok);
+  report::write_multi_summary_csv(summary, results);
+  report::write_multi_timeline_csv(timeline, fleet, results);
+  report::write_decisions_csv(decisions, fleet, results);
+  report::write_energy_timeline_csv(energy_timeline, fleet, results);
   if (Status s = write_text_files(o.out, {{"summary.csv", summary.str()},
                                           {"timeline.csv", timeline.str()},
                                           {"decisions.csv", decisions.str()},
                                           {"energy_timeline.csv", energy_timeline.str()}});
       !s.ok()) {
-    return fail(s);
+    return s;
   }
   if (!o.quiet)
     fmt::print(stderr,
                "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
                "{0}/energy_timeline.csv\n",
                o.out);
+  return Status::Ok();
+}
+
+int run_multi(const MultiCliOptions& o) {
+  auto args = parse_multi_args(o);
+  if (!args.ok()) return fail(args.error(), kExitUsage);
+  const MultiArgs& a = args.value();
+  auto fleet = load_multi_fleet(o);
+  if (!fleet.ok()) return fail(fleet);
+  if (Status s = apply_start(o.start, fleet.value()); !s.ok()) {
+    return fail(s.message(), kExitUsage);
+  }
+  auto pods = load_multi_pods(o, fleet.value(), a);
+  if (!pods.ok()) return fail(pods);
+  const uint32_t shapes = trace::assign_shape_ids(pods.value().pods);
+  auto power_model = load_multi_power_model(o.power_model);
+  if (!power_model.ok()) return fail(power_model);
+  if (!o.quiet) print_fleet_lines(fleet.value(), pods.value(), a.runs.size());
+
+  auto workloads = build_multi_workloads(o, a, fleet.value(), std::move(pods.value().pods));
+  if (!workloads.ok()) return fail(workloads);
+  std::vector<multi::MultiResult> results;
+  {
+    // The bar's line ends (when it goes) before the summary is printed.
+    ProgressBar bar(!o.quiet && stderr_is_terminal());
+    auto ran =
+        run_multi_plan(o, a, fleet.value(), workloads.value(), shapes, power_model.value(), bar);
+    if (!ran.ok()) return fail(ran);
+    results = std::move(ran.value());
+  }
+  print_multi_results(o, fleet.value(), results);
+  if (Status s = write_multi_files(o, fleet.value(), results); !s.ok()) return fail(s);
   return 0;
 }
 

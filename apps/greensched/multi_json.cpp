@@ -1,0 +1,53 @@
+#include "multi_json.hpp"
+
+namespace greensched::app {
+namespace {
+
+nlohmann::json multi_run_json(const multi::MultiResult& r) {
+  return {{"agent", r.agent},
+          {"target_load_pct", r.target_load_pct},
+          {"offered_load_pct", r.offered_load_pct},
+          {"slack_h", r.be_slack_h},
+          {"p99_delay_s_ls", r.p99_delay_s_ls},
+          {"wall_seconds", r.wall_seconds},
+          {"energy_kwh", r.energy_kwh},
+          {"carbon_kg", r.carbon_kg},
+          {"mean_delay_s_ls", r.mean_delay_s_ls},
+          {"mean_delay_s_be", r.mean_delay_s_be},
+          {"p99_delay_s_be", r.p99_delay_s_be},
+          {"ls_slo_violations", r.ls_slo_violations},
+          {"jobs_moved", r.jobs_moved},
+          {"gb_moved", r.gb_moved},
+          {"gpu_alloc_pct", r.gpu_alloc_pct},
+          {"jobs_never_started", r.jobs_never_started},
+          {"be_preemptions", r.be_preemptions}};
+}
+
+// One row per site energy controller that ran on the run's hourly demand.
+nlohmann::json multi_energy_json(const multi::MultiResult& r) {
+  nlohmann::json energy = nlohmann::json::array();
+  for (const auto& e : r.energy) {
+    energy.push_back({{"controller", e.controller},
+                      {"cost_usd", e.cost_usd},
+                      {"carbon_kg", e.carbon_kg},
+                      {"grid_import_kwh", e.grid_import_kwh},
+                      {"onsite_kwh_used", e.onsite_kwh_used},
+                      {"self_consumption_pct", e.self_consumption_pct},
+                      {"battery_cycles", e.battery_cycles}});
+  }
+  return energy;
+}
+
+}  // namespace
+
+nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results,
+                                  bool show_energy) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& r : results) {
+    all.push_back(multi_run_json(r));
+    if (show_energy) all.back()["energy"] = multi_energy_json(r);
+  }
+  return all;
+}
+
+}  // namespace greensched::app
