@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -150,9 +151,21 @@ std::string replay_table(const std::vector<sim::ReplayResult>& results) {
   return out;
 }
 
-int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
-                    const power::PowerModel& power_model, const std::vector<std::string>& policies,
-                    const std::vector<uint64_t>& seeds) {
+// A run's decision records, each prefixed with the run's policy and seed so that several runs
+// can share one file.
+std::string tag_run_records(const std::string& records, const std::string& policy, uint64_t seed) {
+  std::string out;
+  std::istringstream lines(records);
+  for (std::string line; std::getline(lines, line);) {
+    out += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", policy, seed,
+                       line.substr(1));
+  }
+  return out;
+}
+
+// What every replay run's config shares: queue, time scale, records, wake delay, node events.
+Result<sim::ReplayConfig> base_replay_config(const SimulateOptions& o,
+                                             const trace::Workload& workload) {
   sim::ReplayConfig base;
   base.queue =
       o.queue == "backfill" ? sim::QueueDiscipline::kBackfill : sim::QueueDiscipline::kFifo;
@@ -161,138 +174,183 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   base.wake_delay_s = o.wake_delay_s;
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
-    if (!events.ok()) return fail(events);
+    if (!events.ok()) return events.status().error();
     base.node_events = std::move(events.value());
   }
-  auto loads = o.loads.empty() ? Result<std::vector<double>>(std::vector<double>{})
-                               : sim::parse_number_list(o.loads, "--load", 0, 1000, true);
-  if (!loads.ok()) return fail(loads.error(), kExitUsage);
-  if (loads.value().empty()) loads.value().push_back(0);  // the trace at its own rate
+  return base;
+}
+
+// The settings replay crosses: offered loads (0: the trace at its own rate), power-down
+// settings (-1: off) and GPU power rules. An error here is a usage error.
+struct ReplayGrid {
+  std::vector<double> loads;
+  std::vector<int64_t> power_downs;
+  std::vector<power::GpuPowerRule> rules;
+};
+
+Result<ReplayGrid> parse_replay_grid(const SimulateOptions& o,
+                                     const power::PowerModel& power_model) {
+  ReplayGrid grid;
+  if (!o.loads.empty()) {
+    auto loads = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
+    if (!loads.ok()) return Error{loads.error()};
+    grid.loads = loads.value();
+  }
+  if (grid.loads.empty()) grid.loads.push_back(0);  // the trace at its own rate
   auto power_downs = parse_power_down(o.power_down_idle.empty() ? "off" : o.power_down_idle);
-  if (!power_downs.ok()) return fail(power_downs.error(), kExitUsage);
+  if (!power_downs.ok()) return Error{power_downs.error()};
+  grid.power_downs = power_downs.value();
   auto rules = parse_gpu_rules(o.gpu_power.empty()
                                    ? std::string(power::gpu_power_rule_name(power_model.gpu_rule()))
                                    : o.gpu_power);
-  if (!rules.ok()) return fail(rules.error(), kExitUsage);
+  if (!rules.ok()) return Error{rules.error()};
+  grid.rules = rules.value();
+  return grid;
+}
+
+// The nodes' power figures under each GPU rule.
+Result<std::vector<std::vector<power::NodePower>>> resolve_replay_power(
+    const trace::Workload& workload, const power::PowerModel& power_model,
+    const std::vector<power::GpuPowerRule>& rules) {
   std::vector<std::vector<power::NodePower>> figures;
-  for (power::GpuPowerRule rule : rules.value()) {
+  for (power::GpuPowerRule rule : rules) {
     power::PowerModel m = power_model;
     m.set_gpu_rule(rule);
     auto f = m.resolve(workload.nodes, workload.models);
-    if (!f.ok()) return fail(f);
+    if (!f.ok()) return f.status().error();
     figures.push_back(std::move(f.value()));
   }
-  // The target workload is the trace's, whatever rate it is replayed at.
-  const frag::TargetWorkload target = frag::build_target_workload(workload.pods);
-  int64_t capacity = 0;
-  for (const NodeSpec& n : workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
+  return figures;
+}
 
-  // Per load and seed one workload; on it every policy x GPU rule x power-down setting.
-  // Results are listed by policy, GPU rule and power-down setting; one task runs a policy and
-  // setting under every rule (once, where the rule cannot change the schedule).
-  const std::size_t rule_count = rules.value().size();
-  const std::size_t power_down_count = power_downs.value().size();
+// What every replay run shares.
+struct ReplaySetup {
+  const SimulateOptions& o;
+  const trace::Workload& workload;  // the trace at its own rate
+  const std::vector<std::string>& policies;
+  const ReplayGrid& grid;
+  const std::vector<std::vector<power::NodePower>>& figures;  // per GPU rule
+  double pue;
+  // The target workload is the trace's, whatever rate it is replayed at.
+  frag::TargetWorkload target;
+};
+
+// One load and seed: the workload (jobs drawn from the trace until the load is met, or none:
+// the trace itself) and the config of its runs.
+struct ReplayRun {
+  std::optional<trace::Workload> generated;
+  sim::ReplayConfig config;
+};
+
+Result<ReplayRun> prepare_replay_run(const ReplaySetup& s, const sim::ReplayConfig& base,
+                                     int64_t capacity, double load, uint64_t seed) {
+  const SimulateOptions& o = s.o;
+  ReplayRun run{std::nullopt, base};
+  run.config.seed = seed;
+  if (!(load > 0)) {
+    if (o.timeline_step_s > 0) run.config.timeline_step_s = o.timeline_step_s;
+    return run;
+  }
+  trace::LoadSpec spec;
+  spec.load_pct = load;
+  spec.days = o.days;
+  spec.warmup_days = o.warmup_days;
+  spec.seed = seed;
+  auto generated = trace::generate_load(s.workload.pods, capacity, spec);
+  if (!generated.ok()) return Error{fmt::format("--load {}: {}", load, generated.error())};
+  trace::Workload& w = run.generated.emplace();
+  w.models = s.workload.models;
+  w.nodes = s.workload.nodes;
+  w.shape_count = s.workload.shape_count;
+  w.nodes_source = s.workload.nodes_source;
+  w.pods_source = fmt::format("{} at {} % load", s.workload.pods_source, load);
+  w.pods = std::move(generated.value().pods);
+  run.config.measure_from_s = generated.value().window.start_s;
+  run.config.measure_to_s = generated.value().window.end_s;
+  run.config.target_load_pct = load;
+  run.config.timeline_step_s = o.timeline_step_s < 0 ? 3600 : o.timeline_step_s;
+  if (!o.quiet) {
+    fmt::print(stderr,
+               "load {} % seed {}: {} jobs ({} running at the start), offered load {:.2f} "
+               "% over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by {}\n",
+               load, seed, w.pods.size(), generated.value().running_at_start,
+               generated.value().offered_load_pct, o.warmup_days, o.warmup_days + o.days,
+               o.warmup_days, generated.value().profile);
+  }
+  return run;
+}
+
+// One load and seed's runs, appended to `results` by policy, GPU rule and power-down setting.
+// One task runs a policy and power-down setting under every rule (once, where the rule cannot
+// change the schedule); the tasks run in parallel.
+Status run_replay_group(const ReplaySetup& s, const trace::Workload& w,
+                        const sim::ReplayConfig& config, std::vector<sim::ReplayResult>& results,
+                        ProgressBar& bar, std::size_t total) {
+  const std::size_t rule_count = s.grid.rules.size();
+  const std::size_t power_down_count = s.grid.power_downs.size();
   struct Task {
     std::size_t policy;
     std::size_t power_down;
   };
   std::vector<Task> tasks;
-  for (std::size_t p = 0; p < policies.size(); ++p) {
+  for (std::size_t p = 0; p < s.policies.size(); ++p) {
     for (std::size_t d = 0; d < power_down_count; ++d) tasks.push_back(Task{p, d});
   }
-  const std::size_t variant_count = policies.size() * rule_count * power_down_count;
-  std::vector<sim::ReplayResult> results;
-  const std::size_t total = loads.value().size() * seeds.size() * variant_count;
-  results.reserve(total);
-  ProgressBar bar(!o.quiet && stderr_is_terminal());
+  std::vector<sim::ReplayResult> group(s.policies.size() * rule_count * power_down_count);
+  const std::size_t done_before = results.size();
+  std::size_t done = 0;
   std::mutex progress;
-  for (double load : loads.value()) {
+  const Status status = parallel_for(tasks.size(), s.o.jobs, [&](std::size_t i) -> Status {
+    sim::ReplayConfig c = config;
+    c.policy = s.policies[tasks[i].policy];
+    c.power_down_idle_s = s.grid.power_downs[tasks[i].power_down];
+    auto r = sim::run_replay_each(w, s.target, s.figures, s.pue, c);
+    if (!r.ok()) return Error{r.error()};
+    double wall = 0;
+    for (std::size_t k = 0; k < rule_count; ++k) {
+      wall += r.value()[k].wall_seconds;
+      group[(tasks[i].policy * rule_count + k) * power_down_count + tasks[i].power_down] =
+          std::move(r.value()[k]);
+    }
+    std::lock_guard<std::mutex> lock(progress);
+    done += rule_count;
+    bar.update(done_before + done, total,
+               fmt::format("{} seed {} ({:.2f} s)", c.policy, config.seed, wall));
+    return Status::Ok();
+  });
+  if (!status.ok()) return status;
+  for (auto& r : group) results.push_back(std::move(r));
+  return Status::Ok();
+}
+
+// Per load and seed one workload; on it every policy x GPU rule x power-down setting.
+Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
+                                                       const sim::ReplayConfig& base,
+                                                       const std::vector<uint64_t>& seeds,
+                                                       ProgressBar& bar) {
+  int64_t capacity = 0;
+  for (const NodeSpec& n : s.workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
+  const std::size_t variant_count =
+      s.policies.size() * s.grid.rules.size() * s.grid.power_downs.size();
+  const std::size_t total = s.grid.loads.size() * seeds.size() * variant_count;
+  std::vector<sim::ReplayResult> results;
+  results.reserve(total);
+  for (double load : s.grid.loads) {
     for (uint64_t seed : seeds) {
-      trace::Workload run_workload;
-      const trace::Workload* w = &workload;
-      sim::ReplayConfig config = base;
-      config.seed = seed;
-      if (load > 0) {
-        trace::LoadSpec spec;
-        spec.load_pct = load;
-        spec.days = o.days;
-        spec.warmup_days = o.warmup_days;
-        spec.seed = seed;
-        auto generated = trace::generate_load(workload.pods, capacity, spec);
-        if (!generated.ok()) return fail(fmt::format("--load {}: {}", load, generated.error()));
-        run_workload.models = workload.models;
-        run_workload.nodes = workload.nodes;
-        run_workload.shape_count = workload.shape_count;
-        run_workload.nodes_source = workload.nodes_source;
-        run_workload.pods_source = fmt::format("{} at {} % load", workload.pods_source, load);
-        run_workload.pods = std::move(generated.value().pods);
-        w = &run_workload;
-        config.measure_from_s = generated.value().window.start_s;
-        config.measure_to_s = generated.value().window.end_s;
-        config.target_load_pct = load;
-        config.timeline_step_s = o.timeline_step_s < 0 ? 3600 : o.timeline_step_s;
-        if (!o.quiet) {
-          fmt::print(stderr,
-                     "load {} % seed {}: {} jobs ({} running at the start), offered load {:.2f} "
-                     "% over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by {}\n",
-                     load, seed, w->pods.size(), generated.value().running_at_start,
-                     generated.value().offered_load_pct, o.warmup_days, o.warmup_days + o.days,
-                     o.warmup_days, generated.value().profile);
-        }
-      } else if (o.timeline_step_s > 0) {
-        config.timeline_step_s = o.timeline_step_s;
+      auto run = prepare_replay_run(s, base, capacity, load, seed);
+      if (!run.ok()) return run.status().error();
+      const trace::Workload& w = run.value().generated ? *run.value().generated : s.workload;
+      if (Status st = run_replay_group(s, w, run.value().config, results, bar, total); !st.ok()) {
+        return st.error();
       }
-      std::vector<sim::ReplayResult> group(variant_count);
-      const std::size_t done_before = results.size();
-      std::size_t done = 0;
-      const Status status = parallel_for(tasks.size(), o.jobs, [&](std::size_t i) -> Status {
-        sim::ReplayConfig c = config;
-        c.policy = policies[tasks[i].policy];
-        c.power_down_idle_s = power_downs.value()[tasks[i].power_down];
-        auto r = sim::run_replay_each(*w, target, figures, power_model.pue(), c);
-        if (!r.ok()) return Error{r.error()};
-        double wall = 0;
-        for (std::size_t k = 0; k < rule_count; ++k) {
-          wall += r.value()[k].wall_seconds;
-          group[(tasks[i].policy * rule_count + k) * power_down_count + tasks[i].power_down] =
-              std::move(r.value()[k]);
-        }
-        std::lock_guard<std::mutex> lock(progress);
-        done += rule_count;
-        bar.update(done_before + done, total,
-                   fmt::format("{} seed {} ({:.2f} s)", c.policy, seed, wall));
-        return Status::Ok();
-      });
-      if (!status.ok()) return fail(status);
-      for (auto& r : group) results.push_back(std::move(r));
     }
   }
   bar.update(total, total, "done");
+  return results;
+}
 
-  if (o.json) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : results) all.push_back(to_json(r));
-    std::cout << all.dump(2) << "\n";
-  } else {
-    std::cout << replay_table(results);
-  }
-  std::cout.flush();
-  if (!o.record.empty()) {
-    std::string records;
-    for (const auto& r : results) {
-      std::istringstream lines(r.records);
-      for (std::string line; std::getline(lines, line);) {
-        records += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", r.config.policy,
-                               r.config.seed, line.substr(1));
-      }
-    }
-    if (Status s = write_text_file(o.record, records); !s.ok()) {
-      return fail(s);
-    }
-  }
-  if (o.out.empty()) return 0;
-
-  // One timeline for all runs, each row prefixed with its policy, seed and setting.
+// One timeline for all runs, each row prefixed with its policy, seed and setting.
+std::string replay_timeline_csv(const std::vector<sim::ReplayResult>& results) {
   std::string timeline;
   for (const auto& r : results) {
     std::ostringstream one;
@@ -311,137 +369,229 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
                       power::gpu_power_rule_name(r.gpu_rule), r.config.power_down_idle_s, line);
     }
   }
+  return timeline;
+}
+
+void print_replay_results(const SimulateOptions& o, const std::vector<sim::ReplayResult>& results) {
+  if (o.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : results) all.push_back(to_json(r));
+    std::cout << all.dump(2) << "\n";
+  } else {
+    std::cout << replay_table(results);
+  }
+  std::cout.flush();
+}
+
+// --record's decision records, then --out's timeline.csv and summary.csv.
+Status write_replay_files(const SimulateOptions& o, const std::vector<sim::ReplayResult>& results) {
+  if (!o.record.empty()) {
+    std::string records;
+    for (const auto& r : results)
+      records += tag_run_records(r.records, r.config.policy, r.config.seed);
+    if (Status s = write_text_file(o.record, records); !s.ok()) return s;
+  }
+  if (o.out.empty()) return Status::Ok();
+  const std::string timeline = replay_timeline_csv(results);
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, results);
   if (Status s =
           write_text_files(o.out, {{"timeline.csv", timeline}, {"summary.csv", summary.str()}});
       !s.ok()) {
-    return fail(s);
+    return s;
   }
   if (!o.quiet) fmt::print(stderr, "wrote {0}/timeline.csv and {0}/summary.csv\n", o.out);
+  return Status::Ok();
+}
+
+int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
+                    const power::PowerModel& power_model, const std::vector<std::string>& policies,
+                    const std::vector<uint64_t>& seeds) {
+  auto base = base_replay_config(o, workload);
+  if (!base.ok()) return fail(base);
+  auto grid = parse_replay_grid(o, power_model);
+  if (!grid.ok()) return fail(grid.error(), kExitUsage);
+  auto figures = resolve_replay_power(workload, power_model, grid.value().rules);
+  if (!figures.ok()) return fail(figures);
+  const ReplaySetup setup{o,
+                          workload,
+                          policies,
+                          grid.value(),
+                          figures.value(),
+                          power_model.pue(),
+                          frag::build_target_workload(workload.pods)};
+  // Held to the end of the command: its line ends when it goes, after the output.
+  ProgressBar bar(!o.quiet && stderr_is_terminal());
+  auto results = run_replay_grid(setup, base.value(), seeds, bar);
+  if (!results.ok()) return fail(results);
+  print_replay_results(o, results.value());
+  if (Status s = write_replay_files(o, results.value()); !s.ok()) return fail(s);
   return 0;
 }
 
-int run_simulate(const SimulateOptions& o) {
-  if (o.nodes.empty() != o.pods.empty()) {
-    return fail("give both --nodes and --pods, or neither for the built-in workload", kExitUsage);
-  }
-  if (!(o.tune > 0 && o.tune <= 10))
-    return fail(fmt::format("--tune must be in (0, 10], got {}", o.tune), kExitUsage);
-  if (!(o.time_scale > 0)) return fail("--time-scale must be > 0", kExitUsage);
-  if (o.pue != 0 && !(o.pue >= 1.0)) return fail("--pue must be >= 1.0", kExitUsage);
-  auto seeds = sim::parse_seed_list(o.seeds);
-  if (!seeds.ok()) return fail(seeds.error(), kExitUsage);
-  auto policies = sim::parse_policy_list(o.policies);
-  if (!policies.ok()) return fail(policies.error(), kExitUsage);
+// The policies and seeds; an error here is a usage error.
+struct SimulateLists {
+  std::vector<uint64_t> seeds;
+  std::vector<std::string> policies;
+};
 
+Result<SimulateLists> parse_simulate_lists(const SimulateOptions& o) {
+  if (o.nodes.empty() != o.pods.empty()) {
+    return Error{"give both --nodes and --pods, or neither for the built-in workload"};
+  }
+  if (!(o.tune > 0 && o.tune <= 10)) {
+    return Error{fmt::format("--tune must be in (0, 10], got {}", o.tune)};
+  }
+  if (!(o.time_scale > 0)) return Error{"--time-scale must be > 0"};
+  if (o.pue != 0 && !(o.pue >= 1.0)) return Error{"--pue must be >= 1.0"};
+  auto seeds = sim::parse_seed_list(o.seeds);
+  if (!seeds.ok()) return Error{seeds.error()};
+  auto policies = sim::parse_policy_list(o.policies);
+  if (!policies.ok()) return Error{policies.error()};
+  return SimulateLists{seeds.value(), policies.value()};
+}
+
+// --power-model, or the built-in model; with --pue's PUE.
+Result<power::PowerModel> load_simulate_power_model(const SimulateOptions& o) {
   power::PowerModel power_model = power::PowerModel::builtin();
   if (!o.power_model.empty()) {
     auto loaded = power::PowerModel::load(o.power_model);
-    if (!loaded.ok()) return fail(loaded);
+    if (!loaded.ok()) return loaded.status().error();
     power_model = std::move(loaded.value());
   }
   if (o.pue != 0) power_model.set_pue(o.pue);
+  return power_model;
+}
+
+// The options that depend on the mode; inflation's one --gpu-power rule goes into the model.
+// An error here is a usage error.
+Status check_mode_options(const SimulateOptions& o, power::PowerModel& power_model) {
   if (o.mode != "replay") {
     if (!o.loads.empty() || !o.power_down_idle.empty()) {
-      return fail("--load and --power-down-idle are for --mode replay", kExitUsage);
+      return Error{"--load and --power-down-idle are for --mode replay"};
     }
     if (!o.gpu_power.empty()) {
       auto rule = power::parse_gpu_power_rule(o.gpu_power);
-      if (!rule.ok())
-        return fail(fmt::format("--gpu-power: {} (inflation takes one rule)", rule.error()),
-                    kExitUsage);
+      if (!rule.ok()) {
+        return Error{fmt::format("--gpu-power: {} (inflation takes one rule)", rule.error())};
+      }
       power_model.set_gpu_rule(rule.value());
     }
   }
-  if (!(o.days > 0 && o.days <= 366)) return fail("--days must be in (0, 366]", kExitUsage);
-  if (!(o.warmup_days >= 0 && o.warmup_days <= 366))
-    return fail("--warmup-days must be in [0, 366]", kExitUsage);
-  if (o.wake_delay_s < 0) return fail("--wake-delay must be >= 0", kExitUsage);
+  if (!(o.days > 0 && o.days <= 366)) return Error{"--days must be in (0, 366]"};
+  if (!(o.warmup_days >= 0 && o.warmup_days <= 366)) {
+    return Error{"--warmup-days must be in [0, 366]"};
+  }
+  if (o.wake_delay_s < 0) return Error{"--wake-delay must be >= 0"};
+  if (o.nodes.empty() && o.mode == "replay" && o.loads.empty()) {
+    return Error{
+        "--mode replay needs pods with creation and deletion times: give --nodes and --pods, "
+        "or --load PCT, which gives the built-in pods the openb trace's durations and "
+        "arrival profile"};
+  }
+  return Status::Ok();
+}
 
-  trace::Workload workload;
-  if (o.nodes.empty()) {
-    if (o.mode == "replay" && o.loads.empty()) {
-      return fail(
-          "--mode replay needs pods with creation and deletion times: give --nodes and --pods, "
-          "or --load PCT, which gives the built-in pods the openb trace's durations and "
-          "arrival profile",
-          2);
-    }
-    workload = trace::builtin_openb_workload();
-    if (o.mode == "replay") {
-      // Durations, arrival hours and QoS from the openb trace's statistics, over 4 weeks.
-      trace::assign_synthetic_times(workload.pods, 20230101, 28);
-      workload.pods_source += " (durations and arrivals from the openb statistics)";
-    }
-  } else {
-    auto loaded = trace::load_openb_workload(o.nodes, o.pods);
-    if (!loaded.ok()) return fail(loaded);
-    workload = std::move(loaded.value());
-  }
-  if (!o.quiet) {
-    int gpus = 0;
-    for (const auto& n : workload.nodes) gpus += n.gpu_count;
-    fmt::print(stderr, "workload: {} nodes, {} GPUs ({}); {} pods ({})\n", workload.nodes.size(),
-               gpus, workload.nodes_source, workload.pods.size(), workload.pods_source);
-    fmt::print(stderr, "{} mode: {} policies x {} seeds\n", o.mode, policies.value().size(),
-               seeds.value().size());
-  }
+// The node and pod lists, or the built-in workload (with synthetic times for replay).
+Result<trace::Workload> load_simulate_workload(const SimulateOptions& o) {
+  if (!o.nodes.empty()) return trace::load_openb_workload(o.nodes, o.pods);
+  trace::Workload workload = trace::builtin_openb_workload();
   if (o.mode == "replay") {
-    return run_replay_mode(o, workload, power_model, policies.value(), seeds.value());
+    // Durations, arrival hours and QoS from the openb trace's statistics, over 4 weeks.
+    trace::assign_synthetic_times(workload.pods, 20230101, 28);
+    workload.pods_source += " (durations and arrivals from the openb statistics)";
   }
+  return workload;
+}
 
+void print_workload_lines(const SimulateOptions& o, const trace::Workload& workload,
+                          const SimulateLists& lists) {
+  int gpus = 0;
+  for (const auto& n : workload.nodes) gpus += n.gpu_count;
+  fmt::print(stderr, "workload: {} nodes, {} GPUs ({}); {} pods ({})\n", workload.nodes.size(),
+             gpus, workload.nodes_source, workload.pods.size(), workload.pods_source);
+  fmt::print(stderr, "{} mode: {} policies x {} seeds\n", o.mode, lists.policies.size(),
+             lists.seeds.size());
+}
+
+// Every policy x seed of the inflation protocol, in plan order.
+Result<std::vector<sim::RunResult>> run_inflation_experiments(const SimulateOptions& o,
+                                                              const trace::Workload& workload,
+                                                              const power::PowerModel& power_model,
+                                                              const SimulateLists& lists) {
   sim::ExperimentPlan plan;
-  plan.policies = policies.value();
-  plan.seeds = seeds.value();
+  plan.policies = lists.policies;
+  plan.seeds = lists.seeds;
   plan.tune = o.tune;
   plan.jobs = o.jobs;
   plan.power_model = power_model;
   plan.gpu_select = o.gpu_select;
   plan.record = !o.record.empty();
   plan.snapshot_pct = o.out.empty() ? -1 : o.snapshot_pct;
-  auto results = [&] {
-    ProgressBar bar(!o.quiet && stderr_is_terminal());  // finishes its line when it goes
-    return sim::run_experiments(
-        workload, plan, [&](std::size_t done, std::size_t total, const sim::RunResult& r) {
-          bar.update(
-              done, total,
-              fmt::format("{} seed {} ({:.2f} s)", r.spec.policy, r.spec.seed, r.wall_seconds));
-        });
-  }();
-  if (!results.ok()) return fail(results);
+  ProgressBar bar(!o.quiet && stderr_is_terminal());  // finishes its line when it goes
+  return sim::run_experiments(
+      workload, plan, [&](std::size_t done, std::size_t total, const sim::RunResult& r) {
+        bar.update(
+            done, total,
+            fmt::format("{} seed {} ({:.2f} s)", r.spec.policy, r.spec.seed, r.wall_seconds));
+      });
+}
 
+void print_inflation_results(const SimulateOptions& o, const std::vector<sim::RunResult>& results) {
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : results.value()) all.push_back(to_json(r));
+    for (const auto& r : results) all.push_back(to_json(r));
     std::cout << all.dump(2) << "\n";
   } else {
-    std::cout << report::summary_table(results.value(), o.power_by_model);
+    std::cout << report::summary_table(results, o.power_by_model);
   }
   std::cout.flush();
+}
+
+// --record's decision records, then --out's curves.csv and summary.csv.
+Status write_inflation_files(const SimulateOptions& o, const trace::Workload& workload,
+                             const std::vector<sim::RunResult>& results) {
   if (!o.record.empty()) {
     std::string records;
-    for (const auto& r : results.value()) {
-      // Each record names its run, so several runs can share one file.
-      std::istringstream lines(r.records);
-      for (std::string line; std::getline(lines, line);) {
-        records += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", r.spec.policy,
-                               r.spec.seed, line.substr(1));
-      }
-    }
-    if (Status s = write_text_file(o.record, records); !s.ok()) return fail(s);
+    for (const auto& r : results) records += tag_run_records(r.records, r.spec.policy, r.spec.seed);
+    if (Status s = write_text_file(o.record, records); !s.ok()) return s;
     if (!o.quiet) {
-      fmt::print(stderr, "wrote the decision records of {} run(s) to {}\n", results.value().size(),
+      fmt::print(stderr, "wrote the decision records of {} run(s) to {}\n", results.size(),
                  o.record);
     }
   }
   if (!o.out.empty()) {
-    if (Status s = report::write_results(o.out, results.value(), &workload); !s.ok()) {
-      return fail(s);
-    }
+    if (Status s = report::write_results(o.out, results, &workload); !s.ok()) return s;
     if (!o.quiet) fmt::print(stderr, "wrote {0}/curves.csv and {0}/summary.csv\n", o.out);
   }
+  return Status::Ok();
+}
+
+int run_inflation_mode(const SimulateOptions& o, const trace::Workload& workload,
+                       const power::PowerModel& power_model, const SimulateLists& lists) {
+  auto results = run_inflation_experiments(o, workload, power_model, lists);
+  if (!results.ok()) return fail(results);
+  print_inflation_results(o, results.value());
+  if (Status s = write_inflation_files(o, workload, results.value()); !s.ok()) return fail(s);
   return 0;
+}
+
+int run_simulate(const SimulateOptions& o) {
+  auto lists = parse_simulate_lists(o);
+  if (!lists.ok()) return fail(lists.error(), kExitUsage);
+  auto power_model = load_simulate_power_model(o);
+  if (!power_model.ok()) return fail(power_model);
+  if (Status s = check_mode_options(o, power_model.value()); !s.ok()) {
+    return fail(s.message(), kExitUsage);
+  }
+  auto workload = load_simulate_workload(o);
+  if (!workload.ok()) return fail(workload);
+  if (!o.quiet) print_workload_lines(o, workload.value(), lists.value());
+  if (o.mode == "replay") {
+    return run_replay_mode(o, workload.value(), power_model.value(), lists.value().policies,
+                           lists.value().seeds);
+  }
+  return run_inflation_mode(o, workload.value(), power_model.value(), lists.value());
 }
 
 }  // namespace
