@@ -127,7 +127,8 @@ TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
       auto r = run_fleet(fleet, pods, shapes, options);
       ASSERT_TRUE(r.ok()) << r.error();
       const bool evicts = preempt && !blocker_is_ls;
-      SCOPED_TRACE(::testing::Message() << "blocker LS " << blocker_is_ls << ", preempt " << preempt);
+      SCOPED_TRACE(::testing::Message()
+                   << "blocker LS " << blocker_is_ls << ", preempt " << preempt);
       EXPECT_EQ(r.value().be_preemptions, evicts ? 1 : 0);
       EXPECT_EQ(r.value().decisions[1].start_s, evicts ? 100 : 10000);
       EXPECT_EQ(r.value().decisions[0].start_s, evicts ? 1100 : 0);
