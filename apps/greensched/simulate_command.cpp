@@ -280,71 +280,92 @@ Result<ReplayRun> prepare_replay_run(const ReplaySetup& s, const sim::ReplayConf
   return run;
 }
 
-// One load and seed's runs, appended to `results` by policy, GPU rule and power-down setting.
-// One task runs a policy and power-down setting under every rule (once, where the rule cannot
-// change the schedule); the tasks run in parallel.
-Status run_replay_group(const ReplaySetup& s, const trace::Workload& w,
-                        const sim::ReplayConfig& config, std::vector<sim::ReplayResult>& results,
-                        ProgressBar& bar, std::size_t total) {
-  const std::size_t rule_count = s.grid.rules.size();
-  const std::size_t power_down_count = s.grid.power_downs.size();
-  struct Task {
-    std::size_t policy;
-    std::size_t power_down;
-  };
-  std::vector<Task> tasks;
-  for (std::size_t p = 0; p < s.policies.size(); ++p) {
-    for (std::size_t d = 0; d < power_down_count; ++d) tasks.push_back(Task{p, d});
-  }
-  std::vector<sim::ReplayResult> group(s.policies.size() * rule_count * power_down_count);
-  const std::size_t done_before = results.size();
-  std::size_t done = 0;
-  std::mutex progress;
-  const Status status = parallel_for(tasks.size(), s.o.jobs, [&](std::size_t i) -> Status {
-    sim::ReplayConfig c = config;
-    c.policy = s.policies[tasks[i].policy];
-    c.power_down_idle_s = s.grid.power_downs[tasks[i].power_down];
-    auto r = sim::run_replay_each(w, s.target, s.figures, s.pue, c);
-    if (!r.ok()) return Error{r.error()};
-    double wall = 0;
-    for (std::size_t k = 0; k < rule_count; ++k) {
-      wall += r.value()[k].wall_seconds;
-      group[(tasks[i].policy * rule_count + k) * power_down_count + tasks[i].power_down] =
-          std::move(r.value()[k]);
+// One load and seed: its workload, drawn by the first run that needs it and freed by the last
+// to end, so that only the groups being run hold one.
+struct ReplayGroup {
+  double load = 0;
+  uint64_t seed = 0;
+  std::mutex mutex;
+  bool drawn = false;
+  Status error;
+  std::optional<ReplayRun> run;
+  std::size_t runs_left = 0;  // under `mutex`
+};
+
+// The group's workload and config, drawing them on first use.
+Status draw_group(const ReplaySetup& s, const sim::ReplayConfig& base, int64_t capacity,
+                  ReplayGroup& g) {
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.drawn) {
+    g.drawn = true;
+    auto run = prepare_replay_run(s, base, capacity, g.load, g.seed);
+    if (run.ok()) {
+      g.run = std::move(run.value());
+    } else {
+      g.error = run.status();
     }
-    std::lock_guard<std::mutex> lock(progress);
-    done += rule_count;
-    bar.update(done_before + done, total,
-               fmt::format("{} seed {} ({:.2f} s)", c.policy, config.seed, wall));
-    return Status::Ok();
-  });
-  if (!status.ok()) return status;
-  for (auto& r : group) results.push_back(std::move(r));
-  return Status::Ok();
+  }
+  return g.error;
 }
 
-// Per load and seed one workload; on it every policy x GPU rule x power-down setting.
+// Per load and seed one workload; on it every policy x GPU rule x power-down setting, in that
+// order in the results. One task runs a policy and power-down setting under every rule (once,
+// where the rule cannot change the schedule). All tasks share one pool of workers, so one
+// load and seed's last runs overlap the next one's first instead of leaving a core idle.
 Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
                                                        const sim::ReplayConfig& base,
                                                        const std::vector<uint64_t>& seeds,
                                                        ProgressBar& bar) {
   int64_t capacity = 0;
   for (const NodeSpec& n : s.workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
-  const std::size_t variant_count =
-      s.policies.size() * s.grid.rules.size() * s.grid.power_downs.size();
-  const std::size_t total = s.grid.loads.size() * seeds.size() * variant_count;
-  std::vector<sim::ReplayResult> results;
-  results.reserve(total);
-  for (double load : s.grid.loads) {
-    for (uint64_t seed : seeds) {
-      auto run = prepare_replay_run(s, base, capacity, load, seed);
-      if (!run.ok()) return run.status().error();
-      const trace::Workload& w = run.value().generated ? *run.value().generated : s.workload;
-      if (Status st = run_replay_group(s, w, run.value().config, results, bar, total); !st.ok()) {
-        return st.error();
-      }
+  const std::size_t rule_count = s.grid.rules.size();
+  const std::size_t power_down_count = s.grid.power_downs.size();
+  const std::size_t variant_count = s.policies.size() * rule_count * power_down_count;
+  std::vector<ReplayGroup> groups(s.grid.loads.size() * seeds.size());
+  struct Task {
+    std::size_t group;
+    std::size_t policy;
+    std::size_t power_down;
+  };
+  std::vector<Task> tasks;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    groups[g].load = s.grid.loads[g / seeds.size()];
+    groups[g].seed = seeds[g % seeds.size()];
+    groups[g].runs_left = s.policies.size() * power_down_count;
+    for (std::size_t p = 0; p < s.policies.size(); ++p) {
+      for (std::size_t d = 0; d < power_down_count; ++d) tasks.push_back(Task{g, p, d});
     }
   }
+  const std::size_t total = groups.size() * variant_count;
+  std::vector<sim::ReplayResult> results(total);
+  std::size_t done = 0;
+  std::mutex progress;
+  const Status status = parallel_for(tasks.size(), s.o.jobs, [&](std::size_t i) -> Status {
+    const Task& t = tasks[i];
+    ReplayGroup& g = groups[t.group];
+    if (Status st = draw_group(s, base, capacity, g); !st.ok()) return st;
+    const trace::Workload& w = g.run->generated ? *g.run->generated : s.workload;
+    sim::ReplayConfig c = g.run->config;
+    c.policy = s.policies[t.policy];
+    c.power_down_idle_s = s.grid.power_downs[t.power_down];
+    auto r = sim::run_replay_each(w, s.target, s.figures, s.pue, c);
+    if (!r.ok()) return Error{r.error()};
+    double wall = 0;
+    for (std::size_t k = 0; k < rule_count; ++k) {
+      wall += r.value()[k].wall_seconds;
+      results[t.group * variant_count + (t.policy * rule_count + k) * power_down_count +
+              t.power_down] = std::move(r.value()[k]);
+    }
+    {
+      std::lock_guard<std::mutex> lock(g.mutex);
+      if (--g.runs_left == 0) g.run.reset();  // the group's last run: free its workload
+    }
+    std::lock_guard<std::mutex> lock(progress);
+    done += rule_count;
+    bar.update(done, total, fmt::format("{} seed {} ({:.2f} s)", c.policy, c.seed, wall));
+    return Status::Ok();
+  });
+  if (!status.ok()) return status.error();
   bar.update(total, total, "done");
   return results;
 }
