@@ -17,6 +17,10 @@ constexpr int64_t floor_div(int64_t a, int64_t b) {
 constexpr int64_t floor_mod(int64_t a, int64_t b) {
   return a - floor_div(a, b) * b;
 }
+// The start of the UTC hour holding epoch second t.
+constexpr int64_t floor_hour(int64_t t) {
+  return t - floor_mod(t, 3600);
+}
 
 // "2023-01-01", "2023-01-01 05:00:00", "2023-01-01T05:00:00Z" -> epoch seconds (UTC).
 // Also "YYYY-MM-DD HH:MM", the 'T' separator with or without a trailing 'Z', and a plain

@@ -81,9 +81,13 @@ std::string_view controller_name(ControllerKind kind) {
   return "?";
 }
 
+double weighted_price(double price_usd_per_kwh, double carbon_g_per_kwh,
+                      double carbon_price_usd_per_t) {
+  return price_usd_per_kwh + carbon_price_usd_per_t * carbon_g_per_kwh / kGramsPerTonne;
+}
+
 double effective_import_price(const HourInput& in, const ControllerOptions& options) {
-  return in.price_usd_per_kwh +
-         options.carbon_price_usd_per_t * in.carbon_g_per_kwh / kGramsPerTonne;
+  return weighted_price(in.price_usd_per_kwh, in.carbon_g_per_kwh, options.carbon_price_usd_per_t);
 }
 
 HourOutput settle_hour(const HourInput& in, const Battery::Flows& flows,

@@ -92,6 +92,9 @@ Result<ControllerRun> run_controller(ControllerKind kind, const std::vector<Hour
 // (settle_hour, greedy's quantiles, the LP's objective), so with a carbon price they minimise
 // cost + carbon price x carbon (objective_usd); cost_usd stays the bill.
 double effective_import_price(const HourInput& in, const ControllerOptions& options);
+// The same weighing for any price and intensity (the dispatch agents' net view uses it too).
+double weighted_price(double price_usd_per_kwh, double carbon_g_per_kwh,
+                      double carbon_price_usd_per_t);
 
 // Settles one hour given the battery flows already exchanged: generation goes to the best of
 // on-site use (worth the effective import price, up to the load), export (worth the export

@@ -15,6 +15,7 @@
 
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/rng.hpp"
+#include "greensched/core/utc_time.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/net_signal.hpp"
@@ -22,10 +23,6 @@
 #include "greensched/policy/scheduler.hpp"
 
 namespace greensched::multi::detail {
-
-inline int64_t floor_hour(int64_t t) {
-  return t - ((t % 3600) + 3600) % 3600;
-}
 
 struct Job {
   JobInfo info;

@@ -3,23 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "greensched/core/utc_time.hpp"
+#include "greensched/energy/controller.hpp"
+
 namespace greensched::multi {
 namespace {
 
 constexpr int64_t kHour = 3600;
-constexpr double kGramsPerTonne = 1e6;
-
-int64_t floor_hour(int64_t t) {
-  return t - ((t % kHour) + kHour) % kHour;
-}
 
 double surplus_share(double generation_kwh, double demand_kwh, double job_kwh) {
   const double surplus = generation_kwh - demand_kwh;
   return job_kwh > 0 ? std::clamp(surplus / job_kwh, 0.0, 1.0) : (surplus > 0 ? 1.0 : 0.0);
-}
-
-double weight(double price, double carbon, double carbon_price_usd_per_t) {
-  return price + carbon_price_usd_per_t * carbon / kGramsPerTonne;
 }
 
 }  // namespace
@@ -43,8 +37,9 @@ NetHour net_hour(double generation_kwh, double demand_kwh, double job_kwh, doubl
   const double rest = 1.0 - covered;
   double share = 0;
   if (rest > 0 && battery.max_kwh > 0 &&
-      weight(battery.stored.price_per_kwh, battery.stored.carbon_g_per_kwh,
-             carbon_price_usd_per_t) < weight(grid_price, grid_carbon, carbon_price_usd_per_t)) {
+      energy::weighted_price(battery.stored.price_per_kwh, battery.stored.carbon_g_per_kwh,
+                             carbon_price_usd_per_t) <
+          energy::weighted_price(grid_price, grid_carbon, carbon_price_usd_per_t)) {
     share = job_kwh > 0 ? std::min(rest, battery.max_kwh / job_kwh) : rest;
   }
   const double grid = rest - share;
@@ -117,7 +112,8 @@ SignalView NetSignalCache::mean(const SiteSpec& site, int site_index, const Fore
         s.index = next_source;
         s.kwh =
             stored_kwh(net(hs[static_cast<std::size_t>(next_source)], {}), b.round_trip_efficiency);
-        s.weight = weight(s.kwh.price_per_kwh, s.kwh.carbon_g_per_kwh, carbon_price_usd_per_t_);
+        s.weight = energy::weighted_price(s.kwh.price_per_kwh, s.kwh.carbon_g_per_kwh,
+                                          carbon_price_usd_per_t_);
         while (window_.size() > head && window_.back().weight >= s.weight) window_.pop_back();
         window_.push_back(s);
       }
