@@ -183,7 +183,6 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   const PodSpec& pod = *job.info.pod;
   s.pending_gpu_milli -= pod.total_gpu_milli();
   expect_ok(s.cluster->allocate(static_cast<PodId>(j), pod, d.node, d.gpus));
-  if (s.node_jobs.empty()) s.node_jobs.resize(s.cluster->size());
   s.node_jobs[d.node].push_back(j);
   s.power->update(*s.cluster, d.node);
   s.idle_since[d.node] = -1;

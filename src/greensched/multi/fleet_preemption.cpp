@@ -60,7 +60,6 @@ std::optional<Eviction> eviction_on(const SiteRuntime& s, NodeIndex node, const 
 
 bool FleetSim::preempt_for(std::size_t site, std::size_t j) {
   SiteRuntime& s = sites_[site];
-  if (s.node_jobs.empty()) return false;  // nothing has run here
   const PodSpec& pod = *jobs_[j].info.pod;
   std::optional<Eviction> best;
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(s.cluster->size()); ++n) {

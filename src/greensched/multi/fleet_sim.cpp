@@ -41,6 +41,7 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     s.power = std::make_unique<power::ClusterPower>(*s.figures, *s.cluster);
     s.idle_since.assign(s.cluster->size(), 0);
     s.waking.assign(s.cluster->size(), false);
+    s.node_jobs.assign(s.cluster->size(), {});
     weights.push_back(static_cast<double>(std::max<int64_t>(s.cluster->total_gpu_milli(), 1)));
   }
   return Status{};
