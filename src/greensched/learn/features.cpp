@@ -48,17 +48,17 @@ void FeatureExtractor::begin(const Cluster& cluster, const PodSpec& pod) {
       ns.cpu_max_watts = figures.cpu.max_watts;
       ns.cpu_idle_watts = figures.cpu.idle_watts;
     }
-    using StaticKey = std::tuple<int64_t, int64_t, int, GpuModelId, double, double, double, double,
-                                 double, int64_t, int64_t, double>;
+    // The spec and the power figures; everything else in NodeStatic is derived from them.
+    using StaticKey =
+        std::tuple<int64_t, int64_t, int, GpuModelId, double, double, double, int64_t>;
     std::map<StaticKey, uint32_t> classes;
     static_class_.resize(cluster.size());
     for (std::size_t n = 0; n < cluster.size(); ++n) {
       const NodeSpec& spec = cluster.spec(static_cast<NodeIndex>(n));
       const NodeStatic& ns = static_[n];
-      const StaticKey key{spec.cpu_milli,    spec.memory_mib,     spec.gpu_count,
-                          spec.model,        ns.inv_cpu,          ns.inv_memory,
-                          ns.inv_gpu_milli,  ns.gpu_up_watts,     ns.cpu_max_watts,
-                          ns.physical_cores, ns.cores_per_socket, ns.cpu_idle_watts};
+      const StaticKey key{spec.cpu_milli,    spec.memory_mib,    spec.gpu_count,
+                          spec.model,        ns.gpu_up_watts,    ns.cpu_max_watts,
+                          ns.cpu_idle_watts, ns.cores_per_socket};
       static_class_[n] = classes.emplace(key, static_cast<uint32_t>(classes.size())).first->second;
     }
     // Restricted target demand, spread over its allowed models by capacity, per unit of each
