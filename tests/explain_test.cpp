@@ -11,19 +11,12 @@
 #include "greensched/explain/narrator.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/sim/decision_record.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::explain {
 namespace {
 
-PodSpec pod(const char* name, int64_t cpu, int num_gpu, int32_t milli) {
-  PodSpec p;
-  p.name = name;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  return p;
-}
+using testing::test_pod;
 
 const power::NodePower kT4{power::GpuPower{10, 70}, power::CpuPower{"c", 15, 120, 16}, "T4"};
 
@@ -41,7 +34,7 @@ struct Scenario {
     policy::PolicyContext context;
     if (with_models) {
       frag = std::make_shared<frag::FragmentationModel>(
-          frag::build_target_workload(std::vector<PodSpec>{pod("t", 2000, 1, 600)}));
+          frag::build_target_workload(std::vector<PodSpec>{test_pod("t", 2000, 1, 600)}));
       power = std::make_shared<const std::vector<power::NodePower>>(cluster.size(), kT4);
     }
     context.frag = frag;
@@ -82,15 +75,15 @@ struct Scenario {
 Scenario three_nodes() {
   Scenario s({NodeSpec{"A", 32000, 64000, 2, 0}, NodeSpec{"B", 64000, 64000, 4, 0},
               NodeSpec{"C", 16000, 64000, 2, 0}});
-  s.place(100, pod("a0", 4000, 1, 600), 0, 0b10);
-  s.place(101, pod("c0", 2000, 1, 800), 2, 0b01);
+  s.place(100, test_pod("a0", 4000, 1, 600), 0, 0b10);
+  s.place(101, test_pod("c0", 2000, 1, 800), 2, 0b01);
   return s;
 }
 
 TEST(Explain, PlacedWithAMargin) {
   Scenario s = three_nodes();
   // BestFit raw A 82, B 52, C 89; normalised A 81, B 0, C 100.
-  const nlohmann::json r = s.decide("bestfit", pod("p", 2000, 1, 300), {0, 1, 2}, false);
+  const nlohmann::json r = s.decide("bestfit", test_pod("p", 2000, 1, 300), {0, 1, 2}, false);
   EXPECT_EQ(explain_text(r),
             "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on C, GPU 1, by bestfit.\n"
             "It scored 100, 19 points above the runner-up A (81).\n"
@@ -103,7 +96,7 @@ TEST(Explain, PlacedByTheTieOrderWithFragmentationAndPower) {
   // DotProduct: A 99, B 98, C 99; A comes first in the tie order. On A's GPU 1 (400 left) the
   // 600-milli target shape loses its stranded 400 -> 100: -300; on C nothing changes. A's
   // socket and GPU 1 are already on: +0 W; on C, GPU 1 powers up: +60 W.
-  const nlohmann::json r = s.decide("dotprod", pod("p", 2000, 1, 300), {0, 1, 2}, true);
+  const nlohmann::json r = s.decide("dotprod", test_pod("p", 2000, 1, 300), {0, 1, 2}, true);
   EXPECT_EQ(explain_text(r),
             "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on A, GPU 1, by dotprod.\n"
             "It tied with the runner-up C at 99; the run's fixed tie order put A first.\n"
@@ -118,7 +111,8 @@ TEST(Explain, MixShowsEachWeightedTerm) {
   Scenario s = three_nodes();
   // pwr raw A 0, B -165, C -60 -> normalised 100, 0, 63; fgd A 57, B 50, C 50.
   // Totals: A 200*100 + 800*57 = 65600, B 40000, C 200*63 + 800*50 = 52600.
-  const nlohmann::json r = s.decide("pwr:200+fgd:800", pod("p", 2000, 1, 300), {0, 1, 2}, true);
+  const nlohmann::json r =
+      s.decide("pwr:200+fgd:800", test_pod("p", 2000, 1, 300), {0, 1, 2}, true);
   EXPECT_EQ(explain_text(r),
             "Pod p (2 vCPU, 1 GiB memory, 0.3 of one GPU) was placed on A, GPU 1, by "
             "pwr:200+fgd:800.\n"
@@ -133,10 +127,10 @@ TEST(Explain, MixShowsEachWeightedTerm) {
 TEST(Explain, FailedByFragmentationWithBothCounterfactuals) {
   // X: two GPUs with 600 free each (1200 in total); Y: one GPU with 300 free.
   Scenario s({NodeSpec{"X", 16000, 64000, 2, 0}, NodeSpec{"Y", 16000, 64000, 1, 0}});
-  s.place(1, pod("x0", 1000, 1, 400), 0, 0b01);
-  s.place(2, pod("x1", 1000, 1, 400), 0, 0b10);
-  s.place(3, pod("y0", 1000, 1, 700), 1, 0b01);
-  const nlohmann::json r = s.decide("fgd", pod("q", 1000, 1, 800), {0, 1}, true);
+  s.place(1, test_pod("x0", 1000, 1, 400), 0, 0b01);
+  s.place(2, test_pod("x1", 1000, 1, 400), 0, 0b10);
+  s.place(3, test_pod("y0", 1000, 1, 700), 1, 0b01);
+  const nlohmann::json r = s.decide("fgd", test_pod("q", 1000, 1, 800), {0, 1}, true);
   EXPECT_EQ(explain_text(r),
             "Pod q (1 vCPU, 1 GiB memory, 0.8 of one GPU) could not be placed.\n"
             "0/2 nodes are available: 2 insufficient GPU share on any single GPU.\n"
@@ -152,8 +146,8 @@ TEST(Explain, FailedByFragmentationWithBothCounterfactuals) {
 
 TEST(Explain, FailedOnCpuWithoutGpu) {
   Scenario s({NodeSpec{"Z", 8000, 64000, 1, 0}});
-  s.place(5, pod("z0", 7000, 0, 0), 0, 0);
-  const nlohmann::json r = s.decide("bestfit", pod("r", 2000, 0, 0), {0}, false);
+  s.place(5, test_pod("z0", 7000, 0, 0), 0, 0);
+  const nlohmann::json r = s.decide("bestfit", test_pod("r", 2000, 0, 0), {0}, false);
   EXPECT_EQ(explain_text(r),
             "Pod r (2 vCPU, 1 GiB memory, no GPU) could not be placed.\n"
             "0/1 nodes are available: 1 insufficient cpu.\n"

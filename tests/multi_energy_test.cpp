@@ -324,18 +324,24 @@ TEST(MultiSiteDemand, HourlyFacilityEnergyOfTheReplay) {
   EXPECT_NEAR(r.value().site_hourly_kwh[1][1], 0.035, 1e-12);
 }
 
+// Site a's energy in the two-hour cases: 0.1 kWh of sun in hour 0, none in hour 1, and a
+// 1 kWh battery (soc 0.1-0.9, 1 kW, round trip 0.9) that starts at its floor.
+SiteEnergy sun_then_none_and_small_battery(int64_t start_s) {
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(start_s, 3600, {0.1, 0.0});
+  e.battery.capacity_kwh = 1;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 1;
+  e.battery.round_trip_efficiency = 0.9;
+  return e;
+}
+
 TEST(MultiSiteController, HandComputedNoneAndOracleOnTwoHours) {
   // Site a gets 0.1 kWh of sun in hour 0, none in hour 1; grid 0.1 then 0.3 USD/kWh; a 1 kWh
   // battery (0.1-0.9, 1 kW, round trip 0.9) starts at 0.1 kWh, its floor.
   Fleet fleet = two_sites(100, 300);
   SiteSpec& a = fleet.sites[0];
   a.price = TimeSeries(fleet.start_s, 3600, {0.1, 0.3});
-  SiteEnergy e;
-  e.pv_kwh = TimeSeries(fleet.start_s, 3600, {0.1, 0.0});
-  e.battery.capacity_kwh = 1;
-  e.battery.max_charge_kw = e.battery.max_discharge_kw = 1;
-  e.battery.round_trip_efficiency = 0.9;
-  a.energy = e;
+  a.energy = sun_then_none_and_small_battery(fleet.start_s);
   auto r = three_jobs_on_a(fleet);
   ASSERT_TRUE(r.ok()) << r.error();
   // none: import 0.13 at 0.1 and 0.17 at 0.3.
@@ -376,12 +382,7 @@ TEST(MultiSiteController, GreenCostCarbonControllersWeighTheCarbonPrice) {
   SiteSpec& a = fleet.sites[0];
   a.price = TimeSeries(fleet.start_s, 3600, {0.10, 0.13});
   a.carbon = TimeSeries(fleet.start_s, 3600, {600, 0});
-  SiteEnergy e;
-  e.pv_kwh = TimeSeries(fleet.start_s, 3600, {0.1, 0.0});
-  e.battery.capacity_kwh = 1;
-  e.battery.max_charge_kw = e.battery.max_discharge_kw = 1;
-  e.battery.round_trip_efficiency = 0.9;
-  a.energy = e;
+  a.energy = sun_then_none_and_small_battery(fleet.start_s);
   auto r = three_jobs_on_a(fleet);
   ASSERT_TRUE(r.ok()) << r.error();
   const AgentOptions agent_options;

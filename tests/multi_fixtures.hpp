@@ -7,6 +7,7 @@
 
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/power/power_model.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::multi::fixtures {
 
@@ -37,12 +38,7 @@ inline Fleet two_sites(double ci_a, double ci_b) {
 
 inline PodSpec job(const char* name, int64_t cpu, int num_gpu, int32_t milli, int64_t from,
                    int64_t to, Qos qos = Qos::kBE) {
-  PodSpec p;
-  p.name = name;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
+  PodSpec p = testing::test_pod(name, cpu, num_gpu, milli);
   p.creation_time = from;
   p.deletion_time = to;
   p.qos = qos;
