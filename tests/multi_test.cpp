@@ -241,6 +241,11 @@ TEST(FleetFile, ParsesAndNamesBadKeys) {
   EXPECT_NE(unknown.error().find("sites[0].colour: unknown key"), std::string::npos);
   EXPECT_FALSE(parse_fleet(R"({"sites": []})", "f.json", ".").ok());
   EXPECT_FALSE(parse_fleet("{", "f.json", ".").ok());
+  // A scale beyond 100 copies is refused before any node is copied.
+  auto huge = parse_fleet(R"({"sites": [{"name": "x", "scale": 1e300}]})", "f.json", ".");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().find("f.json: sites[0].scale: at most 100"), std::string::npos)
+      << huge.error();
 }
 
 TEST(FleetFile, ScaleKeepsTheNodeMix) {

@@ -141,6 +141,17 @@ TEST(PowerModel, ErrorsNameTheKey) {
       error_of(fmt::format(R"({{"gpus": {{}}, {}, "default_cpu": "a", "extra": 1}})", cpus).c_str())
           .find("extra: unknown key"),
       std::string::npos);
+  // Counts are integers in range: a float too large for an int is refused, not converted.
+  EXPECT_NE(error_of(R"({"gpus": {}, "cpus": {"a": {"idle_watts": 1, "max_watts": 2,
+               "cores_per_socket": 1e40}}, "default_cpu": "a"})")
+                .find("m.json: cpus.a.cores_per_socket: expected an integer in [1, 4096]"),
+            std::string::npos);
+  EXPECT_NE(error_of(fmt::format(R"({{"gpus": {{}}, {}, "default_cpu": "a",
+               "node_types": [{{"gpu_count": 4294967298, "cpu": "a"}}]}})",
+                                 cpus)
+                         .c_str())
+                .find("m.json: node_types[0].gpu_count: expected an integer in [0, 16]"),
+            std::string::npos);
   // A cluster model with no figures is an error naming the node.
   auto empty_gpus =
       PowerModel::parse(fmt::format(R"({{"gpus": {{}}, {}, "default_cpu": "a"}})", cpus), "m.json");

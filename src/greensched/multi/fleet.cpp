@@ -20,6 +20,9 @@ namespace {
 
 using nlohmann::json;
 
+// A site holds at most this many copies of its node list (about 121,000 openb nodes).
+constexpr double kMaxSiteScale = 100;
+
 Result<double> number(const json& obj, const char* key, const std::string& where, double fallback,
                       double min_value) {
   auto member = number_member(obj, key, where, fallback);
@@ -116,6 +119,10 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
     const std::string& nodes = nodes_member.value();
     auto scale = number(j, "scale", where, 1.0, 0.0);
     if (!scale.ok()) return Error{scale.error()};
+    if (scale.value() > kMaxSiteScale) {
+      return Error{fmt::format("{}.scale: at most {} (copies of the node list), not {}", where,
+                               kMaxSiteScale, scale.value())};
+    }
     std::vector<NodeSpec> base;
     if (nodes == "builtin") {
       trace::Workload w = trace::builtin_openb_workload();

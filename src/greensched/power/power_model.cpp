@@ -1,6 +1,8 @@
 #include "greensched/power/power_model.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,9 @@ extern const char kBuiltinPowerModelJson[];
 namespace {
 
 using nlohmann::json;
+
+// More cores per socket than any CPU has; keeps the socket arithmetic in range.
+constexpr int64_t kMaxCoresPerSocket = 4096;
 
 // Reads key `name` of `obj` as a number; `path` names it in errors.
 Result<double> number(const json& obj, const char* name, const std::string& path) {
@@ -38,11 +43,13 @@ Result<NodeTypeOverride> parse_override(const json& j, const std::string& path) 
       if (!value.is_string()) return Error{fmt::format("{}: expected a string", where)};
       (key == "gpu_model" ? o.gpu_model : key == "cpu" ? o.cpu : o.gpu) = value.get<std::string>();
     } else if (key == "gpu_count") {
-      if (!value.is_number_integer()) return Error{fmt::format("{}: expected an integer", where)};
-      o.gpu_count = value.get<int>();
+      auto count = integer_member(j, key, path, 0, kMaxGpusPerNode);
+      if (!count.ok()) return Error{count.error()};
+      o.gpu_count = static_cast<int>(count.value());
     } else if (key == "cpu_milli") {
-      if (!value.is_number_integer()) return Error{fmt::format("{}: expected an integer", where)};
-      o.cpu_milli = value.get<int64_t>();
+      auto milli = integer_member(j, key, path, 0, std::numeric_limits<int64_t>::max());
+      if (!milli.ok()) return Error{milli.error()};
+      o.cpu_milli = milli.value();
     } else {
       return Error{fmt::format(
           "{}: unknown key (expected gpu_model, gpu_count, cpu_milli, cpu, gpu)", where)};
@@ -103,11 +110,8 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     if (!idle.ok()) return Error{idle.error()};
     auto max = number(entry, "max_watts", path);
     if (!max.ok()) return Error{max.error()};
-    auto cps = number(entry, "cores_per_socket", path);
+    auto cps = integer_member(entry, "cores_per_socket", path, 1, kMaxCoresPerSocket);
     if (!cps.ok()) return Error{cps.error()};
-    if (cps.value() < 1 || cps.value() != std::floor(cps.value())) {
-      return Error{fmt::format("{}.cores_per_socket: must be a positive integer", path)};
-    }
     cpus[name] = CpuPower{name, idle.value(), max.value(), static_cast<int>(cps.value())};
   }
   if (!root.contains("default_cpu") || !root["default_cpu"].is_string()) {
