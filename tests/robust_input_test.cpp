@@ -52,6 +52,21 @@ TEST(JsonFields, TypedMembersNameTheKey) {
   EXPECT_EQ(bad.error().rfind("f.json: invalid JSON: ", 0), 0u) << bad.error();
 }
 
+// nlohmann's parser takes a NUL byte for the end of the text: without the check, whatever
+// follows one (here a second site) would be dropped without a word.
+TEST(JsonFields, ANulByteIsAnErrorNotTheEndOfTheText) {
+  const std::string text("{\"a\": 1}\n  \0{\"b\": 2}", 20);
+  ASSERT_TRUE(nlohmann::json::parse(text, nullptr, false).is_object());  // what we guard against
+  auto parsed = parse_json_text(text, "f.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error(), "f.json: invalid JSON: a NUL byte at line 2, column 3");
+  EXPECT_EQ(check_no_nul_byte(std::string_view("\0", 1)).message(),
+            "a NUL byte at line 1, column 1");
+  EXPECT_TRUE(check_no_nul_byte("{}\n").ok());
+  EXPECT_TRUE(parse_json_or_discarded(text).is_discarded());
+  EXPECT_TRUE(parse_json_or_discarded(text.substr(0, 8)).is_object());
+}
+
 TEST(JsonFields, IntegerMembersAreRangeCheckedNeverCast) {
   const auto j = nlohmann::json::parse(
       R"({"a": 5, "b": 5.0, "c": 5.5, "d": 1e300, "e": -1, "f": "5", "g": 18446744073709551615})");

@@ -17,6 +17,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${SOURCE_DIR}/src/greensched/serve/pod_request.cpp
     ${SOURCE_DIR}/src/greensched/serve/node_object.cpp
     ${SOURCE_DIR}/src/greensched/core/gpu_model.cpp
+    ${SOURCE_DIR}/src/greensched/core/json_fields.cpp
     ${SOURCE_DIR}/src/greensched/serve/extender_protocol.cpp
     ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp)
   greensched_fuzz_binary(binary BINARY ${WORK}/serve_fuzz SOURCES ${sources}
@@ -26,7 +27,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   if(NOT binary)
     return()
   endif()
-  # Seeds: one per parser (the first byte picks it; see serve_fuzz.cpp).
+  # Seeds: one per parser (the first byte picks it; see serve_fuzz.cpp); inputs that once
+  # failed are kept in tests/fuzz/corpus/serve_request_parser/ and read from there.
   file(WRITE ${WORK}/corpus/seed-filter
        "f{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\",\"annotations\":{\"alibabacloud.com/gpu-card-model\":\"T4|A10\"}},\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1500m\",\"memory\":\"1Gi\",\"alibabacloud.com/gpu-milli\":\"500\"},\"requests\":{\"cpu\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}},\"NodeNames\":[\"a\",\"b\"]}")
   file(WRITE ${WORK}/corpus/seed-nodes
@@ -38,8 +40,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
   file(WRITE ${WORK}/corpus/seed-quantity "q1.5Gi")
   file(WRITE ${WORK}/corpus/seed-index "i0-1-7")
   greensched_fuzz_run(BINARY ${binary} WORK ${WORK} SECONDS ${FUZZ_SECONDS} MAX_LEN 65536
-    CORPUS ${WORK}/corpus
-    FAILURE "the fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, timeout-*)")
+    CORPUS ${WORK}/corpus ${SOURCE_DIR}/tests/fuzz/corpus/serve_request_parser
+    FAILURE "the fuzzer found a failing input: see ${WORK}/crash-* (or leak-*, timeout-*); "
+            "fix it and keep it in tests/fuzz/corpus/serve_request_parser/")
   return()
 endif()
 

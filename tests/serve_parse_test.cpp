@@ -467,6 +467,11 @@ TEST(ServeArgsReader, FastPathAgreesWithTheGeneralParser) {
             (std::vector<std::string>{"caf\xc3\xa9"}));
   EXPECT_EQ(read_extender_args(bodies[7]).error(), "ExtenderArgs.Pod: missing");
   EXPECT_EQ(read_extender_args(bodies[8]).error(), "Pod.metadata.name: missing or empty");
+  // A NUL byte inside the Pod (found by the fuzzer): the fast path read the Pod span up to it
+  // as the number 0, the general path the body as cut short; both now name the byte.
+  const std::string nul("{\"Pod\":0.0\0\0i00,\"NodeNames\":[\"a\",\"b\"]}", 38);
+  EXPECT_EQ(read_extender_args(nul).error(), "malformed JSON: a NUL byte at line 1, column 11");
+  EXPECT_EQ(read_extender_args_slow(nul).error(), read_extender_args(nul).error());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "greensched/core/json_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -58,7 +59,27 @@ Result<const nlohmann::json*> typed(const nlohmann::json& object, std::string_vi
 
 }  // namespace
 
+Status check_no_nul_byte(std::string_view text) {
+  const std::size_t at = text.find('\0');
+  if (at == std::string_view::npos) return Status::Ok();
+  const std::string_view before = text.substr(0, at);
+  const std::size_t line_start = before.rfind('\n');
+  const std::size_t line =
+      1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+  const std::size_t column = line_start == std::string_view::npos ? at + 1 : at - line_start;
+  return Error{fmt::format("a NUL byte at line {}, column {}", line, column)};
+}
+
+nlohmann::json parse_json_or_discarded(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos)
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view origin) {
+  if (Status nul = check_no_nul_byte(text); !nul.ok()) {
+    return Error{fmt::format("{}: invalid JSON: {}", origin, nul.message())};
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

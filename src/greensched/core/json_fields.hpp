@@ -19,6 +19,14 @@ namespace greensched {
 // JSON text to a value, or "ORIGIN: invalid JSON: ..." saying where it broke.
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view origin);
 
+// JSON text to a value, or a discarded value (is_discarded()) when the text is not JSON or
+// holds a NUL byte; for readers that word their own error.
+nlohmann::json parse_json_or_discarded(std::string_view text);
+
+// "a NUL byte at line L, column C" for text holding one. nlohmann's parser takes a NUL byte
+// for the end of the text and would drop what follows silently, so parsers check first.
+Status check_no_nul_byte(std::string_view text);
+
 enum class JsonKind { kString, kNumber, kInteger, kBool, kObject, kArray };
 
 // "WHERE.KEY" (just KEY when `where` is empty): how errors name a member.

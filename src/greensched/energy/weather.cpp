@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/energy/hourly_series.hpp"
@@ -82,7 +83,7 @@ Result<Weather> read_weather(const std::string& path) {
 }
 
 Result<Weather> parse_weather(std::string_view text, const std::string& path) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json doc = parse_json_or_discarded(text);
   if (doc.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   if (!doc.is_object()) {
     return Error{fmt::format("{}: top level is {}, expected an object", path, doc.type_name())};

@@ -437,7 +437,7 @@ Status check_decision_record(const json& r) {
 }
 
 Result<json> parse_decision_record(std::string_view line, std::string_view where) {
-  json r = json::parse(line, nullptr, false);
+  json r = parse_json_or_discarded(line);
   if (r.is_discarded()) return Error{fmt::format("{}: not a JSON record", where)};
   if (Status s = check_decision_record(r); !s.ok()) {
     return Error{fmt::format("{}: {}", where, s.message())};

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/core/text_file.hpp"
 
 namespace greensched::learn {
@@ -116,7 +117,7 @@ FeatureVector LinearModel::effective(int pod_class, double load) const {
 }
 
 Result<LinearModel> parse_linear_model(std::string_view json_text, const std::string& source) {
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(json_text);
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", source)};
   if (!j.is_object()) return Error{fmt::format("{}: the model must be a JSON object", source)};
   for (const auto& [key, value] : j.items()) {

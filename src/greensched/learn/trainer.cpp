@@ -201,7 +201,7 @@ Result<TrainCheckpoint> parse_checkpoint(const nlohmann::json& j, const std::str
 Result<TrainCheckpoint> load_checkpoint(const std::string& path) {
   auto text = read_file(path);
   if (!text.ok()) return Error{fmt::format("{}: cannot open the checkpoint", path)};
-  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(text.value());
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path)};
   return parse_checkpoint(j, path);
 }

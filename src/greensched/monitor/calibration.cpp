@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/power/power_model.hpp"
 
 namespace greensched::monitor {
@@ -233,7 +234,7 @@ Result<std::string> calibrated_model_json(const Calibration& calibration,
                                           const std::string& base_source) {
   auto base = power::PowerModel::parse(base_json, base_source);
   if (!base.ok()) return Error{base.error()};
-  nlohmann::json root = nlohmann::json::parse(base_json, nullptr, false);
+  nlohmann::json root = parse_json_or_discarded(base_json);
   if (root.is_discarded() || !root.is_object()) {
     return Error{fmt::format("{}: not a JSON object", base_source)};
   }

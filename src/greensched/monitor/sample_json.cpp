@@ -255,7 +255,7 @@ Result<std::vector<NodeSample>> read_samples_jsonl(const std::string& text,
     pos = end + 1;
     if (l.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = fmt::format("{}:{}", source, line);
-    json j = json::parse(l, nullptr, false);
+    json j = parse_json_or_discarded(l);
     if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", where)};
     auto s = sample_from_json(j, where);
     if (!s.ok()) return Error{s.error()};

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/serve/gpu_index.hpp"
 #include "greensched/serve/json_fields.hpp"
@@ -241,7 +242,7 @@ std::string ClusterState::snapshot_entry() const {
 }
 
 Status ClusterState::apply_entry(const std::string& entry) {
-  json j = json::parse(entry, nullptr, false);
+  json j = parse_json_or_discarded(entry);
   if (j.is_discarded() || !j.is_object()) return Error{"journal entry: not a JSON object"};
   return apply_json(j);
 }

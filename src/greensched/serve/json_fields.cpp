@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
+
 namespace greensched::serve {
 namespace {
 
@@ -45,6 +47,9 @@ bool nesting_within(std::string_view text, int max_depth) {
 
 Result<nlohmann::json> parse_request_json(std::string_view text, int max_depth) {
   if (text.empty()) return Error{"empty request body (expected JSON)"};
+  if (Status nul = check_no_nul_byte(text); !nul.ok()) {
+    return Error{fmt::format("malformed JSON: {}", nul.message())};
+  }
   if (!nesting_within(text, max_depth)) {
     return Error{fmt::format("malformed JSON: nested deeper than {} levels", max_depth)};
   }

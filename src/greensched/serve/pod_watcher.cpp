@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/serve/json_fields.hpp"
 
 namespace greensched::serve {
@@ -120,7 +121,7 @@ Result<json> PodWatcher::list_pods() {
     return Error{
         fmt::format("GET /api/v1/pods: HTTP {}: {}", res->status, res->body.substr(0, 300))};
   }
-  json list = json::parse(res->body, nullptr, false);
+  json list = parse_json_or_discarded(res->body);
   if (list.is_discarded() || !list.is_object()) return Error{"GET /api/v1/pods: not a PodList"};
   resource_version_ = string_at(member(list, "metadata"), "resourceVersion");
   return list;
@@ -153,7 +154,7 @@ Status PodWatcher::relist() {
 
 void PodWatcher::handle_line(std::string_view line) {
   if (line.empty()) return;
-  const json event = json::parse(line, nullptr, false);
+  const json event = parse_json_or_discarded(line);
   if (event.is_discarded()) return;
   {
     std::lock_guard lock(mu_);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/core/text_file.hpp"
 
 namespace greensched::serve {
@@ -21,7 +22,7 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 Result<ServeConfig> parse_serve_config(std::string_view text, const std::string& source,
                                        const std::string& base_dir) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_json_or_discarded(text);
   if (j.is_discarded() || !j.is_object()) {
     return Error{fmt::format("{}: not a JSON object", source)};
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/json_fields.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/trace/builtin_workload.hpp"
@@ -17,7 +18,7 @@ Result<std::vector<NodeSpec>> read_node_list_json(const std::string& path,
                                                   GpuModelRegistry& models) {
   auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
-  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(text.value());
   if (j.is_discarded()) return Error{fmt::format("{}: not JSON", path)};
   auto infos = parse_node_list(j);
   if (!infos.ok()) return Error{fmt::format("{}: {}", path, infos.error())};
