@@ -82,7 +82,12 @@ write(events-kind.csv "time,node,event\n5,n0,reboot\n")
 expect_bad(COMMAND simulate NAMES events-kind.csv ARGS --mode replay --nodes ${W}/nodes.csv
            --pods ${W}/timed.csv --node-events ${W}/events-kind.csv -q)
 
+write(power-cores.json "{\"gpus\": {}, \"cpus\": {\"a\": {\"idle_watts\": 1, \"max_watts\": 2, \"cores_per_socket\": 1e118}}, \"default_cpu\": \"a\"}")
+expect_bad(COMMAND simulate NAMES power-cores.json ARGS --power-model ${W}/power-cores.json -q)
+
 # --- multi: fleet JSON and the carbon / price series it names --------------------------------
+write(fleet-scale.json "{\"sites\": [{\"name\": \"a\", \"scale\": 1e300, \"carbon\": {\"path\": \"c.csv\"}}]}")
+expect_bad(COMMAND multi NAMES fleet-scale.json ARGS --fleet ${W}/fleet-scale.json -q)
 write(fleet-bad.json "{\"sites\": [")
 expect_bad(COMMAND multi NAMES fleet-bad.json ARGS --fleet ${W}/fleet-bad.json -q)
 write(fleet-sites.json "{\"sites\": {}}")
