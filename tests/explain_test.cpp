@@ -241,7 +241,9 @@ TEST_F(NarratorServer, FailuresAreErrors) {
   reply_ = R"({"choices":[]})";
   EXPECT_FALSE(narrate(config(), {}, "x").ok());
   reply_ = "not json";
-  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  auto not_json = narrate(config(), {}, "x");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(not_json.error().rfind("narrator: reply: invalid JSON: ", 0), 0u) << not_json.error();
   NarratorConfig bad = config();
   bad.url = "ftp://x";
   EXPECT_FALSE(narrate(bad, {}, "x").ok());

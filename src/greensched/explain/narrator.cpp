@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/json_fields.hpp"
+
 namespace greensched::explain {
 namespace {
 
@@ -69,9 +71,10 @@ Result<std::string> narrate(const NarratorConfig& config, const nlohmann::json& 
     return Error{fmt::format("narrator: HTTP {} from {}{}", res->status, endpoint.value().origin,
                              endpoint.value().path)};
   }
+  auto reply = parse_json_text(res->body, "narrator: reply");
+  if (!reply.ok()) return Error{reply.error()};
   try {
-    const nlohmann::json reply = nlohmann::json::parse(res->body);
-    const nlohmann::json& content = reply.at("choices").at(0).at("message").at("content");
+    const nlohmann::json& content = reply.value().at("choices").at(0).at("message").at("content");
     if (!content.is_string() || content.get<std::string>().empty()) {
       return Error{"narrator: the reply has no message content"};
     }
