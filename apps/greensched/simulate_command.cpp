@@ -393,13 +393,16 @@ std::string replay_timeline_csv(const std::vector<sim::ReplayResult>& results) {
   return timeline;
 }
 
-void print_replay_results(const SimulateOptions& o, const std::vector<sim::ReplayResult>& results) {
+// The runs on stdout: a JSON array of to_json(run) with --json, else the table `table` writes.
+template <typename RunResult, typename Table>
+void print_results(const SimulateOptions& o, const std::vector<RunResult>& results,
+                   const Table& table) {
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) all.push_back(to_json(r));
     std::cout << all.dump(2) << "\n";
   } else {
-    std::cout << replay_table(results);
+    std::cout << table(results);
   }
   std::cout.flush();
 }
@@ -445,7 +448,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
   ProgressBar bar(!o.quiet && stderr_is_terminal());
   auto results = run_replay_grid(setup, base.value(), seeds, bar);
   if (!results.ok()) return fail(results);
-  print_replay_results(o, results.value());
+  print_results(o, results.value(), replay_table);
   if (Status s = write_replay_files(o, results.value()); !s.ok()) return fail(s);
   return 0;
 }
@@ -558,17 +561,6 @@ Result<std::vector<sim::RunResult>> run_inflation_experiments(const SimulateOpti
       });
 }
 
-void print_inflation_results(const SimulateOptions& o, const std::vector<sim::RunResult>& results) {
-  if (o.json) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : results) all.push_back(to_json(r));
-    std::cout << all.dump(2) << "\n";
-  } else {
-    std::cout << report::summary_table(results, o.power_by_model);
-  }
-  std::cout.flush();
-}
-
 // --record's decision records, then --out's curves.csv and summary.csv.
 Status write_inflation_files(const SimulateOptions& o, const trace::Workload& workload,
                              const std::vector<sim::RunResult>& results) {
@@ -592,7 +584,9 @@ int run_inflation_mode(const SimulateOptions& o, const trace::Workload& workload
                        const power::PowerModel& power_model, const SimulateLists& lists) {
   auto results = run_inflation_experiments(o, workload, power_model, lists);
   if (!results.ok()) return fail(results);
-  print_inflation_results(o, results.value());
+  print_results(o, results.value(), [&](const std::vector<sim::RunResult>& runs) {
+    return report::summary_table(runs, o.power_by_model);
+  });
   if (Status s = write_inflation_files(o, workload, results.value()); !s.ok()) return fail(s);
   return 0;
 }
