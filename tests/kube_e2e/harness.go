@@ -26,7 +26,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -474,6 +476,19 @@ func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *s
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cluster{client: fake.NewSimpleClientset(), rec: newRecorder(), ctx: ctx, cancel: cancel, nodes: nodes, srv: srv}
+	// The fake clientset replays nothing to a new watch, and WaitForCacheSync returns after
+	// the informers' list, before their watch: a pod created in between would never reach
+	// the scheduler. So this waits until the scheduler's pod watch is registered.
+	podWatch := make(chan struct{})
+	var podWatchOnce sync.Once
+	c.client.PrependWatchReactor("pods", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := c.client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		if err != nil {
+			return false, nil, err
+		}
+		podWatchOnce.Do(func() { close(podWatch) })
+		return true, w, nil
+	})
 	for _, n := range nodes {
 		if _, err := c.client.CoreV1().Nodes().Create(ctx, nodeObject(n), metav1.CreateOptions{}); err != nil {
 			cancel()
@@ -496,6 +511,12 @@ func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *s
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	select {
+	case <-podWatch:
+	case <-time.After(30 * time.Second):
+		cancel()
+		return nil, fmt.Errorf("the scheduler's pod watch did not start within 30 s")
+	}
 	for i := 0; i < 4; i++ {
 		c.binderWG.Add(1)
 		go c.confirmBindings()
