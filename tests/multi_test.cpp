@@ -7,6 +7,7 @@
 #include "greensched/core/rng.hpp"
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/hour_ledger.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -48,10 +49,11 @@ TEST(FleetCarbon, HandComputedTwoSitesThreeJobs) {
   EXPECT_DOUBLE_EQ(r.value().mean_delay_s_be, 0.0);
 }
 
-// A burst of ten one-GPU BE jobs at once, two sites of one 8-GPU node, site a cleaner. green
-// and carbon-forecast send a job to a only while a keeps 10 % of its GPUs free counting the
-// jobs already sent there (7 of 8 GPUs: 0.875 <= 0.9, an 8th would make 1.0); the other three
-// go to b. Without counting jobs on their way, all ten would go to a and three would queue.
+// A burst of ten one-GPU BE jobs at once, two sites of one 8-GPU node, site a cleaner. They
+// go to a only while a stays within its fill limit counting the jobs already sent there
+// (carbon-forecast: 90 % of its GPUs; green: 97 %): 7 of 8 GPUs is 0.875, an 8th would make
+// 1.0; the other three go to b. Without counting jobs on their way, all ten would go to a and
+// three would queue.
 TEST(FleetAgents, BurstDoesNotHerdOntoTheCleanestSite) {
   Fleet fleet = two_sites(100, 300);
   for (SiteSpec& s : fleet.sites) s.nodes[0].gpu_count = 8, s.nodes[0].cpu_milli = 64000;
@@ -71,6 +73,95 @@ TEST(FleetAgents, BurstDoesNotHerdOntoTheCleanestSite) {
     EXPECT_EQ(r.value().site_jobs[1], 3) << agent;
     EXPECT_DOUBLE_EQ(r.value().mean_delay_s_be, 0.0) << agent;
   }
+}
+
+TEST(HourLedger, RunsCountInEveryHourTheyTouch) {
+  HourLedger ledger(3600, 10);    // hours [3600, 7200), ..., [36000, 39600)
+  ledger.add(3600, 7200, 500);    // exactly the first hour
+  ledger.add(5400, 12600, 1000);  // half of hour 0, hour 1, half of hour 2
+  EXPECT_EQ(ledger.at(3600), 1500);
+  EXPECT_EQ(ledger.at(7199), 1500);
+  EXPECT_EQ(ledger.at(7200), 1000);
+  EXPECT_EQ(ledger.at(14399), 1000);
+  EXPECT_EQ(ledger.at(14400), 0);
+  ledger.add(5400, 12600, -1000);  // the run ends: its hours are free again
+  EXPECT_EQ(ledger.at(7200), 0);
+  EXPECT_EQ(ledger.at(3600), 500);
+  ledger.add(0, 1, 7);  // before the span: clamped to the first hour
+  EXPECT_EQ(ledger.at(3600), 507);
+  ledger.add(100000, 100001, 3);  // after it: clamped to the last
+  EXPECT_EQ(ledger.at(39599), 3);
+}
+
+// Site a is dirty for three hours (100 g/kWh), then clean (10); b is 200 throughout; each has
+// one 2-GPU node; forecasts see the future. BE job x (2 GPUs, 1 h, 4 h slack) is deferred to
+// a's clean hour 3. A deferred job holds no capacity before it is due, so LS job z (2 GPUs,
+// 20 min) submitted at 600 s finds a free and starts there at once. BE job w (2 GPUs, 1 h)
+// submitted at 1200 s sees hour 3 at a promised to x and takes hour 4 there instead of
+// piling onto the same clean hour.
+TEST(FleetAgents, DeferredJobsHoldNoCapacityUntilDueButKeepTheirHours) {
+  Fleet fleet = two_sites(0, 200);
+  std::vector<double> a(48, 10.0);
+  a[0] = a[1] = a[2] = 100.0;
+  fleet.sites[0].carbon = TimeSeries(fleet.start_s, 3600, a);
+  std::vector<PodSpec> pods = {job("x", 2000, 2, 1000, 0, 3600),
+                               job("z", 2000, 2, 1000, 600, 1800, Qos::kLS),
+                               job("w", 2000, 2, 1000, 1200, 4800)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.agent = "green";
+  options.oracle = true;
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 0;
+  options.be_slack_s = 4 * 3600;
+  options.agent_options.be_max_fill = 1.0;
+  auto r = run_fleet(fleet, pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const std::vector<JobDecision>& d = r.value().decisions;
+  EXPECT_EQ(d[0].site, 0);
+  EXPECT_EQ(d[0].not_before_s, 3 * 3600);
+  EXPECT_EQ(d[0].start_s, 3 * 3600);
+  EXPECT_EQ(d[1].site, 0);
+  EXPECT_EQ(d[1].start_s, 600);
+  EXPECT_EQ(d[2].site, 0);
+  EXPECT_EQ(d[2].not_before_s, 4 * 3600);
+  EXPECT_EQ(d[2].start_s, 4 * 3600);
+  EXPECT_EQ(r.value().ls_slo_violations, 0);
+}
+
+// An LS job whose home node is busy for hours may move to a site whose only node is powered
+// down when the node can wake during the data transfer: 200 s of transfer and a 300 s wake-up
+// overlap, so it starts 300 s after submission, within its 400 s bound (one after the other
+// they would take 500 s and rule the move out).
+TEST(FleetAgents, LsJobMovesWhenARemoteNodeWakesDuringItsTransfer) {
+  std::vector<PodSpec> pods = {job("blocker", 2000, 2, 1000, 0, 36000),
+                               job("ls", 2000, 2, 1000, 100, 1100, Qos::kLS)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 248.75;  // 1 s latency + 248.75 GB x 8 / 10 Gb/s = 200 s
+  options.ls_bound_s = 400;
+  options.wake_delay_s = 300;
+  options.power_down_idle_s = 0;
+  // A seed whose draw sends both jobs' submissions to a.
+  options.agent = "local";
+  for (options.seed = 1; options.seed < 100; ++options.seed) {
+    auto homes = run_fleet(two_sites(100, 300), pods, shapes, options);
+    ASSERT_TRUE(homes.ok()) << homes.error();
+    if (homes.value().decisions[0].home_site == 0 && homes.value().decisions[1].home_site == 0) {
+      break;
+    }
+  }
+  ASSERT_LT(options.seed, 100u);
+  options.agent = "green";
+  auto r = run_fleet(two_sites(100, 300), pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const JobDecision& ls = r.value().decisions[1];
+  EXPECT_EQ(r.value().decisions[0].site, 0);
+  EXPECT_EQ(ls.home_site, 0);
+  EXPECT_EQ(ls.site, 1);
+  EXPECT_EQ(ls.start_s, 400);
+  EXPECT_EQ(r.value().ls_slo_violations, 0);
 }
 
 TEST(FleetCarbon, DataMovementCostsEnergyAndTime) {

@@ -1,5 +1,7 @@
 #include "greensched/multi/agent.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "greensched/multi/agents/agents.hpp"
@@ -18,6 +20,14 @@ bool has_room(const FleetView& view, int site, const PodSpec& pod, double headro
   return view.load(site) + share <= 1.0 - headroom + 1e-12;
 }
 
+bool has_be_room(const FleetView& view, int site, const PodSpec& pod, int64_t start,
+                 double max_fill) {
+  const int64_t capacity = view.gpu_capacity_milli(site);
+  if (capacity == 0) return !pod.needs_gpu();
+  const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
+  return view.load_at(site, start) + view.ls_reserve(site, start) + share <= max_fill + 1e-12;
+}
+
 std::vector<int> all_sites(const FleetView& view) {
   std::vector<int> sites(view.fleet().sites.size());
   for (std::size_t i = 0; i < sites.size(); ++i) sites[i] = static_cast<int>(i);
@@ -31,9 +41,10 @@ std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job) {
       sites.push_back(site);
       continue;
     }
+    // A node that must wake starts waking when the job is dispatched, during the transfer.
     const double wait =
-        transfer_seconds(view, job, site) +
-        (view.fits_now(site, *job.pod) ? 0.0 : static_cast<double>(view.wake_delay_s()));
+        std::max(transfer_seconds(view, job, site),
+                 view.fits_now(site, *job.pod) ? 0.0 : static_cast<double>(view.wake_delay_s()));
     if (wait <= static_cast<double>(view.ls_bound_s()) && view.fits_ever(site, *job.pod)) {
       sites.push_back(site);
     }

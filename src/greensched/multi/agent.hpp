@@ -46,17 +46,35 @@ class FleetView {
   virtual int64_t wake_delay_s() const = 0;
 
   // Current load of a site: allocated GPU share / its GPUs, plus the GPU requests of jobs
-  // dispatched there and not started yet (moving, deferred or queued).
+  // dispatched there, due and not started yet (moving or queued). A deferred job holds no
+  // capacity before it is due.
   virtual double load(int site) const = 0;
+  // Load expected at trace time t >= now: the jobs running there that will still run at t
+  // (by the durations the agent knows), the jobs deferred there and planned to run at t,
+  // and those due and not started (multi/hour_ledger.hpp). Default: load(site).
+  virtual double load_at(int site, int64_t /*t*/) const { return load(site); }
+  // Share of the site's GPUs that latency-sensitive jobs not yet submitted are expected to
+  // hold at trace time t (the same hour on the past 7 days, or the mean so far before a day
+  // has passed, less the LS jobs running there that will still run at t). Best-effort work
+  // leaves it free. Default: none.
+  virtual double ls_reserve(int /*site*/, int64_t /*t*/) const { return 0.0; }
   // The site's GPU capacity (1000 per GPU).
   virtual int64_t gpu_capacity_milli(int site) const = 0;
   // Can `pod` start now on a powered-on node of the site?
   virtual bool fits_now(int site, const PodSpec& pod) const = 0;
   // Can it run there at all (on some node, waking it if powered down)?
   virtual bool fits_ever(int site, const PodSpec& pod) const = 0;
-  // Watts the site's facility would draw in addition if `pod` were placed now where the local
-  // policy would put it (waking a node when none is on, counting its idle power).
+  // Watts the site's facility is expected to draw for `pod` over its run, placed now where
+  // the local policy would put it: what it adds now (waking a node when none is on, counting
+  // its idle power), and at least its share of the node's full power (its GPUs' share at max
+  // power and its CPU share of the busy sockets, x PUE). Under the PWR rule joining a busy
+  // GPU adds nothing now, but the job keeps that GPU drawing after its co-tenants leave and
+  // takes capacity that would otherwise power down: over its run it costs its share.
   virtual double marginal_watts(int site, const PodSpec& pod) const = 0;
+  // Facility watts of `pod` over a run that starts later, whatever the site holds now: its
+  // share of the full power of the least-drawing node type there that can host it. Default:
+  // marginal_watts.
+  virtual double run_watts(int site, const PodSpec& pod) const { return marginal_watts(site, pod); }
   // Change of the site's GPU fragmentation (GPU milli) that the local placement would cause.
   virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
   // Expected grid carbon and price of the energy a job of `job_kw` (facility) adds at the site
@@ -68,6 +86,10 @@ class FleetView {
 
 // Whether `pod` keeps the site's load (FleetView::load) within 1 - headroom.
 bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom);
+// Whether a best-effort `pod` starting at trace time `start` keeps the site's expected load
+// then (FleetView::load_at) plus the LS reserve (FleetView::ls_reserve) within `max_fill`.
+bool has_be_room(const FleetView& view, int site, const PodSpec& pod, int64_t start,
+                 double max_fill);
 
 // The best option an agent saw at one site, for explanations.
 struct Alternative {
@@ -100,8 +122,9 @@ class DispatchAgent {
 
 // Seconds before `job` could start at `site` counting only data movement.
 double transfer_seconds(const FleetView& view, const JobInfo& job, int site);
-// Sites where an LS job may run without breaking its bound: home always, others when the
-// data moves and a node is on (or can wake) within the bound.
+// Sites where an LS job may run without breaking its bound: home always, others when its
+// data arrives within the bound and a node is on there, or can wake within the bound (a node
+// starts waking when the job is dispatched, so the wake-up runs during the transfer).
 std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job);
 
 struct AgentOptions {
@@ -114,9 +137,12 @@ struct AgentOptions {
   Objective objective = Objective::kCarbon;
   double carbon_price_usd_per_t = 100.0;
   int64_t step_s = 3600;  // deferral candidates: start now or at each step within slack
-  // green, carbon-forecast: a BE job goes only where the site's load with it stays within
+  // carbon-forecast: a BE job goes only where the site's load with it stays within
   // 1 - be_headroom, so LS jobs always find room and a burst does not herd onto one site.
   double be_headroom = 0.1;
+  // green: a BE job goes only where the site's expected load at its start, with it and the
+  // LS reserve, stays within be_max_fill (has_be_room): a site cannot pack its GPUs full.
+  double be_max_fill = 0.97;
 };
 
 // The carbon price (USD per tonne) the site energy controllers weigh for an agent's run, so

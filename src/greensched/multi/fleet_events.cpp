@@ -80,10 +80,23 @@ void FleetSim::on_submit(std::size_t j, DispatchAgent& agent) {
   job.site = d.site;
   SiteRuntime& s = sites_[d.site];
   ++s.jobs;
-  s.pending_gpu_milli += job.info.pod->total_gpu_milli();
+  const int64_t milli = job.info.pod->total_gpu_milli();
+  if (d.not_before_s > now_) {
+    // Deferred: no capacity held now, only over the hours it is planned to run.
+    job.planned = true;
+    job.planned_from_s = d.not_before_s;
+    s.ledger.add(d.not_before_s, d.not_before_s + known_duration(j), milli);
+  } else {
+    s.pending_gpu_milli += milli;
+  }
   ++s.version;
   int64_t ready = d.not_before_s;
-  if (d.site != job.info.home_site) ready = move_data(job, s, ready);
+  if (d.site != job.info.home_site) {
+    ready = move_data(job, s, ready);
+    // A latency-sensitive job holds a node there while its data moves, waking one now if
+    // none is free, so the wake-up runs during the transfer.
+    if (job.info.latency_sensitive) hold_node_for(static_cast<std::size_t>(d.site), j);
+  }
   if (d.not_before_s > now_) ++result_.jobs_deferred;
   job.ready_s = ready;
   ++s.waiting;
@@ -103,6 +116,24 @@ void FleetSim::on_ready(std::size_t j) {
   Job& job = jobs_[j];
   SiteRuntime& s = sites_[job.site];
   --s.waiting;
+  if (job.held >= 0) {
+    // Its held node joins the cluster now, or when its wake-up ends.
+    const NodeIndex n = job.held;
+    s.held[n] = false;
+    job.held = -1;
+    if (s.held_awake[n]) {
+      s.held_awake[n] = false;
+      bring_online(static_cast<std::size_t>(job.site), n);
+    }
+  }
+  if (job.planned) {
+    // Due: its plan leaves the ledger and it holds capacity until it starts.
+    const int64_t milli = job.info.pod->total_gpu_milli();
+    s.ledger.add(job.planned_from_s, job.planned_from_s + known_duration(j), -milli);
+    s.pending_gpu_milli += milli;
+    job.planned = false;
+    ++s.version;
+  }
   (job.info.latency_sensitive ? s.ls_queue : s.be_queue).push_back(j);
   s.queued_gpu_milli += job.info.pod->total_gpu_milli();
   try_schedule(static_cast<std::size_t>(job.site));
@@ -122,6 +153,14 @@ void FleetSim::stop_job(std::size_t site, std::size_t j) {
   SiteRuntime& s = sites_[site];
   const NodeIndex node = s.cluster->allocation_of(static_cast<PodId>(j))->node;
   expect_ok(s.cluster->release(static_cast<PodId>(j)));
+  const Job& job = jobs_[j];
+  const int64_t milli = job.info.pod->total_gpu_milli();
+  const int64_t expected_end = job.start_s + known_duration(j);
+  s.ledger.add(job.start_s, expected_end, -milli);
+  if (job.info.latency_sensitive) {
+    s.ls_ledger.add(job.start_s, expected_end, -milli);
+    s.ls_alloc_milli -= milli;
+  }
   std::vector<std::size_t>& on_node = s.node_jobs[node];
   on_node.erase(std::find(on_node.begin(), on_node.end(), j));
   s.power->update(*s.cluster, node);
@@ -140,6 +179,16 @@ void FleetSim::stop_job(std::size_t site, std::size_t j) {
 void FleetSim::on_node_wake(std::size_t site, std::size_t index) {
   SiteRuntime& s = sites_[site];
   const auto node = static_cast<NodeIndex>(index);
+  if (s.held[node]) {
+    s.held_awake[node] = true;  // awake, still held until its job arrives
+    return;
+  }
+  bring_online(site, node);
+  try_schedule(site);
+}
+
+void FleetSim::bring_online(std::size_t site, NodeIndex node) {
+  SiteRuntime& s = sites_[site];
   const power::NodePower& fig = (*s.figures)[node];
   const NodeState& st = s.cluster->state(node);
   s.waking_watts -= power::node_power_watts(s.cluster->spec(node), fig, st.cpu_free_milli,
@@ -152,9 +201,36 @@ void FleetSim::on_node_wake(std::size_t site, std::size_t index) {
   ++s.version;
   s.freed.push_back(node);
   if (options_.power_down_idle_s >= 0) {
-    push(now_ + options_.power_down_idle_s, EventKind::kPowerDownCheck, site, index);
+    push(now_ + options_.power_down_idle_s, EventKind::kPowerDownCheck, site,
+         static_cast<std::size_t>(node));
   }
-  try_schedule(site);
+}
+
+void FleetSim::hold_node_for(std::size_t site, std::size_t j) {
+  SiteRuntime& s = sites_[site];
+  const PodSpec& pod = *jobs_[j].info.pod;
+  const policy::Decision d = s.scheduler->schedule(*s.cluster, pod, s.preview_rng);
+  if (d.node >= 0) {
+    if (s.cluster->state(d.node).pods > 0) return;  // shares a busy node: nothing to hold
+    // Taken out of the cluster as if waking, drawing its idle power, until the job arrives.
+    const NodeIndex n = d.node;
+    const NodeState& st = s.cluster->state(n);
+    s.waking_watts += power::node_power_watts(s.cluster->spec(n), (*s.figures)[n],
+                                              st.cpu_free_milli, st.gpu_free_milli.data());
+    expect_ok(s.cluster->set_online(n, false));
+    s.power->update(*s.cluster, n);
+    s.waking[n] = true;
+    s.asleep_gpu_milli += int64_t{s.cluster->spec(n).gpu_count} * kGpuMilli;
+    s.held[n] = s.held_awake[n] = true;
+    jobs_[j].held = n;
+    ++s.version;
+    return;
+  }
+  const NodeIndex n = wake_node_for(site, pod);
+  if (n < 0) return;
+  s.held[n] = true;
+  s.held_awake[n] = false;
+  jobs_[j].held = n;
 }
 
 void FleetSim::on_power_down_check(std::size_t site, std::size_t index) {
@@ -189,6 +265,12 @@ void FleetSim::start_job(std::size_t site, std::size_t j, const policy::Decision
   ++s.running;
   ++s.version;
   job.start_s = now_;
+  const int64_t milli = pod.total_gpu_milli();
+  s.ledger.add(now_, now_ + known_duration(j), milli);
+  if (job.info.latency_sensitive) {
+    s.ls_ledger.add(now_, now_ + known_duration(j), milli);
+    s.ls_alloc_milli += milli;
+  }
   push(now_ + job.info.duration_s, EventKind::kJobEnd, j, site);
   if (options_.record) {
     records_[j]["chosen_node"] = s.cluster->spec(d.node).name;
@@ -245,7 +327,7 @@ void FleetSim::wake_for(std::size_t site, const std::vector<std::size_t>& waitin
   SiteRuntime& s = sites_[site];
   std::vector<NodeIndex> unclaimed;
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(s.cluster->size()); ++n) {
-    if (s.waking[n]) unclaimed.push_back(n);
+    if (s.waking[n] && !s.held[n]) unclaimed.push_back(n);
   }
   for (std::size_t j : waiting) {
     const PodSpec& pod = *jobs_[j].info.pod;
@@ -258,17 +340,23 @@ void FleetSim::wake_for(std::size_t site, const std::vector<std::size_t>& waitin
       unclaimed.erase(claim);
       continue;
     }
-    if (s.powered_down == 0) continue;
-    const NodeIndex n = wakeable_node(s, pod);
-    if (n < 0) continue;
-    s.waking[n] = true;
-    --s.powered_down;
-    const power::NodePower& fig = (*s.figures)[n];
-    const NodeState& st = s.cluster->state(n);
-    s.waking_watts += power::node_power_watts(s.cluster->spec(n), fig, st.cpu_free_milli,
-                                              st.gpu_free_milli.data());
-    push(now_ + options_.wake_delay_s, EventKind::kNodeWake, site, static_cast<std::size_t>(n));
+    wake_node_for(site, pod);
   }
+}
+
+NodeIndex FleetSim::wake_node_for(std::size_t site, const PodSpec& pod) {
+  SiteRuntime& s = sites_[site];
+  if (s.powered_down == 0) return -1;
+  const NodeIndex n = wakeable_node(s, pod);
+  if (n < 0) return -1;
+  s.waking[n] = true;
+  --s.powered_down;
+  const power::NodePower& fig = (*s.figures)[n];
+  const NodeState& st = s.cluster->state(n);
+  s.waking_watts +=
+      power::node_power_watts(s.cluster->spec(n), fig, st.cpu_free_milli, st.gpu_free_milli.data());
+  push(now_ + options_.wake_delay_s, EventKind::kNodeWake, site, static_cast<std::size_t>(n));
+  return n;
 }
 
 }  // namespace greensched::multi::detail

@@ -9,8 +9,21 @@
 
 namespace greensched::multi::detail {
 
+void FleetSim::record_ls(SiteRuntime& s, int64_t from, int64_t to) {
+  if (s.ls_alloc_milli == 0) return;
+  for (int64_t a = from; a < to;) {
+    const int64_t h = (a - trace_hour0_) / 3600;
+    const int64_t b = std::min(to, trace_hour0_ + (h + 1) * 3600);
+    const auto i = static_cast<std::size_t>(std::max<int64_t>(h, 0));
+    if (s.ls_hourly_milli_s.size() <= i) s.ls_hourly_milli_s.resize(i + 1, 0.0);
+    s.ls_hourly_milli_s[i] += static_cast<double>(s.ls_alloc_milli) * static_cast<double>(b - a);
+    a = b;
+  }
+}
+
 void FleetSim::advance(int64_t t) {
   if (t <= last_) return;
+  for (SiteRuntime& s : sites_) record_ls(s, last_, t);
   const int64_t from = std::max(last_, options_.measure_from_s);
   const int64_t to = std::min(t, options_.measure_to_s);
   last_ = t;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
   // Cluster, local policy with the fleet-wide target workload, power figures.
   const frag::TargetWorkload target = frag::build_target_workload(pods);
   sites_.resize(fleet_.sites.size());
+  run_watts_.assign(fleet_.sites.size(), std::vector<double>(shape_count, std::nan("")));
   for (std::size_t i = 0; i < fleet_.sites.size(); ++i) {
     SiteRuntime& s = sites_[i];
     s.spec = &fleet_.sites[i];
@@ -41,6 +43,8 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     s.power = std::make_unique<power::ClusterPower>(*s.figures, *s.cluster);
     s.idle_since.assign(s.cluster->size(), 0);
     s.waking.assign(s.cluster->size(), false);
+    s.held.assign(s.cluster->size(), false);
+    s.held_awake.assign(s.cluster->size(), false);
     s.node_jobs.assign(s.cluster->size(), {});
     weights.push_back(static_cast<double>(std::max<int64_t>(s.cluster->total_gpu_milli(), 1)));
   }
@@ -95,6 +99,18 @@ void FleetSim::set_up_clock() {
   first_ = events_.empty() ? 0 : events_.top().time;
   now_ = last_ = first_;
   hour0_ = floor_hour(epoch_s(std::max(first_, options_.measure_from_s)));
+  // The ledgers span every hour a job could run in: from the first event to the latest end of
+  // a job started as late as its slack allows (then some, for waits in the queue).
+  trace_hour0_ = first_ - ((first_ % 3600) + 3600) % 3600;
+  int64_t last_end = first_;
+  for (const Job& job : jobs_) {
+    last_end = std::max(last_end, job.info.submit_s + job.info.slack_s + job.info.duration_s);
+  }
+  const auto hours = static_cast<std::size_t>((last_end - trace_hour0_) / 3600 + 48);
+  for (SiteRuntime& s : sites_) {
+    s.ledger = HourLedger(trace_hour0_, hours);
+    s.ls_ledger = HourLedger(trace_hour0_, hours);
+  }
   if (options_.power_down_idle_s >= 0) {
     for (std::size_t i = 0; i < sites_.size(); ++i) {
       for (std::size_t n = 0; n < sites_[i].cluster->size(); ++n) {

@@ -18,6 +18,7 @@
 #include "greensched/core/utc_time.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/hour_ledger.hpp"
 #include "greensched/multi/net_signal.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -33,6 +34,12 @@ struct Job {
   // Length of the site's freed-node log when this job last found no node: it can only fit on
   // a node freed since (a job ended there or it woke).
   std::size_t failed_at = std::numeric_limits<std::size_t>::max();
+  // Deferred: its planned run [planned_from_s, + duration) is in the site's ledger until due.
+  bool planned = false;
+  int64_t planned_from_s = 0;
+  // A latency-sensitive job moving here holds an empty node (or one waking for it) until it
+  // arrives, so that what arrives first does not take it: the node, or -1.
+  NodeIndex held = -1;
 };
 
 // A site at run time: its cluster, local scheduler, power, queue and powered-down nodes.
@@ -52,6 +59,9 @@ struct SiteRuntime {
   std::size_t queued() const { return ls_queue.size() + be_queue.size(); }
   std::vector<int64_t> idle_since;  // per node; -1 while busy
   std::vector<bool> waking;
+  // Per node: held for a moving LS job (offline to the scheduler, drawing idle power), and
+  // whether its wake-up, if it needed one, has finished.
+  std::vector<bool> held, held_awake;
   double waking_watts = 0;  // idle power of nodes being woken (IT)
   int64_t running = 0;
   int64_t waiting = 0;  // dispatched here, not yet ready
@@ -60,9 +70,14 @@ struct SiteRuntime {
   // agents see them as taken, so a burst of submissions does not all pick the same site.
   int64_t pending_gpu_milli = 0;
   int64_t asleep_gpu_milli = 0;  // capacity of nodes powered down or waking
-  uint64_t version = 0;          // bumped on every change, for the preview cache
-  std::vector<NodeIndex> freed;  // every node that gained capacity, in order
-  uint64_t sleep_epoch = 0;      // bumped whenever a node powers down
+  // Promised capacity per hour (running jobs to their expected end, deferred jobs over their
+  // planned run), and the same for latency-sensitive jobs running here alone.
+  HourLedger ledger, ls_ledger;
+  int64_t ls_alloc_milli = 0;             // GPU milli held by running LS jobs
+  std::vector<double> ls_hourly_milli_s;  // LS GPU milli x seconds per trace hour from hour0
+  uint64_t version = 0;                   // bumped on every change, for the preview cache
+  std::vector<NodeIndex> freed;           // every node that gained capacity, in order
+  uint64_t sleep_epoch = 0;               // bumped whenever a node powers down
   uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
   int64_t powered_down = 0;                         // nodes asleep (not counting those waking)
   std::vector<std::vector<std::size_t>> node_jobs;  // per node: running job indices
@@ -127,10 +142,13 @@ class FleetSim final : public FleetView {
   double marginal_watts(int site, const PodSpec& pod) const override {
     return preview(site, pod).watts;
   }
+  double run_watts(int site, const PodSpec& pod) const override;
   double fragmentation_delta(int site, const PodSpec& pod) const override {
     return preview(site, pod).frag_milli;
   }
   SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
+  double load_at(int site, int64_t t) const override;
+  double ls_reserve(int site, int64_t t) const override;
 
  private:
   struct Preview {
@@ -166,6 +184,20 @@ class FleetSim final : public FleetView {
   // Final metrics (fleet_metrics.cpp).
   void summarize_delays();
   void summarize_sites(const std::vector<PodSpec>& pods);
+
+  // The duration the agents know of job j: its predicted one with --predict-durations.
+  int64_t known_duration(std::size_t j) const {
+    return predicted_s_.empty() ? jobs_[j].info.duration_s : predicted_s_[j];
+  }
+  // Wakes a powered-down node of the site that can host `pod`, now; the node, or -1.
+  NodeIndex wake_node_for(std::size_t site, const PodSpec& pod);
+  // Holds a node for latency-sensitive job j moving to `site`: the empty node the local policy
+  // would give it now, else a powered-down one woken now.
+  void hold_node_for(std::size_t site, std::size_t j);
+  // A held or waking node joins the cluster: online, idle, drawing its own power.
+  void bring_online(std::size_t site, NodeIndex node);
+  // LS GPU milli x seconds held at the site over [from, to) (trace seconds), for ls_reserve.
+  void record_ls(SiteRuntime& s, int64_t from, int64_t to);
 
   void push(int64_t time, EventKind kind, std::size_t a, std::size_t b = 0) {
     events_.push(Event{time, kind, seq_++, a, b});
@@ -238,7 +270,9 @@ class FleetSim final : public FleetView {
   std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
   mutable NetSignalCache net_cache_;
+  mutable std::vector<std::vector<double>> run_watts_;   // [site][pod shape]; NaN: not yet
   int64_t hour0_ = std::numeric_limits<int64_t>::min();  // epoch hour of hourly_kwh[0]
+  int64_t trace_hour0_ = 0;  // trace second of ls_hourly_milli_s[0] and the ledgers' first hour
 };
 
 }  // namespace greensched::multi::detail

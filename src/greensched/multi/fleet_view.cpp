@@ -1,5 +1,7 @@
 // What dispatch agents see of the fleet (FleetView): load, fit, marginal power and
 // fragmentation of a job at a site, and the expected energy signal there.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -12,6 +14,43 @@ double FleetSim::load(int site) const {
   const double cap = static_cast<double>(s.cluster->total_gpu_milli());
   if (cap <= 0) return 1.0;
   return static_cast<double>(s.cluster->allocated_gpu_milli() + s.pending_gpu_milli) / cap;
+}
+
+double FleetSim::load_at(int site, int64_t t) const {
+  const SiteRuntime& s = sites_[site];
+  const double cap = static_cast<double>(s.cluster->total_gpu_milli());
+  if (cap <= 0) return 1.0;
+  return static_cast<double>(s.ledger.at(std::max(t, now_)) + s.pending_gpu_milli) / cap;
+}
+
+double FleetSim::ls_reserve(int site, int64_t t) const {
+  // The LS load expected in t's hour: the mean of that hour on the past 7 days that are
+  // complete, or, with no such day yet, the mean over the complete hours so far (none in the
+  // first hour).
+  const SiteRuntime& s = sites_[site];
+  const double cap = static_cast<double>(s.cluster->total_gpu_milli());
+  if (cap <= 0) return 0.0;
+  t = std::max(t, now_);
+  const int64_t now_hour = (now_ - trace_hour0_) / 3600;
+  const int64_t hour = (t - trace_hour0_) / 3600;
+  double sum = 0;
+  int days = 0;
+  for (int k = 1; k <= 7; ++k) {
+    const int64_t h = hour - 24 * k;
+    if (h < 0) break;
+    if (h >= now_hour) continue;  // not complete yet
+    const auto i = static_cast<std::size_t>(h);
+    sum += i < s.ls_hourly_milli_s.size() ? s.ls_hourly_milli_s[i] / 3600.0 : 0.0;
+    ++days;
+  }
+  double expected = days > 0 ? sum / days : 0.0;
+  if (days == 0 && now_hour > 0) {  // no such day yet: the mean over the complete hours
+    double total = 0;
+    const auto complete = std::min(static_cast<std::size_t>(now_hour), s.ls_hourly_milli_s.size());
+    for (std::size_t i = 0; i < complete; ++i) total += s.ls_hourly_milli_s[i];
+    expected = total / 3600.0 / static_cast<double>(now_hour);
+  }
+  return std::max(0.0, expected - static_cast<double>(s.ls_ledger.at(t))) / cap;
 }
 
 bool FleetSim::fits_now(int site, const PodSpec& pod) const {
@@ -88,7 +127,9 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
              : power::node_power_watts(spec, fig, st.cpu_free_milli, st.gpu_free_milli.data());
   const double after_w =
       power::node_power_watts(spec, fig, st.cpu_free_milli - pod.cpu_milli, after.data());
-  out.watts = (after_w - before_w) * s.spec->pue_at(epoch_s(now_));
+  // Over its run the job costs at least its share of the node's full power (agent.hpp).
+  const double share_w = power::pod_floor_watts(spec, fig, pod);
+  out.watts = std::max(after_w - before_w, share_w) * s.spec->pue_at(epoch_s(now_));
   const int64_t f_before =
       s.frag->scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli, st.gpu_free_milli.data());
   const int64_t f_after = s.frag->scaled_frag(spec.model, spec.gpu_count,
@@ -97,6 +138,27 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
   if (preview_cache_.size() > 16) preview_cache_.clear();
   preview_cache_.emplace_back(&pod, s.version << 8 | static_cast<uint64_t>(site), out);
   return out;
+}
+
+double FleetSim::run_watts(int site, const PodSpec& pod) const {
+  const SiteRuntime& s = sites_[site];
+  std::vector<double>& cache = run_watts_[static_cast<std::size_t>(site)];
+  if (pod.shape >= cache.size()) cache.resize(pod.shape + 1, std::nan(""));
+  double& it_watts = cache[pod.shape];  // the pod shape fixes CPU, GPUs and model
+  if (std::isnan(it_watts)) {
+    it_watts = std::numeric_limits<double>::infinity();
+    const Cluster& c = *s.cluster;
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+      const NodeSpec& spec = c.spec(n);
+      if (pod.cpu_milli > spec.cpu_milli) continue;
+      if (pod.needs_gpu() &&
+          (spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model))) {
+        continue;
+      }
+      it_watts = std::min(it_watts, power::pod_floor_watts(spec, (*s.figures)[n], pod));
+    }
+  }
+  return it_watts * s.spec->pue_at(epoch_s(now_));
 }
 
 SignalView FleetSim::expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const {

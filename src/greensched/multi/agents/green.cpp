@@ -19,9 +19,12 @@ namespace {
 // the electricity of the run and of the move at the site's price, fragmentation at
 // frag_weight_g / price_weight_g USD per GPU-hour, and (cost+carbon) the grams at the carbon
 // price. With on-site energy the price and carbon are the site's net marginal view
-// (FleetView::expected_signal). A site
-// counts only while it has room for the job (has_room: BE jobs leave
-// AgentOptions::be_headroom of its GPUs free). It says why, with the numbers that decided it.
+// (FleetView::expected_signal). The power is the job's expected draw over its run
+// (FleetView::marginal_watts: at least its share of the node's full power). An LS job
+// considers the sites it can reach within its bound that have room now; a BE job each start
+// at which the site's expected load, with it and the LS reserve, stays within be_max_fill
+// (has_be_room: deferred jobs count only over their planned hours). It says why, with the
+// numbers that decided it.
 class GreenAgent final : public DispatchAgent {
  public:
   explicit GreenAgent(const AgentOptions& options) : options_(options) {}
@@ -51,11 +54,12 @@ class GreenAgent final : public DispatchAgent {
     std::vector<Alternative> per_site;
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
-      if (!has_room(view, site, *job.pod, job.latency_sensitive ? 0.0 : options_.be_headroom)) {
-        continue;
-      }
+      if (job.latency_sensitive && !has_room(view, site, *job.pod, 0.0)) continue;
       const SiteSpec& spec = view.fleet().sites[site];
-      const double kw = view.marginal_watts(site, *job.pod) / 1000.0;  // facility watts
+      // Starting now: what it adds now (or at least its share); later: its share, whatever
+      // the site holds now.
+      const double kw_now = view.marginal_watts(site, *job.pod) / 1000.0;  // facility kW
+      const double kw_later = view.run_watts(site, *job.pod) / 1000.0;
       const double frag_gpu_hours =
           std::max(0.0, view.fragmentation_delta(site, *job.pod)) / 1000.0 * hours;
       const double move_kwh =
@@ -64,6 +68,12 @@ class GreenAgent final : public DispatchAgent {
       const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       Option site_best;
       for (int64_t start : start_candidates(job, ready, options_.step_s)) {
+        if (!job.latency_sensitive &&
+            !has_be_room(view, site, *job.pod, start, options_.be_max_fill)) {
+          continue;
+        }
+        const double kw = start == ready ? kw_now : kw_later;
+        if (!std::isfinite(kw)) continue;  // full now, or no node can host it
         const int64_t from = view.epoch_s(start);
         const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
         const SignalView signal = view.expected_signal(site, start, start + (to - from), kw);
