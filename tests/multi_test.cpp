@@ -252,7 +252,7 @@ TEST(FleetAgents, DeferralWithinSlackAndLsNeverDeferred) {
       EXPECT_GE(d.start_s, d.not_before_s) << agent;
     }
     EXPECT_EQ(r.value().jobs_never_started, 0) << agent;
-    if (agent == "carbon-forecast" || agent == "green") {
+    if (agent == "carbon-forecast" || agent == "green" || agent == "green-plan") {
       EXPECT_GT(deferred, 0) << agent;
     } else {
       EXPECT_EQ(deferred, 0) << agent;

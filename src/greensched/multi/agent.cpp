@@ -75,7 +75,8 @@ double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOpti
 }
 
 std::vector<std::string> agent_names() {
-  return {"local", "round-robin", "least-loaded", "lowest-carbon-now", "carbon-forecast", "green"};
+  return {"local",           "round-robin", "least-loaded", "lowest-carbon-now",
+          "carbon-forecast", "green",       "green-plan"};
 }
 
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
@@ -86,6 +87,7 @@ Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
   if (name == "lowest-carbon-now") return make_lowest_carbon_now_agent();
   if (name == "carbon-forecast") return make_carbon_forecast_agent(options);
   if (name == "green") return make_green_agent(options);
+  if (name == "green-plan") return make_green_agent(options, /*plan=*/true);
   if (name == "green-cost" || name == "green-cost-carbon") {
     AgentOptions o = options;
     o.objective = name == "green-cost" ? AgentOptions::Objective::kCost

@@ -75,6 +75,9 @@ class FleetView {
   // share of the full power of the least-drawing node type there that can host it. Default:
   // marginal_watts.
   virtual double run_watts(int site, const PodSpec& pod) const { return marginal_watts(site, pod); }
+  // Facility kW of one fully used GPU at the site (its nodes at full power over their GPUs,
+  // GPU-weighted, x PUE now): what the plan of green-plan charges per GPU-hour. Default 1.
+  virtual double gpu_kw(int /*site*/) const { return 1.0; }
   // Change of the site's GPU fragmentation (GPU milli) that the local placement would cause.
   virtual double fragmentation_delta(int site, const PodSpec& pod) const = 0;
   // Expected grid carbon and price of the energy a job of `job_kw` (facility) adds at the site
@@ -150,8 +153,9 @@ struct AgentOptions {
 // 0 for every other agent (the controllers then minimise cost alone).
 double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOptions& options);
 
-// local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green (what `all`
-// runs); make_agent also knows green-cost and green-cost-carbon (green on another objective).
+// local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green, green-plan
+// (what `all` runs); make_agent also knows green-cost and green-cost-carbon (green on another
+// objective).
 std::vector<std::string> agent_names();
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options = {});

@@ -41,6 +41,15 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     s.scheduler = std::make_unique<policy::Scheduler>(
         *s.policy, policy::random_tie_rank(s.cluster->size(), s.rng));
     s.power = std::make_unique<power::ClusterPower>(*s.figures, *s.cluster);
+    double full_watts = 0, gpus = 0;
+    for (std::size_t n = 0; n < s.spec->nodes.size(); ++n) {
+      const NodeSpec& node = s.spec->nodes[n];
+      if (node.gpu_count == 0) continue;
+      const std::vector<int32_t> used(static_cast<std::size_t>(node.gpu_count), 0);
+      full_watts += power::node_power_watts(node, (*s.figures)[n], 0, used.data());
+      gpus += node.gpu_count;
+    }
+    s.full_gpu_it_watts = gpus > 0 ? full_watts / gpus : 0.0;
     s.idle_since.assign(s.cluster->size(), 0);
     s.waking.assign(s.cluster->size(), false);
     s.held.assign(s.cluster->size(), false);

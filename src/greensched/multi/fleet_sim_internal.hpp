@@ -73,7 +73,8 @@ struct SiteRuntime {
   // Promised capacity per hour (running jobs to their expected end, deferred jobs over their
   // planned run), and the same for latency-sensitive jobs running here alone.
   HourLedger ledger, ls_ledger;
-  int64_t ls_alloc_milli = 0;             // GPU milli held by running LS jobs
+  int64_t ls_alloc_milli = 0;    // GPU milli held by running LS jobs
+  double full_gpu_it_watts = 0;  // IT watts per GPU of the GPU nodes at full power (gpu_kw)
   std::vector<double> ls_hourly_milli_s;  // LS GPU milli x seconds per trace hour from hour0
   uint64_t version = 0;                   // bumped on every change, for the preview cache
   std::vector<NodeIndex> freed;           // every node that gained capacity, in order
@@ -143,6 +144,10 @@ class FleetSim final : public FleetView {
     return preview(site, pod).watts;
   }
   double run_watts(int site, const PodSpec& pod) const override;
+  double gpu_kw(int site) const override {
+    const SiteRuntime& s = sites_[site];
+    return s.full_gpu_it_watts / 1000.0 * s.spec->pue_at(epoch_s(now_));
+  }
   double fragmentation_delta(int site, const PodSpec& pod) const override {
     return preview(site, pod).frag_milli;
   }

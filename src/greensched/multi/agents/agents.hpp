@@ -14,7 +14,9 @@ std::unique_ptr<DispatchAgent> make_round_robin_agent();
 std::unique_ptr<DispatchAgent> make_least_loaded_agent();
 std::unique_ptr<DispatchAgent> make_lowest_carbon_now_agent();
 std::unique_ptr<DispatchAgent> make_carbon_forecast_agent(const AgentOptions& options);
-std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options);
+// green; with `plan`, green-plan: green steered by the capacity prices of a rolling plan
+// (multi/capacity_plan.hpp).
+std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options, bool plan = false);
 
 std::vector<int> all_sites(const FleetView& view);
 // Start times to consider: `ready`, then every step boundary after it up to the latest start

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "greensched/multi/agents/agents.hpp"
+#include "greensched/multi/capacity_plan.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -27,8 +28,11 @@ namespace {
 // numbers that decided it.
 class GreenAgent final : public DispatchAgent {
  public:
-  explicit GreenAgent(const AgentOptions& options) : options_(options) {}
+  GreenAgent(const AgentOptions& options, bool plan) : options_(options) {
+    if (plan) plan_ = std::make_unique<CapacityPlan>(PlanOptions{.agent = options});
+  }
   std::string_view name() const override {
+    if (plan_) return "green-plan";
     switch (options_.objective) {
       case AgentOptions::Objective::kCost:
         return "green-cost";
@@ -41,6 +45,12 @@ class GreenAgent final : public DispatchAgent {
   }
 
   Dispatch decide(const JobInfo& job, const FleetView& view) override {
+    if (plan_) {
+      plan_->observe(job, view);
+      if (!job.latency_sensitive) be_slack_s_ = std::max(be_slack_s_, job.slack_s);
+      plan_->refresh(view, be_slack_s_);
+    }
+    const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
     const std::vector<int> sites =
         job.latency_sensitive ? ls_feasible_sites(view, job) : all_sites(view);
     const int64_t now = view.now_s();
@@ -48,7 +58,7 @@ class GreenAgent final : public DispatchAgent {
     struct Option {
       int site = -1;
       int64_t start = 0;
-      double cost = 0, carbon = 0, ci = 0, kw = 0;
+      double cost = 0, carbon = 0, ci = 0, kw = 0, plan_price = 0;
     };
     Option best, home;
     std::vector<Alternative> per_site;
@@ -72,7 +82,9 @@ class GreenAgent final : public DispatchAgent {
             !has_be_room(view, site, *job.pod, start, options_.be_max_fill)) {
           continue;
         }
-        const double kw = start == ready ? kw_now : kw_later;
+        // The same figure for every start where the site can take it now, so that a later
+        // start is not cheaper merely because it is judged on the share alone.
+        const double kw = std::isfinite(kw_now) ? kw_now : start == ready ? kw_now : kw_later;
         if (!std::isfinite(kw)) continue;  // full now, or no node can host it
         const int64_t from = view.epoch_s(start);
         const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
@@ -87,7 +99,12 @@ class GreenAgent final : public DispatchAgent {
           cost = usd(kw * hours * signal.price_per_kwh, move_kwh, spec, view, now, frag_gpu_hours,
                      run_g + move_g);
         }
-        const Option o{site, start, cost, run_g + move_g, ci, kw};
+        // green-plan: what the site-hours it takes are worth to the rest of the planned work.
+        const double plan_price =
+            plan_ ? plan_->price(site, start, start + std::max<int64_t>(job.duration_s, 1), gpus)
+                  : 0.0;
+        cost += plan_price;
+        const Option o{site, start, cost, run_g + move_g, ci, kw, plan_price};
         if (site == job.home_site && start == ready) home = o;
         if (site_best.site < 0 || cost < site_best.cost - 1e-6) site_best = o;
         if (best.site < 0 || cost < best.cost - 1e-6) best = o;
@@ -117,6 +134,13 @@ class GreenAgent final : public DispatchAgent {
       }
       if (best.start > now) reason += fmt::format("; deferred {} s", best.start - now);
     }
+    if (plan_ && plan_->solved()) {
+      reason +=
+          fmt::format("; plan: {:.0f} GPUs of best-effort work at {} then, capacity price {:.1f}",
+                      plan_->planned_gpus(best.site, best.start), name,
+                      plan_->price_per_gpu_hour(best.site, best.start));
+      reason += options_.objective == AgentOptions::Objective::kCarbon ? " g/GPU-h" : " USD/GPU-h";
+    }
     return Dispatch{best.site, best.start, reason, std::move(per_site)};
   }
 
@@ -135,12 +159,14 @@ class GreenAgent final : public DispatchAgent {
   }
 
   AgentOptions options_;
+  std::unique_ptr<CapacityPlan> plan_;  // green-plan
+  int64_t be_slack_s_ = 0;              // the longest BE slack seen: the plan's shift window
 };
 
 }  // namespace
 
-std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options) {
-  return std::make_unique<GreenAgent>(options);
+std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options, bool plan) {
+  return std::make_unique<GreenAgent>(options, plan);
 }
 
 }  // namespace greensched::multi

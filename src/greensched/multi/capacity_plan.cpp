@@ -1,0 +1,200 @@
+#include "greensched/multi/capacity_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "greensched/multi/shift_lp.hpp"
+
+namespace greensched::multi {
+namespace {
+
+constexpr int64_t kHour = 3600;
+
+int64_t trace_hour(int64_t t) {
+  return t >= 0 ? t / kHour : -((-t + kHour - 1) / kHour);
+}
+
+}  // namespace
+
+void CapacityPlan::observe(const JobInfo& job, const FleetView& view) {
+  if (job.latency_sensitive) return;
+  const int64_t hour = trace_hour(job.submit_s);
+  if (first_hour_ < 0 || arrivals_.empty()) {
+    first_hour_ = hour;
+    arrivals_.assign(view.fleet().sites.size(), {});
+  }
+  const auto i = static_cast<std::size_t>(std::max<int64_t>(hour - first_hour_, 0));
+  std::vector<double>& home = arrivals_[static_cast<std::size_t>(job.home_site)];
+  if (home.size() <= i) home.resize(i + 1, 0.0);
+  home[i] += 1.0;
+  // The GPUs it holds in each hour from its submission hour, were it to start at once.
+  const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
+  const auto horizon = static_cast<std::size_t>(options_.horizon_h) + 48;
+  if (kernel_sum_.size() < horizon) kernel_sum_.resize(horizon, 0.0);
+  const int64_t end = job.submit_s + std::max<int64_t>(job.duration_s, 1);
+  for (std::size_t k = 0; k < horizon; ++k) {
+    const int64_t a = std::max(job.submit_s, (hour + static_cast<int64_t>(k)) * kHour);
+    const int64_t b = std::min(end, (hour + static_cast<int64_t>(k) + 1) * kHour);
+    if (b <= a) {
+      if (a >= end) break;
+      continue;
+    }
+    kernel_sum_[k] += gpus * static_cast<double>(b - a) / kHour;
+  }
+  jobs_seen_ += 1.0;
+  data_gb_sum_ += job.data_gb;
+  gpu_hours_sum_ += gpus * static_cast<double>(std::max<int64_t>(job.duration_s, 1)) / kHour;
+}
+
+double CapacityPlan::expected_arrivals(int home, int64_t hour, int64_t now_hour) const {
+  if (arrivals_.empty()) return 0.0;
+  const std::vector<double>& h = arrivals_[static_cast<std::size_t>(home)];
+  const auto count = [&](int64_t k) {
+    const int64_t i = k - first_hour_;
+    return i >= 0 && i < static_cast<int64_t>(h.size()) ? h[static_cast<std::size_t>(i)] : 0.0;
+  };
+  double sum = 0;
+  int days = 0;
+  for (int d = 1; d <= options_.history_days; ++d) {
+    const int64_t k = hour - 24 * d;
+    if (k < first_hour_) break;
+    if (k >= now_hour) continue;  // not complete yet
+    sum += count(k);
+    ++days;
+  }
+  if (days > 0) return sum / days;
+  // Less than a day seen: the mean over the complete hours so far.
+  const int64_t complete = now_hour - first_hour_;
+  if (complete <= 0) return 0.0;
+  for (int64_t k = first_hour_; k < now_hour; ++k) sum += count(k);
+  return sum / static_cast<double>(complete);
+}
+
+double CapacityPlan::cost_per_kwh(const FleetView& view, int site, int64_t from_s,
+                                  int64_t to_s) const {
+  const SignalView signal = view.expected_signal(site, from_s, to_s, view.gpu_kw(site));
+  const AgentOptions& o = options_.agent;
+  switch (o.objective) {
+    case AgentOptions::Objective::kCarbon:
+      return signal.carbon_g_per_kwh + o.price_weight_g * signal.price_per_kwh;
+    case AgentOptions::Objective::kCost:
+      return signal.price_per_kwh;
+    case AgentOptions::Objective::kCostCarbon:
+      return signal.price_per_kwh + o.carbon_price_usd_per_t * signal.carbon_g_per_kwh / 1e6;
+  }
+  return signal.carbon_g_per_kwh;
+}
+
+void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
+  const int64_t now = view.now_s();
+  const int64_t now_hour = trace_hour(now);
+  if (solved_ && now_hour * kHour == plan_hour_s_) return;
+  plan_hour_s_ = now_hour * kHour;
+  const int slack_h = static_cast<int>((slack_s + kHour - 1) / kHour);
+  const int hours = slack_h + std::max(options_.horizon_h, 1);
+  const std::size_t n_sites = view.fleet().sites.size();
+  const double data_per_gpu_hour = gpu_hours_sum_ > 0 ? data_gb_sum_ / gpu_hours_sum_ : 0.0;
+
+  std::vector<ShiftLpSite> sites(n_sites);
+  std::vector<std::vector<double>> kwh_cost(n_sites, std::vector<double>(hours, 0.0));
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    const int site = static_cast<int>(s);
+    const double gpus = static_cast<double>(view.gpu_capacity_milli(site)) / 1000.0;
+    const double kw = view.gpu_kw(site);
+    sites[s].capacity.resize(hours);
+    sites[s].cost_per_gpu_hour.resize(hours);
+    for (int h = 0; h < hours; ++h) {
+      const int64_t from = std::max(now, plan_hour_s_ + h * kHour);
+      const int64_t to = plan_hour_s_ + (h + 1) * kHour;
+      const double taken = view.load_at(site, from) + view.ls_reserve(site, from);
+      sites[s].capacity[h] = std::max(0.0, (options_.agent.be_max_fill - taken) * gpus);
+      kwh_cost[s][h] = cost_per_kwh(view, site, from, to);
+      sites[s].cost_per_gpu_hour[h] = kw * kwh_cost[s][h];
+    }
+  }
+  // The best-effort work expected from arrivals from now on, per home and hour: arrivals of
+  // each coming hour spread over the hours their runs take (the run shape of past jobs).
+  std::vector<ShiftLpWork> work;
+  double max_cost = 0;
+  for (const ShiftLpSite& s : sites) {
+    for (double c : s.cost_per_gpu_hour) max_cost = std::max(max_cost, c);
+  }
+  for (std::size_t home = 0; home < n_sites; ++home) {
+    std::vector<double> arrivals(hours);
+    for (int a = 0; a < hours; ++a) {
+      arrivals[a] = expected_arrivals(static_cast<int>(home), now_hour + a, now_hour);
+    }
+    for (int h = 0; h < hours; ++h) {
+      double gpu_hours = 0;
+      for (int a = 0; a <= h; ++a) {
+        const auto k = static_cast<std::size_t>(h - a);
+        if (k < kernel_sum_.size() && jobs_seen_ > 0)
+          gpu_hours += arrivals[a] * kernel_sum_[k] / jobs_seen_;
+      }
+      if (gpu_hours <= 1e-9) continue;
+      ShiftLpWork w;
+      w.home = static_cast<int>(home);
+      w.hour = h;
+      w.gpu_hours = gpu_hours;
+      w.max_shift_h = slack_h;
+      w.move_cost_per_gpu_hour.resize(n_sites);
+      for (std::size_t s = 0; s < n_sites; ++s) {
+        const double kwh = data_per_gpu_hour * view.fleet().sites[s].network.energy_kwh_per_gb;
+        w.move_cost_per_gpu_hour[s] = s == home ? 0.0 : kwh * kwh_cost[s][h];
+        max_cost = std::max(max_cost, w.move_cost_per_gpu_hour[s]);
+      }
+      work.push_back(std::move(w));
+    }
+  }
+  price_.assign(n_sites, std::vector<double>(hours, 0.0));
+  planned_.assign(n_sites, std::vector<double>(hours, 0.0));
+  ShiftLpOptions lp;
+  // Work the fleet cannot take in the horizon costs twice the dearest hour: enough to fill
+  // every free GPU first, not so much that it drowns the prices of the hours that bind.
+  lp.unserved_penalty = 2.0 * std::max(max_cost, 1e-9);
+  auto solved = solve_shift_lp(sites, work, lp);
+  solved_ = true;
+  if (!solved.ok()) return;  // no plan this hour: prices stay 0 (green's own choice)
+  for (const ShiftLpFlow& f : solved.value().flows) {
+    planned_[static_cast<std::size_t>(f.site)][static_cast<std::size_t>(f.hour)] += f.gpu_hours;
+  }
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    for (int h = 0; h < hours; ++h) {
+      price_[s][h] = std::max(0.0, solved.value().capacity_price[s][h]);
+    }
+  }
+}
+
+int CapacityPlan::hour_index(int64_t t) const {
+  if (!solved_ || price_.empty()) return -1;
+  const int64_t h = trace_hour(t) - plan_hour_s_ / kHour;
+  if (h < 0 || h >= static_cast<int64_t>(price_.front().size())) return -1;
+  return static_cast<int>(h);
+}
+
+double CapacityPlan::price(int site, int64_t from_s, int64_t to_s, double gpus) const {
+  if (!solved_ || price_.empty() || to_s <= from_s) return 0.0;
+  const std::vector<double>& p = price_[static_cast<std::size_t>(site)];
+  double total = 0;
+  for (int64_t a = from_s; a < to_s;) {
+    const int64_t b = std::min(to_s, (trace_hour(a) + 1) * kHour);
+    const int h = hour_index(a);
+    if (h < 0) break;
+    total += p[static_cast<std::size_t>(h)] * gpus * static_cast<double>(b - a) / kHour;
+    a = b;
+  }
+  return total;
+}
+
+double CapacityPlan::planned_gpus(int site, int64_t t) const {
+  const int h = hour_index(t);
+  return h < 0 ? 0.0 : planned_[static_cast<std::size_t>(site)][static_cast<std::size_t>(h)];
+}
+
+double CapacityPlan::price_per_gpu_hour(int site, int64_t t) const {
+  const int h = hour_index(t);
+  return h < 0 ? 0.0 : price_[static_cast<std::size_t>(site)][static_cast<std::size_t>(h)];
+}
+
+}  // namespace greensched::multi

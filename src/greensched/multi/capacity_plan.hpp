@@ -1,0 +1,71 @@
+// The rolling-horizon plan of the green-plan agent: each hour it forecasts, per site and
+// coming hour, the GPUs free for best-effort work (the site's fill limit less what is
+// promised there and the LS reserve, FleetView::load_at and ls_reserve) and the best-effort
+// work that will arrive at each home site (the same hour on past days, spread over time by
+// the runs of past best-effort jobs), and solves the work-shifting LP (multi/shift_lp.hpp):
+// which site runs how much of it in which hour, within its slack, at the least forecast
+// carbon (or cost) including data movement. The LP's capacity prices (the duals of its
+// capacity rows: what one more GPU-hour at a site and hour would save the rest of the work)
+// steer each job: a job pays, beside its own carbon, the price of the site-hours it takes,
+// so jobs track the plan. The plan also says, per site and hour, how many GPUs of
+// best-effort work it expects to run there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "greensched/multi/agent.hpp"
+
+namespace greensched::multi {
+
+struct PlanOptions {
+  int horizon_h = 24;    // hours planned beyond the slack (at least 1)
+  int history_days = 7;  // arrival forecast: the same hour on this many past days
+  // The objective (price weight, carbon price) and fill limit (be_max_fill) of the agent.
+  AgentOptions agent;
+};
+
+class CapacityPlan {
+ public:
+  explicit CapacityPlan(const PlanOptions& options) : options_(options) {}
+
+  // A job submitted now: its arrival and run shape join the forecast's history.
+  void observe(const JobInfo& job, const FleetView& view);
+  // Solves the plan again when the hour changed since the last solve (or never solved).
+  void refresh(const FleetView& view, int64_t slack_s);
+  // What taking `gpus` GPUs at `site` over [from_s, to_s) (trace seconds) costs the rest of
+  // the planned work, in the objective's units (grams, or USD): the capacity prices of the
+  // hours it overlaps, inside the horizon.
+  double price(int site, int64_t from_s, int64_t to_s, double gpus) const;
+  // GPUs of best-effort work the plan runs at `site` in the hour holding trace time t (0
+  // outside the horizon), and its price there per GPU-hour.
+  double planned_gpus(int site, int64_t t) const;
+  double price_per_gpu_hour(int site, int64_t t) const;
+  bool solved() const { return solved_; }
+
+ private:
+  // Expected best-effort arrivals (jobs) at `home` in trace hour `hour`, as known in trace
+  // hour `now_hour` (only complete hours count).
+  double expected_arrivals(int home, int64_t hour, int64_t now_hour) const;
+  // The objective's cost of one kWh at `site` over [from_s, to_s) as forecast now.
+  double cost_per_kwh(const FleetView& view, int site, int64_t from_s, int64_t to_s) const;
+  // Index into the plan's hours of trace time t, or -1 outside the horizon.
+  int hour_index(int64_t t) const;
+
+  PlanOptions options_;
+  // History, per home site: BE jobs submitted per trace hour (from the first hour seen).
+  int64_t first_hour_ = -1;
+  std::vector<std::vector<double>> arrivals_;
+  // Run shape of past BE jobs: mean GPUs held k hours after the submission hour, per job;
+  // and GB of data per GPU-hour of their runs.
+  std::vector<double> kernel_sum_;
+  double jobs_seen_ = 0;
+  double data_gb_sum_ = 0, gpu_hours_sum_ = 0;
+  // The last plan: hour it starts at (trace seconds), prices and planned GPUs per site/hour.
+  bool solved_ = false;
+  int64_t plan_hour_s_ = 0;
+  std::vector<std::vector<double>> price_, planned_;
+};
+
+}  // namespace greensched::multi
