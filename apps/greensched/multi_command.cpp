@@ -160,12 +160,15 @@ Result<multi::Fleet> load_multi_fleet(const MultiCliOptions& o) {
   return multi::load_fleet(o.fleet, o.data_dir);
 }
 
-// --start: the UTC time that trace time 0 maps to, instead of the fleet's.
-Status apply_start(const std::string& start, multi::Fleet& fleet) {
-  if (start.empty()) return Status::Ok();
-  auto t = parse_utc_time(start);
+// --start: with --load, the first instant of the measured window (trace time 0 is that less
+// the warm-up); without it, the UTC time that trace time 0 maps to. Default: the fleet's start
+// is trace time 0.
+Status apply_start(const MultiCliOptions& o, const MultiArgs& a, multi::Fleet& fleet) {
+  if (o.start.empty()) return Status::Ok();
+  auto t = parse_utc_time(o.start);
   if (!t.ok()) return Error{fmt::format("--start: {}", t.error())};
   fleet.start_s = t.value();
+  if (!a.loads.empty()) fleet.start_s -= std::llround(o.warmup_days * 86400.0);
   return Status::Ok();
 }
 
@@ -397,7 +400,7 @@ int run_multi(const MultiCliOptions& o) {
   const MultiArgs& a = args.value();
   auto fleet = load_multi_fleet(o);
   if (!fleet.ok()) return fail(fleet);
-  if (Status s = apply_start(o.start, fleet.value()); !s.ok()) {
+  if (Status s = apply_start(o, a, fleet.value()); !s.ok()) {
     return fail(s.message(), kExitUsage);
   }
   auto pods = load_multi_pods(o, fleet.value(), a);
@@ -477,7 +480,10 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--days", o->days,
                   "with --load: days measured (default 14); else the days the built-in jobs' "
                   "arrivals span (default 30)");
-  cmd->add_option("--start", o->start, "UTC time that trace time 0 maps to (default: the fleet's)");
+  cmd->add_option("--start", o->start,
+                  "with --load: UTC start of the measured days (e.g. 2023-04-01; the warm-up "
+                  "comes before it); else the UTC time that trace time 0 maps to (default: the "
+                  "fleet's start is trace time 0)");
   cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "directory for summary.csv, timeline.csv, decisions.csv");
   cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
