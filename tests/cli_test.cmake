@@ -177,14 +177,17 @@ expect_run(RESULT 2 ARGS multi --agent nope -q ERR_MATCH "unknown agent 'nope'")
 # bytes for the same seed, and a report with the carbon-against-delay frontier.
 set(multi_load_args multi --agent local,green --load 50 --days 1 --warmup-days 0.5 --slack 0,4
     --power-down-idle 1800 -q)
-expect_run(RESULT 0 ARGS ${multi_load_args} --out ${WORK}/multi-load
-           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h")
-expect_run(RESULT 0 ARGS ${multi_load_args} --jobs 1 --out ${WORK}/multi-load-again)
-file(SHA256 "${WORK}/multi-load/summary.csv" first)
-file(SHA256 "${WORK}/multi-load-again/summary.csv" second)
-if(NOT first STREQUAL second)
-  message(FATAL_ERROR "multi summary.csv at load differs between identical runs")
-endif()
+# With --bound, the fleet bound of each slack and each run's share of its saving.
+expect_run(RESULT 0 ARGS ${multi_load_args} --bound --out ${WORK}/multi-load
+           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h.*fleet bound.*slack 0 h: carbon -[0-9.]+ % vs local.*slack 4 h: carbon -[0-9.]+ % vs local.*\ngreen +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
+expect_run(RESULT 0 ARGS ${multi_load_args} --bound --jobs 1 --out ${WORK}/multi-load-again)
+foreach(f summary bound)
+  file(SHA256 "${WORK}/multi-load/${f}.csv" first)
+  file(SHA256 "${WORK}/multi-load-again/${f}.csv" second)
+  if(NOT first STREQUAL second)
+    message(FATAL_ERROR "multi ${f}.csv at load differs between identical runs")
+  endif()
+endforeach()
 expect_run(RESULT 0 ARGS report --in ${WORK}/multi-load --out ${WORK}/multi-load/report.html)
 file(READ "${WORK}/multi-load/report.html" multi_html)
 if(NOT multi_html MATCHES "chart-multi-frontier-0")

@@ -17,6 +17,8 @@
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/energy/controller.hpp"
+#include "greensched/multi/fleet_bound.hpp"
+#include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/site_controller.hpp"
 #include "greensched/report/energy_writer.hpp"
@@ -57,6 +59,7 @@ struct MultiCliOptions {
   std::string record;
   bool predict_durations = false;  // monitor subsystem
   bool preempt_be = false;
+  bool bound = false;
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   energy::ControllerOptions controller = [] {
@@ -351,15 +354,58 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
   return results;
 }
 
+// --bound: each site's saturated allocation (once), then the fleet bound of every load and
+// slack, in parallel.
+Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
+    const MultiCliOptions& o, const MultiArgs& a, const multi::Fleet& fleet,
+    const std::vector<PodSpec>& templates, uint32_t shapes,
+    const std::vector<MultiWorkload>& workloads, const power::PowerModel& power_model) {
+  if (!o.bound) return std::vector<multi::FleetBoundResult>{};
+  auto fill = multi::measure_saturated_fill(fleet, templates, shapes, power_model, o.seed);
+  if (!fill.ok()) return Error{fmt::format("--bound: {}", fill.error())};
+  std::vector<std::pair<std::size_t, double>> plan;
+  for (std::size_t w = 0; w < workloads.size(); ++w) {
+    for (double slack : a.slacks) plan.emplace_back(w, slack);
+  }
+  std::vector<multi::FleetBoundResult> bounds(plan.size());
+  Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
+    const auto& [w, slack_h] = plan[i];
+    multi::FleetBoundOptions options;
+    options.ls_bound_s = o.ls_bound_s;
+    options.be_slack_s = static_cast<int64_t>(std::llround(slack_h * 3600.0));
+    options.data_gb_per_job = o.data_gb;
+    options.site_fill = fill.value();
+    options.power_model = power_model;
+    options.measure_from_s = workloads[w].from;
+    options.measure_to_s = workloads[w].to;
+    const std::vector<int> homes = multi::fleet_home_sites(fleet, workloads[w].pods.size(), o.seed);
+    auto b = multi::fleet_bound(fleet, workloads[w].pods, homes, options);
+    if (!b.ok()) return Error{fmt::format("--bound: {}", b.error())};
+    bounds[i] = std::move(b.value());
+    bounds[i].target_load_pct = workloads[w].target;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  if (!o.quiet) {
+    double wall = 0;
+    for (const auto& b : bounds) wall = std::max(wall, b.wall_seconds);
+    fmt::print(stderr, "bound: {} LPs of up to {} pieces, the longest {:.1f} s\n", bounds.size(),
+               bounds.empty() ? 0 : bounds.front().pieces, wall);
+  }
+  return bounds;
+}
+
 // The summary on stdout: JSON, or the table (and the energy table where there is energy).
 void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
-                         const std::vector<multi::MultiResult>& results) {
+                         const std::vector<multi::MultiResult>& results,
+                         const std::vector<multi::FleetBoundResult>& bounds) {
   bool show_energy = o.energy_controllers != "none";
   for (const auto& site : fleet.sites) show_energy = show_energy || site.energy.has_value();
   if (o.json) {
-    std::cout << multi_results_json(results, show_energy).dump(2) << "\n";
+    std::cout << multi_results_json(results, show_energy, bounds).dump(2) << "\n";
   } else {
     std::cout << report::multi_summary_table(results);
+    if (!bounds.empty()) std::cout << "\n" << report::fleet_bound_table(results, bounds);
     if (show_energy) std::cout << "\n" << report::energy_summary_table(results);
   }
   std::cout.flush();
@@ -367,7 +413,8 @@ void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
 
 // --record's dispatch records, then --out's CSV files.
 Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
-                         const std::vector<multi::MultiResult>& results) {
+                         const std::vector<multi::MultiResult>& results,
+                         const std::vector<multi::FleetBoundResult>& bounds) {
   if (!o.record.empty()) {
     std::string records;
     for (const auto& r : results) records += r.records;
@@ -386,11 +433,16 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
       !s.ok()) {
     return s;
   }
+  if (!bounds.empty()) {
+    std::ostringstream bound;
+    report::write_fleet_bound_csv(bound, results, bounds);
+    if (Status s = write_text_files(o.out, {{"bound.csv", bound.str()}}); !s.ok()) return s;
+  }
   if (!o.quiet)
     fmt::print(stderr,
                "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
-               "{0}/energy_timeline.csv\n",
-               o.out);
+               "{0}/energy_timeline.csv{1}\n",
+               o.out, bounds.empty() ? "" : fmt::format(", {}/bound.csv", o.out));
   return Status::Ok();
 }
 
@@ -410,6 +462,8 @@ int run_multi(const MultiCliOptions& o) {
   if (!power_model.ok()) return fail(power_model);
   if (!o.quiet) print_fleet_lines(fleet.value(), pods.value(), a.runs.size());
 
+  std::vector<PodSpec> templates;
+  if (o.bound) templates = pods.value().pods;
   auto workloads = build_multi_workloads(o, a, fleet.value(), std::move(pods.value().pods));
   if (!workloads.ok()) return fail(workloads);
   std::vector<multi::MultiResult> results;
@@ -421,8 +475,13 @@ int run_multi(const MultiCliOptions& o) {
     if (!ran.ok()) return fail(ran);
     results = std::move(ran.value());
   }
-  print_multi_results(o, fleet.value(), results);
-  if (Status s = write_multi_files(o, fleet.value(), results); !s.ok()) return fail(s);
+  auto bounds = run_fleet_bounds(o, a, fleet.value(), templates, shapes, workloads.value(),
+                                 power_model.value());
+  if (!bounds.ok()) return fail(bounds);
+  print_multi_results(o, fleet.value(), results, bounds.value());
+  if (Status s = write_multi_files(o, fleet.value(), results, bounds.value()); !s.ok()) {
+    return fail(s);
+  }
   return 0;
 }
 
@@ -522,6 +581,11 @@ Action add_multi_command(CLI::App& app) {
                 "a latency-sensitive job that finds no node evicts best-effort jobs from the one "
                 "node where that costs least (the most recently started first); they wait "
                 "again and restart from the beginning, as kube-scheduler's priority preemption");
+  cmd->add_flag("--bound", o->bound,
+                "also solve the fleet bound (an LP over the same jobs, home sites and signals: "
+                "each site's GPUs up to the allocation its scheduler reaches saturated, LS work "
+                "in its hour, BE work within its slack, moves paying transfer energy and time) "
+                "and show each run's share of its carbon saving; with --out, bound.csv");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

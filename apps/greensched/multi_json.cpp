@@ -1,5 +1,9 @@
 #include "multi_json.hpp"
 
+#include <cmath>
+
+#include "greensched/report/multi_writer.hpp"
+
 namespace greensched::app {
 namespace {
 
@@ -20,6 +24,7 @@ nlohmann::json multi_run_json(const multi::MultiResult& r) {
           {"gb_moved", r.gb_moved},
           {"gpu_alloc_pct", r.gpu_alloc_pct},
           {"jobs_never_started", r.jobs_never_started},
+          {"transfer_kwh", r.transfer_kwh},
           {"be_preemptions", r.be_preemptions}};
 }
 
@@ -40,12 +45,24 @@ nlohmann::json multi_energy_json(const multi::MultiResult& r) {
 
 }  // namespace
 
-nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results,
-                                  bool show_energy) {
+nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results, bool show_energy,
+                                  std::span<const multi::FleetBoundResult> bounds) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& r : results) {
     all.push_back(multi_run_json(r));
     if (show_energy) all.back()["energy"] = multi_energy_json(r);
+    if (const multi::FleetBoundResult* b = report::bound_of(r, bounds)) {
+      const double vs = report::carbon_vs_local_pct(r, results);
+      const double share = multi::share_of_bound_pct(vs, *b);
+      nlohmann::json bound = {{"carbon_vs_local_pct", b->carbon_vs_local_pct()},
+                              {"local_carbon_kg", b->local.carbon_kg},
+                              {"carbon_kg", b->carbon.carbon_kg},
+                              {"transfer_kwh", b->carbon.transfer_kwh},
+                              {"unserved_gpu_hours", b->unserved_gpu_hours}};
+      if (b->cost) bound["cost_vs_local_pct"] = b->cost_vs_local_pct();
+      bound["share_pct"] = std::isnan(share) ? nlohmann::json() : nlohmann::json(share);
+      all.back()["bound"] = std::move(bound);
+    }
   }
   return all;
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim_internal.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/trace/job_predictor.hpp"
@@ -41,31 +42,22 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     s.scheduler = std::make_unique<policy::Scheduler>(
         *s.policy, policy::random_tie_rank(s.cluster->size(), s.rng));
     s.power = std::make_unique<power::ClusterPower>(*s.figures, *s.cluster);
-    double full_watts = 0, gpus = 0;
-    for (std::size_t n = 0; n < s.spec->nodes.size(); ++n) {
-      const NodeSpec& node = s.spec->nodes[n];
-      if (node.gpu_count == 0) continue;
-      const std::vector<int32_t> used(static_cast<std::size_t>(node.gpu_count), 0);
-      full_watts += power::node_power_watts(node, (*s.figures)[n], 0, used.data());
-      gpus += node.gpu_count;
-    }
-    s.full_gpu_it_watts = gpus > 0 ? full_watts / gpus : 0.0;
+    s.full_gpu_it_watts = full_gpu_it_watts(s.spec->nodes, *s.figures);
     s.idle_since.assign(s.cluster->size(), 0);
     s.waking.assign(s.cluster->size(), false);
     s.held.assign(s.cluster->size(), false);
     s.held_awake.assign(s.cluster->size(), false);
     s.node_jobs.assign(s.cluster->size(), {});
-    weights.push_back(static_cast<double>(std::max<int64_t>(s.cluster->total_gpu_milli(), 1)));
   }
+  weights = site_home_weights(fleet_);
   return Status{};
 }
 
 Status FleetSim::set_up_jobs(const std::vector<PodSpec>& pods, const std::vector<double>& weights,
                              Rng& seeds) {
-  // A home site drawn in proportion to GPU capacity.
-  double weight_total = 0;
-  for (double w : weights) weight_total += w;
+  // A home site drawn in proportion to GPU capacity (fleet_home_sites draws the same).
   Rng homes(seeds.next());
+  const std::vector<int> home = draw_home_sites(pods.size(), weights, homes);
   jobs_.resize(pods.size());
   for (std::size_t j = 0; j < pods.size(); ++j) {
     const PodSpec& pod = pods[j];
@@ -78,21 +70,12 @@ Status FleetSim::set_up_jobs(const std::vector<PodSpec>& pods, const std::vector
     JobInfo& info = jobs_[j].info;
     info.index = j;
     info.pod = &pod;
-    double u = homes.uniform_real() * weight_total;
-    info.home_site = static_cast<int>(weights.size()) - 1;
-    for (std::size_t i = 0; i < weights.size(); ++i) {
-      if (u < weights[i]) {
-        info.home_site = static_cast<int>(i);
-        break;
-      }
-      u -= weights[i];
-    }
+    info.home_site = home[j];
     info.latency_sensitive = is_latency_sensitive(pod);
     info.submit_s = pod.creation_time;
     info.duration_s = pod.deletion_time - pod.creation_time;
     info.slack_s = info.latency_sensitive ? 0 : options_.be_slack_s;
-    info.data_gb = options_.data_gb_per_job >= 0 ? options_.data_gb_per_job
-                                                 : static_cast<double>(pod.memory_mib) / 1024.0;
+    info.data_gb = job_data_gb(pod, options_.data_gb_per_job);
     push(info.submit_s, EventKind::kJobSubmit, j);
   }
   // --predict-durations: each job's duration as predicted online from the jobs finished

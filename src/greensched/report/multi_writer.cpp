@@ -1,6 +1,7 @@
 #include "greensched/report/multi_writer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -130,6 +131,96 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
   }
   if (!evicted.empty()) out += "BE jobs evicted for LS jobs: " + evicted + "\n";
   return out;
+}
+
+double carbon_vs_local_pct(const multi::MultiResult& run,
+                           std::span<const multi::MultiResult> results) {
+  for (const auto& b : results) {
+    if (b.agent == "local" && b.target_load_pct == run.target_load_pct &&
+        b.be_slack_h == run.be_slack_h && b.carbon_kg > 0) {
+      return 100.0 * (run.carbon_kg / b.carbon_kg - 1.0);
+    }
+  }
+  return std::nan("");
+}
+
+const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
+                                        std::span<const multi::FleetBoundResult> bounds) {
+  for (const auto& b : bounds) {
+    if (b.target_load_pct == run.target_load_pct && b.be_slack_h == run.be_slack_h) return &b;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string pct_or_dash(double x, const char* format) {
+  return std::isnan(x) ? std::string("-") : fmt::format(fmt::runtime(format), x);
+}
+
+}  // namespace
+
+std::string fleet_bound_table(std::span<const multi::MultiResult> results,
+                              std::span<const multi::FleetBoundResult> bounds) {
+  std::string out =
+      "fleet bound (LP over the same jobs: each site's GPUs up to its saturated allocation, LS "
+      "work\nin its own hour, BE work within its slack, moves paying transfer energy; against "
+      "the same\naccounting with every job at home):\n";
+  for (const auto& b : bounds) {
+    std::string fill;
+    for (double f : b.site_fill) fill += fmt::format("{}{:.1f}", fill.empty() ? "" : "/", 100 * f);
+    out += fmt::format(
+        "  load {:.0f} %, slack {:g} h: carbon {:+.1f} % vs local ({:.2f} t vs {:.2f} t){}; "
+        "moved {:.0f} GPU-h, shifted {:.0f} GPU-h, transfer {:.0f} kWh; unserved {:.0f} GPU-h; "
+        "site capacity {} %\n",
+        b.target_load_pct, b.be_slack_h, b.carbon_vs_local_pct(), b.carbon.carbon_kg / 1000.0,
+        b.local.carbon_kg / 1000.0,
+        b.cost ? fmt::format(", cost {:+.1f} % at least-cost", b.cost_vs_local_pct()) : "",
+        b.carbon.gpu_hours_moved, b.carbon.gpu_hours_shifted, b.carbon.transfer_kwh,
+        b.unserved_gpu_hours, fill);
+  }
+  std::size_t width = 6;
+  for (const auto& r : results) width = std::max(width, r.agent.size());
+  out += fmt::format("{:<{}} {:>6} {:>6} {:>9} {:>9} {:>8} {:>12}\n", "agent", width, "load %",
+                     "slack", "vs local", "bound", "share", "transfer kWh");
+  for (const auto& r : results) {
+    const multi::FleetBoundResult* b = bound_of(r, bounds);
+    const double vs = carbon_vs_local_pct(r, results);
+    const double bound = b ? b->carbon_vs_local_pct() : std::nan("");
+    const double share = b ? multi::share_of_bound_pct(vs, *b) : std::nan("");
+    out +=
+        fmt::format("{:<{}} {:>6.1f} {:>5g}h {:>9} {:>9} {:>8} {:>12.0f}\n", r.agent, width,
+                    r.offered_load_pct, r.be_slack_h, pct_or_dash(vs, "{:+.1f}%"),
+                    pct_or_dash(bound, "{:+.1f}%"), pct_or_dash(share, "{:.0f}%"), r.transfer_kwh);
+  }
+  out +=
+      "share: the run's carbon saving against local as a share of the bound's saving (transfer "
+      "counted in both).\n";
+  return out;
+}
+
+void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult> results,
+                           std::span<const multi::FleetBoundResult> bounds) {
+  fmt::print(out,
+             "agent,target_load_pct,slack_h,carbon_vs_local_pct,bound_carbon_vs_local_pct,"
+             "share_of_bound_pct,bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,"
+             "bound_transfer_kwh,bound_gpu_hours_moved,bound_gpu_hours_shifted,"
+             "bound_unserved_gpu_hours,transfer_kwh\n");
+  const auto num = [](double x) {
+    return std::isnan(x) ? std::string() : fmt::format("{:.4f}", x);
+  };
+  for (const auto& r : results) {
+    const multi::FleetBoundResult* b = bound_of(r, bounds);
+    if (b == nullptr) continue;
+    const double vs = carbon_vs_local_pct(r, results);
+    fmt::print(out,
+               "{},{:.1f},{:g},{},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n",
+               csv_field(r.agent), r.target_load_pct, r.be_slack_h, num(vs),
+               b->carbon_vs_local_pct(), num(multi::share_of_bound_pct(vs, *b)),
+               b->cost ? num(b->cost_vs_local_pct()) : std::string(), b->local.carbon_kg,
+               b->carbon.carbon_kg, b->carbon.transfer_kwh, b->carbon.gpu_hours_moved,
+               b->carbon.gpu_hours_shifted, b->unserved_gpu_hours, r.transfer_kwh);
+  }
 }
 
 }  // namespace greensched::report

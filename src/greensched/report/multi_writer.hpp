@@ -8,6 +8,7 @@
 #include <string>
 
 #include "greensched/multi/fleet.hpp"
+#include "greensched/multi/fleet_bound.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 
 namespace greensched::report {
@@ -18,6 +19,21 @@ void write_multi_timeline_csv(std::ostream& out, const multi::Fleet& fleet,
 void write_decisions_csv(std::ostream& out, const multi::Fleet& fleet,
                          std::span<const multi::MultiResult> results);
 std::string multi_summary_table(std::span<const multi::MultiResult> results);
+
+// The fleet bound beside the runs (multi --bound): a line per load and slack with the bound's
+// saving against its own local schedule, then each run's saving against `local` at the same
+// load and slack and the share of the bound's saving it reaches.
+std::string fleet_bound_table(std::span<const multi::MultiResult> results,
+                              std::span<const multi::FleetBoundResult> bounds);
+// bound.csv: one row per run with its bound's figures and its share of the bound's saving.
+void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult> results,
+                           std::span<const multi::FleetBoundResult> bounds);
+// A run's carbon relative to `local` at the same load and slack, in % (NaN without one).
+double carbon_vs_local_pct(const multi::MultiResult& run,
+                           std::span<const multi::MultiResult> results);
+// The bound of a run's load and slack (nullptr without one).
+const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
+                                        std::span<const multi::FleetBoundResult> bounds);
 
 // A CSV field, quoted when it holds a comma, quote or newline.
 std::string csv_field(const std::string& text);

@@ -1,0 +1,444 @@
+#include "greensched/multi/fleet_bound.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <coin/ClpSimplex.hpp>
+#include <coin/ClpSolve.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/sim/replay.hpp"
+#include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/workload.hpp"
+
+namespace greensched::multi {
+namespace {
+
+constexpr int64_t kBoundHour = 3600;
+// Data per GPU-hour is rounded down to 2^(q / steps); below kRhoTiny, to nothing.
+constexpr double kRhoSteps = 1;
+constexpr double kBlockRhoSteps = 1;
+constexpr double kRhoTiny = 1.0 / 1024;
+constexpr int kNoData = std::numeric_limits<int>::min();
+// A long job's whole hours go to one site within each block of this many trace hours.
+constexpr int64_t kBlockHours = 24;
+
+// A piece of work: slices alike in everything the LP can tell apart.
+struct PieceKey {
+  int home;
+  int64_t hour;  // the slice's own hour
+  bool ls;
+  uint32_t allowed;  // bit s: the job may run at site s
+  int rho_q;         // data per GPU-hour class (kNoData: none)
+  auto operator<=>(const PieceKey&) const = default;
+};
+
+// Per site and hour: grams, USD and facility kWh of one GPU-hour run there.
+struct HourCosts {
+  std::vector<std::vector<double>> grams, usd, kwh;
+};
+
+// A column's figures per unit: what it emits, costs and draws, and the GPU-hours it moves,
+// shifts or leaves unserved.
+struct ColumnFigures {
+  double grams = 0, usd = 0, kwh = 0, transfer_kwh = 0;
+  double moved_gpu_hours = 0, shifted_gpu_hours = 0, unserved_gpu_hours = 0;
+};
+
+// Whole hours [from, to] of jobs alike (one GPU of them per unit) that go to one site.
+struct BlockKey {
+  int home;
+  int64_t from, to;  // trace hours, inside one block
+  bool ls;
+  uint32_t allowed;
+  int rho_q;
+  auto operator<=>(const BlockKey&) const = default;
+};
+
+// A job, sliced.
+struct SlicedJob {
+  int home = 0;
+  bool ls = false;
+  double gb = 0;
+  int64_t submit_hour = 0;
+  uint32_t allowed = 0;
+  std::vector<std::pair<int64_t, double>> slices;  // (trace hour, GPU-hours)
+};
+
+int rho_class(double rho, double steps) {
+  return rho >= kRhoTiny ? static_cast<int>(std::floor(std::log2(rho) * steps)) : kNoData;
+}
+
+double rho_value(int q, double steps) {
+  return q == kNoData ? 0.0 : std::exp2(static_cast<double>(q) / steps);
+}
+
+int64_t ceil_hours(int64_t s) {
+  return (std::max<int64_t>(s, 0) + kBoundHour - 1) / kBoundHour;
+}
+
+}  // namespace
+
+double FleetBoundResult::carbon_vs_local_pct() const {
+  return local.carbon_kg > 0 ? 100.0 * (carbon.carbon_kg / local.carbon_kg - 1.0) : 0.0;
+}
+
+double FleetBoundResult::cost_vs_local_pct() const {
+  return cost && local.cost_usd > 0 ? 100.0 * (cost->cost_usd / local.cost_usd - 1.0) : 0.0;
+}
+
+double share_of_bound_pct(double run_vs_local_pct, const FleetBoundResult& bound) {
+  const double saving = -bound.carbon_vs_local_pct();
+  // (+ 0.0: no saving is 0, not -0.)
+  return saving > 0 ? 100.0 * (-run_vs_local_pct) / saving + 0.0 : std::nan("");
+}
+
+Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,
+                                     std::span<const int> home, const FleetBoundOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::size_t sites = fleet.sites.size();
+  if (sites == 0 || sites > 32) return Error{"fleet bound: the fleet needs 1 to 32 sites"};
+  if (home.size() != pods.size()) {
+    return Error{fmt::format("fleet bound: {} home sites for {} jobs", home.size(), pods.size())};
+  }
+  for (int h : home) {
+    if (h < 0 || static_cast<std::size_t>(h) >= sites) {
+      return Error{fmt::format("fleet bound: home site {} of {} sites", h, sites)};
+    }
+  }
+  if (options.site_fill.size() != sites) {
+    return Error{fmt::format("fleet bound: {} capacity shares for {} sites",
+                             options.site_fill.size(), sites)};
+  }
+  for (double f : options.site_fill) {
+    if (!(f > 0 && f <= 1))
+      return Error{fmt::format("fleet bound: capacity share {} not in (0, 1]", f)};
+  }
+  if (options.ls_bound_s < 0 || options.be_slack_s < 0) {
+    return Error{"fleet bound: the LS bound and the slack must be >= 0"};
+  }
+  // Site figures: GPUs, IT watts per GPU-hour, whether every site has prices.
+  std::vector<double> gpus(sites, 0), gpu_kw(sites, 0);
+  bool priced = true;
+  for (std::size_t s = 0; s < sites; ++s) {
+    const SiteSpec& site = fleet.sites[s];
+    auto figures = options.power_model.resolve(site.nodes, fleet.models);
+    if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
+    gpu_kw[s] = full_gpu_it_watts(site.nodes, figures.value()) / 1000.0;
+    for (const NodeSpec& n : site.nodes) gpus[s] += n.gpu_count;
+    priced = priced && site.price.has_value();
+  }
+
+  // Jobs into slices. A job with one slice in the window joins a piece of alike slices; a
+  // longer one is a piece of its own that goes to one site whole.
+  const int64_t be_shift_h = ceil_hours(options.be_slack_s);
+  std::map<PieceKey, double> short_pieces;
+  std::map<BlockKey, double> blocks;  // GPUs
+  const int64_t first_hour = std::max<int64_t>(options.measure_from_s, 0) / kBoundHour;
+  const int64_t end_hour = options.measure_to_s == std::numeric_limits<int64_t>::max()
+                               ? std::numeric_limits<int64_t>::max()
+                               : (options.measure_to_s + kBoundHour - 1) / kBoundHour;
+  int64_t last_hour = 0;
+  for (std::size_t j = 0; j < pods.size(); ++j) {
+    const PodSpec& pod = pods[j];
+    if (pod.creation_time < 0 || pod.deletion_time < 0) {
+      return Error{fmt::format("fleet bound: pod {} has no creation/deletion time", pod.name)};
+    }
+    const double g = static_cast<double>(pod.total_gpu_milli()) / kGpuMilli;
+    const int64_t from = pod.creation_time, to = pod.deletion_time;
+    if (g <= 0 || to <= from) continue;
+    SlicedJob job;
+    job.home = home[j];
+    job.ls = is_latency_sensitive(pod);
+    job.gb = job_data_gb(pod, options.data_gb_per_job);
+    job.submit_hour = from / kBoundHour;
+    for (std::size_t s = 0; s < sites; ++s) {
+      if (!job.ls || static_cast<int>(s) == home[j] ||
+          fleet.sites[s].network.transfer_seconds(job.gb) <=
+              static_cast<double>(options.ls_bound_s)) {
+        job.allowed |= 1u << s;
+      }
+    }
+    for (int64_t h = std::max(job.submit_hour, first_hour); h * kBoundHour < to && h < end_hour;
+         ++h) {
+      const int64_t a = std::max(from, h * kBoundHour), b = std::min(to, (h + 1) * kBoundHour);
+      job.slices.emplace_back(h, g * static_cast<double>(b - a) / kBoundHour);
+      last_hour = std::max(last_hour, h);
+    }
+    if (job.slices.empty()) continue;
+    const double job_gpu_hours = g * static_cast<double>(to - from) / kBoundHour;
+    const double rho = job.gb / job_gpu_hours;
+    // Whole hours inside the run, cut at block boundaries, form blocks; the rest are slices.
+    std::size_t lo = 0, hi = job.slices.size();
+    if (job.slices.size() >= 3) {
+      if (job.slices.front().second < g * (1 - 1e-12)) ++lo;
+      if (job.slices.back().second < g * (1 - 1e-12)) --hi;
+    } else {
+      hi = lo;
+    }
+    for (std::size_t i = lo; i < hi;) {
+      const int64_t block_end = (job.slices[i].first / kBlockHours + 1) * kBlockHours;
+      std::size_t e = i;
+      while (e < hi && job.slices[e].first < block_end) ++e;
+      const int rq = rho_class(rho, kBlockRhoSteps);
+      blocks[BlockKey{job.home, job.slices[i].first, job.slices[e - 1].first, job.ls, job.allowed,
+                      rq}] += g;
+      i = e;
+    }
+    const int q = rho_class(rho, kRhoSteps);
+    for (std::size_t i = 0; i < job.slices.size(); ++i) {
+      if (i >= lo && i < hi) continue;
+      short_pieces[PieceKey{job.home, job.slices[i].first, job.ls, job.allowed, q}] +=
+          job.slices[i].second;
+    }
+  }
+  const auto hours = static_cast<std::size_t>(last_hour + be_shift_h + 1);
+  HourCosts cost{std::vector<std::vector<double>>(sites, std::vector<double>(hours)),
+                 std::vector<std::vector<double>>(sites, std::vector<double>(hours)),
+                 std::vector<std::vector<double>>(sites, std::vector<double>(hours))};
+  double top_cost = 0;
+  for (std::size_t s = 0; s < sites; ++s) {
+    const SiteSpec& site = fleet.sites[s];
+    for (std::size_t h = 0; h < hours; ++h) {
+      const int64_t t = fleet.start_s + static_cast<int64_t>(h) * kBoundHour;
+      // Past the window nothing is measured: work shifted there is free, as in the simulator.
+      const bool measured = static_cast<int64_t>(h) < end_hour;
+      const double kwh = measured ? gpu_kw[s] * site.pue_at(t) : 0.0;
+      cost.kwh[s][h] = kwh;
+      cost.grams[s][h] = kwh * site.carbon.at(t);
+      cost.usd[s][h] = priced ? kwh * site.price->at(t) : 0.0;
+      top_cost = std::max({top_cost, cost.grams[s][h], cost.usd[s][h]});
+    }
+  }
+
+  FleetBoundResult result;
+  result.be_slack_h = static_cast<double>(options.be_slack_s) / kBoundHour;
+  result.site_fill = options.site_fill;
+  result.pieces = short_pieces.size() + blocks.size();
+  const auto add_local = [&](int site, int64_t hour, double amount) {
+    const auto s = static_cast<std::size_t>(site);
+    const auto h = static_cast<std::size_t>(hour);
+    result.gpu_hours += amount;
+    result.local.carbon_kg += amount * cost.grams[s][h] / 1000.0;
+    result.local.cost_usd += amount * cost.usd[s][h];
+    result.local.energy_kwh += amount * cost.kwh[s][h];
+  };
+  for (const auto& [key, amount] : short_pieces) add_local(key.home, key.hour, amount);
+  for (const auto& [key, gpus_of] : blocks) {
+    for (int64_t h = key.from; h <= key.to; ++h) add_local(key.home, h, gpus_of);
+  }
+
+  // Rows: one per piece (served in full), one per site and hour for BE work arriving there
+  // (it leaves to the hours it runs in), one per site and hour for capacity.
+  const std::size_t piece_rows = result.pieces;
+  const auto arrive_row = [&](std::size_t s, std::size_t h) {
+    return static_cast<int>(piece_rows + s * hours + h);
+  };
+  const auto capacity_row = [&](std::size_t s, std::size_t h) {
+    return static_cast<int>(piece_rows + sites * hours + s * hours + h);
+  };
+  const int rows = static_cast<int>(piece_rows + 2 * sites * hours);
+  std::vector<int> row_index, col_index;
+  std::vector<double> value;
+  std::vector<ColumnFigures> columns;
+  const auto add_entry = [&](int row, double v) {
+    row_index.push_back(row);
+    col_index.push_back(static_cast<int>(columns.size()));
+    value.push_back(v);
+  };
+  std::vector<std::vector<bool>> be_arrives(sites, std::vector<bool>(hours, false));
+  std::vector<double> row_amount;
+  // A transfer of `kwh` to site s in trace hour h, per unit of the column.
+  const auto transfer = [&](std::size_t s, int64_t h, double kwh, ColumnFigures& f) {
+    const int64_t t = fleet.start_s + h * kBoundHour;
+    f.transfer_kwh = kwh;
+    f.kwh += kwh;
+    f.grams += kwh * fleet.sites[s].carbon.at(t);
+    f.usd += priced ? kwh * fleet.sites[s].price->at(t) : 0.0;
+  };
+  // The work of a column (unit: one GPU-hour of a short piece, or a whole long job) at site s:
+  // LS work runs in its hour (capacity rows, paying the grid), BE work arrives at the site.
+  const auto place = [&](std::size_t s, bool ls, int64_t hour, double amount, ColumnFigures& f) {
+    const auto h = static_cast<std::size_t>(hour);
+    if (ls) {
+      f.grams += amount * cost.grams[s][h];
+      f.usd += amount * cost.usd[s][h];
+      f.kwh += amount * cost.kwh[s][h];
+      add_entry(capacity_row(s, h), amount);
+    } else {
+      be_arrives[s][h] = true;
+      add_entry(arrive_row(s, h), amount);
+    }
+  };
+  std::size_t p = 0;
+  for (const auto& [key, amount] : short_pieces) {
+    for (std::size_t s = 0; s < sites; ++s) {
+      if ((key.allowed & (1u << s)) == 0) continue;
+      ColumnFigures f;
+      if (static_cast<int>(s) != key.home) {
+        transfer(s, key.hour,
+                 rho_value(key.rho_q, kRhoSteps) * fleet.sites[s].network.energy_kwh_per_gb, f);
+        f.moved_gpu_hours = 1.0;
+      }
+      add_entry(static_cast<int>(p), 1.0);
+      place(s, key.ls, key.hour, 1.0, f);
+      columns.push_back(f);
+    }
+    add_entry(static_cast<int>(p), 1.0);
+    columns.push_back(ColumnFigures{.unserved_gpu_hours = 1.0});
+    row_amount.push_back(amount);
+    ++p;
+  }
+  for (const auto& [key, gpus_of] : blocks) {
+    const double span = static_cast<double>(key.to - key.from + 1);
+    for (std::size_t s = 0; s < sites; ++s) {
+      if ((key.allowed & (1u << s)) == 0) continue;
+      ColumnFigures f;
+      if (static_cast<int>(s) != key.home) {
+        transfer(
+            s, key.from,
+            rho_value(key.rho_q, kBlockRhoSteps) * span * fleet.sites[s].network.energy_kwh_per_gb,
+            f);
+        f.moved_gpu_hours = span;
+      }
+      add_entry(static_cast<int>(p), 1.0);
+      for (int64_t h = key.from; h <= key.to; ++h) place(s, key.ls, h, 1.0, f);
+      columns.push_back(f);
+    }
+    add_entry(static_cast<int>(p), 1.0);
+    columns.push_back(ColumnFigures{.unserved_gpu_hours = span});
+    row_amount.push_back(gpus_of);
+    ++p;
+  }
+  for (std::size_t s = 0; s < sites; ++s) {
+    for (std::size_t k = 0; k < hours; ++k) {
+      if (!be_arrives[s][k]) continue;
+      const std::size_t last = std::min(hours - 1, k + static_cast<std::size_t>(be_shift_h));
+      for (std::size_t h = k; h <= last; ++h) {
+        add_entry(arrive_row(s, k), -1.0);
+        add_entry(capacity_row(s, h), 1.0);
+        columns.push_back(ColumnFigures{.grams = cost.grams[s][h],
+                                        .usd = cost.usd[s][h],
+                                        .kwh = cost.kwh[s][h],
+                                        .shifted_gpu_hours = h > k ? 1.0 : 0.0});
+      }
+    }
+  }
+  std::vector<double> row_lo(static_cast<std::size_t>(rows), 0.0), row_hi(row_lo);
+  for (std::size_t r = 0; r < piece_rows; ++r) row_lo[r] = row_hi[r] = row_amount[r];
+  for (std::size_t s = 0; s < sites; ++s) {
+    for (std::size_t h = 0; h < hours; ++h) {
+      const auto r = static_cast<std::size_t>(capacity_row(s, h));
+      row_lo[r] = -COIN_DBL_MAX;
+      row_hi[r] = options.site_fill[s] * gpus[s];
+    }
+  }
+  const double penalty = 1e3 * (top_cost + 1.0);
+  CoinPackedMatrix matrix(true, row_index.data(), col_index.data(), value.data(),
+                          static_cast<CoinBigIndex>(value.size()));
+  matrix.setDimensions(rows, static_cast<int>(columns.size()));
+  const std::vector<double> col_lo(columns.size(), 0.0), col_hi(columns.size(), COIN_DBL_MAX);
+
+  // One solve per objective; the figures of its optimum.
+  const auto solve = [&](bool by_cost) -> Result<FleetBoundSide> {
+    std::vector<double> objective(columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      objective[c] = columns[c].unserved_gpu_hours > 0 ? penalty * columns[c].unserved_gpu_hours
+                     : by_cost                         ? columns[c].usd
+                                                       : columns[c].grams;
+    }
+    ClpSimplex clp;
+    clp.setLogLevel(0);
+    clp.loadProblem(matrix, col_lo.data(), col_hi.data(), objective.data(), row_lo.data(),
+                    row_hi.data());
+    // Presolve and the dual simplex: on a 4-site, 14-day fleet several times faster than
+    // either alone, the primal simplex or the barrier.
+    ClpSolve how;
+    how.setSolveType(ClpSolve::useDual);
+    how.setPresolveType(ClpSolve::presolveOn);
+    clp.initialSolve(how);
+    if (!clp.isProvenOptimal()) {
+      return Error{
+          fmt::format("fleet bound: CLP did not solve the LP (status {}, {} rows, {} "
+                      "columns)",
+                      clp.status(), rows, columns.size())};
+    }
+    const double* x = clp.primalColumnSolution();
+    FleetBoundSide side;
+    double unserved = 0;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (x[c] <= 0) continue;
+      const ColumnFigures& f = columns[c];
+      unserved += x[c] * f.unserved_gpu_hours;
+      side.carbon_kg += x[c] * f.grams / 1000.0;
+      side.cost_usd += x[c] * f.usd;
+      side.energy_kwh += x[c] * f.kwh;
+      side.transfer_kwh += x[c] * f.transfer_kwh;
+      side.gpu_hours_moved += x[c] * f.moved_gpu_hours;
+      side.gpu_hours_shifted += x[c] * f.shifted_gpu_hours;
+    }
+    result.unserved_gpu_hours = std::max(result.unserved_gpu_hours, unserved);
+    return side;
+  };
+  auto by_carbon = solve(false);
+  if (!by_carbon.ok()) return Error{by_carbon.error()};
+  result.carbon = by_carbon.value();
+  if (priced) {
+    auto by_cost = solve(true);
+    if (!by_cost.ok()) return Error{by_cost.error()};
+    result.cost = by_cost.value();
+  }
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+Result<std::vector<double>> measure_saturated_fill(const Fleet& fleet,
+                                                   std::span<const PodSpec> templates,
+                                                   uint32_t shape_count,
+                                                   const power::PowerModel& power_model,
+                                                   uint64_t seed, double load_pct, double days) {
+  const frag::TargetWorkload target = frag::build_target_workload(templates);
+  std::vector<double> fill;
+  for (const SiteSpec& site : fleet.sites) {
+    int64_t milli = 0;
+    for (const NodeSpec& n : site.nodes) milli += int64_t{n.gpu_count} * kGpuMilli;
+    if (milli == 0) {
+      fill.push_back(1.0);
+      continue;
+    }
+    trace::LoadSpec spec;
+    spec.load_pct = load_pct;
+    spec.days = days;
+    spec.warmup_days = 1;
+    spec.seed = seed;
+    auto generated = trace::generate_load(templates, milli, spec);
+    if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
+    trace::Workload workload;
+    workload.models = fleet.models;
+    workload.nodes = site.nodes;
+    workload.pods = std::move(generated.value().pods);
+    workload.shape_count = shape_count;
+    auto figures = power_model.resolve(site.nodes, fleet.models);
+    if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
+    sim::ReplayConfig config;
+    config.policy = site.policy;
+    config.seed = seed;
+    config.queue = sim::QueueDiscipline::kBackfill;
+    config.measure_from_s = generated.value().window.start_s;
+    config.measure_to_s = generated.value().window.end_s;
+    auto replayed = sim::run_replay(workload, target, figures.value(), site.pue, config);
+    if (!replayed.ok()) return Error{fmt::format("site {}: {}", site.name, replayed.error())};
+    fill.push_back(std::clamp(replayed.value().gpu_alloc_pct / 100.0, 1e-6, 1.0));
+  }
+  return fill;
+}
+
+}  // namespace greensched::multi

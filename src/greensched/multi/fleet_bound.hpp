@@ -1,0 +1,94 @@
+// The fleet bound: the least carbon (or cost) with which any dispatcher could run a fleet's
+// jobs, as a linear program (CLP) over the same jobs, home sites and signals as `multi`.
+//
+// Each job is cut into hourly slices (its GPUs x the part of each trace hour its run covers,
+// started at submission). A slice may run at its home site or, paying the job's transfer
+// energy in proportion, at another site (an LS job only where its data arrives within its
+// start bound), in its own hour (LS) or up to ceil(slack / 1 h) hours later (BE). Time is
+// resolved to the hour: the minutes a transfer takes do not shift a slice. Each site runs at most
+// `site_fill` x its GPUs in any hour: the allocation its own scheduler reaches when saturated
+// (measure_saturated_fill, a replay), not an assumed figure. A GPU-hour at a site costs its GPUs'
+// full-power IT watts x PUE x the grid's intensity (or price) in that hour. Slices move
+// independently, so every real schedule is a solution and the optimum bounds every agent; `local`
+// is the same accounting with every slice at home in its own hour, and the bound's saving is the
+// relative difference of the two.
+//
+// Slices of jobs with the same home, hour, class, allowed sites and data per GPU-hour (rounded
+// down to a quarter power of two, below 1 MB to none, so moves never cost more than they
+// would) are one piece of work; a moved slice's transfer is charged at the destination's
+// intensity in the slice's hour (the simulator charges it in the submission's). The LP is a
+// transport problem: pieces go to sites (paying the move), then each site's BE work chooses its
+// hour (paying the grid).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "greensched/core/pod.hpp"
+#include "greensched/core/status.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/power/power_model.hpp"
+
+namespace greensched::multi {
+
+struct FleetBoundOptions {
+  int64_t ls_bound_s = 600;        // an LS job may move only where its data arrives in time
+  int64_t be_slack_s = 12 * 3600;  // a BE slice may run up to ceil(slack / 1 h) hours late
+  double data_gb_per_job = -1;     // < 0: the pod's memory request in GiB (as run_fleet)
+  std::vector<double> site_fill;   // per site, share of its GPUs usable in an hour (0..1]
+  power::PowerModel power_model = power::PowerModel::builtin();
+  // The measured window, trace seconds: slices in its hours are scheduled, the rest left out
+  // of both schedules; a BE slice shifted past its end, as one deferred past the window in
+  // the simulator, is not measured.
+  int64_t measure_from_s = 0;
+  int64_t measure_to_s = std::numeric_limits<int64_t>::max();
+};
+
+// One schedule's totals inside the measured window.
+struct FleetBoundSide {
+  double carbon_kg = 0;
+  double cost_usd = 0;  // 0 without prices
+  double energy_kwh = 0;
+  double transfer_kwh = 0;
+  double gpu_hours_moved = 0;
+  double gpu_hours_shifted = 0;  // run in a later hour than their own
+};
+
+struct FleetBoundResult {
+  double target_load_pct = 0;  // labels the caller sets: the workload's load and the slack
+  double be_slack_h = 0;
+  std::vector<double> site_fill;       // the capacity shares it ran with
+  FleetBoundSide local;                // every slice at home in its own hour
+  FleetBoundSide carbon;               // the least-carbon schedule
+  std::optional<FleetBoundSide> cost;  // the least-cost schedule, when every site has prices
+  double gpu_hours = 0;
+  double unserved_gpu_hours = 0;  // work no capacity within its bounds could take
+  std::size_t pieces = 0;         // rows of the LP's work
+  double wall_seconds = 0;
+
+  // Relative to local, in %: negative is a saving.
+  double carbon_vs_local_pct() const;
+  double cost_vs_local_pct() const;
+};
+
+// The share (%) of the bound's carbon saving that a run saving `run_vs_local_pct` % reaches
+// (NaN where the bound saves nothing).
+double share_of_bound_pct(double run_vs_local_pct, const FleetBoundResult& bound);
+
+// `home`: each job's home site (fleet_home_sites gives run_fleet's). Errors: homes or a
+// site_fill list of the wrong size or range, pods without times, power figures that do not
+// resolve, an LP that CLP cannot solve.
+Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,
+                                     std::span<const int> home, const FleetBoundOptions& options);
+
+// Per site, the GPU allocation (share, 0..1) its own policy reaches when offered `load_pct` %
+// of its GPUs (a saturating load) drawn from `templates`: a replay of `days` measured days
+// after one warm-up day, with the backfill queue a fleet site runs.
+Result<std::vector<double>> measure_saturated_fill(
+    const Fleet& fleet, std::span<const PodSpec> templates, uint32_t shape_count,
+    const power::PowerModel& power_model, uint64_t seed, double load_pct = 110, double days = 2);
+
+}  // namespace greensched::multi

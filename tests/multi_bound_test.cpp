@@ -1,0 +1,224 @@
+// The fleet bound (multi/fleet_bound.hpp) on hand-solved cases, and the home sites it shares
+// with the fleet simulator (multi/fleet_jobs.hpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "greensched/multi/fleet_bound.hpp"
+#include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/synthetic_times.hpp"
+#include "greensched/trace/workload.hpp"
+#include "multi_fixtures.hpp"
+
+namespace greensched::multi {
+namespace {
+
+using fixtures::job;
+
+// Sites a and b of the fixture (one T4 node of 2 GPUs each: 260 W at full power, 0.13 kWh per
+// GPU-hour), over three hours. Intensity a: 300, 200, 100; b: 100, 400, 400; later hours 1000.
+// Per GPU-hour: a0 39 g, a1 26, a2 13, b0 13, b1 52, b2 52.
+Fleet three_hour_fleet() {
+  Fleet fleet = fixtures::two_sites(0, 0);
+  fleet.sites[0].carbon = TimeSeries(fleet.start_s, 3600, {300, 200, 100, 1000, 1000, 1000});
+  fleet.sites[1].carbon = TimeSeries(fleet.start_s, 3600, {100, 400, 400, 1000, 1000, 1000});
+  for (SiteSpec& s : fleet.sites) s.network = NetworkCost{1000.0, 0.0, 0.0};
+  return fleet;
+}
+
+// j1: BE, 2 GPUs in hour 0; j2: LS, 1 GPU in hour 0; j3: BE, 1 GPU in hour 1.
+std::vector<PodSpec> three_jobs() {
+  return {job("j1", 1000, 2, 1000, 0, 3600), job("j2", 1000, 1, 1000, 0, 3600, Qos::kLS),
+          job("j3", 1000, 1, 1000, 3600, 7200)};
+}
+
+FleetBoundOptions options(int64_t slack_h, double data_gb) {
+  FleetBoundOptions o;
+  o.be_slack_s = slack_h * 3600;
+  o.data_gb_per_job = data_gb;
+  o.site_fill = {1.0, 1.0};
+  o.power_model = fixtures::tiny_power_model();
+  return o;
+}
+
+Result<FleetBoundResult> solve(const Fleet& fleet, const std::vector<int>& homes,
+                               const FleetBoundOptions& o) {
+  const std::vector<PodSpec> pods = three_jobs();
+  return fleet_bound(fleet, pods, homes, o);
+}
+
+// j1 home a, j2 home b, j3 home b. At home: j1 2 x 39, j2 13, j3 52 = 143 g. With 2 h of slack
+// and free moves the cheap cells b0 and a2 (two GPUs each) take everything: j2 b0, j1 b0 and
+// a2, j3 a2 = 4 x 13 = 52 g. Without slack j1 has b0 (one GPU left) and a0, j3 a1: 13 + 39 +
+// 13 + 26 = 91 g.
+TEST(FleetBound, HandSolvedTwoSitesThreeHours) {
+  const Fleet fleet = three_hour_fleet();
+  auto r = solve(fleet, {0, 1, 1}, options(2, 0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().local.carbon_kg, 0.143, 1e-9);
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.052, 1e-9);
+  EXPECT_NEAR(r.value().carbon_vs_local_pct(), 100.0 * (52.0 / 143.0 - 1.0), 1e-6);
+  EXPECT_NEAR(r.value().gpu_hours, 4.0, 1e-9);
+  EXPECT_NEAR(r.value().carbon.energy_kwh, 0.52, 1e-9);
+  EXPECT_NEAR(r.value().unserved_gpu_hours, 0.0, 1e-9);
+  EXPECT_FALSE(r.value().cost.has_value());  // no prices
+
+  auto none = solve(fleet, {0, 1, 1}, options(0, 0));
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_NEAR(none.value().carbon.carbon_kg, 0.091, 1e-9);
+  EXPECT_NEAR(none.value().carbon.gpu_hours_shifted, 0.0, 1e-9);
+}
+
+// j2 now at home a with 100 GB that take 801 s to reach b (1 Gbps): beyond its 600 s bound it
+// stays at a0 (39), while j1 takes both GPUs of b0 (26) and j3 a2 (13): 78 g. Allowing 900 s
+// lets j2 reach b0 too: 52 g again.
+TEST(FleetBound, LatencySensitiveWorkMovesOnlyWhereItsDataArrivesInTime) {
+  Fleet fleet = three_hour_fleet();
+  for (SiteSpec& s : fleet.sites) s.network = NetworkCost{1.0, 0.0, 1.0};
+  auto stuck = solve(fleet, {0, 0, 1}, options(2, 100));
+  ASSERT_TRUE(stuck.ok()) << stuck.error();
+  EXPECT_NEAR(stuck.value().local.carbon_kg, (78.0 + 39.0 + 52.0) / 1000.0, 1e-9);
+  EXPECT_NEAR(stuck.value().carbon.carbon_kg, 0.078, 1e-9);
+  FleetBoundOptions later = options(2, 100);
+  later.ls_bound_s = 900;
+  auto moved = solve(fleet, {0, 0, 1}, later);
+  ASSERT_TRUE(moved.ok()) << moved.error();
+  EXPECT_NEAR(moved.value().carbon.carbon_kg, 0.052, 1e-9);
+}
+
+// Moves pay transfer energy: 64 GB per job at 0.001 kWh/GB is 0.032 kWh per GPU-hour of j1 and
+// 0.064 of j3, at the destination's intensity in the slice's hour. j1 may run at a2 13, a1 26
+// or b0 13 + 3.2; j3 at b1 or b2 52 (home), a2 13 + 12.8 or a1 26 + 12.8; j2 at b0 13. With one
+// GPU left at b0 and two at a2, the best is j1 at a2 and b0, j3 at a2: 13 + 16.2 + 25.8 + 13 =
+// 68 g, with 0.096 kWh of transfer; two GPU-hours moved and two shifted.
+TEST(FleetBound, MovesPayTransferEnergy) {
+  Fleet fleet = three_hour_fleet();
+  for (SiteSpec& s : fleet.sites) s.network = NetworkCost{1000.0, 0.001, 0.0};
+  auto r = solve(fleet, {0, 1, 1}, options(2, 64));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.068, 1e-9);
+  EXPECT_NEAR(r.value().carbon.transfer_kwh, 0.096, 1e-9);
+  EXPECT_NEAR(r.value().carbon.energy_kwh, 0.52 + 0.096, 1e-9);
+  EXPECT_NEAR(r.value().carbon.gpu_hours_moved, 2.0, 1e-9);
+  EXPECT_NEAR(r.value().carbon.gpu_hours_shifted, 2.0, 1e-9);
+}
+
+// With prices the bound also solves for cost: here price follows intensity / 1000 USD/kWh at a
+// and is flat 0.2 at b, so the least-cost schedule differs from the least-carbon one.
+TEST(FleetBound, CostBoundWhereEverySiteHasPrices) {
+  Fleet fleet = three_hour_fleet();
+  fleet.sites[0].price = TimeSeries(fleet.start_s, 3600, {0.3, 0.2, 0.1, 1, 1, 1});
+  fleet.sites[1].price = TimeSeries(fleet.start_s, 3600, {0.2, 0.2, 0.2, 1, 1, 1});
+  auto r = solve(fleet, {0, 1, 1}, options(2, 0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(r.value().cost.has_value());
+  // At home: j1 2 x 0.039, j2 0.026, j3 0.026 = 0.13 USD. Least cost: a2 (0.013) takes two
+  // GPU-hours, the other two pay 0.026 anywhere else that is free: 0.078 USD.
+  EXPECT_NEAR(r.value().local.cost_usd, 0.13, 1e-9);
+  EXPECT_NEAR(r.value().cost->cost_usd, 0.078, 1e-9);
+  EXPECT_NEAR(r.value().cost_vs_local_pct(), 100.0 * (0.078 / 0.13 - 1.0), 1e-6);
+}
+
+// A capacity share below 1 binds: with half of each site (1 GPU), j1's two GPU-hours and j3's
+// one compete with j2 for b0 and a2, one GPU each: j2 b0, then a2 and the next best a1 (26)
+// and a0 (39) or b-hours: 13 + 13 + 26 + 39 = 91 g.
+TEST(FleetBound, SiteCapacityShareBinds) {
+  const Fleet fleet = three_hour_fleet();
+  FleetBoundOptions o = options(2, 0);
+  o.site_fill = {0.5, 0.5};
+  auto r = solve(fleet, {0, 1, 1}, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.091, 1e-9);
+}
+
+// A job's whole hours go to one site (within a day): l, LS, 1 GPU for hours 0-2, costs 39 +
+// 26 + 13 = 78 g at a and 13 + 52 + 52 = 117 at b; hour by hour the cheaper cells would make
+// 52, but it cannot change sites every hour. Its first and last hours, when partial, may: from
+// 00:30 to 02:30 it is 0.5 GPU-hours at a0 or b0 (6.5), one whole hour at a1 (26), and 0.5 at
+// a2 (6.5): 39 g.
+TEST(FleetBound, AJobsWholeHoursStayAtOneSite) {
+  const Fleet fleet = three_hour_fleet();
+  const std::vector<PodSpec> whole = {job("l", 1000, 1, 1000, 0, 3 * 3600, Qos::kLS)};
+  auto r = fleet_bound(fleet, whole, std::vector<int>{0}, options(0, 0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().local.carbon_kg, 0.078, 1e-9);
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.078, 1e-9);
+  const std::vector<PodSpec> offset = {job("l", 1000, 1, 1000, 1800, 9000, Qos::kLS)};
+  auto o = fleet_bound(fleet, offset, std::vector<int>{0}, options(0, 0));
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_NEAR(o.value().carbon.carbon_kg, 0.039, 1e-9);
+}
+
+// What runs past the measured window is not measured, in the bound as in the simulator: a BE
+// job in the window's last hour (b2, 52 g) with an hour of slack costs nothing in it.
+TEST(FleetBound, WorkShiftedPastTheWindowIsNotMeasured) {
+  const Fleet fleet = three_hour_fleet();
+  const std::vector<PodSpec> last = {job("e", 1000, 1, 1000, 2 * 3600, 3 * 3600)};
+  FleetBoundOptions o = options(1, 0);
+  o.measure_to_s = 3 * 3600;
+  auto r = fleet_bound(fleet, last, std::vector<int>{1}, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().local.carbon_kg, 0.052, 1e-9);
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.0, 1e-9);
+  EXPECT_NEAR(r.value().carbon.gpu_hours_shifted, 1.0, 1e-9);
+}
+
+TEST(FleetBound, BadInputIsAnError) {
+  const Fleet fleet = three_hour_fleet();
+  FleetBoundOptions o = options(2, 0);
+  EXPECT_FALSE(solve(fleet, {0, 1}, o).ok());     // a home per job
+  EXPECT_FALSE(solve(fleet, {0, 1, 2}, o).ok());  // site 2 of 2
+  o.site_fill = {1.0};
+  EXPECT_FALSE(solve(fleet, {0, 1, 1}, o).ok());
+  o.site_fill = {1.0, 1.5};
+  EXPECT_FALSE(solve(fleet, {0, 1, 1}, o).ok());
+}
+
+// The bound sees the jobs where the simulator put them: fleet_home_sites draws run_fleet's
+// home sites for any seed.
+TEST(FleetBound, HomeSitesAreTheSimulatorsOwn) {
+  const Fleet fleet = fixtures::two_sites(100, 200);
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 40; ++i) {
+    pods.push_back(job(("p" + std::to_string(i)).c_str(), 1000, 1, 500, i * 60, i * 60 + 30));
+  }
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  for (uint64_t seed : {1u, 42u, 7u}) {
+    MultiOptions o;
+    o.seed = seed;
+    o.power_model = fixtures::tiny_power_model();
+    auto r = run_fleet(fleet, pods, shapes, o);
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::vector<int> homes = fleet_home_sites(fleet, pods.size(), seed);
+    int at_b = 0;
+    for (std::size_t j = 0; j < pods.size(); ++j) {
+      EXPECT_EQ(homes[j], r.value().decisions[j].home_site) << "seed " << seed << " job " << j;
+      at_b += homes[j];
+    }
+    EXPECT_GT(at_b, 5);  // both sites are drawn
+    EXPECT_LT(at_b, 35);
+  }
+}
+
+// A site's saturated allocation comes from a replay of its own scheduler: below 100 % (jobs do
+// not pack perfectly) and well above the 70 % the fleet runs at.
+TEST(FleetBound, SaturatedFillIsMeasuredByReplay) {
+  const Fleet fleet = builtin_fleet();
+  trace::Workload w = trace::builtin_openb_workload();
+  trace::assign_synthetic_times(w.pods, 42, 28);
+  const uint32_t shapes = trace::assign_shape_ids(w.pods);
+  auto fill =
+      measure_saturated_fill(fleet, w.pods, shapes, power::PowerModel::builtin(), 42, 110, 1);
+  ASSERT_TRUE(fill.ok()) << fill.error();
+  ASSERT_EQ(fill.value().size(), fleet.sites.size());
+  for (double f : fill.value()) {
+    EXPECT_GT(f, 0.8);
+    EXPECT_LT(f, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace greensched::multi
