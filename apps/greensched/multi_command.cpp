@@ -354,14 +354,15 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
   return results;
 }
 
-// --bound: each site's saturated allocation (once), then the fleet bound of every load and
-// slack, in parallel.
+// --bound: each site's capacity while its LS jobs start in time (once), then the fleet bound of
+// every load and slack, in parallel.
 Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     const MultiCliOptions& o, const MultiArgs& a, const multi::Fleet& fleet,
     const std::vector<PodSpec>& templates, uint32_t shapes,
     const std::vector<MultiWorkload>& workloads, const power::PowerModel& power_model) {
   if (!o.bound) return std::vector<multi::FleetBoundResult>{};
-  auto fill = multi::measure_saturated_fill(fleet, templates, shapes, power_model, o.seed);
+  auto fill =
+      multi::measure_site_capacity(fleet, templates, shapes, power_model, o.seed, o.ls_bound_s);
   if (!fill.ok()) return Error{fmt::format("--bound: {}", fill.error())};
   std::vector<std::pair<std::size_t, double>> plan;
   for (std::size_t w = 0; w < workloads.size(); ++w) {
@@ -581,11 +582,12 @@ Action add_multi_command(CLI::App& app) {
                 "a latency-sensitive job that finds no node evicts best-effort jobs from the one "
                 "node where that costs least (the most recently started first); they wait "
                 "again and restart from the beginning, as kube-scheduler's priority preemption");
-  cmd->add_flag("--bound", o->bound,
-                "also solve the fleet bound (an LP over the same jobs, home sites and signals: "
-                "each site's GPUs up to the allocation its scheduler reaches saturated, LS work "
-                "in its hour, BE work within its slack, moves paying transfer energy and time) "
-                "and show each run's share of its carbon saving; with --out, bound.csv");
+  cmd->add_flag(
+      "--bound", o->bound,
+      "also solve the fleet bound (an LP over the same jobs, home sites and signals: "
+      "each site's GPUs up to what its scheduler carries while LS jobs start in time, LS work "
+      "in its hour, BE work within its slack, moves paying transfer energy and time) "
+      "and show each run's share of its carbon saving; with --out, bound.csv");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

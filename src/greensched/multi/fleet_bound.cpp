@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -400,43 +401,80 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   return result;
 }
 
-Result<std::vector<double>> measure_saturated_fill(const Fleet& fleet,
-                                                   std::span<const PodSpec> templates,
-                                                   uint32_t shape_count,
-                                                   const power::PowerModel& power_model,
-                                                   uint64_t seed, double load_pct, double days) {
+Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
+                                                  std::span<const PodSpec> templates,
+                                                  uint32_t shape_count,
+                                                  const power::PowerModel& power_model,
+                                                  uint64_t seed, int64_t ls_bound_s, double days) {
   const frag::TargetWorkload target = frag::build_target_workload(templates);
+  std::map<std::string, double> measured;  // by site signature
   std::vector<double> fill;
   for (const SiteSpec& site : fleet.sites) {
     int64_t milli = 0;
-    for (const NodeSpec& n : site.nodes) milli += int64_t{n.gpu_count} * kGpuMilli;
+    std::string signature = fmt::format("{}|{}", site.policy, site.pue);
+    for (const NodeSpec& n : site.nodes) {
+      milli += int64_t{n.gpu_count} * kGpuMilli;
+      signature += fmt::format("|{},{},{},{}", n.cpu_milli, n.memory_mib, n.gpu_count, n.model);
+    }
     if (milli == 0) {
       fill.push_back(1.0);
       continue;
     }
-    trace::LoadSpec spec;
-    spec.load_pct = load_pct;
-    spec.days = days;
-    spec.warmup_days = 1;
-    spec.seed = seed;
-    auto generated = trace::generate_load(templates, milli, spec);
-    if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
-    trace::Workload workload;
-    workload.models = fleet.models;
-    workload.nodes = site.nodes;
-    workload.pods = std::move(generated.value().pods);
-    workload.shape_count = shape_count;
+    if (auto it = measured.find(signature); it != measured.end()) {
+      fill.push_back(it->second);
+      continue;
+    }
     auto figures = power_model.resolve(site.nodes, fleet.models);
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
-    sim::ReplayConfig config;
-    config.policy = site.policy;
-    config.seed = seed;
-    config.queue = sim::QueueDiscipline::kBackfill;
-    config.measure_from_s = generated.value().window.start_s;
-    config.measure_to_s = generated.value().window.end_s;
-    auto replayed = sim::run_replay(workload, target, figures.value(), site.pue, config);
-    if (!replayed.ok()) return Error{fmt::format("site {}: {}", site.name, replayed.error())};
-    fill.push_back(std::clamp(replayed.value().gpu_alloc_pct / 100.0, 1e-6, 1.0));
+    // One replay at an offered load: its allocation, and whether LS jobs start in time.
+    const auto replay = [&](double load_pct) -> Result<std::pair<double, bool>> {
+      trace::LoadSpec spec;
+      spec.load_pct = load_pct;
+      spec.days = days;
+      spec.warmup_days = 1;
+      spec.seed = seed;
+      auto generated = trace::generate_load(templates, milli, spec);
+      if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
+      trace::Workload workload;
+      workload.models = fleet.models;
+      workload.nodes = site.nodes;
+      workload.pods = std::move(generated.value().pods);
+      workload.shape_count = shape_count;
+      sim::ReplayConfig config;
+      config.policy = site.policy;
+      config.seed = seed;
+      config.queue = sim::QueueDiscipline::kBackfill;
+      config.measure_from_s = generated.value().window.start_s;
+      config.measure_to_s = generated.value().window.end_s;
+      auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
+      if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
+      return std::pair{r.value().gpu_alloc_pct / 100.0,
+                       r.value().delay_ls.p99_s <= static_cast<double>(ls_bound_s)};
+    };
+    double lo = 50, hi = 110, best = 0;
+    auto top = replay(hi);
+    if (!top.ok()) return Error{top.error()};
+    if (top.value().second) {
+      best = top.value().first;
+    } else {
+      auto bottom = replay(lo);
+      if (!bottom.ok()) return Error{bottom.error()};
+      best = bottom.value().first;  // the floor, met or not
+      for (int i = 0; i < 5; ++i) {
+        const double mid = (lo + hi) / 2;
+        auto r = replay(mid);
+        if (!r.ok()) return Error{r.error()};
+        if (r.value().second) {
+          best = std::max(best, r.value().first);
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+    }
+    best = std::clamp(best, 1e-6, 1.0);
+    measured.emplace(signature, best);
+    fill.push_back(best);
   }
   return fill;
 }

@@ -2,23 +2,26 @@
 // jobs, as a linear program (CLP) over the same jobs, home sites and signals as `multi`.
 //
 // Each job is cut into hourly slices (its GPUs x the part of each trace hour its run covers,
-// started at submission). A slice may run at its home site or, paying the job's transfer
+// started at submission). A job's whole hours go to one site within each day (a block); its
+// partial first and last hours, and every slice of a job shorter than two hours, may go to
+// any site on their own, as an LP allows. Work runs at its home site or, paying its transfer
 // energy in proportion, at another site (an LS job only where its data arrives within its
 // start bound), in its own hour (LS) or up to ceil(slack / 1 h) hours later (BE). Time is
-// resolved to the hour: the minutes a transfer takes do not shift a slice. Each site runs at most
-// `site_fill` x its GPUs in any hour: the allocation its own scheduler reaches when saturated
-// (measure_saturated_fill, a replay), not an assumed figure. A GPU-hour at a site costs its GPUs'
-// full-power IT watts x PUE x the grid's intensity (or price) in that hour. Slices move
-// independently, so every real schedule is a solution and the optimum bounds every agent; `local`
-// is the same accounting with every slice at home in its own hour, and the bound's saving is the
-// relative difference of the two.
+// resolved to the hour: the minutes a transfer takes do not shift a slice. Each site runs at
+// most `site_fill` x its GPUs in any hour: what its own scheduler carries while its LS jobs
+// still start in time (measure_site_capacity, replays), not an assumed figure. A GPU-hour at a
+// site costs its GPUs' full-power IT watts x PUE x the grid's intensity (or price) in that
+// hour; past the measured window nothing is counted, as in the simulator. So every schedule
+// the simulator can run within those capacities is a solution, and the optimum bounds the
+// agents; `local` is the same accounting with every slice at home in its own hour, and the
+// bound's saving is the relative difference of the two.
 //
-// Slices of jobs with the same home, hour, class, allowed sites and data per GPU-hour (rounded
-// down to a quarter power of two, below 1 MB to none, so moves never cost more than they
-// would) are one piece of work; a moved slice's transfer is charged at the destination's
-// intensity in the slice's hour (the simulator charges it in the submission's). The LP is a
-// transport problem: pieces go to sites (paying the move), then each site's BE work chooses its
-// hour (paying the grid).
+// Slices alike in home, hour, class, allowed sites and data per GPU-hour (rounded down to a
+// power of two, below 1 MB to none, so moves never cost more than they would) are one piece of
+// work, as are blocks alike in home, hours, class, allowed sites and data; a moved piece pays
+// its transfer at the destination's intensity in its first hour. The LP is a transport
+// problem: pieces go to sites (paying the move), then each site's BE work chooses its hour
+// (paying the grid). CLP solves it with presolve and the dual simplex.
 #pragma once
 
 #include <cstdint>
@@ -84,11 +87,13 @@ double share_of_bound_pct(double run_vs_local_pct, const FleetBoundResult& bound
 Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,
                                      std::span<const int> home, const FleetBoundOptions& options);
 
-// Per site, the GPU allocation (share, 0..1) its own policy reaches when offered `load_pct` %
-// of its GPUs (a saturating load) drawn from `templates`: a replay of `days` measured days
-// after one warm-up day, with the backfill queue a fleet site runs.
-Result<std::vector<double>> measure_saturated_fill(
+// Per site, the GPU allocation (share, 0..1) its own policy carries while 99 % of its LS jobs
+// start within `ls_bound_s`: replays of the site (with the backfill queue a fleet site runs)
+// at offered loads drawn from `templates`, `days` measured days after one warm-up day, the
+// load bisected between 50 and 110 % of its GPUs; the highest allocation among the replays
+// that meet the bound. Sites with the same nodes, policy and PUE are measured once.
+Result<std::vector<double>> measure_site_capacity(
     const Fleet& fleet, std::span<const PodSpec> templates, uint32_t shape_count,
-    const power::PowerModel& power_model, uint64_t seed, double load_pct = 110, double days = 2);
+    const power::PowerModel& power_model, uint64_t seed, int64_t ls_bound_s, double days = 2);
 
 }  // namespace greensched::multi

@@ -163,9 +163,9 @@ std::string pct_or_dash(double x, const char* format) {
 std::string fleet_bound_table(std::span<const multi::MultiResult> results,
                               std::span<const multi::FleetBoundResult> bounds) {
   std::string out =
-      "fleet bound (LP over the same jobs: each site's GPUs up to its saturated allocation, LS "
-      "work\nin its own hour, BE work within its slack, moves paying transfer energy; against "
-      "the same\naccounting with every job at home):\n";
+      "fleet bound (LP over the same jobs: each site's GPUs up to what it carries with its LS "
+      "jobs\nstarting in time, LS work in its own hour, BE work within its slack, moves paying "
+      "transfer\nenergy; against the same accounting with every job at home):\n";
   for (const auto& b : bounds) {
     std::string fill;
     for (double f : b.site_fill) fill += fmt::format("{}{:.1f}", fill.empty() ? "" : "/", 100 * f);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The fleet table over four seasons: every agent at a fleet load, beside the fleet bound.
+
+Runs `greensched multi --bound --json` on the 14-day windows starting 1 January, 1 April,
+1 July and 1 October 2023, for each seed, and prints one Markdown table: per window, slack and
+agent, the carbon against `local` and the bound's (means over the seeds), the share of the
+bound's saving reached (lowest and mean over the seeds), LS SLO violations (the run's and
+`local`'s, summed over the seeds, and on how many seeds the run had no more than `local`),
+BE mean and p99 delay, transfer kWh and jobs never started (means). The JSON of every run is
+kept in --out.
+
+  scripts/fleet-seasons.py [--greensched build/greensched] [--data-dir ../shared/data]
+      [--fleet examples/fleet-4-regions.json] [--pods POD_LIST] [--load 70]
+      [--slack 0,4,12] [--agent local,green,green-plan] [--seeds 42,43,44]
+      [--windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01] [--out fleet-seasons/]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run(args, window, seed):
+    path = os.path.join(args.out, f"{window}-seed{seed}.json")
+    if not os.path.exists(path):
+        cmd = [
+            args.greensched, "multi", "--fleet", args.fleet, "--data-dir", args.data_dir,
+            "--power-down-idle", "1800", "--load", args.load, "--slack", args.slack,
+            "--agent", args.agent, "--seed", str(seed), "--start", window, "--bound",
+            "--json", "-q",
+        ]
+        if args.pods:
+            cmd += ["--pods", args.pods]
+        print(f"{window} seed {seed}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        with open(path, "w") as f:
+            f.write(out)
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--greensched", default="build/greensched")
+    p.add_argument("--data-dir", default="../shared/data")
+    p.add_argument("--fleet", default="examples/fleet-4-regions.json")
+    p.add_argument("--pods", default="../shared/data/openb/openb_pod_list_default.csv")
+    p.add_argument("--load", default="70")
+    p.add_argument("--slack", default="0,4,12")
+    p.add_argument("--agent", default="local,green,green-plan")
+    p.add_argument("--seeds", default="42,43,44")
+    p.add_argument("--windows", default="2023-01-01,2023-04-01,2023-07-01,2023-10-01")
+    p.add_argument("--out", default="fleet-seasons")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    print(
+        "| window | slack h | agent | carbon vs local | bound vs local | share of bound "
+        "(min / mean) | LS viol (local) | LS <= local | BE mean s | BE p99 s | transfer kWh "
+        "| never started |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for window in args.windows.split(","):
+        runs = {seed: run(args, window, seed) for seed in seeds}
+        keys = []
+        for r in runs[seeds[0]]:
+            key = (r["slack_h"], r["agent"])
+            if key not in keys:
+                keys.append(key)
+        for slack, agent in keys:
+            rows, locals_ = [], []
+            for seed in seeds:
+                rows += [r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, agent)]
+                locals_ += [
+                    r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, "local")
+                ]
+            vs = [100 * (r["carbon_kg"] / l["carbon_kg"] - 1) for r, l in zip(rows, locals_)]
+            bound = [r["bound"]["carbon_vs_local_pct"] for r in rows]
+            share = [r["bound"]["share_pct"] for r in rows if r["bound"]["share_pct"] is not None]
+            viol = sum(r["ls_slo_violations"] for r in rows)
+            local_viol = sum(l["ls_slo_violations"] for l in locals_)
+            no_worse = sum(
+                r["ls_slo_violations"] <= l["ls_slo_violations"] for r, l in zip(rows, locals_)
+            )
+            mean = statistics.mean
+            share_text = f"{min(share):.0f} / {mean(share):.0f} %" if share else "-"
+            print(
+                f"| {window} | {slack:g} | {agent} | {mean(vs):+.1f} % | {mean(bound):+.1f} % | "
+                f"{share_text} | {viol} ({local_viol}) | {no_worse}/{len(rows)} | "
+                f"{mean(r['mean_delay_s_be'] for r in rows):,.0f} | "
+                f"{mean(r['p99_delay_s_be'] for r in rows):,.0f} | "
+                f"{mean(r['transfer_kwh'] for r in rows):,.0f} | "
+                f"{mean(r['jobs_never_started'] for r in rows):,.0f} |"
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
