@@ -444,6 +444,40 @@ TEST(EnergyController, MpcSeesOnlyThePast) {
   }
 }
 
+// A day-ahead auction publishes the next local day's prices at 12:00 local time: at a site one
+// hour ahead of UTC, from 2023-01-01T00:00Z, the first hour (01:00 local) knows the 23 hours left
+// of today; at 11:00 local, 13; at 12:00 local (hour 11), today's 12 and tomorrow's 24.
+TEST(EnergyController, DayAheadPricesArePublishedAtLocalNoon) {
+  ControllerOptions o;
+  o.hour0_utc_s = 1672531200;
+  o.utc_offset_s = 3600;
+  EXPECT_EQ(o.day_ahead_known_h(0), 23);
+  EXPECT_EQ(o.day_ahead_known_h(10), 13);
+  EXPECT_EQ(o.day_ahead_known_h(11), 36);
+  EXPECT_EQ(o.day_ahead_known_h(22), 25);  // 23:00 local
+  EXPECT_EQ(o.day_ahead_known_h(23), 24);  // 00:00 local: the new today is known, not tomorrow
+  o.utc_offset_s = -8 * 3600;              // 16:00 local the day before at hour 0
+  EXPECT_EQ(o.day_ahead_known_h(0), 32);
+}
+
+// mpc with day-ahead prices sees the coming prices (here a spike 20 hours ahead, known once
+// published) that the past-only mpc cannot: it charges for it and pays less.
+TEST(EnergyController, MpcWithDayAheadPricesPaysLess) {
+  std::vector<HourInput> hours(72);
+  for (std::size_t t = 0; t < hours.size(); ++t) {
+    hours[t] = HourInput{10.0, 0.0, 0.1, 300.0, 0.0};
+  }
+  for (std::size_t t = 44; t < 48; ++t) hours[t].price_usd_per_kwh = 1.0;  // day 2, 20-23 h
+  const BatterySpec s = shifting_battery();
+  ControllerOptions past;
+  ControllerOptions ahead;
+  ahead.mpc_day_ahead = true;
+  ahead.hour0_utc_s = 1672531200;
+  const auto p = run_controller(ControllerKind::kMpc, hours, s, past).value();
+  const auto a = run_controller(ControllerKind::kMpc, hours, s, ahead).value();
+  EXPECT_LT(a.cost_usd, p.cost_usd - 1.0);
+}
+
 TEST(EnergyController, RejectsBadInputs) {
   auto hours = three_hours();
   hours[1].demand_kwh = -1;

@@ -569,6 +569,10 @@ Action add_multi_command(CLI::App& app) {
                   "(published day-ahead) instead of forecasting it; 0: only the past")
       ->capture_default_str()
       ->check(CLI::Range(0, 24 * 14));
+  cmd->add_flag("--mpc-day-ahead", o->controller.mpc_day_ahead,
+                "the mpc controller knows prices as a day-ahead auction publishes them: from "
+                "12:00 local time (the site's weather file's offset), every hour of the next "
+                "local day");
   cmd->add_option("--mpc-weather-forecast", o->controller.mpc_known_generation_h,
                   "hours from now whose on-site generation the mpc controller takes from the "
                   "weather of those hours (a weather forecast taken as exact); 0: only the past")

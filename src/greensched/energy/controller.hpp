@@ -56,6 +56,15 @@ struct ControllerOptions {
   // mpc: hours from now (the current one first) whose import and export prices are known
   // rather than forecast, as a day-ahead market publishes them; 0: prices only from the past.
   int mpc_known_price_h = 0;
+  // mpc: prices known as a day-ahead auction publishes them: at 12:00 local time, every hour of
+  // the next local day; before noon, the rest of today. Needs the UTC time of hour 0 and the
+  // site's UTC offset. Counts beside mpc_known_price_h (the longer of the two holds).
+  bool mpc_day_ahead = false;
+  int64_t hour0_utc_s = 0;   // epoch second of hour 0
+  int64_t utc_offset_s = 0;  // local time = UTC + this
+
+  // Hours from hour `t` (the current one first) whose prices a day-ahead market has published.
+  int day_ahead_known_h(std::size_t t) const;
   // mpc: hours from now whose on-site generation is known (from a weather forecast) rather
   // than forecast from past generation; 0: only the past.
   int mpc_known_generation_h = 0;

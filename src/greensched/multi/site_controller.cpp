@@ -48,6 +48,8 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
     SiteEnergyHours hours = site_inputs(site, demand, run.energy_hour0_s, inputs);
     energy::ControllerOptions o = options;
     o.allow_export = site.energy && site.energy->allow_export;
+    o.hour0_utc_s = run.energy_hour0_s;
+    o.utc_offset_s = site.energy ? site.energy->utc_offset_s : 0;
     const energy::BatterySpec battery = site.energy ? site.energy->battery : energy::BatterySpec{};
     auto ran = energy::run_controller(kind, inputs, battery, o);
     if (!ran.ok()) return Error{fmt::format("site {}: {}", site.name, ran.error())};

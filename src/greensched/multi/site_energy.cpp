@@ -186,6 +186,7 @@ Result<SiteEnergy> parse_site_energy(const json& j, const std::string& where,
     auto w = energy::read_weather(weather_path.value());
     if (!w.ok()) return Error{fmt::format("{}.weather: {}", where, w.error())};
     site.weather_source = j["weather"].get<std::string>();
+    site.utc_offset_s = w.value().utc_offset_seconds;
     derive_hourly_series(site, w.value());
   }
   auto price_path = path_of(j, "price", where, data_dir);

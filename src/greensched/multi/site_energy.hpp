@@ -29,9 +29,10 @@ struct SiteEnergy {
   double export_price_usd_per_kwh = 0;
   std::optional<energy::CoolingModel> cooling;  // PUE from the weather instead of `pue`
   std::string weather_source;
-  TimeSeries pv_kwh;    // per hour; empty without weather
-  TimeSeries wind_kwh;  // per hour; empty without weather
-  TimeSeries pue;       // per hour; empty without cooling
+  int64_t utc_offset_s = 0;  // the site's local time = UTC + this (from its weather file)
+  TimeSeries pv_kwh;         // per hour; empty without weather
+  TimeSeries wind_kwh;       // per hour; empty without weather
+  TimeSeries pue;            // per hour; empty without cooling
 
   // On-site generation in the hour holding epoch second t, kWh.
   double generation_kwh(int64_t t) const {
