@@ -229,6 +229,32 @@ TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
   }
 }
 
+// green defers a BE job only where the forecast saves more than defer_margin (30 %): site a's
+// grid is 100 g/kWh now and X an hour later (b's is far dirtier), forecasts exact (oracle). At
+// X = 80 (20 % less) the job starts now; at X = 50 it waits the hour; with no margin, 80 is
+// enough.
+TEST(FleetAgents, GreenDefersOnlyForASavingAboveItsMargin) {
+  const auto not_before = [](double later_ci, double margin) {
+    Fleet fleet = two_sites(0, 10000);
+    fleet.sites[0].carbon = TimeSeries(fleet.start_s, 3600, {100, later_ci, 1000, 1000, 1000});
+    std::vector<PodSpec> pods = {job("be", 1000, 1, 1000, 0, 3600)};
+    const uint32_t shapes = trace::assign_shape_ids(pods);
+    MultiOptions o;
+    o.agent = "green";
+    o.oracle = true;
+    o.be_slack_s = 2 * 3600;
+    o.power_model = tiny_power_model();
+    o.agent_options.defer_margin = margin;
+    auto r = run_fleet(fleet, pods, shapes, o);
+    EXPECT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r.value().decisions[0].site, 0) << r.value().decisions[0].reason;
+    return r.value().decisions[0].not_before_s;
+  };
+  EXPECT_LT(not_before(80, 0.3), 60);  // now (after the data's setup time)
+  EXPECT_EQ(not_before(50, 0.3), 3600);
+  EXPECT_EQ(not_before(80, 0.0), 3600);
+}
+
 TEST(FleetAgents, DeferralWithinSlackAndLsNeverDeferred) {
   uint32_t shapes = 0;
   const std::vector<PodSpec> pods = builtin_jobs(shapes);

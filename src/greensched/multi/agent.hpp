@@ -146,6 +146,12 @@ struct AgentOptions {
   // green: a BE job goes only where the site's expected load at its start, with it and the
   // LS reserve, stays within be_max_fill (has_be_room): a site cannot pack its GPUs full.
   double be_max_fill = 0.97;
+  // green: a start later than the earliest counts its cost this share higher, so a job is
+  // deferred only where the forecast saves more than that: past-only forecasts miss by tens
+  // of percent, and a deferred job holds its hours at the site against the jobs (LS above all)
+  // that would use them. Measured at 70 % fleet load over four seasons, deferring on any
+  // forecast saving made 12 h of slack cost 1.4-3.7 points of carbon saving against none.
+  double defer_margin = 0.3;
 };
 
 // The carbon price (USD per tonne) the site energy controllers weigh for an agent's run, so

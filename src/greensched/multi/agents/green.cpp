@@ -15,7 +15,8 @@ namespace {
 //   + carbon of moving its data there,
 //   + price_weight x the electricity cost (when the site has a price series),
 //   + frag_weight x GPU-hours of fragmentation the placement adds,
-// and picks the cheapest, preferring the earlier start and the home site among equals. On the
+// and picks the cheapest, preferring the earlier start and the home site among equals; a later
+// start pays defer_margin on top (a deferral must save more than the forecast's error). On the
 // cost objectives (green-cost, green-cost-carbon) the same terms are counted in USD instead:
 // the electricity of the run and of the move at the site's price, fragmentation at
 // frag_weight_g / price_weight_g USD per GPU-hour, and (cost+carbon) the grams at the carbon
@@ -104,6 +105,7 @@ class GreenAgent final : public DispatchAgent {
             plan_ ? plan_->price(site, start, start + std::max<int64_t>(job.duration_s, 1), gpus)
                   : 0.0;
         cost += plan_price;
+        if (start > ready) cost += options_.defer_margin * std::abs(cost);
         const Option o{site, start, cost, run_g + move_g, ci, kw, plan_price};
         if (site == job.home_site && start == ready) home = o;
         if (site_best.site < 0 || cost < site_best.cost - 1e-6) site_best = o;
