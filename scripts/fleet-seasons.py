@@ -4,7 +4,8 @@
 Runs `greensched multi --bound --json` on the 14-day windows starting 1 January, 1 April,
 1 July and 1 October 2023, for each seed, and prints one Markdown table: per window, slack and
 agent, the carbon against `local` and the bound's (means over the seeds), the share of the
-bound's saving reached (lowest and mean over the seeds), LS SLO violations (the run's and
+bound's saving reached (lowest and mean over the seeds; in kg, the bound's saving given in % of
+`local`'s carbon), LS SLO violations (the run's and
 `local`'s, summed over the seeds, and on how many seeds the run had no more than `local`),
 BE mean and p99 delay, transfer kWh and jobs never started (means). The JSON of every run is
 kept in --out.
@@ -77,8 +78,14 @@ def main():
                     r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, "local")
                 ]
             vs = [100 * (r["carbon_kg"] / l["carbon_kg"] - 1) for r, l in zip(rows, locals_)]
-            bound = [r["bound"]["carbon_vs_local_pct"] for r in rows]
-            share = [r["bound"]["share_pct"] for r in rows if r["bound"]["share_pct"] is not None]
+            # The bound's saving in kg, against the local run's carbon; the share in kg.
+            saved = [r["bound"]["local_carbon_kg"] - r["bound"]["carbon_kg"] for r in rows]
+            bound = [-100 * b / l["carbon_kg"] for b, l in zip(saved, locals_)]
+            share = [
+                100 * (l["carbon_kg"] - r["carbon_kg"]) / b
+                for r, l, b in zip(rows, locals_, saved)
+                if b > 0
+            ]
             viol = sum(r["ls_slo_violations"] for r in rows)
             local_viol = sum(l["ls_slo_violations"] for l in locals_)
             no_worse = sum(

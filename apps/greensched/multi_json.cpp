@@ -52,15 +52,19 @@ nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results
     all.push_back(multi_run_json(r));
     if (show_energy) all.back()["energy"] = multi_energy_json(r);
     if (const multi::FleetBoundResult* b = report::bound_of(r, bounds)) {
-      const double vs = report::carbon_vs_local_pct(r, results);
-      const double share = multi::share_of_bound_pct(vs, *b);
-      nlohmann::json bound = {{"carbon_vs_local_pct", b->carbon_vs_local_pct()},
+      const report::BoundFigures f = report::bound_figures(r, results, *b);
+      const auto number = [](double x) {
+        return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
+      };
+      nlohmann::json bound = {{"carbon_vs_local_pct", number(f.bound_vs_local_pct)},
+                              {"share_pct", number(f.share_pct)},
+                              {"saving_kg", b->saving_kg()},
+                              {"lp_carbon_vs_local_pct", b->carbon_vs_local_pct()},
                               {"local_carbon_kg", b->local.carbon_kg},
                               {"carbon_kg", b->carbon.carbon_kg},
                               {"transfer_kwh", b->carbon.transfer_kwh},
                               {"unserved_gpu_hours", b->unserved_gpu_hours}};
       if (b->cost) bound["cost_vs_local_pct"] = b->cost_vs_local_pct();
-      bound["share_pct"] = std::isnan(share) ? nlohmann::json() : nlohmann::json(share);
       all.back()["bound"] = std::move(bound);
     }
   }

@@ -95,10 +95,10 @@ double FleetBoundResult::cost_vs_local_pct() const {
   return cost && local.cost_usd > 0 ? 100.0 * (cost->cost_usd / local.cost_usd - 1.0) : 0.0;
 }
 
-double share_of_bound_pct(double run_vs_local_pct, const FleetBoundResult& bound) {
-  const double saving = -bound.carbon_vs_local_pct();
+double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound) {
+  const double saving = bound.saving_kg();
   // (+ 0.0: no saving is 0, not -0.)
-  return saving > 0 ? 100.0 * (-run_vs_local_pct) / saving + 0.0 : std::nan("");
+  return saving > 0 ? 100.0 * run_saving_kg / saving + 0.0 : std::nan("");
 }
 
 Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,

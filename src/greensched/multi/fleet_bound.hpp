@@ -74,12 +74,16 @@ struct FleetBoundResult {
 
   // Relative to local, in %: negative is a saving.
   double carbon_vs_local_pct() const;
+  // Carbon the best schedule saves against local, kg.
+  double saving_kg() const { return local.carbon_kg - carbon.carbon_kg; }
   double cost_vs_local_pct() const;
 };
 
-// The share (%) of the bound's carbon saving that a run saving `run_vs_local_pct` % reaches
-// (NaN where the bound saves nothing).
-double share_of_bound_pct(double run_vs_local_pct, const FleetBoundResult& bound);
+// The share (%) of the bound's carbon saving (kg) that a run saving `run_saving_kg` against
+// `local` reaches (NaN where the bound saves nothing). In kilograms, not percent: the bound
+// counts the energy of the work, while a run's carbon also holds what no dispatch changes
+// (idle nodes awake, CPU-only pods), which would shrink its percentages and not the bound's.
+double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
 
 // `home`: each job's home site (fleet_home_sites gives run_fleet's). Errors: homes or a
 // site_fill list of the wrong size or range, pods without times, power figures that do not

@@ -152,6 +152,20 @@ const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
   return nullptr;
 }
 
+BoundFigures bound_figures(const multi::MultiResult& run,
+                           std::span<const multi::MultiResult> results,
+                           const multi::FleetBoundResult& bound) {
+  double local = std::nan("");
+  for (const auto& b : results) {
+    if (b.agent == "local" && b.target_load_pct == run.target_load_pct &&
+        b.be_slack_h == run.be_slack_h && b.carbon_kg > 0) {
+      local = b.carbon_kg;
+    }
+  }
+  return BoundFigures{-100.0 * bound.saving_kg() / local,
+                      multi::share_of_bound_pct(local - run.carbon_kg, bound)};
+}
+
 namespace {
 
 std::string pct_or_dash(double x, const char* format) {
@@ -170,11 +184,13 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
     std::string fill;
     for (double f : b.site_fill) fill += fmt::format("{}{:.1f}", fill.empty() ? "" : "/", 100 * f);
     out += fmt::format(
-        "  load {:.0f} %, slack {:g} h: carbon {:+.1f} % vs local ({:.2f} t vs {:.2f} t){}; "
+        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %){}; "
         "moved {:.0f} GPU-h, shifted {:.0f} GPU-h, transfer {:.0f} kWh; unserved {:.0f} GPU-h; "
         "site capacity {} %\n",
-        b.target_load_pct, b.be_slack_h, b.carbon_vs_local_pct(), b.carbon.carbon_kg / 1000.0,
-        b.local.carbon_kg / 1000.0,
+        b.target_load_pct > 0 ? fmt::format("load {:.0f} %", b.target_load_pct)
+                              : std::string("the pod list's own load"),
+        b.be_slack_h, b.saving_kg() / 1000.0, b.carbon.carbon_kg / 1000.0,
+        b.local.carbon_kg / 1000.0, b.carbon_vs_local_pct(),
         b.cost ? fmt::format(", cost {:+.1f} % at least-cost", b.cost_vs_local_pct()) : "",
         b.carbon.gpu_hours_moved, b.carbon.gpu_hours_shifted, b.carbon.transfer_kwh,
         b.unserved_gpu_hours, fill);
@@ -186,16 +202,17 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
   for (const auto& r : results) {
     const multi::FleetBoundResult* b = bound_of(r, bounds);
     const double vs = carbon_vs_local_pct(r, results);
-    const double bound = b ? b->carbon_vs_local_pct() : std::nan("");
-    const double share = b ? multi::share_of_bound_pct(vs, *b) : std::nan("");
+    const BoundFigures f =
+        b ? bound_figures(r, results, *b) : BoundFigures{std::nan(""), std::nan("")};
+    const double bound = f.bound_vs_local_pct, share = f.share_pct;
     out +=
         fmt::format("{:<{}} {:>6.1f} {:>5g}h {:>9} {:>9} {:>8} {:>12.0f}\n", r.agent, width,
                     r.offered_load_pct, r.be_slack_h, pct_or_dash(vs, "{:+.1f}%"),
                     pct_or_dash(bound, "{:+.1f}%"), pct_or_dash(share, "{:.0f}%"), r.transfer_kwh);
   }
   out +=
-      "share: the run's carbon saving against local as a share of the bound's saving (transfer "
-      "counted in both).\n";
+      "bound: the bound's saving in % of local's carbon; share: the run's saving against local "
+      "as a\nshare of the bound's, in kg (transfer counted in both).\n";
   return out;
 }
 
@@ -203,9 +220,10 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
                            std::span<const multi::FleetBoundResult> bounds) {
   fmt::print(out,
              "agent,target_load_pct,slack_h,carbon_vs_local_pct,bound_carbon_vs_local_pct,"
-             "share_of_bound_pct,bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,"
-             "bound_transfer_kwh,bound_gpu_hours_moved,bound_gpu_hours_shifted,"
-             "bound_unserved_gpu_hours,transfer_kwh\n");
+             "share_of_bound_pct,bound_saving_kg,bound_lp_carbon_vs_local_pct,"
+             "bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,bound_transfer_kwh,"
+             "bound_gpu_hours_moved,bound_gpu_hours_shifted,bound_unserved_gpu_hours,"
+             "transfer_kwh\n");
   const auto num = [](double x) {
     return std::isnan(x) ? std::string() : fmt::format("{:.4f}", x);
   };
@@ -213,13 +231,16 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
     const multi::FleetBoundResult* b = bound_of(r, bounds);
     if (b == nullptr) continue;
     const double vs = carbon_vs_local_pct(r, results);
+    const BoundFigures f = bound_figures(r, results, *b);
     fmt::print(out,
-               "{},{:.1f},{:g},{},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n",
+               "{},{:.1f},{:g},{},{},{},{:.3f},{:.4f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
+               "{:.3f}\n",
                csv_field(r.agent), r.target_load_pct, r.be_slack_h, num(vs),
-               b->carbon_vs_local_pct(), num(multi::share_of_bound_pct(vs, *b)),
-               b->cost ? num(b->cost_vs_local_pct()) : std::string(), b->local.carbon_kg,
-               b->carbon.carbon_kg, b->carbon.transfer_kwh, b->carbon.gpu_hours_moved,
-               b->carbon.gpu_hours_shifted, b->unserved_gpu_hours, r.transfer_kwh);
+               num(f.bound_vs_local_pct), num(f.share_pct), b->saving_kg(),
+               b->carbon_vs_local_pct(), b->cost ? num(b->cost_vs_local_pct()) : std::string(),
+               b->local.carbon_kg, b->carbon.carbon_kg, b->carbon.transfer_kwh,
+               b->carbon.gpu_hours_moved, b->carbon.gpu_hours_shifted, b->unserved_gpu_hours,
+               r.transfer_kwh);
   }
 }
 

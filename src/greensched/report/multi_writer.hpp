@@ -34,6 +34,16 @@ double carbon_vs_local_pct(const multi::MultiResult& run,
 // The bound of a run's load and slack (nullptr without one).
 const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
                                         std::span<const multi::FleetBoundResult> bounds);
+// A run beside its bound: the bound's saving (kg) against the carbon of the `local` run at the
+// same load and slack, in %, and the share of it the run's own saving reaches (NaN without a
+// local run or a saving).
+struct BoundFigures {
+  double bound_vs_local_pct = 0;
+  double share_pct = 0;
+};
+BoundFigures bound_figures(const multi::MultiResult& run,
+                           std::span<const multi::MultiResult> results,
+                           const multi::FleetBoundResult& bound);
 
 // A CSV field, quoted when it holds a comma, quote or newline.
 std::string csv_field(const std::string& text);
