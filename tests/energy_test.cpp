@@ -478,6 +478,35 @@ TEST(EnergyController, MpcWithDayAheadPricesPaysLess) {
   EXPECT_LT(a.cost_usd, p.cost_usd - 1.0);
 }
 
+// History before the span: read by the forecasts, not run or booked. Prices are 0.05 USD/kWh
+// at night (0-5 h) and 0.5 at 18-21 h every day; with two past days mpc knows the pattern from
+// the window's first hour and pays less over the window than with none, while `none`, which
+// reads nothing, books the same window either way.
+TEST(EnergyController, HistoryIsReadNotBooked) {
+  std::vector<HourInput> all(72);
+  for (std::size_t t = 0; t < all.size(); ++t) {
+    const std::size_t h = t % 24;
+    all[t] = HourInput{10.0, 0.0, h < 6 ? 0.05 : h >= 18 && h < 22 ? 0.5 : 0.1, 300.0, 0.0};
+  }
+  const std::vector<HourInput> window(all.begin() + 48, all.end());
+  const BatterySpec s = shifting_battery();
+  ControllerOptions with;
+  with.history_h = 48;
+  const auto mpc_with = run_controller(ControllerKind::kMpc, all, s, with).value();
+  const auto mpc_without = run_controller(ControllerKind::kMpc, window, s).value();
+  ASSERT_EQ(mpc_with.hours.size(), 24u);
+  EXPECT_LT(mpc_with.cost_usd, mpc_without.cost_usd - 1.0);
+  const auto none_with = run_controller(ControllerKind::kNone, all, s, with).value();
+  const auto none_without = run_controller(ControllerKind::kNone, window, s).value();
+  ASSERT_EQ(none_with.hours.size(), 24u);
+  EXPECT_DOUBLE_EQ(none_with.cost_usd, none_without.cost_usd);
+  const auto oracle_with = run_controller(ControllerKind::kOracle, all, s, with).value();
+  const auto oracle_without = run_controller(ControllerKind::kOracle, window, s).value();
+  EXPECT_NEAR(oracle_with.cost_usd, oracle_without.cost_usd, 1e-9);
+  with.history_h = 72;  // nothing left to run
+  EXPECT_FALSE(run_controller(ControllerKind::kMpc, all, s, with).ok());
+}
+
 TEST(EnergyController, RejectsBadInputs) {
   auto hours = three_hours();
   hours[1].demand_kwh = -1;

@@ -18,7 +18,8 @@ constexpr double kGramsPerTonne = 1e6;
 ControllerRun run_none(const std::vector<HourInput>& hours, const BatterySpec& spec,
                        const ControllerOptions& options) {
   ControllerRun run;
-  for (const HourInput& in : hours) {
+  for (std::size_t t = options.history_h; t < hours.size(); ++t) {
+    const HourInput& in = hours[t];
     HourOutput h = settle_hour(in, {}, options);
     h.soc = spec.initial_soc;
     record_hour(run, h, options);
@@ -148,7 +149,7 @@ Result<ControllerRun> run_with_battery(const std::vector<HourInput>& hours, cons
   if (!made.ok()) return Error{made.error()};
   Battery& battery = made.value();
   ControllerRun run;
-  for (std::size_t t = 0; t < hours.size(); ++t) {
+  for (std::size_t t = options.history_h; t < hours.size(); ++t) {
     auto request = strategy(t, battery);
     if (!request.ok()) return Error{request.error()};
     const Battery::Flows flows =
@@ -201,6 +202,10 @@ Status validate_inputs(const std::vector<HourInput>& hours, const ControllerOpti
     return Error{fmt::format(
         "energy controller: mpc_horizon_h {}, forecast_days {}, greedy_window_h {} must be >= 1",
         o.mpc_horizon_h, o.forecast_days, o.greedy_window_h)};
+  }
+  if (o.history_h > 0 && o.history_h >= hours.size()) {
+    return Error{fmt::format("energy controller: history_h {} leaves none of the {} hours given",
+                             o.history_h, hours.size())};
   }
   if (o.mpc_known_price_h < 0 || o.mpc_known_generation_h < 0) {
     return Error{fmt::format(

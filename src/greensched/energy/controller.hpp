@@ -60,6 +60,10 @@ struct ControllerOptions {
   // the next local day; before noon, the rest of today. Needs the UTC time of hour 0 and the
   // site's UTC offset. Counts beside mpc_known_price_h (the longer of the two holds).
   bool mpc_day_ahead = false;
+  // The first history_h hours are the past before the span: the forecasts (mpc) and greedy's
+  // price window read them, but no controller acts in them and they are not booked. The run's
+  // hours and totals cover the rest.
+  std::size_t history_h = 0;
   int64_t hour0_utc_s = 0;   // epoch second of hour 0
   int64_t utc_offset_s = 0;  // local time = UTC + this
 

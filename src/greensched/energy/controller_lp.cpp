@@ -105,11 +105,14 @@ Result<ControllerRun> run_oracle(const std::vector<HourInput>& hours, const Batt
                                  const ControllerOptions& options) {
   auto made = Battery::make(spec);
   if (!made.ok()) return Error{made.error()};
-  auto plan = solve_dispatch_lp(hours, spec, made.value().stored_kwh(), options, 0.0);
+  // The span after the history, with the actual values.
+  const std::vector<HourInput> span(hours.begin() + static_cast<std::ptrdiff_t>(options.history_h),
+                                    hours.end());
+  auto plan = solve_dispatch_lp(span, spec, made.value().stored_kwh(), options, 0.0);
   if (!plan.ok()) return Error{plan.error()};
   return run_with_battery(hours, spec, options,
                           [&](std::size_t t, const Battery&) -> Result<BatteryRequest> {
-                            const DispatchPlanHour& p = plan.value().hours[t];
+                            const DispatchPlanHour& p = plan.value().hours[t - options.history_h];
                             return BatteryRequest{p.charge_kwh, p.discharge_kwh};
                           });
 }

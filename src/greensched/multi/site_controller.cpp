@@ -5,22 +5,37 @@
 namespace greensched::multi {
 namespace {
 
+// The hour's exogenous figures at a site: generation, price, carbon, feed-in.
+energy::HourInput site_hour(const SiteSpec& site, int64_t t, double demand_kwh) {
+  energy::HourInput in;
+  in.demand_kwh = std::max(0.0, demand_kwh);
+  const double pv = site.energy && !site.energy->pv_kwh.empty() ? site.energy->pv_kwh.at(t) : 0;
+  const double wind =
+      site.energy && !site.energy->wind_kwh.empty() ? site.energy->wind_kwh.at(t) : 0;
+  in.generation_kwh = pv + wind;
+  in.price_usd_per_kwh = site.price ? site.price->at(t) : 0.0;
+  in.carbon_g_per_kwh = site.carbon.at(t);
+  in.export_price_usd_per_kwh = site.energy ? site.energy->export_price_usd_per_kwh : 0.0;
+  return in;
+}
+
 SiteEnergyHours site_inputs(const SiteSpec& site, const std::vector<double>& demand,
-                            int64_t hour0_s, std::vector<energy::HourInput>& inputs) {
+                            int64_t hour0_s, std::size_t history_h,
+                            std::vector<energy::HourInput>& inputs) {
   SiteEnergyHours out;
   out.demand_kwh = demand;
   inputs.clear();
+  // The past before the window, for the forecasts: the series' own hours (generation, price
+  // and carbon are known once past), with the window's first demand held (persistence).
+  for (std::size_t k = history_h; k > 0 && !demand.empty(); --k) {
+    inputs.push_back(site_hour(site, hour0_s - 3600 * static_cast<int64_t>(k), demand.front()));
+  }
   for (std::size_t h = 0; h < demand.size(); ++h) {
     const int64_t t = hour0_s + 3600 * static_cast<int64_t>(h);
-    energy::HourInput in;
-    in.demand_kwh = std::max(0.0, demand[h]);
+    const energy::HourInput in = site_hour(site, t, demand[h]);
     const double pv = site.energy && !site.energy->pv_kwh.empty() ? site.energy->pv_kwh.at(t) : 0;
     const double wind =
         site.energy && !site.energy->wind_kwh.empty() ? site.energy->wind_kwh.at(t) : 0;
-    in.generation_kwh = pv + wind;
-    in.price_usd_per_kwh = site.price ? site.price->at(t) : 0.0;
-    in.carbon_g_per_kwh = site.carbon.at(t);
-    in.export_price_usd_per_kwh = site.energy ? site.energy->export_price_usd_per_kwh : 0.0;
     out.pv_kwh.push_back(pv);
     out.wind_kwh.push_back(wind);
     out.price_usd_per_kwh.push_back(in.price_usd_per_kwh);
@@ -45,10 +60,16 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
     static const std::vector<double> kNone;
     const std::vector<double>& demand =
         i < run.site_hourly_kwh.size() ? run.site_hourly_kwh[i] : kNone;
-    SiteEnergyHours hours = site_inputs(site, demand, run.energy_hour0_s, inputs);
+    // As many past hours as the forecasts and greedy's window read.
+    const std::size_t history = demand.empty()
+                                    ? 0
+                                    : static_cast<std::size_t>(std::max(24 * options.forecast_days,
+                                                                        options.greedy_window_h));
+    SiteEnergyHours hours = site_inputs(site, demand, run.energy_hour0_s, history, inputs);
     energy::ControllerOptions o = options;
+    o.history_h = history;
     o.allow_export = site.energy && site.energy->allow_export;
-    o.hour0_utc_s = run.energy_hour0_s;
+    o.hour0_utc_s = run.energy_hour0_s - 3600 * static_cast<int64_t>(history);
     o.utc_offset_s = site.energy ? site.energy->utc_offset_s : 0;
     const energy::BatterySpec battery = site.energy ? site.energy->battery : energy::BatterySpec{};
     auto ran = energy::run_controller(kind, inputs, battery, o);
@@ -60,7 +81,9 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
     result.export_kwh += r.export_kwh;
     result.curtailed_kwh += r.curtailed_kwh;
     for (const energy::HourOutput& h : r.hours) result.onsite_kwh_used += h.onsite_used_kwh;
-    for (const energy::HourInput& in : inputs) result.generation_kwh += in.generation_kwh;
+    for (std::size_t t = history; t < inputs.size(); ++t) {
+      result.generation_kwh += inputs[t].generation_kwh;
+    }
     const double usable = (battery.soc_max - battery.soc_min) * battery.capacity_kwh;
     drawn_kwh += r.full_cycles * usable;
     usable_kwh += usable;
