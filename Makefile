@@ -80,7 +80,7 @@ demo: build-app
 	  --policy fgd,pwr:200+fgd:800,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional \
 	  --out $(DEMO_OUT)/replay
 	./$(BUILD)/greensched multi --load 70 --days 7 --slack 0,4,12 --power-down-idle 1800 \
-	  --agent local,least-loaded,carbon-forecast,green,green-plan --out $(DEMO_OUT)/multi
+	  --agent local,least-loaded,carbon-forecast,green,green-plan --bound --out $(DEMO_OUT)/multi
 	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 	./$(BUILD)/greensched report --in $(DEMO_OUT)/replay --out $(DEMO_OUT)/replay/report.html
 	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi/report.html
