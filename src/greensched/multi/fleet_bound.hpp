@@ -14,14 +14,14 @@
 // hour; past the measured window nothing is counted, as in the simulator. So every schedule
 // the simulator can run within those capacities is a solution, and the optimum bounds the
 // agents; `local` is the same accounting with every slice at home in its own hour, and the
-// bound's saving is the relative difference of the two.
+// bound's saving is the difference of the two.
 //
 // Slices alike in home, hour, class, allowed sites and data per GPU-hour (rounded down to a
-// power of two, below 1 MB to none, so moves never cost more than they would) are one piece of
-// work, as are blocks alike in home, hours, class, allowed sites and data; a moved piece pays
-// its transfer at the destination's intensity in its first hour. The LP is a transport
-// problem: pieces go to sites (paying the move), then each site's BE work chooses its hour
-// (paying the grid). CLP solves it with presolve and the dual simplex.
+// power of two, below 1 MB per GPU-hour to none, so moves never cost more than they would) are
+// one piece of work, as are blocks alike in home, hours, class, allowed sites and data; a
+// moved piece pays its transfer at the destination's intensity in its first hour. The LP is a
+// transport problem: pieces go to sites (paying the move), then each site's BE work chooses
+// its hour (paying the grid). CLP solves it with presolve and the dual simplex.
 #pragma once
 
 #include <cstdint>
