@@ -54,9 +54,7 @@ const std::optional<BoundInputs>& inputs(std::string& why) {
     BoundInputs in{std::move(fleet.value()), std::move(pods.value()), 0, {}, {}};
     in.shapes = trace::assign_shape_ids(in.templates);
     int64_t capacity = 0;
-    for (const auto& site : in.fleet.sites) {
-      for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
-    }
+    for (const auto& site : in.fleet.sites) capacity += multi::site_gpu_milli(site);
     trace::LoadSpec spec;
     spec.load_pct = 70;
     auto load = trace::generate_load(in.templates, capacity, spec);

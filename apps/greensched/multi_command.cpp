@@ -221,9 +221,7 @@ struct MultiWorkload {
 
 int64_t fleet_gpu_capacity(const multi::Fleet& fleet) {
   int64_t capacity = 0;
-  for (const auto& site : fleet.sites) {
-    for (const NodeSpec& n : site.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
-  }
+  for (const auto& site : fleet.sites) capacity += multi::site_gpu_milli(site);
   return capacity;
 }
 
@@ -368,6 +366,11 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
   for (std::size_t w = 0; w < workloads.size(); ++w) {
     for (double slack : a.slacks) plan.emplace_back(w, slack);
   }
+  // Each workload's home sites, as run_fleet draws them (the same for every slack).
+  std::vector<std::vector<int>> homes;
+  for (const MultiWorkload& w : workloads) {
+    homes.push_back(multi::fleet_home_sites(fleet, w.pods.size(), o.seed));
+  }
   std::vector<multi::FleetBoundResult> bounds(plan.size());
   Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
     const auto& [w, slack_h] = plan[i];
@@ -379,8 +382,7 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     options.power_model = power_model;
     options.measure_from_s = workloads[w].from;
     options.measure_to_s = workloads[w].to;
-    const std::vector<int> homes = multi::fleet_home_sites(fleet, workloads[w].pods.size(), o.seed);
-    auto b = multi::fleet_bound(fleet, workloads[w].pods, homes, options);
+    auto b = multi::fleet_bound(fleet, workloads[w].pods, homes[w], options);
     if (!b.ok()) return Error{fmt::format("--bound: {}", b.error())};
     bounds[i] = std::move(b.value());
     bounds[i].target_load_pct = workloads[w].target;

@@ -60,6 +60,12 @@ struct ControllerOptions {
   // the next local day; before noon, the rest of today. Needs the UTC time of hour 0 and the
   // site's UTC offset. Counts beside mpc_known_price_h (the longer of the two holds).
   bool mpc_day_ahead = false;
+  // mpc: hours from now whose on-site generation is known (from a weather forecast) rather
+  // than forecast from past generation; 0: only the past.
+  int mpc_known_generation_h = 0;
+  int greedy_window_h = 24;            // trailing past prices for the quantiles, >= 1
+  double greedy_low_quantile = 0.25;   // charge from the grid at or below
+  double greedy_high_quantile = 0.75;  // discharge at or above
   // The first history_h hours are the past before the span: the forecasts (mpc) and greedy's
   // price window read them, but no controller acts in them and they are not booked. The run's
   // hours and totals cover the rest.
@@ -69,12 +75,6 @@ struct ControllerOptions {
 
   // Hours from hour `t` (the current one first) whose prices a day-ahead market has published.
   int day_ahead_known_h(std::size_t t) const;
-  // mpc: hours from now whose on-site generation is known (from a weather forecast) rather
-  // than forecast from past generation; 0: only the past.
-  int mpc_known_generation_h = 0;
-  int greedy_window_h = 24;            // trailing past prices for the quantiles, >= 1
-  double greedy_low_quantile = 0.25;   // charge from the grid at or below
-  double greedy_high_quantile = 0.75;  // discharge at or above
 };
 
 enum class ControllerKind { kNone, kGreedy, kMpc, kOracle };

@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <string>
-#include <tuple>
 
 #include <fmt/format.h>
 #include <coin/ClpSimplex.hpp>
@@ -23,9 +22,7 @@ namespace greensched::multi {
 namespace {
 
 constexpr int64_t kBoundHour = 3600;
-// Data per GPU-hour is rounded down to 2^(q / steps); below kRhoTiny, to nothing.
-constexpr double kRhoSteps = 1;
-constexpr double kBlockRhoSteps = 1;
+// Data per GPU-hour is rounded down to a power of two, 2^q; below kRhoTiny, to nothing.
 constexpr double kRhoTiny = 1.0 / 1024;
 constexpr int kNoData = std::numeric_limits<int>::min();
 // A long job's whole hours go to one site within each block of this many trace hours.
@@ -73,12 +70,12 @@ struct SlicedJob {
   std::vector<std::pair<int64_t, double>> slices;  // (trace hour, GPU-hours)
 };
 
-int rho_class(double rho, double steps) {
-  return rho >= kRhoTiny ? static_cast<int>(std::floor(std::log2(rho) * steps)) : kNoData;
+int rho_class(double rho) {
+  return rho >= kRhoTiny ? static_cast<int>(std::floor(std::log2(rho))) : kNoData;
 }
 
-double rho_value(int q, double steps) {
-  return q == kNoData ? 0.0 : std::exp2(static_cast<double>(q) / steps);
+double rho_value(int q) {
+  return q == kNoData ? 0.0 : std::exp2(static_cast<double>(q));
 }
 
 int64_t ceil_hours(int64_t s) {
@@ -133,12 +130,12 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     auto figures = options.power_model.resolve(site.nodes, fleet.models);
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
     gpu_kw[s] = full_gpu_it_watts(site.nodes, figures.value()) / 1000.0;
-    for (const NodeSpec& n : site.nodes) gpus[s] += n.gpu_count;
+    gpus[s] = static_cast<double>(site_gpu_milli(site)) / kGpuMilli;
     priced = priced && site.price.has_value();
   }
 
-  // Jobs into slices. A job with one slice in the window joins a piece of alike slices; a
-  // longer one is a piece of its own that goes to one site whole.
+  // Jobs into slices: a job's whole hours inside its run, cut at block boundaries, join
+  // blocks of alike jobs; its other slices join pieces of alike slices.
   const int64_t be_shift_h = ceil_hours(options.be_slack_s);
   std::map<PieceKey, double> short_pieces;
   std::map<BlockKey, double> blocks;  // GPUs
@@ -174,9 +171,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       last_hour = std::max(last_hour, h);
     }
     if (job.slices.empty()) continue;
-    const double job_gpu_hours = g * static_cast<double>(to - from) / kBoundHour;
-    const double rho = job.gb / job_gpu_hours;
-    // Whole hours inside the run, cut at block boundaries, form blocks; the rest are slices.
+    const int q = rho_class(job.gb / (g * static_cast<double>(to - from) / kBoundHour));
     std::size_t lo = 0, hi = job.slices.size();
     if (job.slices.size() >= 3) {
       if (job.slices.front().second < g * (1 - 1e-12)) ++lo;
@@ -188,12 +183,10 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       const int64_t block_end = (job.slices[i].first / kBlockHours + 1) * kBlockHours;
       std::size_t e = i;
       while (e < hi && job.slices[e].first < block_end) ++e;
-      const int rq = rho_class(rho, kBlockRhoSteps);
       blocks[BlockKey{job.home, job.slices[i].first, job.slices[e - 1].first, job.ls, job.allowed,
-                      rq}] += g;
+                      q}] += g;
       i = e;
     }
-    const int q = rho_class(rho, kRhoSteps);
     for (std::size_t i = 0; i < job.slices.size(); ++i) {
       if (i >= lo && i < hi) continue;
       short_pieces[PieceKey{job.home, job.slices[i].first, job.ls, job.allowed, q}] +=
@@ -264,7 +257,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     f.grams += kwh * fleet.sites[s].carbon.at(t);
     f.usd += priced ? kwh * fleet.sites[s].price->at(t) : 0.0;
   };
-  // The work of a column (unit: one GPU-hour of a short piece, or a whole long job) at site s:
+  // The work of a column (unit: one GPU-hour of a piece, or one GPU over a block's hours) at s:
   // LS work runs in its hour (capacity rows, paying the grid), BE work arrives at the site.
   const auto place = [&](std::size_t s, bool ls, int64_t hour, double amount, ColumnFigures& f) {
     const auto h = static_cast<std::size_t>(hour);
@@ -284,8 +277,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       if ((key.allowed & (1u << s)) == 0) continue;
       ColumnFigures f;
       if (static_cast<int>(s) != key.home) {
-        transfer(s, key.hour,
-                 rho_value(key.rho_q, kRhoSteps) * fleet.sites[s].network.energy_kwh_per_gb, f);
+        transfer(s, key.hour, rho_value(key.rho_q) * fleet.sites[s].network.energy_kwh_per_gb, f);
         f.moved_gpu_hours = 1.0;
       }
       add_entry(static_cast<int>(p), 1.0);
@@ -303,10 +295,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       if ((key.allowed & (1u << s)) == 0) continue;
       ColumnFigures f;
       if (static_cast<int>(s) != key.home) {
-        transfer(
-            s, key.from,
-            rho_value(key.rho_q, kBlockRhoSteps) * span * fleet.sites[s].network.energy_kwh_per_gb,
-            f);
+        transfer(s, key.from,
+                 rho_value(key.rho_q) * span * fleet.sites[s].network.energy_kwh_per_gb, f);
         f.moved_gpu_hours = span;
       }
       add_entry(static_cast<int>(p), 1.0);
@@ -410,10 +400,9 @@ Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
   std::map<std::string, double> measured;  // by site signature
   std::vector<double> fill;
   for (const SiteSpec& site : fleet.sites) {
-    int64_t milli = 0;
+    const int64_t milli = site_gpu_milli(site);
     std::string signature = fmt::format("{}|{}", site.policy, site.pue);
     for (const NodeSpec& n : site.nodes) {
-      milli += int64_t{n.gpu_count} * kGpuMilli;
       signature += fmt::format("|{},{},{},{}", n.cpu_milli, n.memory_mib, n.gpu_count, n.model);
     }
     if (milli == 0) {

@@ -4,13 +4,17 @@
 
 namespace greensched::multi {
 
+int64_t site_gpu_milli(const SiteSpec& site) {
+  int64_t milli = 0;
+  for (const NodeSpec& node : site.nodes) milli += int64_t{node.gpu_count} * kGpuMilli;
+  return milli;
+}
+
 std::vector<double> site_home_weights(const Fleet& fleet) {
   std::vector<double> weights;
   weights.reserve(fleet.sites.size());
   for (const SiteSpec& site : fleet.sites) {
-    int64_t milli = 0;
-    for (const NodeSpec& node : site.nodes) milli += int64_t{node.gpu_count} * kGpuMilli;
-    weights.push_back(static_cast<double>(std::max<int64_t>(milli, 1)));
+    weights.push_back(static_cast<double>(std::max<int64_t>(site_gpu_milli(site), 1)));
   }
   return weights;
 }

@@ -16,6 +16,9 @@
 
 namespace greensched::multi {
 
+// A site's GPU capacity in milli-GPUs.
+int64_t site_gpu_milli(const SiteSpec& site);
+
 // Per site, its GPU capacity in milli-GPUs (at least 1): the weight of its home draws.
 std::vector<double> site_home_weights(const Fleet& fleet);
 

@@ -5,14 +5,22 @@
 namespace greensched::multi {
 namespace {
 
-// The hour's exogenous figures at a site: generation, price, carbon, feed-in.
-energy::HourInput site_hour(const SiteSpec& site, int64_t t, double demand_kwh) {
+// On-site generation in the hour holding epoch second t, kWh.
+struct Generation {
+  double pv = 0, wind = 0;
+};
+Generation generation_at(const SiteSpec& site, int64_t t) {
+  if (!site.energy) return {};
+  return {site.energy->pv_kwh.empty() ? 0.0 : site.energy->pv_kwh.at(t),
+          site.energy->wind_kwh.empty() ? 0.0 : site.energy->wind_kwh.at(t)};
+}
+
+// The hour's figures at a site: its demand, generation, price, carbon, feed-in.
+energy::HourInput site_hour(const SiteSpec& site, int64_t t, double demand_kwh,
+                            const Generation& generation) {
   energy::HourInput in;
   in.demand_kwh = std::max(0.0, demand_kwh);
-  const double pv = site.energy && !site.energy->pv_kwh.empty() ? site.energy->pv_kwh.at(t) : 0;
-  const double wind =
-      site.energy && !site.energy->wind_kwh.empty() ? site.energy->wind_kwh.at(t) : 0;
-  in.generation_kwh = pv + wind;
+  in.generation_kwh = generation.pv + generation.wind;
   in.price_usd_per_kwh = site.price ? site.price->at(t) : 0.0;
   in.carbon_g_per_kwh = site.carbon.at(t);
   in.export_price_usd_per_kwh = site.energy ? site.energy->export_price_usd_per_kwh : 0.0;
@@ -28,16 +36,15 @@ SiteEnergyHours site_inputs(const SiteSpec& site, const std::vector<double>& dem
   // The past before the window, for the forecasts: the series' own hours (generation, price
   // and carbon are known once past), with the window's first demand held (persistence).
   for (std::size_t k = history_h; k > 0 && !demand.empty(); --k) {
-    inputs.push_back(site_hour(site, hour0_s - 3600 * static_cast<int64_t>(k), demand.front()));
+    const int64_t t = hour0_s - 3600 * static_cast<int64_t>(k);
+    inputs.push_back(site_hour(site, t, demand.front(), generation_at(site, t)));
   }
   for (std::size_t h = 0; h < demand.size(); ++h) {
     const int64_t t = hour0_s + 3600 * static_cast<int64_t>(h);
-    const energy::HourInput in = site_hour(site, t, demand[h]);
-    const double pv = site.energy && !site.energy->pv_kwh.empty() ? site.energy->pv_kwh.at(t) : 0;
-    const double wind =
-        site.energy && !site.energy->wind_kwh.empty() ? site.energy->wind_kwh.at(t) : 0;
-    out.pv_kwh.push_back(pv);
-    out.wind_kwh.push_back(wind);
+    const Generation generation = generation_at(site, t);
+    const energy::HourInput in = site_hour(site, t, demand[h], generation);
+    out.pv_kwh.push_back(generation.pv);
+    out.wind_kwh.push_back(generation.wind);
     out.price_usd_per_kwh.push_back(in.price_usd_per_kwh);
     out.carbon_g_per_kwh.push_back(in.carbon_g_per_kwh);
     inputs.push_back(in);

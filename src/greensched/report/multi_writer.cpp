@@ -133,15 +133,24 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
   return out;
 }
 
-double carbon_vs_local_pct(const multi::MultiResult& run,
-                           std::span<const multi::MultiResult> results) {
+namespace {
+
+// The carbon of the `local` run at the run's load and slack (NaN without one).
+double local_carbon_kg(const multi::MultiResult& run, std::span<const multi::MultiResult> results) {
   for (const auto& b : results) {
     if (b.agent == "local" && b.target_load_pct == run.target_load_pct &&
         b.be_slack_h == run.be_slack_h && b.carbon_kg > 0) {
-      return 100.0 * (run.carbon_kg / b.carbon_kg - 1.0);
+      return b.carbon_kg;
     }
   }
   return std::nan("");
+}
+
+}  // namespace
+
+double carbon_vs_local_pct(const multi::MultiResult& run,
+                           std::span<const multi::MultiResult> results) {
+  return 100.0 * (run.carbon_kg / local_carbon_kg(run, results) - 1.0);
 }
 
 const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
@@ -155,13 +164,7 @@ const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
 BoundFigures bound_figures(const multi::MultiResult& run,
                            std::span<const multi::MultiResult> results,
                            const multi::FleetBoundResult& bound) {
-  double local = std::nan("");
-  for (const auto& b : results) {
-    if (b.agent == "local" && b.target_load_pct == run.target_load_pct &&
-        b.be_slack_h == run.be_slack_h && b.carbon_kg > 0) {
-      local = b.carbon_kg;
-    }
-  }
+  const double local = local_carbon_kg(run, results);
   return BoundFigures{-100.0 * bound.saving_kg() / local,
                       multi::share_of_bound_pct(local - run.carbon_kg, bound)};
 }
