@@ -147,6 +147,13 @@ TEST(MultiNetSignal, SurplusHourCostsTheExportPriceAndEmitsNothing) {
   EXPECT_DOUBLE_EQ(net_hour(4.5, 4, 0, 0.2, 300, true, 0.05).carbon_g_per_kwh, 0.0);
 }
 
+// The site's actual generation: the agents' view under --generation-forecast exact.
+GenerationForecast exact(const SiteSpec& site) {
+  GenerationForecastOptions o;
+  o.kind = GenerationForecastKind::kExact;
+  return site.energy ? GenerationForecast(*site.energy, o, 0) : GenerationForecast();
+}
+
 TEST(MultiNetSignal, MeanOverHoursOfTheRun) {
   SiteSpec site;
   const int64_t t0 = 1672531200;
@@ -160,15 +167,15 @@ TEST(MultiNetSignal, MeanOverHoursOfTheRun) {
   const auto oracle = make_oracle_forecaster();
   NetSignalCache cache;
   // Demand 4 kW, a 2 kW job over two hours: hour 0 from the surplus, hour 1 from the grid.
-  SignalView v = cache.mean(site, 0, *oracle, t0, t0, t0 + 7200, 4, 2);
+  SignalView v = cache.mean(site, 0, *oracle, exact(site), t0, t0, t0 + 7200, 4, 2);
   EXPECT_NEAR(v.price_per_kwh, (0.05 + 0.2) / 2, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, 150, 1e-9);
   // Half an hour in the sun, then a full dark hour: weights 1800 and 3600.
-  v = cache.mean(site, 0, *oracle, t0, t0 + 1800, t0 + 7200, 4, 2);
+  v = cache.mean(site, 0, *oracle, exact(site), t0, t0 + 1800, t0 + 7200, 4, 2);
   EXPECT_NEAR(v.carbon_g_per_kwh, 300.0 * 3600 / 5400, 1e-9);
   // Beyond the weather lookahead only the grid counts.
   const int64_t far = t0 + NetSignalCache::kLookaheadS + 7200;
-  v = cache.mean(site, 0, *oracle, t0, far, far + 7200, 4, 2);
+  v = cache.mean(site, 0, *oracle, exact(site), t0, far, far + 7200, 4, 2);
   EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
 }
 
@@ -246,26 +253,26 @@ TEST(MultiNetSignal, BatteryStoresFromTheBestHourOfTheDayBefore) {
   const auto past = make_same_hour_forecaster();
   const int64_t now = kT0 + 24 * 3600, from = now + 2 * 3600, to = now + 4 * 3600;
   NetSignalCache cache;
-  SignalView v = cache.mean(no_battery, 0, *past, now, from, to, 4, 2);
+  SignalView v = cache.mean(no_battery, 0, *past, exact(no_battery), now, from, to, 4, 2);
   EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
-  v = cache.mean(site, 1, *past, now, from, to, 4, 2);
+  v = cache.mean(site, 1, *past, exact(site), now, from, to, 4, 2);
   EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, 1000, 1e-9);
   // A 10 kW job: hour 26 takes 10 kWh from the battery, hour 27 the 4.4 left of its 14.4
   // (a share of 0.44) and the rest from the grid.
-  v = cache.mean(site, 1, *past, now, from, to, 4, 10);
+  v = cache.mean(site, 1, *past, exact(site), now, from, to, 4, 10);
   EXPECT_NEAR(v.price_per_kwh, (0.1 + (0.44 * 0.1 + 0.56 * 0.30)) / 2, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, (1000 + (0.44 * 1000 + 0.56 * 300)) / 2, 1e-9);
   // A 20 kW job: the 10 kW discharge limit serves half of hour 26, then 4.4 of hour 27's 20.
-  v = cache.mean(site, 1, *past, now, from, to, 4, 20);
+  v = cache.mean(site, 1, *past, exact(site), now, from, to, 4, 20);
   EXPECT_NEAR(v.price_per_kwh, ((0.5 * 0.1 + 0.5 * 0.30) + (0.22 * 0.1 + 0.78 * 0.30)) / 2, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, ((0.5 * 1000 + 0.5 * 300) + (0.22 * 1000 + 0.78 * 300)) / 2,
               1e-9);
   // Under the controllers' carbon price of 300 USD/t the stored kWh weighs 0.1 + 0.3 = 0.4,
   // the grid 0.30 + 0.09 = 0.39: the grid serves.
   NetSignalCache priced(300);
-  v = priced.mean(site, 1, *past, now, from, to, 4, 2);
+  v = priced.mean(site, 1, *past, exact(site), now, from, to, 4, 2);
   EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
   EXPECT_NEAR(v.carbon_g_per_kwh, 300, 1e-9);
 }
@@ -279,23 +286,25 @@ TEST(MultiNetSignal, BatterySourcesAreTheDayBeforeTheHourAsForecastNow) {
     // best source for hour 26 is hour 20. An oracle would store in hour 25 (0.01 USD).
     const SiteSpec site = battery_site({{20, 0.081}, {25, 0.0081}}, {{20, 810}});
     NetSignalCache cache;
-    SignalView v = cache.mean(site, 0, *past, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    SignalView v =
+        cache.mean(site, 0, *past, exact(site), now, now + 2 * 3600, now + 3 * 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
     NetSignalCache seer;
-    v = seer.mean(site, 0, *oracle, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    v = seer.mean(site, 0, *oracle, exact(site), now, now + 2 * 3600, now + 3 * 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.01, 1e-12);
     EXPECT_NEAR(v.carbon_g_per_kwh, 300 / 0.81, 1e-9);
     // Hour 25 lies after a job in hour 24: never its source.
-    v = seer.mean(site, 0, *oracle, now, now, now + 3600, 4, 2);
+    v = seer.mean(site, 0, *oracle, exact(site), now, now, now + 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
   }
   {
     // Hour 20 is within the 24 hours before hour 44, not before hour 45.
     const SiteSpec site = battery_site({{20, 0.081}}, {{20, 810}});
     NetSignalCache cache;
-    SignalView v = cache.mean(site, 0, *oracle, now, now + 20 * 3600, now + 21 * 3600, 4, 2);
+    SignalView v =
+        cache.mean(site, 0, *oracle, exact(site), now, now + 20 * 3600, now + 21 * 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.1, 1e-12);
-    v = cache.mean(site, 0, *oracle, now, now + 21 * 3600, now + 22 * 3600, 4, 2);
+    v = cache.mean(site, 0, *oracle, exact(site), now, now + 21 * 3600, now + 22 * 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.30, 1e-12);
   }
   {
@@ -303,7 +312,8 @@ TEST(MultiNetSignal, BatterySourcesAreTheDayBeforeTheHourAsForecastNow) {
     // (0.0081 / 0.81 = 0.01) and emits nothing.
     const SiteSpec site = battery_site({}, {}, {{22, 100}});
     NetSignalCache cache;
-    SignalView v = cache.mean(site, 0, *past, now, now + 2 * 3600, now + 3 * 3600, 4, 2);
+    SignalView v =
+        cache.mean(site, 0, *past, exact(site), now, now + 2 * 3600, now + 3 * 3600, 4, 2);
     EXPECT_NEAR(v.price_per_kwh, 0.01, 1e-12);
     EXPECT_NEAR(v.carbon_g_per_kwh, 0.0, 1e-9);
   }

@@ -62,6 +62,9 @@ struct MultiCliOptions {
   bool bound = false;
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
+  std::string generation_forecast = "past";
+  multi::GenerationForecastOptions generation;
+  bool day_ahead_prices = false;
   energy::ControllerOptions controller = [] {
     energy::ControllerOptions c;
     c.forecast_days = 7;
@@ -126,6 +129,7 @@ struct MultiArgs {
   std::vector<double> loads;   // offered load in %; empty: the pod list as it is
   double days = 0;             // --days, or its default
   std::vector<energy::ControllerKind> controllers;
+  multi::GenerationForecastOptions generation;  // --generation-forecast and its errors
 };
 
 Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
@@ -136,6 +140,11 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
   if (!slack_list.ok()) return Error{slack_list.error()};
   a.slacks = slack_list.value();
+  auto generation = multi::parse_generation_forecast(o.generation_forecast);
+  if (!generation.ok()) return Error{"--generation-forecast: " + generation.error()};
+  a.generation = o.generation;
+  a.generation.kind = generation.value();
+  a.generation.seed = o.seed;
   if (!o.loads.empty()) {
     auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
     if (!parsed.ok()) return Error{parsed.error()};
@@ -280,7 +289,8 @@ std::vector<MultiRunSpec> multi_plan(std::size_t workloads, const MultiArgs& a) 
 
 multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& agent,
                                       double slack_h, const MultiWorkload& w,
-                                      const power::PowerModel& power_model) {
+                                      const power::PowerModel& power_model,
+                                      const multi::GenerationForecastOptions& generation) {
   multi::MultiOptions opts;
   opts.agent = agent.name;
   opts.oracle = agent.oracle;
@@ -298,6 +308,8 @@ multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& 
   opts.record = !o.record.empty();
   opts.predict_durations = o.predict_durations;
   opts.preempt_be = o.preempt_be;
+  opts.generation_forecast = generation;
+  opts.day_ahead_prices = o.day_ahead_prices;
   opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
   return opts;
 }
@@ -314,8 +326,9 @@ Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiAr
   energy::ControllerOptions controller = o.controller;
   controller.carbon_price_usd_per_t =
       multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
+  controller.mpc_day_ahead = opts.day_ahead_prices;
   for (energy::ControllerKind kind : a.controllers) {
-    auto e = multi::run_site_controllers(fleet, result, kind, controller);
+    auto e = multi::run_site_controllers(fleet, result, kind, controller, opts.generation_forecast);
     if (!e.ok()) return Error{e.error()};
     result.energy.push_back(std::move(e.value()));
   }
@@ -337,7 +350,7 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
   Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
     const auto& [w, slack_h, agent] = plan[i];
     const multi::MultiOptions opts =
-        multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model);
+        multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model, a.generation);
     auto r = run_one_multi(o, a, fleet, workloads[w], shapes, opts);
     if (!r.ok()) return Error{r.error()};
     results[i] = std::move(r.value());
@@ -571,15 +584,27 @@ Action add_multi_command(CLI::App& app) {
                   "(published day-ahead) instead of forecasting it; 0: only the past")
       ->capture_default_str()
       ->check(CLI::Range(0, 24 * 14));
-  cmd->add_flag("--mpc-day-ahead", o->controller.mpc_day_ahead,
-                "the mpc controller knows prices as a day-ahead auction publishes them: from "
-                "12:00 local time (the site's weather file's offset), every hour of the next "
-                "local day");
-  cmd->add_option("--mpc-weather-forecast", o->controller.mpc_known_generation_h,
-                  "hours from now whose on-site generation the mpc controller takes from the "
-                  "weather of those hours (a weather forecast taken as exact); 0: only the past")
+  cmd->add_flag("--day-ahead-prices", o->day_ahead_prices,
+                "agents and the mpc controller know prices as a day-ahead auction publishes "
+                "them: from 12:00 local time (the site's weather file's offset), every hour of "
+                "the next local day; without it prices are forecast from the past");
+  cmd->add_option("--generation-forecast", o->generation_forecast,
+                  "what agents and the mpc controller know of on-site generation: past (wind "
+                  "persistence reverting to the day's mean, solar clear-sky times the day's "
+                  "clearness), weather (a day-ahead weather forecast: the actual output plus "
+                  "errors of --wind-forecast-error and --solar-forecast-error), or exact")
       ->capture_default_str()
-      ->check(CLI::Range(0, 24 * 14));
+      ->check(CLI::IsMember({"past", "weather", "exact"}));
+  cmd->add_option("--wind-forecast-error", o->generation.wind_speed_rmse_ms,
+                  "RMS error of the weather forecast's 10 m wind speed, m/s (docs/ENERGY.md "
+                  "gives the source)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--solar-forecast-error", o->generation.solar_rmse,
+                  "RMS error of the weather forecast's solar output, share of its mean daylight "
+                  "output")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--carbon-price", o->carbon_price,
                   "USD per tonne CO2 that green-cost-carbon adds to the electricity cost, in "
                   "its dispatch and in its site energy controllers")

@@ -207,10 +207,9 @@ Status validate_inputs(const std::vector<HourInput>& hours, const ControllerOpti
     return Error{fmt::format("energy controller: history_h {} leaves none of the {} hours given",
                              o.history_h, hours.size())};
   }
-  if (o.mpc_known_price_h < 0 || o.mpc_known_generation_h < 0) {
-    return Error{fmt::format(
-        "energy controller: mpc_known_price_h {}, mpc_known_generation_h {} must be >= 0",
-        o.mpc_known_price_h, o.mpc_known_generation_h)};
+  if (o.mpc_known_price_h < 0) {
+    return Error{
+        fmt::format("energy controller: mpc_known_price_h {} must be >= 0", o.mpc_known_price_h)};
   }
   if (!(o.greedy_low_quantile >= 0 && o.greedy_low_quantile <= o.greedy_high_quantile &&
         o.greedy_high_quantile <= 1)) {

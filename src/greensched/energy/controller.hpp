@@ -60,9 +60,10 @@ struct ControllerOptions {
   // the next local day; before noon, the rest of today. Needs the UTC time of hour 0 and the
   // site's UTC offset. Counts beside mpc_known_price_h (the longer of the two holds).
   bool mpc_day_ahead = false;
-  // mpc: hours from now whose on-site generation is known (from a weather forecast) rather
-  // than forecast from past generation; 0: only the past.
-  int mpc_known_generation_h = 0;
+  // mpc: the site's generation forecast, generation_forecast(t, h) the kWh of hour h (an
+  // index into the hours given) as known at the start of hour t; h >= t. Unset: the
+  // seasonal-naive forecast of past generation, as for the other series.
+  std::function<double(std::size_t t, std::size_t h)> generation_forecast;
   int greedy_window_h = 24;            // trailing past prices for the quantiles, >= 1
   double greedy_low_quantile = 0.25;   // charge from the grid at or below
   double greedy_high_quantile = 0.75;  // discharge at or above

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "greensched/energy/dispatch_lp.hpp"
+#include "greensched/energy/price_series.hpp"
 
 namespace greensched::energy {
 namespace {
@@ -54,32 +55,29 @@ std::vector<HourInput> forecast(const std::vector<HourInput>& past_and_future, s
   return out;
 }
 
-// What is known of the coming hours rather than forecast: prices already published (a
-// day-ahead market's) and generation from a weather forecast (taken as exact).
+// What is known of the coming hours beyond the seasonal-naive forecast: the site's demand
+// of the last hour, held (persistence, as dispatch agents read a site's demand from its power
+// now); prices already published (a day-ahead market's); the site's own generation forecast.
 void know_ahead(const std::vector<HourInput>& hours, std::size_t t,
                 const ControllerOptions& options, std::vector<HourInput>& ahead) {
   const std::size_t known_price = static_cast<std::size_t>(std::max(
       options.mpc_known_price_h, options.mpc_day_ahead ? options.day_ahead_known_h(t) : 0));
   for (std::size_t k = 0; k < ahead.size() && t + k < hours.size(); ++k) {
+    ahead[k].demand_kwh = hours[t - 1].demand_kwh;
     if (k < known_price) {
       ahead[k].price_usd_per_kwh = hours[t + k].price_usd_per_kwh;
       ahead[k].export_price_usd_per_kwh = hours[t + k].export_price_usd_per_kwh;
     }
-    if (k < static_cast<std::size_t>(options.mpc_known_generation_h)) {
-      ahead[k].generation_kwh = hours[t + k].generation_kwh;
-    }
+    if (options.generation_forecast)
+      ahead[k].generation_kwh = options.generation_forecast(t, t + k);
   }
 }
 
 }  // namespace
 
 int ControllerOptions::day_ahead_known_h(std::size_t t) const {
-  constexpr int64_t kDaySeconds = 86400;
-  const int64_t local = hour0_utc_s + 3600 * static_cast<int64_t>(t) + utc_offset_s;
-  const int64_t day_start = local - (((local % kDaySeconds) + kDaySeconds) % kDaySeconds);
-  const bool published = local - day_start >= 12 * 3600;  // tomorrow's auction is out
-  const int64_t known_until = day_start + (published ? 2 : 1) * kDaySeconds;
-  return static_cast<int>((known_until - local + 3599) / 3600);
+  const int64_t now = hour0_utc_s + 3600 * static_cast<int64_t>(t);
+  return static_cast<int>((day_ahead_published_until(now, utc_offset_s) - now + 3599) / 3600);
 }
 
 Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& spec,

@@ -102,4 +102,12 @@ Result<PriceSeries> parse_price_series(std::string_view text, const std::string&
   return out;
 }
 
+int64_t day_ahead_published_until(int64_t now_utc_s, int64_t utc_offset_s) {
+  constexpr int64_t kDay = 86400;
+  const int64_t local = now_utc_s + utc_offset_s;
+  const int64_t day_start = local - (((local % kDay) + kDay) % kDay);
+  const bool published = local - day_start >= 12 * 3600;  // tomorrow's auction is out
+  return day_start + (published ? 2 : 1) * kDay - utc_offset_s;
+}
+
 }  // namespace greensched::energy

@@ -27,6 +27,11 @@ Result<PriceSeries> read_price_series(const std::string& path);
 // The same from the file's text; errors name `path`.
 Result<PriceSeries> parse_price_series(std::string_view text, const std::string& path);
 
+// Until when (epoch second, exclusive) a day-ahead auction has published prices at epoch
+// second `now`, for a zone whose local time is UTC + utc_offset_s: from 12:00 local time the
+// whole next local day, before it the rest of today (as EPEX SPOT and Nord Pool publish).
+int64_t day_ahead_published_until(int64_t now_utc_s, int64_t utc_offset_s);
+
 // <data_dir>/energy/prices2023/<zone>_electricity_prices_2023.csv
 std::string price_file(const std::string& data_dir, const std::string& zone);
 

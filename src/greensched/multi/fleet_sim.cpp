@@ -22,6 +22,15 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
   const frag::TargetWorkload target = frag::build_target_workload(pods);
   sites_.resize(fleet_.sites.size());
   run_watts_.assign(fleet_.sites.size(), std::vector<double>(shape_count, std::nan("")));
+  if (Status s = validate(options_.generation_forecast); !s.ok()) return s;
+  generation_.clear();
+  for (std::size_t i = 0; i < fleet_.sites.size(); ++i) {
+    const SiteSpec& site = fleet_.sites[i];
+    generation_.push_back(
+        site.energy
+            ? GenerationForecast(*site.energy, options_.generation_forecast, static_cast<int>(i))
+            : GenerationForecast());
+  }
   for (std::size_t i = 0; i < fleet_.sites.size(); ++i) {
     SiteRuntime& s = sites_[i];
     s.spec = &fleet_.sites[i];

@@ -16,6 +16,7 @@
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/energy_result.hpp"
 #include "greensched/multi/fleet.hpp"
+#include "greensched/multi/generation_forecast.hpp"
 #include "greensched/power/power_model.hpp"
 
 namespace greensched::multi {
@@ -47,6 +48,12 @@ struct MultiOptions {
   // room, as kube-scheduler's priority preemption does; evicted jobs wait again and restart
   // from the beginning (--preempt-be).
   bool preempt_be = false;
+  // What agents know of each site's on-site generation; the site controllers get the same
+  // (run_site_controllers), so both see one forecast.
+  GenerationForecastOptions generation_forecast;
+  // Agents know the prices a day-ahead auction has published (energy::day_ahead_published_until)
+  // at sites with an `energy` block, as the mpc controller does with mpc_day_ahead.
+  bool day_ahead_prices = false;
 };
 
 // One row of the time series: a site (or the fleet, site = -1) at a time.

@@ -123,7 +123,8 @@ class FleetSim final : public FleetView {
       : fleet_(fleet),
         options_(options),
         forecaster_(options.oracle ? make_oracle_forecaster() : make_same_hour_forecaster()),
-        net_cache_(controller_carbon_price_usd_per_t(options.agent, options.agent_options)) {}
+        net_cache_(controller_carbon_price_usd_per_t(options.agent, options.agent_options),
+                   options.day_ahead_prices) {}
 
   Result<MultiResult> run(const std::vector<PodSpec>& pods, uint32_t shape_count);
 
@@ -275,6 +276,7 @@ class FleetSim final : public FleetView {
   std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
   mutable NetSignalCache net_cache_;
+  std::vector<GenerationForecast> generation_;           // per site
   mutable std::vector<std::vector<double>> run_watts_;   // [site][pod shape]; NaN: not yet
   int64_t hour0_ = std::numeric_limits<int64_t>::min();  // epoch hour of hourly_kwh[0]
   int64_t trace_hour0_ = 0;  // trace second of ls_hourly_milli_s[0] and the ledgers' first hour

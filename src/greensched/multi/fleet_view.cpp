@@ -165,8 +165,8 @@ SignalView FleetSim::expected_signal(int site, int64_t from_s, int64_t to_s, dou
   const SiteSpec& spec = fleet_.sites[site];
   if (!spec.energy) return FleetView::expected_signal(site, from_s, to_s, job_kw);
   const double demand_kw = sites_[site].facility_watts(epoch_s(now_)) / 1000.0;
-  return net_cache_.mean(spec, site, *forecaster_, epoch_s(now_), epoch_s(from_s), epoch_s(to_s),
-                         demand_kw, job_kw);
+  return net_cache_.mean(spec, site, *forecaster_, generation_[site], epoch_s(now_),
+                         epoch_s(from_s), epoch_s(to_s), demand_kw, job_kw);
 }
 
 }  // namespace greensched::multi::detail

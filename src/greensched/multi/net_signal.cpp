@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "greensched/core/utc_time.hpp"
 #include "greensched/energy/controller.hpp"
+#include "greensched/energy/price_series.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -49,6 +51,7 @@ NetHour net_hour(double generation_kwh, double demand_kwh, double job_kwh, doubl
 
 const std::vector<NetSignalCache::Hour>& NetSignalCache::hours(const SiteSpec& site, int site_index,
                                                                const Forecaster& forecaster,
+                                                               const GenerationForecast& generation,
                                                                int64_t now) {
   const int64_t hour = floor_hour(now);
   if (hour != now_hour_) {
@@ -60,23 +63,29 @@ const std::vector<NetSignalCache::Hour>& NetSignalCache::hours(const SiteSpec& s
   if (hs.empty()) {
     const int64_t n = kBackH + kLookaheadS / kHour + 2;
     hs.resize(static_cast<std::size_t>(n));
+    const int64_t published_until =
+        day_ahead_prices_ && site.energy
+            ? energy::day_ahead_published_until(now, site.energy->utc_offset_s)
+            : std::numeric_limits<int64_t>::min();
     for (int64_t k = 0; k < n; ++k) {
       const int64_t t = hour + (k - kBackH) * kHour;
       Hour& h = hs[static_cast<std::size_t>(k)];
       h.carbon = forecaster.at(site.carbon, now, t);
-      h.price = site.price ? forecaster.at(*site.price, now, t) : 0.0;
-      h.generation_kwh = site.energy ? site.energy->generation_kwh(t) : 0.0;
+      h.price = !site.price           ? 0.0
+                : t < published_until ? site.price->at(t)
+                                      : forecaster.at(*site.price, now, t);
+      h.generation_kwh = generation.kwh(now, t);
     }
   }
   return hs;
 }
 
 SignalView NetSignalCache::mean(const SiteSpec& site, int site_index, const Forecaster& forecaster,
-                                int64_t now, int64_t from, int64_t to, double demand_kw,
-                                double job_kw) {
+                                const GenerationForecast& generation, int64_t now, int64_t from,
+                                int64_t to, double demand_kw, double job_kw) {
   SignalView v;
   if (to <= from) to = from + 1;
-  const std::vector<Hour>& hs = hours(site, site_index, forecaster, now);
+  const std::vector<Hour>& hs = hours(site, site_index, forecaster, generation, now);
   const SiteEnergy& e = *site.energy;
   const int64_t last = static_cast<int64_t>(hs.size()) - 1;
   const auto index_of = [&](int64_t t) {

@@ -24,13 +24,14 @@
 // (usable / charge power, about 3 hours) would drop the usual shifts from midday or night
 // to the evening; more than a day would credit trades between days that no controller plans.
 //
-// What the agent sees: generation from the site's weather of that hour through the solar and
-// wind models (a day-ahead weather forecast taken as exact) for hours up to kLookaheadS after
-// now, and beyond that none and no battery either (the grid alone); past hours' generation as
-// it was; the site's demand as its facility power now, past hours included (persistence);
-// grid price and carbon from the agent's forecaster: the actual values for hours that have
-// ended, a forecast from the past (unless an oracle) for the others. Whether the battery
-// does store that energy is the site controller's decision, made after dispatch.
+// What the agent sees: generation from the site's GenerationForecast (generation_forecast.hpp,
+// the one the site controllers read) for hours up to kLookaheadS after now, and beyond that
+// none and no battery either (the grid alone); past hours' generation as it was; the site's
+// demand as its facility power now, past hours included (persistence); grid price and carbon
+// from the agent's forecaster: the actual values for hours that have ended, a forecast from
+// the past (unless an oracle) for the others, except prices a day-ahead auction has published
+// when the run knows them (energy::day_ahead_published_until). Whether the battery does store
+// that energy is the site controller's decision, made after dispatch.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/forecast.hpp"
+#include "greensched/multi/generation_forecast.hpp"
 
 namespace greensched::multi {
 
@@ -80,12 +82,14 @@ class NetSignalCache {
   static constexpr int64_t kLookaheadS = 48 * 3600;
   static constexpr int64_t kBatteryHoldS = 24 * 3600;
 
-  // carbon_price_usd_per_t: what the run's site controllers add to an import's price.
-  explicit NetSignalCache(double carbon_price_usd_per_t = 0)
-      : carbon_price_usd_per_t_(carbon_price_usd_per_t) {}
+  // carbon_price_usd_per_t: what the run's site controllers add to an import's price;
+  // day_ahead_prices: prices a day-ahead auction has published are known, not forecast.
+  explicit NetSignalCache(double carbon_price_usd_per_t = 0, bool day_ahead_prices = false)
+      : carbon_price_usd_per_t_(carbon_price_usd_per_t), day_ahead_prices_(day_ahead_prices) {}
 
-  SignalView mean(const SiteSpec& site, int site_index, const Forecaster& forecaster, int64_t now,
-                  int64_t from, int64_t to, double demand_kw, double job_kw);
+  SignalView mean(const SiteSpec& site, int site_index, const Forecaster& forecaster,
+                  const GenerationForecast& generation, int64_t now, int64_t from, int64_t to,
+                  double demand_kw, double job_kw);
 
  private:
   struct Hour {
@@ -103,9 +107,10 @@ class NetSignalCache {
   // Hours now_hour_ - kBackH + k, k = 0..kBackH + kLookaheadS / 3600 + 1: forecast (or, for
   // hours that have ended, actual) grid price and carbon, and on-site generation.
   const std::vector<Hour>& hours(const SiteSpec& site, int site_index, const Forecaster& forecaster,
-                                 int64_t now);
+                                 const GenerationForecast& generation, int64_t now);
 
   double carbon_price_usd_per_t_ = 0;
+  bool day_ahead_prices_ = false;
   int64_t now_hour_ = -1;
   std::vector<std::vector<Hour>> hours_;  // per site index; empty until asked
   std::vector<Source> window_;            // scratch: the battery's candidate sources

@@ -56,7 +56,9 @@ SiteEnergyHours site_inputs(const SiteSpec& site, const std::vector<double>& dem
 
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
-                                          const energy::ControllerOptions& options) {
+                                          const energy::ControllerOptions& options,
+                                          const GenerationForecastOptions& generation) {
+  if (Status s = validate(generation); !s.ok()) return Error{s.message()};
   EnergyResult result;
   result.controller = std::string(energy::controller_name(kind));
   result.carbon_kg = run.carbon_kg;
@@ -78,6 +80,13 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
     o.allow_export = site.energy && site.energy->allow_export;
     o.hour0_utc_s = run.energy_hour0_s - 3600 * static_cast<int64_t>(history);
     o.utc_offset_s = site.energy ? site.energy->utc_offset_s : 0;
+    const GenerationForecast forecast =
+        site.energy ? GenerationForecast(*site.energy, generation, static_cast<int>(i))
+                    : GenerationForecast();
+    o.generation_forecast = [&forecast, hour0 = o.hour0_utc_s](std::size_t t, std::size_t h) {
+      return forecast.kwh(hour0 + 3600 * static_cast<int64_t>(t),
+                          hour0 + 3600 * static_cast<int64_t>(h));
+    };
     const energy::BatterySpec battery = site.energy ? site.energy->battery : energy::BatterySpec{};
     auto ran = energy::run_controller(kind, inputs, battery, o);
     if (!ran.ok()) return Error{fmt::format("site {}: {}", site.name, ran.error())};

@@ -9,15 +9,18 @@
 #include "greensched/multi/energy_result.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/generation_forecast.hpp"
 
 namespace greensched::multi {
 
 // A site without an `energy` block has no generation and no battery: it imports its demand.
 // Sites without a price series pay 0. `options.allow_export` is taken per site from its block.
 // `options.carbon_price_usd_per_t` is the run's agent's (controller_carbon_price_usd_per_t in
-// agent.hpp): 0 makes every controller minimise cost alone.
+// agent.hpp): 0 makes every controller minimise cost alone. The mpc controller reads each
+// site's generation from a GenerationForecast made with `generation` (the agents' own).
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
-                                          const energy::ControllerOptions& options = {});
+                                          const energy::ControllerOptions& options = {},
+                                          const GenerationForecastOptions& generation = {});
 
 }  // namespace greensched::multi

@@ -126,7 +126,7 @@ Result<energy::CoolingModel> parse_cooling(const json& j, const std::string& whe
 
 void derive_hourly_series(SiteEnergy& site, const energy::Weather& w) {
   if (w.hours() == 0) return;
-  std::vector<double> pv(w.hours()), wind(w.hours()), pue(w.hours());
+  std::vector<double> pv(w.hours()), pv_clear(w.hours()), wind(w.hours()), pue(w.hours());
   const energy::PvSite array{w.latitude_deg, w.longitude_deg, site.pv_kw};
   energy::WindTurbine turbine;
   turbine.rated_kw = site.wind_kw;
@@ -134,13 +134,17 @@ void derive_hourly_series(SiteEnergy& site, const energy::Weather& w) {
     pv[h] = site.pv_kw > 0 ? energy::pv_energy_kwh(array, w.time_of(h), w.cloud_cover_pct[h],
                                                    w.temperature_c[h])
                            : 0.0;
+    pv_clear[h] =
+        site.pv_kw > 0 ? energy::pv_energy_kwh(array, w.time_of(h), 0.0, w.temperature_c[h]) : 0.0;
     wind[h] = site.wind_kw > 0 ? energy::wind_output_kw(turbine, w.wind_speed_10m_ms[h]) : 0.0;
     if (site.cooling) {
       pue[h] = energy::pue(*site.cooling, w.temperature_c[h], w.relative_humidity_pct[h]);
     }
   }
   site.pv_kwh = TimeSeries(w.start_s, 3600, std::move(pv));
+  site.pv_clear_kwh = TimeSeries(w.start_s, 3600, std::move(pv_clear));
   site.wind_kwh = TimeSeries(w.start_s, 3600, std::move(wind));
+  site.wind_speed_ms = TimeSeries(w.start_s, 3600, w.wind_speed_10m_ms);
   if (site.cooling) site.pue = TimeSeries(w.start_s, 3600, std::move(pue));
 }
 

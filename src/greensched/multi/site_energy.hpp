@@ -31,7 +31,9 @@ struct SiteEnergy {
   std::string weather_source;
   int64_t utc_offset_s = 0;  // the site's local time = UTC + this (from its weather file)
   TimeSeries pv_kwh;         // per hour; empty without weather
+  TimeSeries pv_clear_kwh;   // per hour under a clear sky (the same hours); for forecasts
   TimeSeries wind_kwh;       // per hour; empty without weather
+  TimeSeries wind_speed_ms;  // per hour, at 10 m (the weather's); for forecasts
   TimeSeries pue;            // per hour; empty without cooling
 
   // On-site generation in the hour holding epoch second t, kWh.
