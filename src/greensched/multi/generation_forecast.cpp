@@ -35,9 +35,9 @@ Result<GenerationForecastKind> parse_generation_forecast(std::string_view text) 
 Status validate(const GenerationForecastOptions& o) {
   if (!(o.wind_speed_rmse_ms >= 0) || !(o.solar_rmse >= 0) ||
       !std::isfinite(o.wind_speed_rmse_ms) || !std::isfinite(o.solar_rmse)) {
-    return Error{fmt::format(
-        "generation forecast: errors {} m/s (wind) and {} (solar) must be >= 0",
-        o.wind_speed_rmse_ms, o.solar_rmse)};
+    return Error{
+        fmt::format("generation forecast: errors {} m/s (wind) and {} (solar) must be >= 0",
+                    o.wind_speed_rmse_ms, o.solar_rmse)};
   }
   if (!(o.error_correlation >= 0 && o.error_correlation < 1)) {
     return Error{fmt::format("generation forecast: error correlation {} is outside [0, 1)",
@@ -62,7 +62,9 @@ double normal(Rng& rng) {
 }
 
 // Sample j's value (cyclic outside the span, as the series is everywhere).
-double sample(const TimeSeries& s, int64_t j) { return s.at(s.start_s() + j * s.step_s()); }
+double sample(const TimeSeries& s, int64_t j) {
+  return s.at(s.start_s() + j * s.step_s());
+}
 
 }  // namespace
 
@@ -107,10 +109,10 @@ GenerationForecast::GenerationForecast(const SiteEnergy& site,
       pv[h] = site.pv_kwh.values()[h];
     } else if (h < pv.size()) {
       const double clear = site.pv_clear_kwh.values()[h];
-      pv[h] = clear > 0 ? std::clamp(site.pv_kwh.values()[h] +
-                                         options.solar_rmse * daylight_mean * zs,
-                                     0.0, clear)
-                        : 0.0;
+      pv[h] = clear > 0
+                  ? std::clamp(site.pv_kwh.values()[h] + options.solar_rmse * daylight_mean * zs,
+                               0.0, clear)
+                  : 0.0;
     }
   }
   if (!pv.empty()) pv_weather_ = TimeSeries(site.pv_kwh.start_s(), 3600, std::move(pv));
@@ -154,7 +156,8 @@ double GenerationForecast::pv_kwh(int64_t now, int64_t t) const {
       actual.start_s() + j * actual.step_s() < now + 3600 * int64_t{options_.weather_lead_h}) {
     return corrected(pv_weather_, actual, j, j_now);
   }
-  if (site_->pv_clear_kwh.empty()) return sample(actual, j - kRecentH * ((j - j_now) / kRecentH + 1));
+  if (site_->pv_clear_kwh.empty())
+    return sample(actual, j - kRecentH * ((j - j_now) / kRecentH + 1));
   double seen = 0, clear = 0;
   for (int64_t i = j_now - kRecentH; i < j_now; ++i) {
     seen += sample(actual, i);

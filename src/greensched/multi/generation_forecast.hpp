@@ -20,7 +20,8 @@
 //             hour that ended and expects error_correlation^k of it k hours later, so the
 //             forecast of a coming hour is the weather's minus that (at least 0).
 //             Default sizes from published day-ahead skill, sources in docs/ENERGY.md. A site
-//             given without a wind speed (clear-sky) series forecasts its actual wind (solar) output.
+//             given without a wind speed (clear-sky) series forecasts its actual wind (solar)
+//             output.
 //   exact     the actual output: an upper bound, never an operator's forecast.
 // Hours that have ended are always their actual output.
 #pragma once
@@ -42,7 +43,7 @@ Result<GenerationForecastKind> parse_generation_forecast(std::string_view text);
 
 struct GenerationForecastOptions {
   GenerationForecastKind kind = GenerationForecastKind::kPast;
-  double wind_speed_rmse_ms = 2.0;  // at 10 m
+  double wind_speed_rmse_ms = 1.0;  // at 10 m
   double solar_rmse = 0.35;         // share of the mean daylight output
   double error_correlation = 0.8;
   int weather_lead_h = 48;
