@@ -42,7 +42,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/frag/fragmentation.cpp
     ${src}/frag/target_workload.cpp
     ${src}/explain/explanation.cpp
-    ${src}/sim/node_events.cpp)
+    ${src}/sim/node_events.cpp
+    ${src}/sim/queue_discipline.cpp)
   # One binary for all targets, built by whichever entry runs first; the lock keeps entries
   # run in parallel from building it at once.
   set(binary ${BUILD_DIR}/readers_fuzz)

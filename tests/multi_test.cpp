@@ -2,6 +2,9 @@
 // and that forecasting agents decide only from the past.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <map>
 
 #include "greensched/core/rng.hpp"
@@ -201,7 +204,8 @@ std::vector<PodSpec> builtin_jobs(uint32_t& shapes) {
 // --preempt-be on one T4 node: a BE job holds both GPUs over [0, 10000); an LS job asking one
 // GPU arrives at 100. Without preemption it waits to 10000 (an LS violation); with it the BE
 // job is evicted at 100, the LS job runs [100, 1100), and the BE job restarts from the start
-// at 1100, when both GPUs are free again. An LS job in the way is never evicted.
+// at 1100, when both GPUs are free again (its delay counts to its first start, 0). An LS job in
+// the way is never evicted.
 TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
   for (const bool blocker_is_ls : {false, true}) {
     for (const bool preempt : {false, true}) {
@@ -215,6 +219,7 @@ TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
       options.power_model = tiny_power_model();
       options.data_gb_per_job = 0;
       options.preempt_be = preempt;
+      options.sample_s = 1000;
       auto r = run_fleet(fleet, pods, shapes, options);
       ASSERT_TRUE(r.ok()) << r.error();
       const bool evicts = preempt && !blocker_is_ls;
@@ -222,7 +227,14 @@ TEST(FleetPreemption, LsJobEvictsBestEffortAndItRestarts) {
                    << "blocker LS " << blocker_is_ls << ", preempt " << preempt);
       EXPECT_EQ(r.value().be_preemptions, evicts ? 1 : 0);
       EXPECT_EQ(r.value().decisions[1].start_s, evicts ? 100 : 10000);
-      EXPECT_EQ(r.value().decisions[0].start_s, evicts ? 1100 : 0);
+      EXPECT_EQ(r.value().decisions[0].start_s, 0);
+      // Evicted: at 1000 it waits beside the LS job, at 2000 it runs again, alone. Otherwise the
+      // LS job waits behind it at both.
+      for (const FleetSample& row : r.value().timeline) {
+        if (row.site != 0 || (row.time_s != 1000 && row.time_s != 2000)) continue;
+        EXPECT_EQ(row.running_jobs, 1) << row.time_s;
+        EXPECT_EQ(row.queued_jobs, !evicts || row.time_s == 1000 ? 1 : 0) << row.time_s;
+      }
       EXPECT_EQ(r.value().ls_slo_violations, evicts ? 0 : 1);
       EXPECT_EQ(r.value().jobs_never_started, 0);
     }
@@ -363,6 +375,24 @@ TEST(FleetFile, ParsesAndNamesBadKeys) {
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.error().find("f.json: sites[0].scale: at most 100"), std::string::npos)
       << huge.error();
+  // A site's queue order: one of the replay's.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gs-fleet-queue";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream csv(dir / "c.csv");
+    csv << "time,value\n2023-01-01T00:00:00Z,100\n";
+  }
+  const std::string site =
+      R"({"sites": [{"name": "x", "nodes": "builtin", "carbon": {"path": "c.csv", )"
+      R"("format": "plain"}, "queue": ")";
+  auto queue = parse_fleet(site + R"(lifo"}]})", "f.json", dir.string());
+  ASSERT_FALSE(queue.ok());
+  EXPECT_NE(queue.error().find("f.json: sites[0].queue: unknown queue discipline 'lifo'"),
+            std::string::npos)
+      << queue.error();
+  auto fifo = parse_fleet(site + R"(fifo"}]})", "f.json", dir.string());
+  ASSERT_TRUE(fifo.ok()) << fifo.error();
+  EXPECT_EQ(fifo.value().sites[0].queue, sim::QueueDiscipline::kFifo);
 }
 
 TEST(FleetFile, ScaleKeepsTheNodeMix) {

@@ -670,8 +670,10 @@ Action add_simulate_command(CLI::App& app) {
       ->check(CLI::IsMember({"inflation", "replay"}))
       ->capture_default_str();
   cmd->add_option("--queue", opts->queue,
-                  "replay: fifo (the head blocks the rest) or backfill (any queued pod that fits)")
-      ->check(CLI::IsMember({"fifo", "backfill"}))
+                  "replay: fifo (the head blocks the rest), backfill (any queued pod that fits, "
+                  "oldest first) or priority (latency-sensitive pods first, then the rest, each "
+                  "backfilled: the queue of every fleet site)")
+      ->check(CLI::IsMember({"fifo", "backfill", "priority"}))
       ->capture_default_str();
   cmd->add_option("--time-scale", opts->time_scale,
                   "replay: divide trace times by this (60: one trace minute per second)")

@@ -41,11 +41,12 @@ std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job) {
       sites.push_back(site);
       continue;
     }
-    // A node that must wake starts waking when the job is dispatched, during the transfer.
+    // A node that must wake starts waking when the job is dispatched, during the transfer; an
+    // empty one is held. Only a site that can keep a node for it is an option.
     const double wait =
         std::max(transfer_seconds(view, job, site),
                  view.fits_now(site, *job.pod) ? 0.0 : static_cast<double>(view.wake_delay_s()));
-    if (wait <= static_cast<double>(view.ls_bound_s()) && view.fits_ever(site, *job.pod)) {
+    if (wait <= static_cast<double>(view.ls_bound_s()) && view.can_hold(site, *job.pod)) {
       sites.push_back(site);
     }
   }

@@ -64,6 +64,10 @@ class FleetView {
   virtual bool fits_now(int site, const PodSpec& pod) const = 0;
   // Can it run there at all (on some node, waking it if powered down)?
   virtual bool fits_ever(int site, const PodSpec& pod) const = 0;
+  // Can the site keep room for `pod` while its data moves there: the local policy places it
+  // now (its resources reserved until it arrives), or none is free and a powered-down node can
+  // wake (woken now, during the transfer, and held)?
+  virtual bool can_hold(int site, const PodSpec& pod) const { return fits_ever(site, pod); }
   // Watts the site's facility is expected to draw for `pod` over its run, placed now where
   // the local policy would put it: what it adds now (waking a node when none is on, counting
   // its idle power), and at least its share of the node's full power (its GPUs' share at max

@@ -100,7 +100,7 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
     if (!j.is_object()) return Error{fmt::format("{}: expected an object", where)};
     for (const auto& [key, value] : j.items()) {
       static const char* kKnown[] = {"name", "nodes",   "scale",  "carbon", "price",
-                                     "pue",  "network", "policy", "energy"};
+                                     "pue",  "network", "policy", "queue",  "energy"};
       bool known = false;
       for (const char* k : kKnown) known = known || key == k;
       if (!known) return Error{fmt::format("{}.{}: unknown key", where, key)};
@@ -173,6 +173,12 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
       if (!j["policy"].is_string())
         return Error{fmt::format("{}.policy: expected a string", where)};
       site.policy = j["policy"].get<std::string>();
+    }
+    if (j.contains("queue")) {
+      auto q = j["queue"].is_string() ? sim::parse_queue_discipline(j["queue"].get<std::string>())
+                                      : Result<sim::QueueDiscipline>(Error{"expected a string"});
+      if (!q.ok()) return Error{fmt::format("{}.queue: {}", where, q.error())};
+      site.queue = q.value();
     }
     fleet.sites.push_back(std::move(site));
   }

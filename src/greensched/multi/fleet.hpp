@@ -14,6 +14,7 @@
 #include "greensched/core/status.hpp"
 #include "greensched/multi/site_energy.hpp"
 #include "greensched/multi/time_series.hpp"
+#include "greensched/sim/queue_discipline.hpp"
 
 namespace greensched::multi {
 
@@ -36,7 +37,10 @@ struct SiteSpec {
   std::optional<SiteEnergy> energy;  // on-site generation, battery, feed-in, cooling
   NetworkCost network;
   std::string policy = "fgd";  // any policy spec of policy/registry.hpp
-  std::string carbon_source;   // where the carbon series came from, for reports
+  // The site's queue order: latency-sensitive jobs first, then best-effort ones, each
+  // backfilled (priority); or fifo, or backfill (sim/site_engine.hpp).
+  sim::QueueDiscipline queue = sim::QueueDiscipline::kPriority;
+  std::string carbon_source;  // where the carbon series came from, for reports
 
   // PUE in force at epoch second t.
   double pue_at(int64_t t) const {

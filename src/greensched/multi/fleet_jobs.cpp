@@ -39,10 +39,7 @@ std::vector<int> draw_home_sites(std::size_t jobs, std::span<const double> weigh
 
 std::vector<int> fleet_home_sites(const Fleet& fleet, std::size_t jobs, uint64_t seed) {
   Rng seeds(seed);
-  for (std::size_t s = 0; s < fleet.sites.size(); ++s) {
-    seeds.next();  // the site's tie order
-    seeds.next();  // its preview draws
-  }
+  for (std::size_t s = 0; s < fleet.sites.size(); ++s) seeds.next();  // the sites' previews
   Rng homes(seeds.next());
   return draw_home_sites(jobs, site_home_weights(fleet), homes);
 }

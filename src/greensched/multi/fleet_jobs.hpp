@@ -37,4 +37,11 @@ double job_data_gb(const PodSpec& pod, double data_gb_per_job);
 double full_gpu_it_watts(std::span<const NodeSpec> nodes,
                          std::span<const power::NodePower> figures);
 
+// The seed of site `site`'s scheduler (its node tie order and its policy's draws): the run's
+// seed plus the site's index, so that a fleet's first site schedules as
+// `simulate --mode replay --seed SEED` does.
+inline uint64_t site_seed(uint64_t seed, std::size_t site) {
+  return seed + site;
+}
+
 }  // namespace greensched::multi

@@ -30,7 +30,7 @@ void FleetSim::advance(int64_t t) {
   if (to <= from) return;
   for (SiteRuntime& s : sites_) {
     const double dt = static_cast<double>(to - from);
-    accumulate(s, epoch_s(from), epoch_s(to), s.power->watts() + s.waking_watts);
+    accumulate(s, epoch_s(from), epoch_s(to), s.engine->it_watts());
     s.alloc_milli_seconds += static_cast<double>(s.cluster->allocated_gpu_milli()) * dt;
   }
 }
@@ -80,7 +80,7 @@ void FleetSim::sample() {
     row.energy_kwh = s.energy_j / 3.6e6;
     row.carbon_kg = s.carbon_g / 1000.0;
     row.carbon_intensity = s.spec->carbon.at(epoch_s(now_));
-    row.running_jobs = s.running;
+    row.running_jobs = s.engine->running();
     row.queued_jobs = static_cast<int64_t>(s.queued());
     row.waiting_jobs = s.waiting;
     row.allocated_gpus = static_cast<double>(s.cluster->allocated_gpu_milli()) / kGpuMilli;
@@ -109,14 +109,17 @@ void FleetSim::summarize_delays() {
   std::vector<double> delays_ls, delays_be;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const Job& job = jobs_[j];
-    result_.decisions[j].start_s = job.start_s;
+    // The first start (a job evicted with --preempt-be restarts later), as a replay counts it.
+    const int64_t start_s =
+        job.site >= 0 ? sites_[job.site].engine->first_start(static_cast<PodId>(j)) : -1;
+    result_.decisions[j].start_s = start_s;
     if (!in_window(job.info.submit_s)) continue;
-    if (job.start_s < 0) {
+    if (start_s < 0) {
       ++result_.jobs_never_started;
       if (job.info.latency_sensitive) ++result_.ls_slo_violations;
       continue;
     }
-    const double delay = static_cast<double>(job.start_s - job.info.submit_s);
+    const double delay = static_cast<double>(start_s - job.info.submit_s);
     if (job.info.latency_sensitive) {
       delays_ls.push_back(delay);
       if (delay > static_cast<double>(options_.ls_bound_s)) ++result_.ls_slo_violations;

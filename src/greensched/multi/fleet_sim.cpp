@@ -15,11 +15,27 @@
 
 namespace greensched::multi {
 namespace detail {
+namespace {
+
+// Waiting jobs a site's scheduling pass tries at most (a scheduler's active queue): a queue
+// that grows without bound (an agent sending everything to one site) then costs no more per
+// pass than a short one.
+constexpr std::size_t kScanLimit = 2048;
+
+}  // namespace
 
 Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_count, Rng& seeds,
                               std::vector<double>& weights) {
-  // Cluster, local policy with the fleet-wide target workload, power figures.
+  // Cluster, local policy with the fleet-wide target workload, power figures, and the site
+  // engine that runs them.
   const frag::TargetWorkload target = frag::build_target_workload(pods);
+  site_jobs_.resize(pods.size());
+  for (std::size_t j = 0; j < pods.size(); ++j) {
+    site_jobs_[j] = sim::SiteJob{&pods[j], pods[j].deletion_time - pods[j].creation_time,
+                                 is_latency_sensitive(pods[j])};
+  }
+  uint32_t key_count = 0;
+  const std::vector<uint32_t> keys = sim::feasibility_keys(site_jobs_, key_count);
   sites_.resize(fleet_.sites.size());
   run_watts_.assign(fleet_.sites.size(), std::vector<double>(shape_count, std::nan("")));
   if (Status s = validate(options_.generation_forecast); !s.ok()) return s;
@@ -46,17 +62,25 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     auto made = policy::make_policy(s.spec->policy, context);
     if (!made.ok()) return Error{fmt::format("site {}: {}", s.spec->name, made.error())};
     s.policy = std::move(made.value());
-    s.rng = Rng(seeds.next());
+    // The site's scheduler draws as `simulate --mode replay --seed` does with the run's seed
+    // plus the site's index; its previews (what agents see) from their own generator.
+    s.rng = Rng(site_seed(options_.seed, i));
     s.preview_rng = Rng(seeds.next());
     s.scheduler = std::make_unique<policy::Scheduler>(
         *s.policy, policy::random_tie_rank(s.cluster->size(), s.rng));
     s.power = std::make_unique<power::ClusterPower>(*s.figures, *s.cluster);
     s.full_gpu_it_watts = full_gpu_it_watts(s.spec->nodes, *s.figures);
-    s.idle_since.assign(s.cluster->size(), 0);
-    s.waking.assign(s.cluster->size(), false);
-    s.held.assign(s.cluster->size(), false);
-    s.held_awake.assign(s.cluster->size(), false);
-    s.node_jobs.assign(s.cluster->size(), {});
+    s.hooks.sim = this;
+    s.hooks.site = i;
+    sim::SiteEngineConfig engine;
+    engine.queue = s.spec->queue;
+    engine.power_down_idle_s = options_.power_down_idle_s;
+    engine.wake_delay_s = options_.wake_delay_s;
+    engine.preempt_be = options_.preempt_be;
+    engine.scan_limit = kScanLimit;
+    s.engine = std::make_unique<sim::SiteEngine>(*s.cluster, *s.scheduler, s.rng, *s.power,
+                                                 site_jobs_, keys, key_count, engine, &s.hooks);
+    s.engine->set_policy_name(s.spec->policy);
   }
   weights = site_home_weights(fleet_);
   return Status{};
@@ -112,26 +136,26 @@ void FleetSim::set_up_clock() {
     s.ledger = HourLedger(trace_hour0_, hours);
     s.ls_ledger = HourLedger(trace_hour0_, hours);
   }
-  if (options_.power_down_idle_s >= 0) {
-    for (std::size_t i = 0; i < sites_.size(); ++i) {
-      for (std::size_t n = 0; n < sites_[i].cluster->size(); ++n) {
-        sites_[i].idle_since[n] = first_;
-        push(first_ + options_.power_down_idle_s, EventKind::kPowerDownCheck, i, n);
-      }
-    }
-  }
+  for (SiteRuntime& s : sites_) s.engine->begin(first_);
   push(first_, EventKind::kSample, 0);
 }
 
 bool FleetSim::finished() const {
-  // Every job that can still start has finished: only checks remain.
-  if (jobs_done_ == jobs_.size() &&
-      (events_.empty() || events_.top().kind == EventKind::kPowerDownCheck)) {
-    return true;
-  }
+  // Every job has finished: only power-state timers remain.
+  if (jobs_done_ == jobs_.size()) return true;
   // Past the measured window with every job submitted and started: nothing left changes a
   // metric.
   return now_ >= options_.measure_to_s && jobs_submitted_ == jobs_.size() && nothing_waits();
+}
+
+std::optional<int64_t> FleetSim::next_time() {
+  std::optional<int64_t> t;
+  if (!events_.empty()) t = events_.top().time;
+  for (SiteRuntime& s : sites_) {
+    const std::optional<int64_t> e = s.engine->next_time();
+    if (e && (!t || *e < *t)) t = e;
+  }
+  return t;
 }
 
 Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t shape_count) {
@@ -150,30 +174,32 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   if (Status s = set_up_jobs(pods, weights, seeds); !s.ok()) return s.error();
   set_up_clock();
 
-  while (!events_.empty()) {
-    const Event e = events_.top();
-    events_.pop();
-    advance(e.time);
-    now_ = e.time;
-    switch (e.kind) {
-      case EventKind::kJobSubmit:
+  // Each instant: the sites' departures and power-state timers and a scheduling pass where
+  // they changed something, then submissions and jobs becoming ready (each scheduled as it
+  // arrives), then the samples.
+  for (std::optional<int64_t> t = next_time(); t; t = next_time()) {
+    advance(*t);
+    now_ = *t;
+    for (SiteRuntime& s : sites_) {
+      const std::optional<int64_t> e = s.engine->next_time();
+      if (e && *e == now_) {
+        expect_ok(s.engine->handle_events(now_));
+        expect_ok(s.engine->schedule(now_));
+      }
+    }
+    while (!events_.empty() && events_.top().time == now_ &&
+           events_.top().kind != EventKind::kSample) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.kind == EventKind::kJobSubmit) {
         on_submit(e.a, *agent.value());
-        break;
-      case EventKind::kJobReady:
+      } else {
         on_ready(e.a);
-        break;
-      case EventKind::kJobEnd:
-        on_job_end(e.a, e.b);
-        break;
-      case EventKind::kNodeWake:
-        on_node_wake(e.a, e.b);
-        break;
-      case EventKind::kPowerDownCheck:
-        on_power_down_check(e.a, e.b);
-        break;
-      case EventKind::kSample:
-        on_sample();
-        break;
+      }
+    }
+    while (!events_.empty() && events_.top().time == now_) {
+      events_.pop();
+      on_sample();
     }
     if (!broken_.ok()) return broken_.error();
     if (finished()) break;

@@ -1,9 +1,12 @@
 // Replays a pod list in time across a fleet: each job is submitted at its creation time to a
 // home site (drawn in proportion to site GPU capacity), a dispatch agent picks the site and
-// earliest start, and the site's local scheduler places it when it fits (waiting in the
-// site's queue otherwise). Sites may power down nodes idle for a while and pay a wake-up
-// delay to use them again. Power is integrated into energy, and energy times the site's
-// carbon intensity into emissions.
+// earliest start, and the site places it when it fits (waiting in the site's queue otherwise).
+// Every site is the engine of `simulate --mode replay` (sim/site_engine.hpp: the queue, LS
+// jobs first; power states and the wake rule; preemption); the fleet adds dispatch, data
+// transfer and the carbon, price and weather signals. Each instant: the sites' departures and
+// power-state timers, then submissions and arrivals, then one scheduling pass per site that
+// changed, then the time-series sample. Power is integrated into energy, and energy times the
+// site's carbon intensity into emissions.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,13 @@
 // The fleet simulator's run-time state, shared by its parts: the event loop and set-up
-// (fleet_sim.cpp), what agents see of the fleet (fleet_view.cpp), one handler per event
-// (fleet_events.cpp) and the energy, time series and summary metrics (fleet_metrics.cpp).
+// (fleet_sim.cpp), what agents see of the fleet (fleet_view.cpp), one handler per event and
+// the bookkeeping of the site engines' starts and stops (fleet_events.cpp), and the energy,
+// time series and summary metrics (fleet_metrics.cpp).
 #pragma once
 
 #include <cstdint>
 #include <limits>
-#include <list>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "greensched/multi/net_signal.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/scheduler.hpp"
+#include "greensched/sim/site_engine.hpp"
 
 namespace greensched::multi::detail {
 
@@ -29,11 +31,8 @@ struct Job {
   JobInfo info;
   int site = -1;
   int64_t ready_s = 0;
-  int64_t start_s = -1;
+  int64_t start_s = -1;  // of the current run; -1 while not running
   bool done = false;
-  // Length of the site's freed-node log when this job last found no node: it can only fit on
-  // a node freed since (a job ended there or it woke).
-  std::size_t failed_at = std::numeric_limits<std::size_t>::max();
   // Deferred: its planned run [planned_from_s, + duration) is in the site's ledger until due.
   bool planned = false;
   int64_t planned_from_s = 0;
@@ -42,7 +41,18 @@ struct Job {
   NodeIndex held = -1;
 };
 
-// A site at run time: its cluster, local scheduler, power, queue and powered-down nodes.
+class FleetSim;
+
+// Books a site engine's starts and stops into the fleet's ledgers and records.
+struct SiteHooks final : sim::SiteEngineListener {
+  FleetSim* sim = nullptr;
+  std::size_t site = 0;
+  void on_start(PodId id, NodeIndex node, int64_t now) override;
+  void on_stop(PodId id, NodeIndex node, int64_t now, bool finished) override;
+};
+
+// A site at run time: its cluster, local scheduler and power, run by the site engine of
+// `simulate --mode replay` (sim/site_engine.hpp); the fleet adds what dispatch needs.
 struct SiteRuntime {
   const SiteSpec* spec = nullptr;
   std::unique_ptr<Cluster> cluster;
@@ -53,35 +63,19 @@ struct SiteRuntime {
   std::unique_ptr<power::ClusterPower> power;
   Rng rng{0};
   Rng preview_rng{0};
-  // Job indices waiting to start, latency-sensitive first, each in the order they became
-  // ready. Lists, so that a pass over the front of a long queue costs only that front.
-  std::list<std::size_t> ls_queue, be_queue;
-  std::size_t queued() const { return ls_queue.size() + be_queue.size(); }
-  std::vector<int64_t> idle_since;  // per node; -1 while busy
-  std::vector<bool> waking;
-  // Per node: held for a moving LS job (offline to the scheduler, drawing idle power), and
-  // whether its wake-up, if it needed one, has finished.
-  std::vector<bool> held, held_awake;
-  double waking_watts = 0;  // idle power of nodes being woken (IT)
-  int64_t running = 0;
+  SiteHooks hooks;
+  std::unique_ptr<sim::SiteEngine> engine;
   int64_t waiting = 0;  // dispatched here, not yet ready
-  int64_t queued_gpu_milli = 0;
   // GPU requests of jobs dispatched here and not started yet (moving, deferred or queued):
   // agents see them as taken, so a burst of submissions does not all pick the same site.
   int64_t pending_gpu_milli = 0;
-  int64_t asleep_gpu_milli = 0;  // capacity of nodes powered down or waking
   // Promised capacity per hour (running jobs to their expected end, deferred jobs over their
   // planned run), and the same for latency-sensitive jobs running here alone.
   HourLedger ledger, ls_ledger;
   int64_t ls_alloc_milli = 0;    // GPU milli held by running LS jobs
   double full_gpu_it_watts = 0;  // IT watts per GPU of the GPU nodes at full power (gpu_kw)
   std::vector<double> ls_hourly_milli_s;  // LS GPU milli x seconds per trace hour from hour0
-  uint64_t version = 0;                   // bumped on every change, for the preview cache
-  std::vector<NodeIndex> freed;           // every node that gained capacity, in order
-  uint64_t sleep_epoch = 0;               // bumped whenever a node powers down
-  uint64_t wake_pass_sleep_epoch = std::numeric_limits<uint64_t>::max();
-  int64_t powered_down = 0;                         // nodes asleep (not counting those waking)
-  std::vector<std::vector<std::size_t>> node_jobs;  // per node: running job indices
+  uint64_t version = 0;                   // bumped on every dispatch-side change
   // Accumulators.
   double energy_j = 0;
   double carbon_g = 0;
@@ -90,10 +84,11 @@ struct SiteRuntime {
 
   std::vector<double> hourly_kwh;  // facility energy per hour from FleetSim::hour0_
 
+  std::size_t queued() const { return engine->queued(); }
+  // Changes whenever the site changes (for the preview cache).
+  uint64_t view_version() const { return version + engine->version(); }
   // Facility watts at epoch second t (the PUE may follow the weather).
-  double facility_watts(int64_t t) const {
-    return (power->watts() + waking_watts) * spec->pue_at(t);
-  }
+  double facility_watts(int64_t t) const { return engine->it_watts() * spec->pue_at(t); }
   int64_t online_nodes() const {
     int64_t n = 0;
     for (std::size_t i = 0; i < cluster->size(); ++i)
@@ -102,14 +97,13 @@ struct SiteRuntime {
   }
 };
 
-enum class EventKind : int { kJobEnd, kNodeWake, kPowerDownCheck, kJobReady, kJobSubmit, kSample };
+enum class EventKind : int { kJobReady, kJobSubmit, kSample };
 
 struct Event {
   int64_t time;
   EventKind kind;
   uint64_t seq;
-  std::size_t a;  // job or site
-  std::size_t b;  // node
+  std::size_t a;  // job
   bool operator>(const Event& o) const {
     if (time != o.time) return time > o.time;
     if (kind != o.kind) return static_cast<int>(kind) > static_cast<int>(o.kind);
@@ -141,6 +135,7 @@ class FleetSim final : public FleetView {
   }
   bool fits_now(int site, const PodSpec& pod) const override;
   bool fits_ever(int site, const PodSpec& pod) const override;
+  bool can_hold(int site, const PodSpec& pod) const override { return preview(site, pod).holdable; }
   double marginal_watts(int site, const PodSpec& pod) const override {
     return preview(site, pod).watts;
   }
@@ -160,9 +155,9 @@ class FleetSim final : public FleetView {
   struct Preview {
     double watts = 0;
     double frag_milli = 0;
+    bool holdable = false;  // on an empty node, or on a powered-down one that can wake
   };
   Preview preview(int site, const PodSpec& pod) const;
-  NodeIndex wakeable_node(const SiteRuntime& s, const PodSpec& pod) const;
 
   // Set-up (fleet_sim.cpp): sites with their clusters and local policies, then jobs with
   // their home sites and submission events, then the first checks and sample.
@@ -177,9 +172,6 @@ class FleetSim final : public FleetView {
   // One handler per event kind (fleet_events.cpp).
   void on_submit(std::size_t j, DispatchAgent& agent);
   void on_ready(std::size_t j);
-  void on_job_end(std::size_t j, std::size_t site);
-  void on_node_wake(std::size_t site, std::size_t node);
-  void on_power_down_check(std::size_t site, std::size_t node);
   void on_sample();
   // The agent's dispatch with the site and start bounds enforced.
   Dispatch decide(std::size_t j, DispatchAgent& agent);
@@ -187,6 +179,12 @@ class FleetSim final : public FleetView {
   int64_t move_data(const Job& job, SiteRuntime& s, int64_t ready);
   void record_dispatch(std::size_t j, const Dispatch& d);
 
+ public:
+  // A site engine started or stopped job j (SiteHooks).
+  void on_started(std::size_t site, std::size_t j, NodeIndex node);
+  void on_stopped(std::size_t site, std::size_t j, bool finished);
+
+ private:
   // Final metrics (fleet_metrics.cpp).
   void summarize_delays();
   void summarize_sites(const std::vector<PodSpec>& pods);
@@ -195,19 +193,14 @@ class FleetSim final : public FleetView {
   int64_t known_duration(std::size_t j) const {
     return predicted_s_.empty() ? jobs_[j].info.duration_s : predicted_s_[j];
   }
-  // Wakes a powered-down node of the site that can host `pod`, now; the node, or -1.
-  NodeIndex wake_node_for(std::size_t site, const PodSpec& pod);
-  // Holds a node for latency-sensitive job j moving to `site`: the empty node the local policy
-  // would give it now, else a powered-down one woken now.
-  void hold_node_for(std::size_t site, std::size_t j);
-  // A held or waking node joins the cluster: online, idle, drawing its own power.
-  void bring_online(std::size_t site, NodeIndex node);
   // LS GPU milli x seconds held at the site over [from, to) (trace seconds), for ls_reserve.
   void record_ls(SiteRuntime& s, int64_t from, int64_t to);
 
-  void push(int64_t time, EventKind kind, std::size_t a, std::size_t b = 0) {
-    events_.push(Event{time, kind, seq_++, a, b});
+  void push(int64_t time, EventKind kind, std::size_t a) {
+    events_.push(Event{time, kind, seq_++, a});
   }
+  // The earliest instant of the fleet's events and the sites' engines, if any.
+  std::optional<int64_t> next_time();
   void advance(int64_t t);
   // Adds facility energy over [from, to) (epoch seconds, to > from) at `it_watts` to the
   // site's totals and hourly series, hour by hour when the PUE follows the weather.
@@ -216,34 +209,7 @@ class FleetSim final : public FleetView {
   bool in_window(int64_t t) const {
     return t >= options_.measure_from_s && t < options_.measure_to_s;
   }
-  void try_schedule(std::size_t site);
-  // Starts what fits from the site's queues; returns the jobs still waiting, in queue order,
-  // and whether one of them newly found no node.
-  std::vector<std::size_t> start_queued(std::size_t site, bool& newly_failed);
-  // Each job still waiting claims a node being woken that could host it, or wakes one.
-  void wake_for(std::size_t site, const std::vector<std::size_t>& waiting);
-  void start_job(std::size_t site, std::size_t job, const policy::Decision& d);
-  // Stops a running job: its node is freed and the job's end event is ignored.
-  void stop_job(std::size_t site, std::size_t job);
-  // Preemption (--preempt-be, fleet_preemption.cpp): evicts best-effort jobs from the node
-  // that loses the least to make room for latency-sensitive job `j`; whether it did.
-  bool preempt_for(std::size_t site, std::size_t j);
   void sample();
-  // Whether a job that found no node may fit now: some node freed since fits it.
-  static bool may_fit_again(SiteRuntime& s, Job& job) {
-    if (job.failed_at == std::numeric_limits<std::size_t>::max()) return true;
-    if (s.freed.size() - job.failed_at > s.cluster->size()) return true;  // cheaper to rerun
-    const PodSpec& pod = *job.info.pod;
-    for (std::size_t i = job.failed_at; i < s.freed.size(); ++i) {
-      const NodeIndex n = s.freed[i];
-      if (policy::filter_node(s.cluster->spec(n), s.cluster->state(n), pod) ==
-          policy::FilterReason::kFits) {
-        return true;
-      }
-    }
-    job.failed_at = s.freed.size();
-    return false;
-  }
   bool nothing_waits() const {
     for (const SiteRuntime& s : sites_) {
       if (s.queued() > 0 || s.waiting > 0) return false;
@@ -256,6 +222,8 @@ class FleetSim final : public FleetView {
   std::unique_ptr<Forecaster> forecaster_;
   std::vector<SiteRuntime> sites_;
   std::vector<Job> jobs_;
+  std::vector<sim::SiteJob> site_jobs_;  // the engines' view of the jobs, by job index
+  uint32_t ready_rank_ = 0;              // queue order: the order jobs became ready
   const std::vector<PodSpec>* pods_ = nullptr;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;

@@ -56,7 +56,7 @@ double FleetSim::ls_reserve(int site, int64_t t) const {
 bool FleetSim::fits_now(int site, const PodSpec& pod) const {
   const SiteRuntime& s = sites_[site];
   if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
-      s.cluster->total_gpu_milli() - s.asleep_gpu_milli) {
+      s.cluster->total_gpu_milli() - s.engine->offline_gpu_milli()) {
     return false;  // what was dispatched here first takes the free GPUs
   }
   const Cluster& c = *sites_[site].cluster;
@@ -77,22 +77,12 @@ bool FleetSim::fits_ever(int site, const PodSpec& pod) const {
   return false;
 }
 
-// A powered-down node that could host `pod`, or -1.
-NodeIndex FleetSim::wakeable_node(const SiteRuntime& s, const PodSpec& pod) const {
-  const Cluster& c = *s.cluster;
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    if (c.state(n).online || s.waking[n]) continue;
-    NodeState on = c.state(n);
-    on.online = true;
-    if (policy::filter_node(c.spec(n), on, pod) == policy::FilterReason::kFits) return n;
-  }
-  return -1;
-}
-
 FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
   const SiteRuntime& s = sites_[site];
   for (const auto& [p, version, value] : preview_cache_) {
-    if (p == &pod && version == (s.version << 8 | static_cast<uint64_t>(site))) return value;
+    if (p == &pod && version == (s.view_version() << 8 | static_cast<uint64_t>(site))) {
+      return value;
+    }
   }
   Preview out;
   if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
@@ -106,18 +96,20 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
   GpuMask gpus = d.gpus;
   bool waking = false;
   if (node < 0) {
-    node = wakeable_node(s, pod);
+    node = s.engine->wake_candidate(pod);
     if (node < 0) {
       out.watts = std::numeric_limits<double>::infinity();
       return out;
     }
     waking = true;
+    out.holdable = true;
     // A powered-down node is empty: the first GPU(s) are the ones any rule picks.
     gpus = pod.needs_gpu() ? (pod.shares_gpu() ? GpuMask{1} : (GpuMask{1} << pod.num_gpu) - 1) : 0;
   }
   const NodeSpec& spec = s.cluster->spec(node);
   const NodeState& st = s.cluster->state(node);
   const power::NodePower& fig = (*s.figures)[node];
+  if (!waking) out.holdable = true;  // its room is reserved while its data moves
   auto after = st.gpu_free_milli;
   for (int g = 0; g < spec.gpu_count; ++g) {
     if ((gpus >> g) & 1U) after[g] -= pod.gpu_milli;
@@ -136,7 +128,7 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
                                               st.cpu_free_milli - pod.cpu_milli, after.data());
   out.frag_milli = s.frag->to_gpu_milli(f_after - f_before);
   if (preview_cache_.size() > 16) preview_cache_.clear();
-  preview_cache_.emplace_back(&pod, s.version << 8 | static_cast<uint64_t>(site), out);
+  preview_cache_.emplace_back(&pod, s.view_version() << 8 | static_cast<uint64_t>(site), out);
   return out;
 }
 

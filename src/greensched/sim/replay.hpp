@@ -1,10 +1,10 @@
 // Time replay: pods arrive at creation_time and leave after their trace lifetime
-// (deletion_time - creation_time) counted from when they start. A pod that fits nowhere waits
-// in a queue and is retried whenever resources free up: strict FIFO (the head blocks the
-// rest) or backfill (any queued pod that fits may start, oldest first). Node events take
-// nodes down (their pods are re-queued, none lost) and back up. Cluster power is integrated
-// over time into energy, beside the energy floor (an ideal energy-proportional cluster doing
-// the same work).
+// (deletion_time - creation_time) counted from when they start. The cluster is one SiteEngine
+// (site_engine.hpp), the engine of every fleet site too: a pod that fits nowhere waits in its
+// queue (fifo, backfill or priority) and is retried whenever resources free up; node events
+// take nodes down (their pods are re-queued, none lost) and back up. Cluster power is
+// integrated over time into energy, beside the energy floor (an ideal energy-proportional
+// cluster doing the same work).
 //
 // Energy management: with power_down_idle_s >= 0 a node idle that long sleeps (draws nothing);
 // a queued pod that fits on no awake node wakes the sleeping node that would draw the least
@@ -27,15 +27,10 @@
 #include "greensched/core/status.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/power/power_model.hpp"
+#include "greensched/sim/site_engine.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace greensched::sim {
-
-enum class QueueDiscipline { kFifo, kBackfill };
-
-// "fifo" or "backfill", as reports and the command line spell them.
-std::string_view queue_name(QueueDiscipline queue);
-Result<QueueDiscipline> parse_queue_discipline(std::string_view text);
 
 struct NodeEvent {
   int64_t time = 0;  // trace seconds
