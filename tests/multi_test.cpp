@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <map>
 
 #include "greensched/core/rng.hpp"

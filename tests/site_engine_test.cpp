@@ -111,8 +111,8 @@ struct Bench {
     figures = resolved.value();
     figures[0].cpu.idle_watts += 100;  // "hot" draws 100 W more at idle
     for (int i = 0; i < jobs_count; ++i) {
-      pods.push_back(multi::fixtures::job(("j" + std::to_string(i)).c_str(), 1000, nodes[0].gpu_count, 1000,
-                                          0, 1000));
+      pods.push_back(multi::fixtures::job(("j" + std::to_string(i)).c_str(), 1000,
+                                          nodes[0].gpu_count, 1000, 0, 1000));
     }
     for (const PodSpec& p : pods) jobs.push_back(sim::SiteJob{&p, 1000, false});
     cluster = std::make_unique<Cluster>(nodes);

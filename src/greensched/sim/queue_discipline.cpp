@@ -20,8 +20,8 @@ Result<QueueDiscipline> parse_queue_discipline(std::string_view text) {
   for (auto q : {QueueDiscipline::kFifo, QueueDiscipline::kBackfill, QueueDiscipline::kPriority}) {
     if (text == queue_name(q)) return q;
   }
-  return Error{fmt::format("unknown queue discipline '{}' (expected fifo, backfill or priority)",
-                           text)};
+  return Error{
+      fmt::format("unknown queue discipline '{}' (expected fifo, backfill or priority)", text)};
 }
 
 }  // namespace greensched::sim

@@ -92,8 +92,7 @@ void SiteEngine::update_power(NodeIndex n) {
 }
 
 bool SiteEngine::fits_awake(NodeIndex n, const PodSpec& p) const {
-  return policy::filter_node(cluster_.spec(n), cluster_.state(n), p) ==
-         policy::FilterReason::kFits;
+  return policy::filter_node(cluster_.spec(n), cluster_.state(n), p) == policy::FilterReason::kFits;
 }
 
 bool SiteEngine::fits_when_awake(NodeIndex n, const PodSpec& p) const {
@@ -181,7 +180,8 @@ void SiteEngine::started(PodId id, NodeIndex node, int64_t now) {
   start_[id] = now;
   node_of_[id] = node;
   node_jobs_[node].push_back(id);
-  floor_watts_of_[id] = power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
+  floor_watts_of_[id] =
+      power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
   floor_watts_ += floor_watts_of_[id];
   ++running_;
   departures_.push(Departure{now + jobs_[id].duration_s, id, generation_[id]});
@@ -507,8 +507,7 @@ Status SiteEngine::pass(int64_t now) {
       const bool recording = record_inputs_ != nullptr;
       policy::Decision d =
           scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
-      if (d.node < 0 && config_.preempt_be && jobs_[id].latency_sensitive &&
-          preempt_for(id, now)) {
+      if (d.node < 0 && config_.preempt_be && jobs_[id].latency_sensitive && preempt_for(id, now)) {
         d = scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
       }
       if (recording && (d.node >= 0 || !failure_recorded_[id])) {

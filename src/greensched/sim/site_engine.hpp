@@ -201,10 +201,10 @@ class SiteEngine {
   std::vector<power::ClusterPower>* shadows_ = nullptr;
   std::string policy_name_;
 
-  std::set<QueueEntry> queue_;        // waiting jobs in queue order
-  std::vector<QueueEntry> new_keys_;  // enqueued since the last pass
-  std::vector<uint32_t> rank_;        // per job, its rank when last enqueued
-  std::vector<NodeIndex> freed_;       // every node that gained capacity, in order
+  std::set<QueueEntry> queue_;              // waiting jobs in queue order
+  std::vector<QueueEntry> new_keys_;        // enqueued since the last pass
+  std::vector<uint32_t> rank_;              // per job, its rank when last enqueued
+  std::vector<NodeIndex> freed_;            // every node that gained capacity, in order
   std::vector<int64_t> failed_memory_;      // per key: least memory that found no node ...
   std::vector<std::size_t> failed_at_;      // ... when freed_ had this many entries
   std::vector<int64_t> no_sleeper_memory_;  // per key: least memory no sleeping node fits ...
