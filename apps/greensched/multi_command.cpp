@@ -591,8 +591,10 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--generation-forecast", o->generation_forecast,
                   "what agents and the mpc controller know of on-site generation: past (wind "
                   "persistence reverting to the day's mean, solar clear-sky times the day's "
-                  "clearness), weather (a day-ahead weather forecast: the actual output plus "
-                  "errors of --wind-forecast-error and --solar-forecast-error), or exact")
+                  "clearness), weather (a day-ahead weather forecast for 48 h: the actual wind "
+                  "speed and solar output plus seeded errors of --wind-forecast-error and "
+                  "--solar-forecast-error, less what persists of the last hour's seen error), "
+                  "or exact")
       ->capture_default_str()
       ->check(CLI::IsMember({"past", "weather", "exact"}));
   cmd->add_option("--wind-forecast-error", o->generation.wind_speed_rmse_ms,
