@@ -94,6 +94,7 @@ struct Bench {
   std::vector<NodeSpec> nodes;
   std::vector<PodSpec> pods;
   std::vector<sim::SiteJob> jobs;
+  std::vector<uint32_t> keys;  // the engine keeps a reference
   std::vector<power::NodePower> figures;
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<policy::Policy> policy;
@@ -122,13 +123,13 @@ struct Bench {
     scheduler = std::make_unique<policy::Scheduler>(*policy, policy::random_tie_rank(2, rng));
     power = std::make_unique<power::ClusterPower>(figures, *cluster);
     uint32_t key_count = 0;
-    std::vector<uint32_t> keys = sim::feasibility_keys(jobs, key_count);
+    keys = sim::feasibility_keys(jobs, key_count);
     sim::SiteEngineConfig config;
     config.queue = sim::QueueDiscipline::kBackfill;
     config.power_down_idle_s = idle_s;
     config.wake_delay_s = 300;
-    engine = std::make_unique<sim::SiteEngine>(*cluster, *scheduler, rng, *power, jobs,
-                                               std::move(keys), key_count, config);
+    engine = std::make_unique<sim::SiteEngine>(*cluster, *scheduler, rng, *power, jobs, keys,
+                                               key_count, config);
   }
   // Runs instants until `until` (or nothing is left).
   void run_until(int64_t until) {

@@ -101,7 +101,6 @@ void FleetSim::on_submit(std::size_t j, DispatchAgent& agent) {
     }
   }
   if (d.not_before_s > now_) ++result_.jobs_deferred;
-  job.ready_s = ready;
   ++s.waiting;
   if (options_.record) record_dispatch(j, d);
   result_.decisions[j] = JobDecision{job.info.pod->name,

@@ -35,7 +35,7 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
                                  is_latency_sensitive(pods[j])};
   }
   uint32_t key_count = 0;
-  const std::vector<uint32_t> keys = sim::feasibility_keys(site_jobs_, key_count);
+  site_keys_ = sim::feasibility_keys(site_jobs_, key_count);
   sites_.resize(fleet_.sites.size());
   run_watts_.assign(fleet_.sites.size(), std::vector<double>(shape_count, std::nan("")));
   if (Status s = validate(options_.generation_forecast); !s.ok()) return s;
@@ -78,8 +78,9 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
     engine.wake_delay_s = options_.wake_delay_s;
     engine.preempt_be = options_.preempt_be;
     engine.scan_limit = kScanLimit;
-    s.engine = std::make_unique<sim::SiteEngine>(*s.cluster, *s.scheduler, s.rng, *s.power,
-                                                 site_jobs_, keys, key_count, engine, &s.hooks);
+    s.engine =
+        std::make_unique<sim::SiteEngine>(*s.cluster, *s.scheduler, s.rng, *s.power, site_jobs_,
+                                          site_keys_, key_count, engine, &s.hooks);
     s.engine->set_policy_name(s.spec->policy);
   }
   weights = site_home_weights(fleet_);

@@ -30,7 +30,6 @@ namespace greensched::multi::detail {
 struct Job {
   JobInfo info;
   int site = -1;
-  int64_t ready_s = 0;
   int64_t start_s = -1;  // of the current run; -1 while not running
   bool done = false;
   // Deferred: its planned run [planned_from_s, + duration) is in the site's ledger until due.
@@ -223,6 +222,7 @@ class FleetSim final : public FleetView {
   std::vector<SiteRuntime> sites_;
   std::vector<Job> jobs_;
   std::vector<sim::SiteJob> site_jobs_;  // the engines' view of the jobs, by job index
+  std::vector<uint32_t> site_keys_;      // their feasibility keys, shared by every engine
   uint32_t ready_rank_ = 0;              // queue order: the order jobs became ready
   const std::vector<PodSpec>* pods_ = nullptr;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -134,12 +135,19 @@ double GenerationForecast::forecast_pv_kwh(int64_t t) const {
   return site_->pv_kwh.at(t);
 }
 
-double GenerationForecast::corrected(const TimeSeries& forecast, const TimeSeries& actual,
-                                     int64_t j, int64_t j_now) const {
-  const double last_error = sample(forecast, j_now - 1) - sample(actual, j_now - 1);
+std::optional<double> GenerationForecast::known(const TimeSeries& actual, const TimeSeries& weather,
+                                                int64_t now, int64_t t) const {
+  const int64_t j = actual.index_of(t);
+  const int64_t j_now = actual.index_of(now);  // in progress at now: not known yet
+  if (j < j_now || options_.kind == GenerationForecastKind::kExact) return actual.at(t);
+  if (options_.kind != GenerationForecastKind::kWeather ||
+      actual.start_s() + j * actual.step_s() >= now + 3600 * int64_t{options_.weather_lead_h}) {
+    return std::nullopt;
+  }
+  // The issued forecast less what persists of the error seen in the last hour that ended.
+  const double last_error = sample(weather, j_now - 1) - sample(actual, j_now - 1);
   const double k = static_cast<double>(j - (j_now - 1));
-  const double value = sample(forecast, j) - std::pow(options_.error_correlation, k) * last_error;
-  return std::max(0.0, value);
+  return std::max(0.0, sample(weather, j) - std::pow(options_.error_correlation, k) * last_error);
 }
 
 double GenerationForecast::kwh(int64_t now, int64_t t) const {
@@ -149,13 +157,9 @@ double GenerationForecast::kwh(int64_t now, int64_t t) const {
 double GenerationForecast::pv_kwh(int64_t now, int64_t t) const {
   if (site_ == nullptr || site_->pv_kwh.empty()) return 0.0;
   const TimeSeries& actual = site_->pv_kwh;
+  if (const std::optional<double> v = known(actual, pv_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
-  const int64_t j_now = actual.index_of(now);  // in progress at now: not known yet
-  if (j < j_now || options_.kind == GenerationForecastKind::kExact) return actual.at(t);
-  if (options_.kind == GenerationForecastKind::kWeather &&
-      actual.start_s() + j * actual.step_s() < now + 3600 * int64_t{options_.weather_lead_h}) {
-    return corrected(pv_weather_, actual, j, j_now);
-  }
+  const int64_t j_now = actual.index_of(now);
   if (site_->pv_clear_kwh.empty())
     return sample(actual, j - kRecentH * ((j - j_now) / kRecentH + 1));
   double seen = 0, clear = 0;
@@ -170,13 +174,9 @@ double GenerationForecast::pv_kwh(int64_t now, int64_t t) const {
 double GenerationForecast::wind_kwh(int64_t now, int64_t t) const {
   if (site_ == nullptr || site_->wind_kwh.empty()) return 0.0;
   const TimeSeries& actual = site_->wind_kwh;
+  if (const std::optional<double> v = known(actual, wind_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
   const int64_t j_now = actual.index_of(now);
-  if (j < j_now || options_.kind == GenerationForecastKind::kExact) return actual.at(t);
-  if (options_.kind == GenerationForecastKind::kWeather &&
-      actual.start_s() + j * actual.step_s() < now + 3600 * int64_t{options_.weather_lead_h}) {
-    return corrected(wind_weather_, actual, j, j_now);
-  }
   double mean = 0;
   for (int64_t i = j_now - kRecentH; i < j_now; ++i) mean += sample(actual, i);
   mean /= kRecentH;

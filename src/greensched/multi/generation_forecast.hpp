@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "greensched/core/status.hpp"
@@ -78,10 +79,11 @@ class GenerationForecast {
   // Kind kWeather only: forecast solar output, wind speed and wind output per hour.
   TimeSeries pv_weather_, speed_weather_, wind_weather_;
 
-  // The weather forecast of sample j less the part of the last ended sample's error that
-  // persists to it.
-  double corrected(const TimeSeries& forecast, const TimeSeries& actual, int64_t j,
-                   int64_t j_now) const;
+  // The hour holding t where more than the past-only forecast is known at now: its actual
+  // output (ended, or kind kExact), or `weather`'s corrected forecast within the lead; else
+  // nullopt.
+  std::optional<double> known(const TimeSeries& actual, const TimeSeries& weather, int64_t now,
+                              int64_t t) const;
 };
 
 }  // namespace greensched::multi

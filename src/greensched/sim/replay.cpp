@@ -318,7 +318,7 @@ Result<std::vector<ReplayResult>> replay_accounted(
     jobs[i] = SiteJob{&p, p.deletion_time - p.creation_time, is_latency_sensitive(p)};
   }
   uint32_t key_count = 0;
-  std::vector<uint32_t> keys = feasibility_keys(jobs, key_count);
+  const std::vector<uint32_t> keys = feasibility_keys(jobs, key_count);
 
   Cluster cluster(workload.nodes);
   // One generator drives, in this order: the node tie order and the policy's own draws.
@@ -341,8 +341,7 @@ Result<std::vector<ReplayResult>> replay_accounted(
   engine_config.queue = config.queue;
   engine_config.power_down_idle_s = config.power_down_idle_s;
   engine_config.wake_delay_s = config.wake_delay_s;
-  SiteEngine engine(cluster, scheduler, rng, cluster_power, jobs, std::move(keys), key_count,
-                    engine_config);
+  SiteEngine engine(cluster, scheduler, rng, cluster_power, jobs, keys, key_count, engine_config);
   engine.set_policy_name(config.policy);
   Replay replay(workload, config, engine, cluster, pue, std::move(order));
   std::vector<power::ClusterPower> shadows;

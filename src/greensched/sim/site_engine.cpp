@@ -35,14 +35,14 @@ bool SiteEngine::Timer::operator>(const Timer& o) const {
 
 SiteEngine::SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng,
                        power::ClusterPower& power, const std::vector<SiteJob>& jobs,
-                       std::vector<uint32_t> keys, uint32_t key_count,
+                       const std::vector<uint32_t>& keys, uint32_t key_count,
                        const SiteEngineConfig& config, SiteEngineListener* listener)
     : cluster_(cluster),
       scheduler_(scheduler),
       rng_(rng),
       power_(power),
       jobs_(jobs),
-      feasibility_key_(std::move(keys)),
+      feasibility_key_(keys),
       config_(config),
       listener_(listener),
       rank_(jobs.size(), 0),
@@ -241,19 +241,12 @@ Status SiteEngine::handle_events(int64_t now) {
 Status SiteEngine::node_up(NodeIndex n, int64_t now) {
   if (!failed_[n]) return Status::Ok();
   failed_[n] = false;
-  if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
-  offline_gpu_milli_ -= int64_t{cluster_.spec(n).gpu_count} * kGpuMilli;
-  ++awake_;
-  update_power(n);
-  freed(n);
-  node_empty(n, now);
-  return Status::Ok();
+  return go_online(n, now);
 }
 
 Status SiteEngine::node_down(NodeIndex n, int64_t now) {
   if (failed_[n]) return Status::Ok();
   failed_[n] = true;
-  const int64_t gpus = int64_t{cluster_.spec(n).gpu_count} * kGpuMilli;
   if (waking_[n]) {
     waking_[n] = held_[n] = held_awake_[n] = false;
     --waking_count_;
@@ -275,23 +268,31 @@ Status SiteEngine::node_down(NodeIndex n, int64_t now) {
     requeued_since_pass_ = true;
   }
   // Only this node lost capacity, so what did not fit still does not.
-  if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
-  offline_gpu_milli_ += gpus;
-  --awake_;
-  update_power(n);
-  return Status::Ok();
+  return go_offline(n);
 }
 
 Status SiteEngine::bring_online(NodeIndex n, int64_t now) {
   waking_[n] = false;
   --waking_count_;
   waking_watts_ -= empty_node_watts(n);
+  return go_online(n, now);
+}
+
+Status SiteEngine::go_online(NodeIndex n, int64_t now) {
   if (Status s = cluster_.set_online(n, true); !s.ok()) return s;
   offline_gpu_milli_ -= int64_t{cluster_.spec(n).gpu_count} * kGpuMilli;
   ++awake_;
   update_power(n);
   freed(n);
   node_empty(n, now);
+  return Status::Ok();
+}
+
+Status SiteEngine::go_offline(NodeIndex n) {
+  if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
+  offline_gpu_milli_ += int64_t{cluster_.spec(n).gpu_count} * kGpuMilli;
+  --awake_;
+  update_power(n);
   return Status::Ok();
 }
 
@@ -316,13 +317,10 @@ Status SiteEngine::fire_timers(int64_t now) {
     }
     const NodeState& st = cluster_.state(n);
     if (!st.online || st.pods > 0 || now - idle_since_[n] < config_.power_down_idle_s) continue;
-    if (Status s = cluster_.set_online(n, false); !s.ok()) return s;
-    offline_gpu_milli_ += int64_t{cluster_.spec(n).gpu_count} * kGpuMilli;
-    --awake_;
+    if (Status s = go_offline(n); !s.ok()) return s;
     sleeping_[n] = true;
     ++sleeping_count_;
     ++sleeps_;
-    update_power(n);
   }
   return Status::Ok();
 }

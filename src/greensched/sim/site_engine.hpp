@@ -78,10 +78,12 @@ class SiteEngineListener {
 
 class SiteEngine {
  public:
-  // The engine keeps references to everything given; `jobs` and `keys` are indexed by PodId.
+  // The engine keeps references to everything given; `jobs` and `keys` (feasibility_keys of
+  // the jobs) are indexed by PodId.
   SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng, power::ClusterPower& power,
-             const std::vector<SiteJob>& jobs, std::vector<uint32_t> keys, uint32_t key_count,
-             const SiteEngineConfig& config, SiteEngineListener* listener = nullptr);
+             const std::vector<SiteJob>& jobs, const std::vector<uint32_t>& keys,
+             uint32_t key_count, const SiteEngineConfig& config,
+             SiteEngineListener* listener = nullptr);
 
   // Also keeps `shadows` (other power figures of the same nodes) up to date.
   void account_also(std::vector<power::ClusterPower>* shadows) { shadows_ = shadows; }
@@ -184,7 +186,10 @@ class SiteEngine {
   void node_empty(NodeIndex n, int64_t now);
   [[nodiscard]] Status depart_at(int64_t now);
   [[nodiscard]] Status fire_timers(int64_t now);
-  [[nodiscard]] Status bring_online(NodeIndex n, int64_t now);
+  [[nodiscard]] Status bring_online(NodeIndex n, int64_t now);  // a waking or held node
+  // A node joins the scheduler's view, idle from now, or leaves it (it must be empty).
+  [[nodiscard]] Status go_online(NodeIndex n, int64_t now);
+  [[nodiscard]] Status go_offline(NodeIndex n);
   NodeIndex wake(NodeIndex n, int64_t now);
   void wake_for(PodId id, int64_t now);
   bool preempt_for(PodId id, int64_t now);
@@ -195,7 +200,7 @@ class SiteEngine {
   Rng& rng_;
   power::ClusterPower& power_;
   const std::vector<SiteJob>& jobs_;
-  std::vector<uint32_t> feasibility_key_;
+  const std::vector<uint32_t>& feasibility_key_;
   SiteEngineConfig config_;
   SiteEngineListener* listener_ = nullptr;
   std::vector<power::ClusterPower>* shadows_ = nullptr;
