@@ -4,6 +4,12 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+
+#include <coin/ClpSimplex.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+
+#include "greensched/core/rng.hpp"
 
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/shift_lp.hpp"
@@ -68,6 +74,140 @@ TEST(ShiftLp, WorkBeyondCapacityIsUnservedAtThePenalty) {
   EXPECT_NEAR(r.value().objective, 3.0, 1e-9);
   EXPECT_NEAR(r.value().unserved_gpu_hours, 3.0, 1e-9);
   EXPECT_NEAR(r.value().capacity_price[0][0], 97.0, 1e-9);
+}
+
+// The textbook form of the same LP, the reference for the queue form solve_shift_lp uses: one
+// column per piece, site and hour of its window (plus one unserved column per piece), one row
+// per piece (served in full) and per site and hour (capacity). Returns the optimal cost,
+// unserved work paid at the penalty.
+double one_column_per_hour_optimum(const std::vector<ShiftLpSite>& sites,
+                                   const std::vector<ShiftLpWork>& work, double penalty) {
+  const std::size_t hours = sites.front().capacity.size();
+  std::vector<int> row, col;
+  std::vector<double> value, cost;
+  const auto cap_row = [&](std::size_t s, std::size_t h) {
+    return static_cast<int>(work.size() + s * hours + h);
+  };
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    const std::size_t last =
+        std::min(hours - 1, static_cast<std::size_t>(work[w].hour + work[w].max_shift_h));
+    for (std::size_t s = 0; s <= sites.size(); ++s) {
+      const bool unserved = s == sites.size();
+      const double move =
+          unserved || static_cast<int>(s) == work[w].home ? 0.0 : work[w].move_cost_per_gpu_hour[s];
+      if (!std::isfinite(move)) continue;
+      for (std::size_t h = static_cast<std::size_t>(work[w].hour);
+           h <= (unserved ? work[w].hour : last); ++h) {
+        const int c = static_cast<int>(cost.size());
+        cost.push_back(unserved ? penalty : sites[s].cost_per_gpu_hour[h] + move);
+        row.push_back(static_cast<int>(w));
+        col.push_back(c);
+        value.push_back(1.0);
+        if (!unserved) {
+          row.push_back(cap_row(s, h));
+          col.push_back(c);
+          value.push_back(1.0);
+        }
+      }
+    }
+  }
+  const int rows = static_cast<int>(work.size() + sites.size() * hours);
+  std::vector<double> lo(rows, -COIN_DBL_MAX), hi(rows), col_lo(cost.size(), 0.0),
+      col_hi(cost.size(), COIN_DBL_MAX);
+  for (std::size_t w = 0; w < work.size(); ++w) lo[w] = hi[w] = work[w].gpu_hours;
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    for (std::size_t h = 0; h < hours; ++h) hi[cap_row(s, h)] = sites[s].capacity[h];
+  }
+  CoinPackedMatrix matrix(true, row.data(), col.data(), value.data(),
+                          static_cast<CoinBigIndex>(value.size()));
+  matrix.setDimensions(rows, static_cast<int>(cost.size()));
+  ClpSimplex clp;
+  clp.setLogLevel(0);
+  clp.loadProblem(matrix, col_lo.data(), col_hi.data(), cost.data(), lo.data(), hi.data());
+  clp.dual();
+  EXPECT_TRUE(clp.isProvenOptimal());
+  return clp.objectiveValue();
+}
+
+// Random fleets and work with one slack for all (agreeable windows), some moves forbidden:
+// the queue form has the textbook form's optimum, its flows keep every window and capacity,
+// and a warm start from the previous hour's basis changes nothing but the work done.
+TEST(ShiftLp, QueueFormHasTheOptimumOfOneColumnPerHour) {
+  Rng rng(5);
+  ShiftLpBasis basis;
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t n_sites = 1 + rng.uniform(3), hours = 1 + rng.uniform(9);
+    const int slack = static_cast<int>(rng.uniform(4));
+    std::vector<ShiftLpSite> sites(n_sites);
+    for (ShiftLpSite& s : sites) {
+      for (std::size_t h = 0; h < hours; ++h) {
+        s.capacity.push_back(std::round(10 * rng.uniform_real()));
+        s.cost_per_gpu_hour.push_back(std::round(100 * rng.uniform_real()) - 10);
+      }
+    }
+    std::vector<ShiftLpWork> work;
+    for (std::size_t home = 0; home < n_sites; ++home) {
+      for (std::size_t h = 0; h < hours; ++h) {
+        if (rng.uniform(3) == 0) continue;
+        ShiftLpWork w{static_cast<int>(home),
+                      static_cast<int>(h),
+                      std::round(12 * rng.uniform_real()),
+                      slack,
+                      {}};
+        for (std::size_t s = 0; s < n_sites; ++s) {
+          w.move_cost_per_gpu_hour.push_back(s == home ? 0.0
+                                             : rng.uniform(4) == 0
+                                                 ? kInf
+                                                 : std::round(20 * rng.uniform_real()));
+        }
+        work.push_back(w);
+      }
+    }
+    ShiftLpOptions options;
+    options.unserved_penalty = 500;
+    const auto r = solve_shift_lp(sites, work, options);
+    ASSERT_TRUE(r.ok()) << r.error();
+    const double penalty = options.unserved_penalty;
+    EXPECT_NEAR(r.value().objective + penalty * r.value().unserved_gpu_hours,
+                one_column_per_hour_optimum(sites, work, penalty), 1e-6)
+        << "trial " << trial;
+    std::vector<double> served(work.size(), 0.0);
+    std::vector<std::vector<double>> used(n_sites, std::vector<double>(hours, 0.0));
+    for (const ShiftLpFlow& f : r.value().flows) {
+      const ShiftLpWork& w = work[f.work];
+      EXPECT_GE(f.hour, w.hour);
+      EXPECT_LE(f.hour, std::min<int>(static_cast<int>(hours) - 1, w.hour + w.max_shift_h));
+      EXPECT_TRUE(std::isfinite(w.move_cost_per_gpu_hour[f.site]));
+      served[f.work] += f.gpu_hours;
+      used[f.site][f.hour] += f.gpu_hours;
+    }
+    double unserved = 0;
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      EXPECT_LE(served[w], work[w].gpu_hours + 1e-6);
+      unserved += work[w].gpu_hours - served[w];
+    }
+    EXPECT_NEAR(unserved, r.value().unserved_gpu_hours, 1e-6);
+    for (std::size_t s = 0; s < n_sites; ++s) {
+      for (std::size_t h = 0; h < hours; ++h) EXPECT_LE(used[s][h], sites[s].capacity[h] + 1e-6);
+    }
+    // The same LP from the last trial's basis (a different problem: a poor start, still the
+    // optimum), then from its own.
+    options.basis = &basis;
+    for (int again = 0; again < 2; ++again) {
+      const auto warm = solve_shift_lp(sites, work, options);
+      ASSERT_TRUE(warm.ok()) << warm.error();
+      EXPECT_NEAR(warm.value().objective + penalty * warm.value().unserved_gpu_hours,
+                  r.value().objective + penalty * r.value().unserved_gpu_hours, 1e-6);
+    }
+  }
+}
+
+TEST(ShiftLp, WindowsThatAreNotAgreeableAreAnError) {
+  // w1 is available an hour later than w0 but due two hours earlier.
+  const std::vector<ShiftLpSite> sites = {{{1, 1, 1, 1}, {1, 1, 1, 1}}};
+  auto r = solve_shift_lp(sites, {{0, 0, 1.0, 3, {0.0}}, {0, 1, 1.0, 0, {0.0}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("agreeable"), std::string::npos) << r.error();
 }
 
 TEST(ShiftLp, BadInputIsAnError) {

@@ -584,6 +584,30 @@ TEST(Forecast, SameHourAtTheStartOfASeries) {
   EXPECT_EQ(f->at(TimeSeries(), k2023, k2023), 0);
 }
 
+// The same-hour forecaster's mean (a day's profile summed cumulatively) is the time-weighted
+// mean of its own point forecasts, over short and long intervals and wherever they start.
+TEST(Forecast, SameHourMeanIsTheMeanOfItsPointForecasts) {
+  Rng rng(12);
+  std::vector<double> values(20 * 24);
+  for (double& v : values) v = 50 + 400 * rng.uniform_real();
+  const TimeSeries series(k2023, kHour, values);
+  const auto f = make_same_hour_forecaster(7);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int64_t now = k2023 + static_cast<int64_t>(rng.uniform(19 * kDay));
+    const int64_t from = now + static_cast<int64_t>(rng.uniform(2 * kDay));
+    const int64_t to =
+        from + 1 + static_cast<int64_t>(rng.uniform(trial % 2 ? 5 * kDay : 3 * kHour));
+    double sum = 0;
+    for (int64_t a = from; a < to;) {
+      const int64_t b = std::min(to, k2023 + (series.index_of(a) + 1) * kHour);
+      sum += f->at(series, now, a) * static_cast<double>(b - a);
+      a = b;
+    }
+    EXPECT_NEAR(f->mean(series, now, from, to), sum / static_cast<double>(to - from), 1e-9)
+        << "now " << now - k2023 << " from " << from - now << " to " << to - now;
+  }
+}
+
 // A non-oracle forecast is a function of the samples complete at `now` only: rewriting every
 // other sample leaves each answer bit for bit the same.
 TEST(Forecast, SameHourNeverReadsTheFuture) {

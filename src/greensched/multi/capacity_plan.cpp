@@ -153,6 +153,8 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
   // Work the fleet cannot take in the horizon costs twice the dearest hour: enough to fill
   // every free GPU first, not so much that it drowns the prices of the hours that bind.
   lp.unserved_penalty = 2.0 * std::max(max_cost, 1e-9);
+  lp.first_hour = now_hour;
+  lp.basis = &basis_;
   auto solved = solve_shift_lp(sites, work, lp);
   solved_ = true;
   if (!solved.ok()) return;  // no plan this hour: prices stay 0 (green's own choice)

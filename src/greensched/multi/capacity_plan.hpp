@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "greensched/multi/agent.hpp"
+#include "greensched/multi/shift_lp.hpp"
 
 namespace greensched::multi {
 
@@ -66,6 +67,7 @@ class CapacityPlan {
   bool solved_ = false;
   int64_t plan_hour_s_ = 0;
   std::vector<std::vector<double>> price_, planned_;
+  ShiftLpBasis basis_;  // the last solve's, to start the next from
 };
 
 }  // namespace greensched::multi

@@ -1,6 +1,7 @@
 #include "greensched/multi/forecast.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <vector>
 
 namespace greensched::multi {
@@ -57,38 +58,76 @@ class SameHourForecaster final : public Forecaster {
     return series.values().front();
   }
 
-  // For t >= now the forecast repeats daily (every known same-hour sample lies before now), so
-  // the mean over a long interval is whole days of one daily profile plus the ends: O(one
-  // day) instead of O(interval). Short or past intervals take the sample-by-sample sum.
+  // For t at or after the sample holding `now` the forecast repeats daily (every known
+  // same-hour sample lies before now), so one day's profile, made once per series and sample
+  // of `now` and summed cumulatively, gives the mean over any such interval in O(1). Past
+  // intervals take the sample-by-sample sum.
   double mean(const TimeSeries& series, int64_t now, int64_t from, int64_t to) const override {
     const int64_t step = series.empty() ? 0 : series.step_s();
-    if (step <= 0 || from < now || to - from <= 2 * kDay || kDay % step != 0) {
+    if (step <= 0 || from < now || to <= from || kDay % step != 0) {
       return Forecaster::mean(series, now, from, to);
     }
-    const int64_t per_day = kDay / step;
+    const Profile& p = profile(series, now);
     const int64_t i0 = series.index_of(from);
     const int64_t i1 = series.index_of(to - 1);
     const auto start_of = [&](int64_t i) { return series.start_s() + i * step; };
-    std::vector<double> profile(static_cast<std::size_t>(per_day));
-    double day_total = 0;
-    for (int64_t k = 0; k < per_day; ++k) {
-      profile[static_cast<std::size_t>(k)] = at(series, now, std::max(from, start_of(i0 + k)));
-      day_total += profile[static_cast<std::size_t>(k)];
-    }
-    const auto value = [&](int64_t i) {
-      return profile[static_cast<std::size_t>((i - i0) % per_day)];
-    };
-    double sum = value(i0) * static_cast<double>(start_of(i0 + 1) - from) +
-                 value(i1) * static_cast<double>(to - start_of(i1));
-    const int64_t middle = i1 - i0 - 1;  // whole samples i0 + 1 .. i1 - 1
-    double whole = static_cast<double>(middle / per_day) * day_total;
-    for (int64_t i = i0 + 1 + (middle / per_day) * per_day; i < i1; ++i) whole += value(i);
-    sum += whole * static_cast<double>(step);
+    if (i0 == i1) return p.value(i0);
+    const double sum = p.value(i0) * static_cast<double>(start_of(i0 + 1) - from) +
+                       p.value(i1) * static_cast<double>(to - start_of(i1)) +
+                       p.sum(i0 + 1, i1) * static_cast<double>(step);
     return sum / static_cast<double>(to - from);
   }
 
  private:
+  // The forecast of the samples i_now, i_now + 1, ... (i_now holds `now`), one day of them,
+  // and their running sums.
+  struct Profile {
+    uint64_t series = 0;  // TimeSeries::id
+    int64_t i_now = 0;
+    std::vector<double> day;     // day[k]: sample i_now + k
+    std::vector<double> prefix;  // prefix[k]: day[0] + ... + day[k - 1]
+    double value(int64_t i) const {
+      return day[static_cast<std::size_t>((i - i_now) % static_cast<int64_t>(day.size()))];
+    }
+    // Sum of samples [a, b), a >= i_now.
+    double sum(int64_t a, int64_t b) const { return through(b) - through(a); }
+    double through(int64_t i) const {  // sum of samples [i_now, i)
+      const auto n = static_cast<int64_t>(day.size());
+      const int64_t k = i - i_now;
+      return static_cast<double>(k / n) * prefix.back() + prefix[static_cast<std::size_t>(k % n)];
+    }
+  };
+
+  const Profile& profile(const TimeSeries& series, int64_t now) const {
+    const int64_t i_now = series.index_of(now);
+    for (const Profile& p : profiles_) {
+      if (p.series == series.id() && p.i_now == i_now) return p;
+    }
+    Profile* slot = nullptr;
+    for (Profile& p : profiles_) {
+      if (p.series == series.id()) slot = &p;
+    }
+    if (slot == nullptr) {
+      if (profiles_.size() >= 64) profiles_.clear();  // series built and dropped, as in tests
+      slot = &profiles_.emplace_back();
+    }
+    const int64_t per_day = kDay / series.step_s();
+    slot->series = series.id();
+    slot->i_now = i_now;
+    slot->day.resize(static_cast<std::size_t>(per_day));
+    slot->prefix.assign(static_cast<std::size_t>(per_day) + 1, 0.0);
+    for (int64_t k = 0; k < per_day; ++k) {
+      const int64_t t = std::max(now, series.start_s() + (i_now + k) * series.step_s());
+      slot->day[static_cast<std::size_t>(k)] = at(series, now, t);
+      slot->prefix[static_cast<std::size_t>(k) + 1] =
+          slot->prefix[static_cast<std::size_t>(k)] + slot->day[static_cast<std::size_t>(k)];
+    }
+    return *slot;
+  }
+
   int days_;
+  // One profile per series seen (a fleet has a few); remade when `now` enters a new sample.
+  mutable std::deque<Profile> profiles_;
 };
 
 class OracleForecaster final : public Forecaster {

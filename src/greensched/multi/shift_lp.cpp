@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <coin/ClpSimplex.hpp>
@@ -64,92 +67,196 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   if (Status s = check(sites, work, options, hours); !s.ok()) return s.error();
   ShiftLpResult result;
   result.capacity_price.assign(sites.size(), std::vector<double>(hours, 0.0));
-  // Rows: one per piece of work (served in full), then one per site and hour (capacity).
-  const auto capacity_row = [&](std::size_t s, std::size_t h) {
+  if (work.empty() || hours == 0) return result;
+  const std::size_t n_sites = sites.size();
+  const auto deadline = [&](const ShiftLpWork& x) {
+    return std::min(hours - 1,
+                    static_cast<std::size_t>(x.hour) + static_cast<std::size_t>(x.max_shift_h));
+  };
+  // Pieces in the order a site serves them (first available, then first due); agreeable
+  // windows make that order the earliest-deadline-first order, so the backlog rows below say
+  // all there is to say about meeting the deadlines.
+  std::vector<std::size_t> order(work.size());
+  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(work[a].hour, deadline(work[a])) < std::pair(work[b].hour, deadline(work[b]));
+  });
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (deadline(work[order[i]]) < deadline(work[order[i - 1]])) {
+      return Error{fmt::format(
+          "shift LP: work {} (hour {}, due hour {}) is due before work {} (hour {}, due hour {}) "
+          "that is available earlier; the windows must be agreeable",
+          order[i], work[order[i]].hour, deadline(work[order[i]]), order[i - 1],
+          work[order[i - 1]].hour, deadline(work[order[i - 1]]))};
+    }
+  }
+  // Rows: work w served in full; flow (s, h): backlog in + arriving = run + backlog out;
+  // due (s, h), h < H - 1: the backlog at the end of hour h only holds work not yet due.
+  const auto work_row = [](std::size_t w) { return static_cast<int>(w); };
+  const auto flow_row = [&](std::size_t s, std::size_t h) {
     return static_cast<int>(work.size() + s * hours + h);
   };
-  const int rows = static_cast<int>(work.size() + sites.size() * hours);
-  std::vector<int> row_index, col_index;
-  std::vector<double> value, objective, col_lo, col_hi;
-  struct Column {
-    std::size_t work;
-    int site;  // -1: unserved
-    int hour;
+  const auto due_row = [&](std::size_t s, std::size_t h) {
+    return static_cast<int>(work.size() + n_sites * hours + s * (hours - 1) + h);
   };
-  std::vector<Column> columns;
-  const auto add_column = [&](std::size_t w, int site, int hour, double cost) {
-    const int c = static_cast<int>(columns.size());
-    columns.push_back(Column{w, site, hour});
+  const int rows = static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1));
+  std::vector<CoinBigIndex> starts{0};
+  std::vector<int> index;
+  std::vector<double> value, objective, col_lo, col_hi;
+  std::vector<std::pair<int, double>> entries;  // of the column being added
+  // What each column and row stands for, in absolute hours: the warm start's keys.
+  std::vector<ShiftLpBasis::Key> column_key, row_key(static_cast<std::size_t>(rows));
+  ShiftLpBasis::Key key{};
+  const auto add_column = [&](double cost, double hi) {
+    column_key.push_back(key);
+    std::sort(entries.begin(), entries.end());
+    for (const auto& [r, v] : entries) {
+      index.push_back(r);
+      value.push_back(v);
+    }
+    starts.push_back(static_cast<CoinBigIndex>(index.size()));
     objective.push_back(cost);
     col_lo.push_back(0.0);
-    col_hi.push_back(COIN_DBL_MAX);
-    row_index.push_back(static_cast<int>(w));
-    col_index.push_back(c);
-    value.push_back(1.0);
-    if (site >= 0) {
-      row_index.push_back(
-          capacity_row(static_cast<std::size_t>(site), static_cast<std::size_t>(hour)));
-      col_index.push_back(c);
-      value.push_back(1.0);
-    }
+    col_hi.push_back(hi);
+    entries.clear();
+    return static_cast<int>(objective.size()) - 1;
   };
+  // Moves y[w][s]: piece w sent to site s (its home included); unserved u[w].
+  std::vector<std::vector<int>> move_col(work.size(), std::vector<int>(n_sites, -1));
+  std::vector<int> unserved_col(work.size());
+  const auto absolute = [&](std::size_t h) { return options.first_hour + static_cast<int64_t>(h); };
+  std::map<std::pair<int, int>, int> seen;  // (home, hour) -> pieces so far
   for (std::size_t w = 0; w < work.size(); ++w) {
     const ShiftLpWork& x = work[w];
-    const std::size_t last = std::min(
-        hours - 1, static_cast<std::size_t>(x.hour) + static_cast<std::size_t>(x.max_shift_h));
-    for (std::size_t s = 0; s < sites.size(); ++s) {
+    const auto h0 = static_cast<std::size_t>(x.hour);
+    const std::size_t due = deadline(x);
+    const int nth = seen[{x.home, x.hour}]++;
+    row_key[w] = {ShiftLpBasis::kWorkRow, x.home, absolute(h0), nth};
+    for (std::size_t s = 0; s < n_sites; ++s) {
+      key = {ShiftLpBasis::kMove, x.home, absolute(h0), nth * 1024 + static_cast<int>(s)};
       const double move = static_cast<int>(s) == x.home ? 0.0 : x.move_cost_per_gpu_hour[s];
       if (!std::isfinite(move)) continue;
-      for (std::size_t h = static_cast<std::size_t>(x.hour); h <= last; ++h) {
-        add_column(w, static_cast<int>(s), static_cast<int>(h),
-                   sites[s].cost_per_gpu_hour[h] + move);
+      entries = {{work_row(w), 1.0}, {flow_row(s, h0), 1.0}};
+      for (std::size_t h = h0; h < due; ++h) entries.emplace_back(due_row(s, h), -1.0);
+      move_col[w][s] = add_column(move, COIN_DBL_MAX);
+    }
+    entries = {{work_row(w), 1.0}};
+    key = {ShiftLpBasis::kUnserved, x.home, absolute(h0), nth};
+    unserved_col[w] = add_column(options.unserved_penalty, COIN_DBL_MAX);
+  }
+  // Runs x[s][h] (at most the capacity) and backlogs b[s][h] for h < H - 1 (none at the end).
+  std::vector<std::vector<int>> run_col(n_sites, std::vector<int>(hours));
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    for (std::size_t h = 0; h < hours; ++h) {
+      const int site = static_cast<int>(s);
+      row_key[static_cast<std::size_t>(flow_row(s, h))] = {ShiftLpBasis::kFlowRow, site,
+                                                           absolute(h), 0};
+      entries = {{flow_row(s, h), -1.0}};
+      key = {ShiftLpBasis::kRun, site, absolute(h), 0};
+      run_col[s][h] = add_column(sites[s].cost_per_gpu_hour[h], sites[s].capacity[h]);
+      if (h + 1 < hours) {
+        row_key[static_cast<std::size_t>(due_row(s, h))] = {ShiftLpBasis::kDueRow, site,
+                                                            absolute(h), 0};
+        entries = {{flow_row(s, h), -1.0}, {flow_row(s, h + 1), 1.0}, {due_row(s, h), 1.0}};
+        key = {ShiftLpBasis::kBacklog, site, absolute(h), 0};
+        add_column(0.0, COIN_DBL_MAX);
       }
     }
-    add_column(w, -1, -1, options.unserved_penalty);
   }
-  std::vector<double> row_lo(static_cast<std::size_t>(rows)),
-      row_hi(static_cast<std::size_t>(rows));
+  std::vector<double> row_lo(static_cast<std::size_t>(rows), 0.0),
+      row_hi(static_cast<std::size_t>(rows), 0.0);
   for (std::size_t w = 0; w < work.size(); ++w) row_lo[w] = row_hi[w] = work[w].gpu_hours;
-  for (std::size_t s = 0; s < sites.size(); ++s) {
-    for (std::size_t h = 0; h < hours; ++h) {
-      const auto r = static_cast<std::size_t>(capacity_row(s, h));
-      row_lo[r] = -COIN_DBL_MAX;
-      row_hi[r] = sites[s].capacity[h];
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    for (std::size_t h = 0; h + 1 < hours; ++h) {
+      row_lo[static_cast<std::size_t>(due_row(s, h))] = -COIN_DBL_MAX;
     }
   }
-  if (columns.empty()) return result;
-  CoinPackedMatrix matrix(true, row_index.data(), col_index.data(), value.data(),
-                          static_cast<CoinBigIndex>(value.size()));
-  matrix.setDimensions(rows, static_cast<int>(columns.size()));
+  const int columns = static_cast<int>(objective.size());
+  CoinPackedMatrix matrix(true, rows, columns, static_cast<CoinBigIndex>(value.size()),
+                          value.data(), index.data(), starts.data(), nullptr);
   ClpSimplex clp;
   clp.setLogLevel(0);
   clp.loadProblem(matrix, col_lo.data(), col_hi.data(), objective.data(), row_lo.data(),
                   row_hi.data());
   clp.setOptimizationDirection(1);
-  clp.dual();
+  // Start from the last solve's basis where the caller keeps one: an hour later most of the
+  // plan is the same, and the new hours' columns start at 0 and their rows' slacks basic.
+  if (options.basis != nullptr && !options.basis->status.empty()) {
+    std::vector<unsigned char> status(static_cast<std::size_t>(columns + rows));
+    const auto find = [&](const ShiftLpBasis::Key& k, unsigned char otherwise) {
+      const auto it = options.basis->status.find(k);
+      return it == options.basis->status.end() ? otherwise : it->second;
+    };
+    for (int c = 0; c < columns; ++c) {
+      status[static_cast<std::size_t>(c)] =
+          find(column_key[static_cast<std::size_t>(c)], ClpSimplex::atLowerBound);
+    }
+    for (int r = 0; r < rows; ++r) {
+      status[static_cast<std::size_t>(columns + r)] =
+          find(row_key[static_cast<std::size_t>(r)], ClpSimplex::basic);
+    }
+    clp.copyinStatus(status.data());
+  }
+  clp.primal(options.basis != nullptr && !options.basis->status.empty() ? 1 : 0);
   if (!clp.isProvenOptimal()) {
     return Error{fmt::format("shift LP: CLP did not solve it (status {}, {} rows, {} columns)",
-                             clp.status(), rows, columns.size())};
+                             clp.status(), rows, columns)};
   }
-  const double* x = clp.primalColumnSolution();
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    if (x[c] <= 1e-9) continue;
-    const Column& col = columns[c];
-    if (col.site < 0) {
-      result.unserved_gpu_hours += x[c];
-      continue;
+  if (options.basis != nullptr) {
+    options.basis->status.clear();
+    const unsigned char* status = clp.statusArray();
+    for (int c = 0; c < columns; ++c) {
+      options.basis->status.emplace(column_key[static_cast<std::size_t>(c)], status[c]);
     }
-    result.objective += x[c] * objective[c];
-    result.flows.push_back(ShiftLpFlow{col.work, col.site, col.hour, x[c]});
+    for (int r = 0; r < rows; ++r) {
+      options.basis->status.emplace(row_key[static_cast<std::size_t>(r)], status[columns + r]);
+    }
   }
-  const double* dual = clp.dualRowSolution();
-  for (std::size_t s = 0; s < sites.size(); ++s) {
+  const double* sol = clp.primalColumnSolution();
+  const double* reduced = clp.dualColumnSolution();
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    result.unserved_gpu_hours += std::max(0.0, sol[unserved_col[w]]);
+  }
+  // Each site serves what it received in order, hour by hour: the per-piece flows.
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    std::size_t next = 0;  // into `order`: the first piece at s not served in full
+    const auto sent = [&](std::size_t i) {
+      const int c = move_col[order[i]][s];
+      return c >= 0 ? std::max(0.0, sol[c]) : 0.0;
+    };
+    double left = order.empty() ? 0.0 : sent(0);  // of the piece order[next]
+    const auto skip_empty = [&] {
+      while (next < order.size() && left <= 1e-9) {
+        if (++next < order.size()) left = sent(next);
+      }
+    };
     for (std::size_t h = 0; h < hours; ++h) {
-      // Minimising, a <= row's dual is <= 0: more capacity lowers the cost.
-      result.capacity_price[s][h] =
-          std::max(0.0, -dual[static_cast<std::size_t>(capacity_row(s, h))]);
+      // Minimising, a column at its upper bound has a reduced cost <= 0: more capacity
+      // lowers the cost.
+      result.capacity_price[s][h] = std::max(0.0, -reduced[run_col[s][h]]);
+      double run = std::max(0.0, sol[run_col[s][h]]);
+      result.objective += run * sites[s].cost_per_gpu_hour[h];
+      while (run > 1e-9) {
+        skip_empty();
+        if (next >= order.size() || static_cast<std::size_t>(work[order[next]].hour) > h) break;
+        const double amount = std::min(run, left);
+        result.flows.push_back(
+            ShiftLpFlow{order[next], static_cast<int>(s), static_cast<int>(h), amount});
+        run -= amount;
+        left -= amount;
+      }
     }
   }
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    for (std::size_t s = 0; s < n_sites; ++s) {
+      if (move_col[w][s] >= 0)
+        result.objective += std::max(0.0, sol[move_col[w][s]]) * objective[move_col[w][s]];
+    }
+  }
+  std::sort(result.flows.begin(), result.flows.end(),
+            [](const ShiftLpFlow& a, const ShiftLpFlow& b) {
+              return std::tuple(a.work, a.site, a.hour) < std::tuple(b.work, b.site, b.hour);
+            });
   return result;
 }
 

@@ -1,14 +1,21 @@
 // The hourly work-shifting LP: best-effort and latency-sensitive work, in GPU-hours, moved
-// between sites and hours at the least cost. Columns: for every piece of work, every site it
-// may go to and every hour within its shift window, the GPU-hours it runs there (>= 0), plus
-// one column of work left unserved (paid the penalty). Rows: each piece of work is served in
-// full (its columns sum to its GPU-hours); each site and hour holds at most its capacity.
-// Cost: the site's cost per GPU-hour in that hour plus, away from home, the move cost. The
-// duals of the capacity rows are the capacity prices: what one more GPU-hour at a site and
-// hour would save the rest of the work. Solved by CLP's dual simplex.
+// between sites and hours at the least cost. Each piece of work goes to one or more sites (its
+// home, or another at a move cost per GPU-hour) and runs there in any hour of its window; each
+// site and hour runs at most its capacity. Cost: the site's cost per GPU-hour in that hour
+// plus, away from home, the move cost. Which piece runs in which hour does not change the
+// cost, so a site is a queue: what it receives in hour h joins its backlog, it runs x[s][h]
+// of the backlog, and the backlog left at the end of hour h may hold only work whose window
+// is still open. With agreeable windows (a piece available later is not due earlier: every
+// piece has the same slack, say) that queue, served in order, meets every window, and the LP
+// has O(pieces x sites + sites x hours) columns instead of one per piece, site and hour. The
+// reduced costs of the runs at their capacity are the capacity prices: what one more GPU-hour
+// at a site and hour would save the rest of the work. Solved by CLP's dual simplex.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -43,12 +50,24 @@ struct ShiftLpResult {
   std::vector<std::vector<double>> capacity_price;
 };
 
+// The final basis of a solve, to start the next one from: a rolling plan solves nearly the
+// same LP every hour. Keyed by what a column or row stands for, in absolute hours.
+struct ShiftLpBasis {
+  enum Kind { kMove, kUnserved, kRun, kBacklog, kWorkRow, kFlowRow, kDueRow };
+  // (kind, home or site, absolute hour, which piece of that home and hour x 1024 + site)
+  using Key = std::tuple<int, int, int64_t, int>;
+  std::map<Key, unsigned char> status;  // CLP's status of each column and row
+};
+
 struct ShiftLpOptions {
   double unserved_penalty = 1e9;  // per GPU-hour
+  int64_t first_hour = 0;         // absolute number of hour 0 (keys of the basis)
+  // When set: the solve starts from it (where it has one) and leaves its own basis there.
+  ShiftLpBasis* basis = nullptr;
 };
 
 // Errors: sites with capacity and cost of different lengths, negative or non-finite figures,
-// work outside the hours, a move cost list of the wrong size.
+// work outside the hours, a move cost list of the wrong size, windows that are not agreeable.
 Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
                                      const std::vector<ShiftLpWork>& work,
                                      const ShiftLpOptions& options = {});

@@ -1,5 +1,6 @@
 #include "greensched/multi/time_series.hpp"
 
+#include <atomic>
 #include <cassert>
 #include <utility>
 
@@ -9,6 +10,8 @@ namespace greensched::multi {
 
 TimeSeries::TimeSeries(int64_t start_s, int64_t step_s, std::vector<double> values)
     : start_s_(start_s), step_s_(step_s), values_(std::move(values)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   assert(step_s_ > 0);
   for (double v : values_) cycle_total_ += v;
 }

@@ -24,6 +24,9 @@ class TimeSeries {
   int64_t end_s() const { return start_s_ + step_s_ * static_cast<int64_t>(values_.size()); }
   const std::vector<double>& values() const { return values_; }
   bool empty() const { return values_.empty(); }
+  // Names the samples: series built apart never share an id, copies do (a series never
+  // changes after it is built), so a cache of something computed from a series can key on it.
+  uint64_t id() const { return id_; }
 
   // The sample in force at time t (cyclic outside the span).
   double at(int64_t t) const;
@@ -39,6 +42,7 @@ class TimeSeries {
   int64_t step_s_ = 3600;
   std::vector<double> values_;
   double cycle_total_ = 0;  // sum of values_, for integrals over whole cycles
+  uint64_t id_ = 0;         // 0: the empty series
 };
 
 }  // namespace greensched::multi

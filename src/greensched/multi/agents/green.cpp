@@ -66,6 +66,16 @@ class GreenAgent final : public DispatchAgent {
     for (int site : sites) {
       if (!view.fits_ever(site, *job.pod)) continue;
       if (job.latency_sensitive && !has_room(view, site, *job.pod, 0.0)) continue;
+      const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
+      // The starts at which the site has room for it; none: the site is no option (and its
+      // placement need not be previewed).
+      std::vector<int64_t> starts = start_candidates(job, ready, options_.step_s);
+      if (!job.latency_sensitive) {
+        std::erase_if(starts, [&](int64_t start) {
+          return !has_be_room(view, site, *job.pod, start, options_.be_max_fill);
+        });
+        if (starts.empty()) continue;
+      }
       const SiteSpec& spec = view.fleet().sites[site];
       // Starting now: what it adds now (or at least its share); later: its share, whatever
       // the site holds now.
@@ -76,13 +86,8 @@ class GreenAgent final : public DispatchAgent {
       const double move_kwh =
           site == job.home_site ? 0.0 : job.data_gb * spec.network.energy_kwh_per_gb;
       const double move_g = move_kwh * spec.carbon.at(view.epoch_s(now));
-      const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       Option site_best;
-      for (int64_t start : start_candidates(job, ready, options_.step_s)) {
-        if (!job.latency_sensitive &&
-            !has_be_room(view, site, *job.pod, start, options_.be_max_fill)) {
-          continue;
-        }
+      for (int64_t start : starts) {
         // The same figure for every start where the site can take it now, so that a later
         // start is not cheaper merely because it is judged on the share alone.
         const double kw = std::isfinite(kw_now) ? kw_now : start == ready ? kw_now : kw_later;
