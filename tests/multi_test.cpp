@@ -166,6 +166,38 @@ TEST(FleetAgents, LsJobMovesWhenARemoteNodeWakesDuringItsTransfer) {
   EXPECT_EQ(r.value().ls_slo_violations, 0);
 }
 
+// A best-effort job that has not started by its latest start is dispatched again, from where
+// it waits. Site a (100 g/kWh) runs a blocker holding 15 of its 16 vCPUs and no GPU; a job
+// asking 2 vCPUs and a GPU (slack 1 h) sees a's GPUs free, so green defers it
+// to a's next hour (3600) rather than run it at b (300 g/kWh) now. At 3600 it cannot start
+// (no CPU); at its latest start, 3700, green chooses again, now with no slack: b, where it
+// starts at once (no data to move).
+TEST(FleetAgents, AJobNotStartedByItsLatestStartIsDispatchedAgain) {
+  std::vector<PodSpec> pods = {job("blocker", 15000, 0, 0, 0, 36000),
+                               job("late", 2000, 1, 1000, 100, 1100)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.agent = "green";
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 0;
+  options.be_slack_s = 3600;
+  auto r = run_fleet(two_sites(100, 300), pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const JobDecision& blocker = r.value().decisions[0];
+  const JobDecision& late = r.value().decisions[1];
+  EXPECT_EQ(blocker.site, 0);
+  EXPECT_EQ(late.not_before_s, 3600);
+  EXPECT_EQ(late.site, 1);
+  EXPECT_EQ(late.start_s, 3700);
+  EXPECT_NE(late.reason.find("not started at a by its latest start"), std::string::npos)
+      << late.reason;
+  // Under local it waits at its home for the blocker, whichever site that is.
+  options.agent = "local";
+  auto stay = run_fleet(two_sites(100, 300), pods, shapes, options);
+  ASSERT_TRUE(stay.ok()) << stay.error();
+  EXPECT_EQ(stay.value().decisions[1].site, stay.value().decisions[1].home_site);
+}
+
 TEST(FleetCarbon, DataMovementCostsEnergyAndTime) {
   // The job's home is drawn in proportion to capacity (equal here): whichever it is, the job
   // runs at a, and if it moved, its 10 GB cost 0.06 kWh and 9 s.

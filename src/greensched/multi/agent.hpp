@@ -26,6 +26,10 @@ struct JobInfo {
   int64_t duration_s = 0;
   int64_t slack_s = 0;  // BE: latest start = submit + slack; LS: 0
   double data_gb = 0;   // moved if it runs away from home
+  // A best-effort job that had not started at its latest start, chosen for again: home_site
+  // is where it waits (its data is there), submit_s now and slack_s 0. Agents that learn from
+  // submissions have seen it already.
+  bool again = false;
 };
 
 // What a kWh a job adds at a site is expected to cost and emit over its run.

@@ -1,9 +1,12 @@
 // The fleet simulator's event handlers: a job's submission (the agent's dispatch) and its
-// arrival at the site's queue; and what the fleet books when a site engine starts or stops a
+// arrival at the site's queue; a best-effort job dispatched again when it has not started by
+// its latest start (once: a job a site cannot place must not wait there for days, counted as
+// its load); and what the fleet books when a site engine starts or stops a
 // job (the queue, power states and scheduling pass are the engine's, sim/site_engine.hpp).
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "greensched/multi/fleet_sim_internal.hpp"
@@ -142,6 +145,55 @@ void FleetSim::on_ready(std::size_t j) {
   // A scheduling cycle as it arrives, so that the decisions after it see it placed.
   s.engine->enqueue(static_cast<PodId>(j), ready_rank_++);
   expect_ok(s.engine->schedule(now_));
+  // A best-effort job still waiting at its latest start is chosen for again then.
+  if (!job.info.latency_sensitive && !job.chosen_again && job.start_s < 0 && !job.done) {
+    push(std::max(now_, job.info.submit_s + job.info.slack_s), EventKind::kLatestStart, j);
+  }
+}
+
+void FleetSim::on_latest_start(std::size_t j, DispatchAgent& agent) {
+  Job& job = jobs_[j];
+  SiteRuntime& from = sites_[job.site];
+  const auto id = static_cast<PodId>(j);
+  // Started (and maybe evicted since: it waits where it ran), or chosen for again already.
+  if (job.done || job.chosen_again || from.engine->first_start(id) >= 0) return;
+  job.chosen_again = true;
+  // The agent chooses where it starts now, from where its data is; the site it waits at
+  // sees it out of its queue while it does.
+  const int64_t milli = job.info.pod->total_gpu_milli();
+  from.pending_gpu_milli -= milli;
+  ++from.version;
+  JobInfo info = job.info;
+  if (!predicted_s_.empty()) info.duration_s = predicted_s_[j];
+  info.home_site = job.site;
+  info.submit_s = now_;
+  info.slack_s = 0;
+  info.again = true;
+  Dispatch d = agent.decide(info, *this);
+  if (d.site < 0 || d.site >= static_cast<int>(sites_.size()) || d.site == job.site ||
+      !from.engine->withdraw(id)) {
+    from.pending_gpu_milli += milli;  // it waits where it is
+    ++from.version;
+    return;
+  }
+  --from.jobs;
+  SiteRuntime& to = sites_[d.site];
+  ++to.jobs;
+  to.pending_gpu_milli += milli;
+  ++to.waiting;
+  ++to.version;
+  const int64_t ready = move_data(job, to, now_);
+  const std::string& from_name = fleet_.sites[job.site].name;
+  job.site = d.site;
+  JobDecision& decision = result_.decisions[j];
+  decision.site = d.site;
+  decision.reason +=
+      fmt::format("; not started at {} by its latest start, {}", from_name, d.reason);
+  if (options_.record) {
+    records_[j]["site"] = fleet_.sites[d.site].name;
+    records_[j]["reason"] = decision.reason;
+  }
+  push(ready, EventKind::kJobReady, j);
 }
 
 void FleetSim::on_sample() {

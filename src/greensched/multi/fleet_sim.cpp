@@ -194,6 +194,8 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
       events_.pop();
       if (e.kind == EventKind::kJobSubmit) {
         on_submit(e.a, *agent.value());
+      } else if (e.kind == EventKind::kLatestStart) {
+        on_latest_start(e.a, *agent.value());
       } else {
         on_ready(e.a);
       }

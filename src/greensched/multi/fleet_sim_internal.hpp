@@ -38,6 +38,7 @@ struct Job {
   // A latency-sensitive job moving here holds an empty node (or one waking for it) until it
   // arrives, so that what arrives first does not take it: the node, or -1.
   NodeIndex held = -1;
+  bool chosen_again = false;  // at its latest start (on_latest_start), once at most
 };
 
 class FleetSim;
@@ -96,7 +97,7 @@ struct SiteRuntime {
   }
 };
 
-enum class EventKind : int { kJobReady, kJobSubmit, kSample };
+enum class EventKind : int { kJobReady, kJobSubmit, kLatestStart, kSample };
 
 struct Event {
   int64_t time;
@@ -171,6 +172,7 @@ class FleetSim final : public FleetView {
   // One handler per event kind (fleet_events.cpp).
   void on_submit(std::size_t j, DispatchAgent& agent);
   void on_ready(std::size_t j);
+  void on_latest_start(std::size_t j, DispatchAgent& agent);
   void on_sample();
   // The agent's dispatch with the site and start bounds enforced.
   Dispatch decide(std::size_t j, DispatchAgent& agent);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "greensched/multi/fleet_sim_internal.hpp"
+#include "greensched/multi/placement_preview.hpp"
 
 namespace greensched::multi::detail {
 
@@ -102,31 +103,14 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
       return out;
     }
     waking = true;
-    out.holdable = true;
-    // A powered-down node is empty: the first GPU(s) are the ones any rule picks.
-    gpus = pod.needs_gpu() ? (pod.shares_gpu() ? GpuMask{1} : (GpuMask{1} << pod.num_gpu) - 1) : 0;
+    gpus = first_gpus(pod);  // a powered-down node is empty
   }
-  const NodeSpec& spec = s.cluster->spec(node);
-  const NodeState& st = s.cluster->state(node);
-  const power::NodePower& fig = (*s.figures)[node];
-  if (!waking) out.holdable = true;  // its room is reserved while its data moves
-  auto after = st.gpu_free_milli;
-  for (int g = 0; g < spec.gpu_count; ++g) {
-    if ((gpus >> g) & 1U) after[g] -= pod.gpu_milli;
-  }
-  const double before_w =
-      waking ? 0.0
-             : power::node_power_watts(spec, fig, st.cpu_free_milli, st.gpu_free_milli.data());
-  const double after_w =
-      power::node_power_watts(spec, fig, st.cpu_free_milli - pod.cpu_milli, after.data());
-  // Over its run the job costs at least its share of the node's full power (agent.hpp).
-  const double share_w = power::pod_floor_watts(spec, fig, pod);
-  out.watts = std::max(after_w - before_w, share_w) * s.spec->pue_at(epoch_s(now_));
-  const int64_t f_before =
-      s.frag->scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli, st.gpu_free_milli.data());
-  const int64_t f_after = s.frag->scaled_frag(spec.model, spec.gpu_count,
-                                              st.cpu_free_milli - pod.cpu_milli, after.data());
-  out.frag_milli = s.frag->to_gpu_milli(f_after - f_before);
+  // Its room is reserved while its data moves, or its node wakes during the transfer.
+  out.holdable = true;
+  const PlacementCost cost = placement_cost(*s.cluster, *s.figures, *s.frag, pod, node, gpus,
+                                            waking, s.spec->pue_at(epoch_s(now_)));
+  out.watts = cost.watts;
+  out.frag_milli = cost.frag_milli;
   if (preview_cache_.size() > 16) preview_cache_.clear();
   preview_cache_.emplace_back(&pod, s.view_version() << 8 | static_cast<uint64_t>(site), out);
   return out;

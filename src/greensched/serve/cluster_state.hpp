@@ -80,6 +80,8 @@ class ClusterState {
   Status release(const std::string& key);
 
   policy::Policy& policy() { return *policy_; }
+  const frag::FragmentationModel& frag_model() const { return *frag_model_; }
+  const std::vector<power::NodePower>& node_figures() const { return *node_power_; }
   Rng& rng() { return rng_; }
 
   double fragmentation_gpu_milli() const { return fragmentation_->gpu_milli(); }

@@ -70,6 +70,39 @@ Result<KubeApiOptions> resolve_kube_api(KubeApiOptions options) {
   return options;
 }
 
+std::unique_ptr<httplib::Client> kube_api_client(const KubeApiOptions& api,
+                                                 int read_timeout_seconds) {
+  auto client = std::make_unique<httplib::Client>(api.server);
+  client->set_connection_timeout(api.timeout_seconds, 0);
+  client->set_read_timeout(read_timeout_seconds, 0);
+  client->set_write_timeout(api.timeout_seconds, 0);
+  if (!api.ca_file.empty()) {
+    client->set_ca_cert_path(api.ca_file.c_str());
+    client->enable_server_certificate_verification(true);
+  }
+  return client;
+}
+
+Result<nlohmann::json> kube_get_json(const KubeApiOptions& api, const std::string& path) {
+  auto token = read_api_token(api.token_file);
+  if (!token.ok()) return Error{token.error()};
+  auto client = kube_api_client(api, api.timeout_seconds);
+  const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
+                                 {"Accept", "application/json"}};
+  auto res = client->Get(path.c_str(), headers);
+  if (!res) {
+    return Error{fmt::format("GET {}{}: {}", api.server, path, httplib::to_string(res.error()))};
+  }
+  if (res->status != 200) {
+    return Error{fmt::format("GET {}{}: HTTP {}: {}", api.server, path, res->status,
+                             res->body.substr(0, 300))};
+  }
+  auto parsed = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded())
+    return Error{fmt::format("GET {}{}: the reply is not JSON", api.server, path)};
+  return parsed;
+}
+
 Result<Binder> make_kube_binder(KubeApiOptions options) {
   auto resolved = resolve_kube_api(std::move(options));
   if (!resolved.ok()) return Error{resolved.error()};
@@ -80,21 +113,14 @@ Result<Binder> make_kube_binder(KubeApiOptions options) {
     }
     auto token = read_api_token(options.token_file);
     if (!token.ok()) return Error{token.error()};
-    httplib::Client client(options.server);
-    client.set_connection_timeout(options.timeout_seconds, 0);
-    client.set_read_timeout(options.timeout_seconds, 0);
-    client.set_write_timeout(options.timeout_seconds, 0);
-    client.set_tcp_nodelay(true);
-    if (!options.ca_file.empty()) {
-      client.set_ca_cert_path(options.ca_file.c_str());
-      client.enable_server_certificate_verification(true);
-    }
+    auto client = kube_api_client(options, options.timeout_seconds);
+    client->set_tcp_nodelay(true);
     const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
                                    {"Accept", "application/json"}};
     const std::string path =
         fmt::format("/api/v1/namespaces/{}/pods/{}/binding", args.pod.ns, args.pod.name);
     auto res =
-        client.Post(path.c_str(), headers, binding_body(args, gpu_index), "application/json");
+        client->Post(path.c_str(), headers, binding_body(args, gpu_index), "application/json");
     if (!res) {
       return Error{
           fmt::format("POST {}{}: {}", options.server, path, httplib::to_string(res.error()))};

@@ -8,10 +8,17 @@
 // kubelet rotates it).
 #pragma once
 
+#include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "greensched/core/status.hpp"
 #include "greensched/serve/extender.hpp"
+
+namespace httplib {
+class Client;
+}
 
 namespace greensched::serve {
 
@@ -28,6 +35,14 @@ Result<KubeApiOptions> resolve_kube_api(KubeApiOptions options);
 
 // The bearer token, re-read on every call (kubelet rotates it).
 Result<std::string> read_api_token(const std::string& path);
+
+// A client of the API server with the options' timeouts (reads: `read_timeout_seconds`) and CA.
+std::unique_ptr<httplib::Client> kube_api_client(const KubeApiOptions& api,
+                                                 int read_timeout_seconds);
+
+// GET `path` (e.g. /api/v1/nodes) as JSON, with the bearer token; errors name the path and
+// the HTTP status or the connection failure.
+Result<nlohmann::json> kube_get_json(const KubeApiOptions& api, const std::string& path);
 
 // The binder; fails when the in-cluster environment is missing.
 Result<Binder> make_kube_binder(KubeApiOptions options);

@@ -45,18 +45,6 @@ std::optional<PodRef> pod_ref(const json& pod) {
   return ref;
 }
 
-std::unique_ptr<httplib::Client> api_client(const KubeApiOptions& api, int read_timeout_seconds) {
-  auto client = std::make_unique<httplib::Client>(api.server);
-  client->set_connection_timeout(api.timeout_seconds, 0);
-  client->set_read_timeout(read_timeout_seconds, 0);
-  client->set_write_timeout(api.timeout_seconds, 0);
-  if (!api.ca_file.empty()) {
-    client->set_ca_cert_path(api.ca_file.c_str());
-    client->enable_server_certificate_verification(true);
-  }
-  return client;
-}
-
 }  // namespace
 
 std::optional<PodRef> pod_to_release(const json& event) {
@@ -109,7 +97,7 @@ PodWatcher::~PodWatcher() {
 Result<json> PodWatcher::list_pods() {
   auto token = read_api_token(api_.token_file);
   if (!token.ok()) return Error{token.error()};
-  auto client = api_client(api_, api_.timeout_seconds * 6);
+  auto client = kube_api_client(api_, api_.timeout_seconds * 6);
   const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
                                  {"Accept", "application/json"}};
   auto res = client->Get("/api/v1/pods", headers);
@@ -180,7 +168,7 @@ void PodWatcher::handle_line(std::string_view line) {
 Status PodWatcher::watch_once() {
   auto token = read_api_token(api_.token_file);
   if (!token.ok()) return Error{token.error()};
-  auto client = api_client(api_, kWatchSeconds + 30);
+  auto client = kube_api_client(api_, kWatchSeconds + 30);
   const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
                                  {"Accept", "application/json"}};
   const std::string path = fmt::format(

@@ -161,6 +161,14 @@ void SiteEngine::enqueue(PodId id, uint32_t rank) {
   new_keys_.push_back(e);
 }
 
+bool SiteEngine::withdraw(PodId id) {
+  const QueueEntry e = queue_entry(id);
+  if (queue_.erase(e) == 0) return false;
+  std::erase(new_keys_, e);
+  ++version_;
+  return true;
+}
+
 Status SiteEngine::start(PodId id, const policy::Decision& d, int64_t now) {
   const PodSpec& p = pod(id);
   if (Status s = cluster_.allocate(id, p, d.node, d.gpus); !s.ok()) {

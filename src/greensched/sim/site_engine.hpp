@@ -104,6 +104,8 @@ class SiteEngine {
   // Job `id` joins the queue; `rank` orders it within its class (smaller first), and again if
   // it is evicted.
   void enqueue(PodId id, uint32_t rank);
+  // Takes waiting job `id` out of the queue (it goes elsewhere); false if it is not waiting.
+  bool withdraw(PodId id);
   // The scheduling pass; jobs of zero duration leave at once, which may let others start.
   [[nodiscard]] Status schedule(int64_t now);
   // Node events.

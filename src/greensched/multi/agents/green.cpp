@@ -47,7 +47,7 @@ class GreenAgent final : public DispatchAgent {
 
   Dispatch decide(const JobInfo& job, const FleetView& view) override {
     if (plan_) {
-      plan_->observe(job, view);
+      if (!job.again) plan_->observe(job, view);
       if (!job.latency_sensitive) be_slack_s_ = std::max(be_slack_s_, job.slack_s);
       plan_->refresh(view, be_slack_s_);
     }

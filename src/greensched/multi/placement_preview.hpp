@@ -1,0 +1,32 @@
+// What a job adds to a site where the site's own policy would place it: the facility watts it
+// is expected to draw over its run and the change of the site's fragmentation. One code path
+// for the fleet simulator's sites (fleet_view.cpp) and for live clusters (dispatch/), so that
+// an agent prices a job alike in simulation and live.
+#pragma once
+
+#include <vector>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/pod.hpp"
+#include "greensched/frag/fragmentation.hpp"
+#include "greensched/power/power_model.hpp"
+
+namespace greensched::multi {
+
+struct PlacementCost {
+  // Facility watts: what placing it adds now (waking the node counts from 0 W), and at least
+  // its share of the node's full power (FleetView::marginal_watts says why).
+  double watts = 0;
+  double frag_milli = 0;  // change of the site's GPU fragmentation, GPU milli
+};
+
+// `pod` on `node` taking `gpus`; `waking`: the node is powered down and wakes for it (its
+// idle power counts then). `pue` turns IT watts into facility watts.
+PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::NodePower>& figures,
+                             const frag::FragmentationModel& frag, const PodSpec& pod,
+                             NodeIndex node, GpuMask gpus, bool waking, double pue);
+
+// The GPUs any rule takes on an empty node: the first one (a share) or the first num_gpu.
+GpuMask first_gpus(const PodSpec& pod);
+
+}  // namespace greensched::multi
