@@ -20,5 +20,6 @@ Action add_calibrate_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_bound_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
+Action add_dispatch_command(CLI::App& app);
 
 }  // namespace greensched::app

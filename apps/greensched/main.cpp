@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
   auto serve = greensched::app::add_serve_command(app);
   auto bound = greensched::app::add_bound_command(app);
   auto train = greensched::app::add_train_command(app);
+  auto dispatch = greensched::app::add_dispatch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -52,6 +53,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("serve")) return serve();
   if (app.got_subcommand("bound")) return bound();
   if (app.got_subcommand("train")) return train();
+  if (app.got_subcommand("dispatch")) return dispatch();
   return greensched::app::kExitUsage;
 }
 

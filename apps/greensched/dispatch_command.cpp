@@ -1,0 +1,161 @@
+// greensched dispatch: the multi-cluster dispatch service (src/greensched/dispatch/): which
+// worker cluster a Kueue Workload should run on, and from when, by a fleet agent of
+// `greensched multi` on the clusters' live state (see docs/MULTICLUSTER.md). Serves until
+// SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "command_util.hpp"
+#include "commands.hpp"
+#include "greensched/core/text_file.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/dispatch/dispatch_server.hpp"
+#include "greensched/dispatch/dispatch_service.hpp"
+#include "greensched/dispatch/workload_request.hpp"
+#include "greensched/multi/agent.hpp"
+
+namespace greensched::app {
+namespace {
+
+struct DispatchOptions {
+  std::string config;
+  std::string data_dir = "../shared/data";
+  std::string listen = "127.0.0.1:8090";
+  std::string agent = "green";
+  std::string journal;
+  std::string slack = "4h";
+  std::string duration = "1h";
+  std::string signal_start;
+  double signal_speed = 1.0;
+  int refresh_seconds = 5;
+  int commit_seconds = 120;
+  int ls_bound_s = 600;
+  std::string port_file;
+  bool quiet = false;
+};
+
+int run_dispatch(const DispatchOptions& o) {
+  const std::size_t colon = o.listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= o.listen.size() ||
+      o.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8090", o.listen),
+                kExitUsage);
+  }
+  const std::string host = o.listen.substr(0, colon);
+  const int port = std::stoi(o.listen.substr(colon + 1));
+  auto config = dispatch::load_dispatch_config(o.config, o.data_dir);
+  if (!config.ok()) return fail(config);
+  dispatch::DispatchConfig c = std::move(config.value());
+  c.agent = o.agent;
+  c.journal_path = o.journal;
+  c.refresh_seconds = o.refresh_seconds;
+  c.commit_seconds = o.commit_seconds;
+  c.live.ls_bound_s = o.ls_bound_s;
+  for (const auto& [text, field, name] :
+       {std::tuple{o.slack, &c.default_slack_s, "--slack"},
+        std::tuple{o.duration, &c.default_duration_s, "--duration"}}) {
+    auto s = dispatch::parse_duration_s(text);
+    if (!s.ok()) return fail(fmt::format("{}: {}", name, s.error()), kExitUsage);
+    *field = s.value();
+  }
+  const int64_t now = dispatch::wall_clock_s();
+  if (!o.signal_start.empty()) {
+    auto start = parse_utc_time(o.signal_start);
+    if (!start.ok()) return fail(fmt::format("--signal-start: {}", start.error()), kExitUsage);
+    if (!(o.signal_speed > 0)) return fail("--signal-speed: must be > 0", kExitUsage);
+    c.clock = dispatch::SignalClock(start.value(), o.signal_speed, now);
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto service = dispatch::DispatchService::create(std::move(c), now);
+  if (!service.ok()) return fail(service);
+  dispatch::DispatchServer server(*service.value());
+  auto bound = server.start(host, port);
+  if (!bound.ok()) return fail(bound);
+  if (!o.port_file.empty()) {
+    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
+        !s.ok()) {
+      server.stop();
+      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
+    }
+  }
+  if (!o.quiet) {
+    const nlohmann::json clusters = service.value()->clusters(dispatch::wall_clock_s());
+    std::string states;
+    for (const nlohmann::json& cl : clusters["clusters"]) {
+      states += fmt::format("{}{} {}", states.empty() ? "" : ", ", cl["name"].get<std::string>(),
+                            cl.value("up", false) ? "up" : "DOWN");
+    }
+    fmt::print(stderr, "greensched dispatch: {}:{} agent {} | clusters: {} | signal time {}\n",
+               host, bound.value(), o.agent, states, clusters["signal_time"].get<std::string>());
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (!o.quiet) fmt::print(stderr, "greensched dispatch: signal {}, stopping\n", sig);
+  server.stop();
+  return 0;
+}
+
+}  // namespace
+
+Action add_dispatch_command(CLI::App& app) {
+  auto opts = std::make_shared<DispatchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "dispatch",
+      "Serve multi-cluster dispatch decisions (which cluster, from when, why) over HTTP, for "
+      "Kueue MultiKueue");
+  cmd->footer(
+      "Answers POST /v1/dispatch {\"workload\": <Kueue Workload>, \"clusters\": [...]} with the\n"
+      "cluster(s) to nominate, the earliest start and the reasons; GET /v1/clusters, /healthz,\n"
+      "/metrics. Workload annotations: greensched.io/qos (LS|BE), greensched.io/slack (4h),\n"
+      "greensched.io/duration, greensched.io/data-gb, greensched.io/home.\n\n"
+      "Example (sites of the fleet file without an API server are its node lists, idle):\n"
+      "  greensched dispatch --config examples/dispatch-4-regions.json --journal dispatch.jsonl\n"
+      "  curl -s localhost:8090/v1/dispatch -d @examples/workload-be.json\n"
+      "  greensched explain --record dispatch.jsonl --pod default/train-1");
+  cmd->add_option("--config", opts->config,
+                  "JSON: {\"fleet\": fleet file or object, \"clusters\": {name: {\"api\": "
+                  "{server, token_file, ca_file}, \"carbon_forecast\": {url, format}}}}")
+      ->required();
+  cmd->add_option("--data-dir", opts->data_dir, "where the fleet file's data paths start")
+      ->capture_default_str();
+  cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--agent", opts->agent,
+                  "the fleet agent that decides (as multi --agent; one name)")
+      ->capture_default_str();
+  cmd->add_option("--journal", opts->journal,
+                  "JSON Lines of every decision (explain reads it; replayed at start)");
+  cmd->add_option("--slack", opts->slack, "slack of a BE workload without the annotation")
+      ->capture_default_str();
+  cmd->add_option("--duration", opts->duration, "expected run time of a workload that states none")
+      ->capture_default_str();
+  cmd->add_option("--signal-start", opts->signal_start,
+                  "replay the carbon series from this UTC time (default: now)");
+  cmd->add_option("--signal-speed", opts->signal_speed,
+                  "signal seconds per wall second with --signal-start (3600: an hour a second)")
+      ->capture_default_str();
+  cmd->add_option("--refresh", opts->refresh_seconds,
+                  "seconds between reads of the clusters and forecasts")
+      ->capture_default_str();
+  cmd->add_option("--commit", opts->commit_seconds,
+                  "seconds after its start that a dispatched workload counts at its cluster "
+                  "before its pods show")
+      ->capture_default_str();
+  cmd->add_option("--ls-bound", opts->ls_bound_s, "seconds within which LS workloads start")
+      ->capture_default_str();
+  cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
+  return [opts] { return run_dispatch(*opts); };
+}
+
+}  // namespace greensched::app

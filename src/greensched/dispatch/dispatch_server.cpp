@@ -1,0 +1,71 @@
+#include "greensched/dispatch/dispatch_server.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+namespace greensched::dispatch {
+
+int64_t wall_clock_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+DispatchServer::DispatchServer(DispatchService& service, std::size_t max_body_bytes)
+    : service_(service), server_(std::make_unique<httplib::Server>()) {
+  server_->set_payload_max_length(max_body_bytes);
+  server_->Post("/v1/dispatch", [this](const httplib::Request& req, httplib::Response& res) {
+    const DispatchReply reply = service_.dispatch(req.body, wall_clock_s());
+    res.status = reply.status;
+    res.set_content(reply.body.dump(), "application/json");
+  });
+  server_->Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(service_.clusters(wall_clock_s()).dump(), "application/json");
+  });
+  server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    const nlohmann::json c = service_.clusters(wall_clock_s());
+    bool any = false;
+    for (const nlohmann::json& cluster : c["clusters"]) any = any || cluster.value("up", false);
+    res.status = any ? 200 : 503;
+    res.set_content(any ? "ok\n" : "no cluster can be read\n", "text/plain");
+  });
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(service_.metrics_text(), "text/plain; version=0.0.4");
+  });
+  server_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) {
+      res.set_content(R"({"error":"request body too large"})", "application/json");
+    } else if (res.body.empty()) {
+      res.set_content(fmt::format(R"({{"error":"HTTP {}"}})", res.status), "application/json");
+    }
+  });
+}
+
+DispatchServer::~DispatchServer() {
+  stop();
+}
+
+Result<int> DispatchServer::start(const std::string& host, int port) {
+  int bound = -1;
+  if (port == 0) {
+    bound = server_->bind_to_any_port(host);
+  } else if (server_->bind_to_port(host, port)) {
+    bound = port;
+  }
+  if (bound <= 0) return Error{fmt::format("cannot listen on {}:{}", host, port)};
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() does nothing until the listen loop runs: wait for it (as serve/http_server.cpp).
+  for (int i = 0; i < 50000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return bound;
+}
+
+void DispatchServer::stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace greensched::dispatch

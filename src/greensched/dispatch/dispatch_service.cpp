@@ -1,0 +1,610 @@
+#include "greensched/dispatch/dispatch_service.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "greensched/core/text_file.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/dispatch/workload_request.hpp"
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/multi/forecast.hpp"
+#include "greensched/serve/json_fields.hpp"
+#include "greensched/sim/decision_record.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+
+namespace greensched::dispatch {
+
+using nlohmann::json;
+
+namespace {
+
+// Forecasts fetched over HTTP are forecasts already: read as they are. The fleet file's
+// series are history: forecast from the past, as `multi` does.
+class MixedForecaster final : public multi::Forecaster {
+ public:
+  explicit MixedForecaster(std::set<uint64_t> forecast_ids)
+      : forecast_ids_(std::move(forecast_ids)),
+        past_(multi::make_same_hour_forecaster()),
+        given_(multi::make_oracle_forecaster()) {}
+  double at(const multi::TimeSeries& s, int64_t now, int64_t t) const override {
+    return pick(s).at(s, now, t);
+  }
+  double mean(const multi::TimeSeries& s, int64_t now, int64_t from, int64_t to) const override {
+    return pick(s).mean(s, now, from, to);
+  }
+
+ private:
+  const multi::Forecaster& pick(const multi::TimeSeries& s) const {
+    return forecast_ids_.contains(s.id()) ? *given_ : *past_;
+  }
+  std::set<uint64_t> forecast_ids_;
+  std::unique_ptr<multi::Forecaster> past_, given_;
+};
+
+std::string utc(int64_t epoch_s) {
+  std::string t = format_utc_time(epoch_s);
+  t[10] = 'T';
+  return t + "Z";
+}
+
+}  // namespace
+
+DispatchService::DispatchService(DispatchConfig config)
+    : config_(std::move(config)),
+      sites_(config_.fleet.sites.size()),
+      models_(config_.fleet.models) {}
+
+Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig config,
+                                                                 int64_t wall_now_s) {
+  if (config.fleet.sites.empty()) return Error{"dispatch: the fleet has no sites"};
+  config.sources.resize(config.fleet.sites.size());
+  config.forecasts.resize(config.fleet.sites.size());
+  for (std::size_t i = 0; i < config.fleet.sites.size(); ++i) {
+    if (!config.sources[i]) {
+      config.sources[i] = make_static_source(config.fleet.sites[i].nodes, config.fleet.models);
+    }
+  }
+  if (auto agent = multi::make_agent(config.agent, config.agent_options); !agent.ok()) {
+    return Error{agent.error()};
+  }
+  std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
+  if (Status s = service->replay_journal(wall_now_s); !s.ok()) return s.error();
+  service->refresh(wall_now_s, true);
+  return service;
+}
+
+void DispatchService::refresh(int64_t wall_now_s, bool force) {
+  static const frag::TargetWorkload target =
+      frag::build_target_workload(trace::builtin_openb_workload().pods);
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    Site& site = sites_[i];
+    if (!force && site.read_wall_s >= 0 &&
+        wall_now_s - site.read_wall_s < config_.refresh_seconds) {
+      continue;
+    }
+    site.read_wall_s = wall_now_s;
+    serve::StateOptions options;
+    options.policy = config_.fleet.sites[i].policy;
+    options.target = target;
+    options.power_model = config_.power_model;
+    options.seed = config_.seed + i;
+    auto state = config_.sources[i]->read(models_, options);
+    if (state.ok()) {
+      site.state = std::move(state.value());
+      site.error.clear();
+    } else {
+      site.state.reset();
+      site.error = state.error();
+    }
+    if (const auto& f = config_.forecasts[i]; f) {
+      auto series = fetch_forecast(f->url, f->format);
+      if (series.ok()) {
+        site.forecast = std::move(series.value());
+        config_.fleet.sites[i].carbon = site.forecast;
+        site.forecast_error.clear();
+      } else {
+        site.forecast_error = series.error();
+      }
+    }
+  }
+}
+
+const multi::TimeSeries* DispatchService::carbon_series(std::size_t site, int64_t signal_now,
+                                                        std::string* why) const {
+  if (!config_.forecasts[site]) return &config_.fleet.sites[site].carbon;
+  const Site& s = sites_[site];
+  if (s.forecast.empty()) {
+    *why = s.forecast_error.empty() ? "no forecast yet" : s.forecast_error;
+    return nullptr;
+  }
+  if (signal_now >= s.forecast.end_s() || signal_now < s.forecast.start_s()) {
+    *why = fmt::format("its forecast covers {} to {}, not now ({})", utc(s.forecast.start_s()),
+                       utc(s.forecast.end_s()), utc(signal_now));
+    return nullptr;
+  }
+  return &s.forecast;
+}
+
+void DispatchService::forget(int64_t wall_now_s) {
+  std::erase_if(remembered_, [&](const auto& kv) { return kv.second.until_wall_s <= wall_now_s; });
+}
+
+Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
+  if (!request.is_object()) return Error{"the body must be a JSON object"};
+  const json* workload_json = serve::find_field(request, "workload");
+  if (workload_json == nullptr) return Error{"workload: missing (the Kueue Workload object)"};
+  auto parsed = parse_workload(*workload_json);
+  if (!parsed.ok()) return Error{parsed.error()};
+  const WorkloadRequest& w = parsed.value();
+  forget(wall_now_s);
+  if (auto it = remembered_.find(w.key); it != remembered_.end() && it->second.uid == w.uid) {
+    json again = it->second.reply;
+    again["repeated"] = true;
+    return again;
+  }
+
+  const std::size_t n = sites_.size();
+  const auto site_index = [&](const std::string& name) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (config_.fleet.sites[i].name == name) return i;
+    }
+    return std::nullopt;
+  };
+  std::vector<bool> allowed(n, true);
+  if (const json* clusters = serve::find_field(request, "clusters"); clusters != nullptr) {
+    if (!clusters->is_array()) return Error{"clusters: expected an array of cluster names"};
+    std::fill(allowed.begin(), allowed.end(), false);
+    for (const json& c : *clusters) {
+      if (!c.is_string()) return Error{"clusters: expected an array of cluster names"};
+      auto i = site_index(c.get<std::string>());
+      if (!i) return Error{fmt::format("clusters: unknown cluster '{}'", c.get<std::string>())};
+      allowed[*i] = true;
+    }
+  }
+  std::string home_name = w.home;
+  if (home_name.empty()) {
+    auto h = serve::optional_string(request, "home", "request");
+    if (!h.ok()) return h.status().error();
+    home_name = h.value().value_or("");
+  }
+  std::optional<std::size_t> home;
+  if (!home_name.empty()) {
+    home = site_index(home_name);
+    if (!home || !allowed[*home]) {
+      return Error{fmt::format("home: '{}' is not a cluster it may go to", home_name)};
+    }
+  }
+
+  refresh(wall_now_s, false);
+  const int64_t now = config_.clock.signal_s(wall_now_s);
+  std::vector<std::string> degraded;
+  std::vector<serve::ClusterState*> states(n, nullptr);
+  bool capacity_only = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!allowed[i]) continue;
+    const std::string& name = config_.fleet.sites[i].name;
+    if (!sites_[i].state) {
+      degraded.push_back(fmt::format("cluster {} left out: {}", name, sites_[i].error));
+      continue;
+    }
+    states[i] = sites_[i].state.get();
+    std::string why;
+    if (carbon_series(i, now, &why) == nullptr) {
+      capacity_only = true;
+      degraded.push_back(fmt::format("no carbon signal for {}: {}", name, why));
+    }
+  }
+  if (!home) {
+    for (std::size_t i = 0; i < n && !home; ++i) {
+      if (allowed[i]) home = i;
+    }
+  }
+  std::optional<std::size_t> any_state;
+  for (std::size_t i = 0; i < n && !any_state; ++i) {
+    if (states[i] != nullptr) any_state = i;
+  }
+  if (!any_state) {
+    return Error{fmt::format("no cluster it may go to can be read ({})", fmt::join(degraded, "; ")),
+                 ErrorCode::kIo};
+  }
+
+  const PodSetRequest& largest = w.largest();
+  std::vector<PodSpec> pods(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (states[i] != nullptr) pods[i] = states[i]->pod_spec(largest.pod);
+  }
+  const int total_pods = w.total_pods();
+  multi::JobInfo job;
+  job.index = decisions_;
+  job.pod = &pods[states[*home] != nullptr ? *home : *any_state];
+  job.home_site = static_cast<int>(*home);
+  job.latency_sensitive = w.latency_sensitive;
+  job.submit_s = now;
+  job.duration_s = w.duration_s.value_or(config_.default_duration_s);
+  job.slack_s = w.latency_sensitive ? 0 : w.slack_s.value_or(config_.default_slack_s);
+  job.data_gb = total_pods > 0 ? w.data_gb / total_pods : 0.0;
+
+  std::vector<Commitment> committed;
+  for (const auto& [key, r] : remembered_) committed.push_back(r.commitment);
+  std::set<uint64_t> forecast_ids;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (config_.forecasts[i] && !sites_[i].forecast.empty()) {
+      forecast_ids.insert(config_.fleet.sites[i].carbon.id());
+    }
+  }
+  MixedForecaster forecaster(std::move(forecast_ids));
+  LiveFleetView view(config_.fleet, states, pods, now, forecaster, committed, config_.live,
+                     config_.seed + decisions_);
+  const std::string agent_name = capacity_only ? "least-loaded" : config_.agent;
+  auto agent = multi::make_agent(agent_name, config_.agent_options);
+  if (!agent.ok()) return Error{agent.error()};
+  multi::Dispatch d = agent.value()->decide(job, view);
+  if (d.site < 0 || static_cast<std::size_t>(d.site) >= n || states[d.site] == nullptr) {
+    d.site = static_cast<int>(states[*home] != nullptr ? *home : *any_state);
+  }
+  d.not_before_s = std::max(d.not_before_s, now);
+  if (!w.latency_sensitive) d.not_before_s = std::min(d.not_before_s, now + job.slack_s);
+
+  // Ranked: the chosen cluster, then the others the agent priced, cheapest first, then the
+  // rest it may go to.
+  std::vector<multi::Alternative> others;
+  for (const multi::Alternative& a : d.alternatives) {
+    if (a.site != d.site) others.push_back(a);
+  }
+  std::stable_sort(others.begin(), others.end(),
+                   [](const auto& a, const auto& b) { return a.expected_g < b.expected_g; });
+  json ranking = json::array();
+  const auto entry = [&](int site, std::optional<multi::Alternative> a, std::string note) {
+    json e{{"cluster", config_.fleet.sites[site].name}};
+    if (a) {
+      e["start_offset_s"] = a->start_s - now;
+      e["forecast_ci"] = a->forecast_ci;
+      e["expected_per_pod"] = a->expected_g;
+    }
+    if (!note.empty()) e["note"] = note;
+    return e;
+  };
+  std::optional<multi::Alternative> chosen;
+  for (const multi::Alternative& a : d.alternatives) {
+    if (a.site == d.site) chosen = a;
+  }
+  ranking.push_back(entry(d.site, chosen, "chosen"));
+  std::set<int> listed{d.site};
+  for (const multi::Alternative& a : others) {
+    if (listed.insert(a.site).second) ranking.push_back(entry(a.site, a, ""));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!allowed[i] || listed.contains(static_cast<int>(i))) continue;
+    ranking.push_back(entry(static_cast<int>(i), std::nullopt,
+                            states[i] == nullptr ? "not readable" : "no room or cannot host it"));
+  }
+
+  const int64_t start_wall = config_.clock.wall_s(d.not_before_s);
+  const std::string& chosen_name = config_.fleet.sites[d.site].name;
+  json reply;
+  reply["workload"] = w.key;
+  reply["clusters"] = json::array({chosen_name});
+  reply["ranking"] = ranking;
+  reply["earliest_start"] = utc(std::max(start_wall, wall_now_s));
+  reply["start_after_s"] = std::max<int64_t>(0, start_wall - wall_now_s);
+  reply["signal_time"] = utc(now);
+  reply["deferred_signal_s"] = d.not_before_s - now;
+  reply["agent"] = agent_name;
+  reply["mode"] = capacity_only ? "capacity-only" : "carbon";
+  reply["reason"] = capacity_only ? "capacity only (no carbon signal): " + d.reason : d.reason;
+  reply["degraded"] = degraded;
+  reply["repeated"] = false;
+
+  int64_t gpu_milli = 0;
+  for (const PodSetRequest& s : w.pod_sets) {
+    gpu_milli += static_cast<int64_t>(s.count) * s.pod.num_gpu * std::max(s.pod.gpu_milli, 0);
+  }
+  Remembered r;
+  r.uid = w.uid;
+  r.until_wall_s = std::max(start_wall, wall_now_s) + config_.commit_seconds;
+  r.commitment = Commitment{d.site, d.not_before_s,
+                            d.not_before_s + std::max<int64_t>(job.duration_s, 1), gpu_milli};
+  r.reply = reply;
+
+  // The journal's record: a dispatch record `greensched explain` reads, with what a restart
+  // needs.
+  json record;
+  record["kind"] = "dispatch";
+  record["agent"] = agent_name;
+  record["pod"] = w.key;
+  record["qos"] = w.latency_sensitive ? "LS" : "BE";
+  record["request"] = sim::request_json(*job.pod, models_);
+  record["home_site"] = config_.fleet.sites[*home].name;
+  record["site"] = chosen_name;
+  record["submit_s"] = now;
+  record["deferred_s"] = d.not_before_s - now;
+  record["slack_s"] = job.slack_s;
+  record["reason"] = reply["reason"];
+  json ci = json::object();
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string why;
+    if (allowed[i]) {
+      if (const multi::TimeSeries* s = carbon_series(i, now, &why)) {
+        ci[config_.fleet.sites[i].name] = s->at(now);
+      }
+    }
+  }
+  record["carbon_now"] = ci;
+  json alternatives = json::array();
+  for (const multi::Alternative& a : d.alternatives) {
+    alternatives.push_back({{"site", config_.fleet.sites[a.site].name},
+                            {"start_offset_s", a.start_s - now},
+                            {"forecast_ci", a.forecast_ci},
+                            {"expected_g", a.expected_g}});
+  }
+  record["alternatives"] = alternatives;
+  record["step"] = decisions_;
+  record["service"] = {{"uid", w.uid},
+                       {"wall_s", wall_now_s},
+                       {"until_wall_s", r.until_wall_s},
+                       {"commit",
+                        {{"site", chosen_name},
+                         {"from_s", r.commitment.from_s},
+                         {"to_s", r.commitment.to_s},
+                         {"gpu_milli", r.commitment.gpu_milli}}},
+                       {"reply", reply}};
+  append_journal(record);
+  remembered_[w.key] = std::move(r);
+  ++decisions_;
+  ++decisions_by_cluster_mode_[{chosen_name, reply["mode"].get<std::string>()}];
+  return reply;
+}
+
+DispatchReply DispatchService::dispatch(std::string_view body, int64_t wall_now_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  DispatchReply out;
+  auto request = serve::parse_request_json(body);
+  if (!request.ok()) {
+    out.status = 400;
+    out.body = {{"error", request.error()}};
+  } else {
+    auto decided = decide(request.value(), wall_now_s);
+    if (decided.ok()) {
+      out.body = std::move(decided.value());
+    } else {
+      out.status = decided.status().code() == ErrorCode::kIo ? 503 : 400;
+      out.body = {{"error", decided.error()}};
+    }
+  }
+  ++requests_by_code_[std::to_string(out.status)];
+  decision_seconds_sum_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+json DispatchService::clusters(int64_t wall_now_s) {
+  std::lock_guard lock(mu_);
+  refresh(wall_now_s, false);
+  forget(wall_now_s);
+  const int64_t now = config_.clock.signal_s(wall_now_s);
+  json out = json::array();
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    const Site& s = sites_[i];
+    json c;
+    c["name"] = config_.fleet.sites[i].name;
+    c["source"] = config_.sources[i]->describe();
+    c["up"] = s.state != nullptr;
+    if (!s.error.empty()) c["error"] = s.error;
+    if (s.state) {
+      const Cluster& cl = s.state->cluster();
+      c["nodes"] = cl.size();
+      c["gpu_capacity_milli"] = cl.total_gpu_milli();
+      c["gpu_allocated_milli"] = cl.allocated_gpu_milli();
+      c["pods"] = s.state->pods().size();
+    }
+    std::string why;
+    const multi::TimeSeries* series = carbon_series(i, now, &why);
+    c["carbon_source"] =
+        config_.forecasts[i] ? config_.forecasts[i]->url : config_.fleet.sites[i].carbon_source;
+    if (series != nullptr) {
+      c["carbon_now"] = series->at(now);
+    } else {
+      c["carbon_error"] = why;
+    }
+    json committed = json::array();
+    for (const auto& [key, r] : remembered_) {
+      if (r.commitment.site != static_cast<int>(i)) continue;
+      committed.push_back({{"workload", key},
+                           {"from", utc(r.commitment.from_s)},
+                           {"to", utc(r.commitment.to_s)},
+                           {"gpu_milli", r.commitment.gpu_milli}});
+    }
+    c["committed"] = committed;
+    out.push_back(std::move(c));
+  }
+  return json{{"signal_time", utc(now)}, {"clusters", out}};
+}
+
+std::string DispatchService::metrics_text() {
+  std::lock_guard lock(mu_);
+  std::ostringstream m;
+  m << "# HELP greensched_dispatch_requests_total Dispatch requests by HTTP status.\n"
+       "# TYPE greensched_dispatch_requests_total counter\n";
+  for (const auto& [code, count] : requests_by_code_) {
+    m << fmt::format("greensched_dispatch_requests_total{{code=\"{}\"}} {}\n", code, count);
+  }
+  m << "# HELP greensched_dispatch_decisions_total Decisions by chosen cluster and mode.\n"
+       "# TYPE greensched_dispatch_decisions_total counter\n";
+  for (const auto& [key, count] : decisions_by_cluster_mode_) {
+    m << fmt::format("greensched_dispatch_decisions_total{{cluster=\"{}\",mode=\"{}\"}} {}\n",
+                     key.first, key.second, count);
+  }
+  uint64_t requests = 0;
+  for (const auto& [code, count] : requests_by_code_) requests += count;
+  m << "# HELP greensched_dispatch_request_seconds Time to answer a dispatch request.\n"
+       "# TYPE greensched_dispatch_request_seconds summary\n"
+    << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_sum_)
+    << fmt::format("greensched_dispatch_request_seconds_count {}\n", requests);
+  m << "# HELP greensched_dispatch_cluster_up Whether the cluster's state could be read.\n"
+       "# TYPE greensched_dispatch_cluster_up gauge\n";
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    m << fmt::format("greensched_dispatch_cluster_up{{cluster=\"{}\"}} {}\n",
+                     config_.fleet.sites[i].name, sites_[i].state ? 1 : 0);
+  }
+  m << "# HELP greensched_dispatch_cluster_gpu_allocated_ratio Allocated GPU share, as last read.\n"
+       "# TYPE greensched_dispatch_cluster_gpu_allocated_ratio gauge\n";
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    if (!sites_[i].state) continue;
+    const Cluster& c = sites_[i].state->cluster();
+    const double ratio = c.total_gpu_milli() > 0 ? static_cast<double>(c.allocated_gpu_milli()) /
+                                                       static_cast<double>(c.total_gpu_milli())
+                                                 : 0.0;
+    m << fmt::format("greensched_dispatch_cluster_gpu_allocated_ratio{{cluster=\"{}\"}} {}\n",
+                     config_.fleet.sites[i].name, ratio);
+  }
+  m << "# HELP greensched_dispatch_committed_gpu_milli GPU milli dispatched and not yet seen.\n"
+       "# TYPE greensched_dispatch_committed_gpu_milli gauge\n";
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    int64_t milli = 0;
+    for (const auto& [key, r] : remembered_) {
+      if (r.commitment.site == static_cast<int>(i)) milli += r.commitment.gpu_milli;
+    }
+    m << fmt::format("greensched_dispatch_committed_gpu_milli{{cluster=\"{}\"}} {}\n",
+                     config_.fleet.sites[i].name, milli);
+  }
+  return m.str();
+}
+
+void DispatchService::append_journal(const json& record) {
+  if (config_.journal_path.empty()) return;
+  FILE* f = std::fopen(config_.journal_path.c_str(), "a");
+  if (f == nullptr) return;
+  const std::string line = record.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), f);
+  std::fflush(f);
+  ::fsync(::fileno(f));
+  std::fclose(f);
+}
+
+Status DispatchService::replay_journal(int64_t wall_now_s) {
+  if (config_.journal_path.empty() || !std::filesystem::exists(config_.journal_path)) {
+    return Status::Ok();
+  }
+  std::ifstream in(config_.journal_path);
+  std::string line;
+  std::size_t number = 0;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  for (const std::string& l : lines) {
+    ++number;
+    if (l.empty()) continue;
+    const json r = json::parse(l, nullptr, /*allow_exceptions=*/false);
+    const bool last = number == lines.size();
+    if (r.is_discarded() || !r.is_object()) {
+      if (last) break;  // a write cut short by a crash: that decision was never answered
+      return Error{fmt::format("{}:{}: not a JSON object", config_.journal_path, number)};
+    }
+    ++decisions_;
+    const json* service = serve::find_field(r, "service");
+    if (service == nullptr || !service->is_object()) continue;
+    const int64_t until = service->value("until_wall_s", int64_t{0});
+    if (until <= wall_now_s) continue;
+    const json& commit = service->value("commit", json::object());
+    Remembered m;
+    m.uid = service->value("uid", std::string());
+    m.until_wall_s = until;
+    m.reply = service->value("reply", json::object());
+    int site = -1;
+    for (std::size_t i = 0; i < config_.fleet.sites.size(); ++i) {
+      if (config_.fleet.sites[i].name == commit.value("site", std::string()))
+        site = static_cast<int>(i);
+    }
+    if (site < 0) continue;  // a cluster no longer in the fleet
+    m.commitment =
+        Commitment{site, commit.value("from_s", int64_t{0}), commit.value("to_s", int64_t{0}),
+                   commit.value("gpu_milli", int64_t{0})};
+    remembered_[r.value("pod", std::string())] = std::move(m);
+  }
+  return Status::Ok();
+}
+
+Result<DispatchConfig> load_dispatch_config(const std::string& path, const std::string& data_dir) {
+  auto text = read_file(path);
+  if (!text.ok()) return Error{text.error()};
+  const json root = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object()) {
+    return Error{fmt::format("{}: not a JSON object", path)};
+  }
+  for (const auto& [key, value] : root.items()) {
+    if (key != "fleet" && key != "clusters") {
+      return Error{fmt::format("{}: {}: unknown key (fleet, clusters)", path, key)};
+    }
+  }
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const auto resolve = [&](const std::string& p) {
+    return std::filesystem::path(p).is_absolute() || dir.empty() ? p : (dir / p).string();
+  };
+  DispatchConfig config;
+  if (!root.contains("fleet")) return Error{fmt::format("{}: fleet: missing", path)};
+  const json& fleet = root["fleet"];
+  Result<multi::Fleet> parsed = Error{"unset"};
+  if (fleet.is_string()) {
+    parsed = multi::load_fleet(resolve(fleet.get<std::string>()), data_dir);
+  } else if (fleet.is_object()) {
+    parsed = multi::parse_fleet(fleet.dump(), path + ": fleet", data_dir);
+  } else {
+    return Error{fmt::format("{}: fleet: a path or a fleet object", path)};
+  }
+  if (!parsed.ok()) return Error{parsed.error()};
+  config.fleet = std::move(parsed.value());
+  const std::size_t n = config.fleet.sites.size();
+  config.sources.resize(n);
+  config.forecasts.resize(n);
+  if (root.contains("clusters")) {
+    if (!root["clusters"].is_object()) return Error{fmt::format("{}: clusters: an object", path)};
+    for (const auto& [name, c] : root["clusters"].items()) {
+      const std::string where = fmt::format("{}: clusters.{}", path, name);
+      std::optional<std::size_t> site;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (config.fleet.sites[i].name == name) site = i;
+      }
+      if (!site) return Error{fmt::format("{}: no site of that name in the fleet", where)};
+      if (!c.is_object()) return Error{fmt::format("{}: expected an object", where)};
+      for (const auto& [key, value] : c.items()) {
+        if (key != "api" && key != "carbon_forecast") {
+          return Error{fmt::format("{}.{}: unknown key (api, carbon_forecast)", where, key)};
+        }
+      }
+      if (c.contains("api")) {
+        const json& a = c["api"];
+        if (!a.is_object() || !a.contains("server") || !a["server"].is_string()) {
+          return Error{fmt::format("{}.api: needs a server (https://host:port)", where)};
+        }
+        serve::KubeApiOptions api;
+        api.server = a["server"].get<std::string>();
+        if (a.contains("token_file")) api.token_file = resolve(a.value("token_file", ""));
+        if (a.contains("ca_file")) api.ca_file = resolve(a.value("ca_file", ""));
+        if (api.token_file.empty()) return Error{fmt::format("{}.api.token_file: missing", where)};
+        config.sources[*site] = make_kube_source(std::move(api));
+      }
+      if (c.contains("carbon_forecast")) {
+        const json& f = c["carbon_forecast"];
+        if (!f.is_object() || !f.contains("url") || !f["url"].is_string()) {
+          return Error{fmt::format("{}.carbon_forecast: needs a url", where)};
+        }
+        auto format = parse_forecast_format(f.value("format", "carbon-aware-sdk"));
+        if (!format.ok())
+          return Error{fmt::format("{}.carbon_forecast.format: {}", where, format.error())};
+        config.forecasts[*site] = ForecastSource{f["url"].get<std::string>(), format.value()};
+      }
+    }
+  }
+  return config;
+}
+
+}  // namespace greensched::dispatch

@@ -1,0 +1,129 @@
+// The dispatch service (greensched dispatch): which worker cluster a workload should run on
+// and from when, decided by a fleet agent of `greensched multi` (multi/agents) on the live
+// state of the clusters (live_fleet.hpp), with the reasons. Kueue's MultiKueue asks it through
+// greensched's dispatcher and admission check (deploy/kueue/): the answer's `clusters` become
+// the Workload's nominatedClusterNames, its earliest start the admission check's wait.
+//
+// A decision: read the clusters again when the last read is older than refresh_seconds (and
+// the HTTP carbon forecasts), build the view, let the agent decide for the workload's largest
+// pod, rank the clusters (the chosen one first, then the others by the agent's expected cost),
+// remember it as a commitment (its GPUs count at its cluster over its planned run until its
+// pods can be seen there, commit_seconds of wall time after its start), and append it to the
+// journal. A workload asked about again (same namespace/name and uid) while its commitment
+// stands gets the same answer: the dispatcher may ask as often as it reconciles.
+//
+// Degraded: a cluster that cannot be read is no option (and the answer says so); when a
+// candidate has no carbon signal now, the choice is by capacity alone (least-loaded), and the
+// answer's mode says "capacity-only" with the reason.
+//
+// Restart: the journal (JSON Lines, one dispatch record per decision, the format
+// `greensched explain` reads) is replayed at start, so commitments and answers survive.
+// Thread-safe: one mutex around decisions and reads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/status.hpp"
+#include "greensched/dispatch/cluster_source.hpp"
+#include "greensched/dispatch/live_fleet.hpp"
+#include "greensched/dispatch/signal_source.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/power/power_model.hpp"
+
+namespace greensched::dispatch {
+
+// A carbon forecast fetched over HTTP for one site (else the fleet file's series).
+struct ForecastSource {
+  std::string url;
+  ForecastFormat format = ForecastFormat::kCarbonAwareSdk;
+};
+
+struct DispatchConfig {
+  multi::Fleet fleet;  // sites: names (= cluster names), signals, PUE, network, policy
+  // Per site: where its state is read (nullptr: the fleet file's nodes, nothing bound) and
+  // an HTTP carbon forecast (none: the fleet file's series).
+  std::vector<std::unique_ptr<ClusterSource>> sources;
+  std::vector<std::optional<ForecastSource>> forecasts;
+  std::string agent = "green";
+  multi::AgentOptions agent_options;
+  LiveOptions live;
+  SignalClock clock;
+  int64_t default_slack_s = 4 * 3600;
+  int64_t default_duration_s = 3600;
+  int refresh_seconds = 5;
+  int64_t commit_seconds = 120;
+  std::string journal_path;  // "" = none
+  power::PowerModel power_model = power::PowerModel::builtin();
+  uint64_t seed = 42;
+};
+
+struct DispatchReply {
+  int status = 200;
+  nlohmann::json body;
+};
+
+class DispatchService {
+ public:
+  // Reads the journal (when set), then the clusters once; a cluster that cannot be read is
+  // reported, not fatal.
+  static Result<std::unique_ptr<DispatchService>> create(DispatchConfig config, int64_t wall_now_s);
+
+  // POST /v1/dispatch: {"workload": <Workload>, "clusters": [names] (optional: the clusters
+  // it may go to), "home": name (optional)}. 400 with {"error"} on a bad request.
+  DispatchReply dispatch(std::string_view body, int64_t wall_now_s);
+  // GET /v1/clusters: each cluster's state as last read, its signal, its commitments.
+  nlohmann::json clusters(int64_t wall_now_s);
+  // GET /metrics (Prometheus text).
+  std::string metrics_text();
+
+ private:
+  struct Site {
+    std::unique_ptr<serve::ClusterState> state;
+    std::string error;           // why the last read failed ("" = read)
+    int64_t read_wall_s = -1;    // when it was last read
+    multi::TimeSeries forecast;  // fetched (when a ForecastSource is set)
+    std::string forecast_error;
+  };
+  struct Remembered {
+    std::string uid;
+    int64_t until_wall_s = 0;  // commitment ends (then forgotten)
+    Commitment commitment;
+    nlohmann::json reply;
+  };
+
+  explicit DispatchService(DispatchConfig config);
+  void refresh(int64_t wall_now_s, bool force);
+  // The site's carbon series now, or nullptr with the reason.
+  const multi::TimeSeries* carbon_series(std::size_t site, int64_t signal_now,
+                                         std::string* why) const;
+  Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s);
+  Status replay_journal(int64_t wall_now_s);
+  void append_journal(const nlohmann::json& record);
+  void forget(int64_t wall_now_s);
+
+  DispatchConfig config_;
+  std::mutex mu_;
+  std::vector<Site> sites_;
+  GpuModelRegistry models_;
+  std::map<std::string, Remembered> remembered_;  // by namespace/name
+  uint64_t decisions_ = 0;
+  std::map<std::string, uint64_t> requests_by_code_;
+  std::map<std::pair<std::string, std::string>, uint64_t> decisions_by_cluster_mode_;
+  double decision_seconds_sum_ = 0;
+};
+
+// The service's config file: {"fleet": path or object, "clusters": {name: {"api": {"server",
+// "token_file", "ca_file"}, "carbon_forecast": {"url", "format"}}}} (names of the fleet's
+// sites; a site without "api" is the fleet file's nodes with nothing bound). Relative paths
+// resolve against the config file's folder; the fleet's data paths against data_dir.
+Result<DispatchConfig> load_dispatch_config(const std::string& path, const std::string& data_dir);
+
+}  // namespace greensched::dispatch

@@ -1,0 +1,134 @@
+#include "greensched/dispatch/live_fleet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/multi/placement_preview.hpp"
+#include "greensched/policy/filter.hpp"
+
+namespace greensched::dispatch {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+LiveFleetView::LiveFleetView(const multi::Fleet& fleet, std::vector<serve::ClusterState*> states,
+                             std::vector<PodSpec> pods, int64_t now_s,
+                             const multi::Forecaster& forecaster,
+                             const std::vector<Commitment>& committed, LiveOptions options,
+                             uint64_t seed)
+    : fleet_(fleet),
+      states_(std::move(states)),
+      pods_(std::move(pods)),
+      now_s_(now_s),
+      forecaster_(forecaster),
+      committed_(committed),
+      options_(options),
+      rng_(seed),
+      previews_(states_.size()) {}
+
+int64_t LiveFleetView::gpu_capacity_milli(int site) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  return s == nullptr ? 0 : s->cluster().total_gpu_milli();
+}
+
+double LiveFleetView::load_at(int site, int64_t t) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr || s->cluster().total_gpu_milli() <= 0) return 1.0;
+  // What runs now is taken to run on (live pods have no known end), plus what was promised.
+  int64_t milli = s->cluster().allocated_gpu_milli();
+  t = std::max(t, now_s_);
+  for (const Commitment& c : committed_) {
+    if (c.site == site && c.from_s <= t && t < c.to_s) milli += c.gpu_milli;
+  }
+  return static_cast<double>(milli) / static_cast<double>(s->cluster().total_gpu_milli());
+}
+
+bool LiveFleetView::fits_now(int site, const PodSpec&) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr) return false;
+  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
+  const Cluster& c = s->cluster();
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
+  }
+  return false;
+}
+
+bool LiveFleetView::fits_ever(int site, const PodSpec&) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr) return false;
+  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
+  const Cluster& c = s->cluster();
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    const NodeSpec& spec = c.spec(n);
+    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
+    if (!pod.needs_gpu()) return true;
+    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
+  }
+  return false;
+}
+
+const LiveFleetView::Preview& LiveFleetView::preview(int site) const {
+  Preview& out = previews_[static_cast<std::size_t>(site)];
+  if (out.done) return out;
+  out.done = true;
+  out.watts = kInf;
+  serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr) return out;
+  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
+  // The site's own policy places it, as its extender would (ties in node order).
+  std::vector<uint32_t> ranks(s->cluster().size());
+  for (std::size_t n = 0; n < ranks.size(); ++n) ranks[n] = static_cast<uint32_t>(n);
+  policy::Scheduler scheduler(s->policy(), std::move(ranks));
+  const policy::Decision d = scheduler.schedule(s->cluster(), pod, rng_);
+  if (d.node < 0) return out;
+  const multi::PlacementCost cost =
+      multi::placement_cost(s->cluster(), s->node_figures(), s->frag_model(), pod, d.node, d.gpus,
+                            false, fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_));
+  out.watts = cost.watts;
+  out.frag_milli = cost.frag_milli;
+  return out;
+}
+
+double LiveFleetView::marginal_watts(int site, const PodSpec&) const {
+  return preview(site).watts;
+}
+
+double LiveFleetView::fragmentation_delta(int site, const PodSpec&) const {
+  return preview(site).frag_milli;
+}
+
+double LiveFleetView::run_watts(int site, const PodSpec&) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr) return kInf;
+  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
+  const Cluster& c = s->cluster();
+  double watts = kInf;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    const NodeSpec& spec = c.spec(n);
+    if (pod.cpu_milli > spec.cpu_milli) continue;
+    if (pod.needs_gpu() &&
+        (spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model))) {
+      continue;
+    }
+    watts = std::min(
+        watts, power::pod_floor_watts(spec, s->node_figures()[static_cast<std::size_t>(n)], pod));
+  }
+  return watts * fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_);
+}
+
+double LiveFleetView::gpu_kw(int site) const {
+  const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
+  if (s == nullptr) return 1.0;
+  std::vector<NodeSpec> specs;
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(s->cluster().size()); ++n) {
+    specs.push_back(s->cluster().spec(n));
+  }
+  return multi::full_gpu_it_watts(specs, s->node_figures()) / 1000.0 *
+         fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_);
+}
+
+}  // namespace greensched::dispatch

@@ -1,0 +1,339 @@
+// The dispatch service (greensched dispatch): Kueue Workloads read with their annotations,
+// worker cluster state from API lists, carbon forecasts in the Carbon Aware SDK's and
+// Electricity Maps' formats, and decisions on a hand-made fleet: the cleaner cluster while it
+// has room, dispatched work counted until it shows, the same answer when asked again and
+// after a restart, a capacity-only choice when a signal is missing, and the HTTP front.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "greensched/dispatch/cluster_source.hpp"
+#include "greensched/dispatch/dispatch_server.hpp"
+#include "greensched/dispatch/dispatch_service.hpp"
+#include "greensched/dispatch/signal_source.hpp"
+#include "greensched/dispatch/workload_request.hpp"
+#include "greensched/explain/explanation.hpp"
+#include "scratch_dir.hpp"
+
+namespace greensched::dispatch {
+namespace {
+
+using nlohmann::json;
+
+json workload(const std::string& name, int count, int gpus, const std::string& qos = "BE",
+              const std::string& slack = "4h") {
+  json container = {
+      {"name", "main"},
+      {"resources",
+       {{"requests",
+         {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+  return {
+      {"apiVersion", "kueue.x-k8s.io/v1beta1"},
+      {"kind", "Workload"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "team-a"},
+        {"uid", "uid-" + name},
+        {"creationTimestamp", "2023-01-02T00:00:00Z"},
+        {"annotations",
+         {{"greensched.io/qos", qos},
+          {"greensched.io/slack", slack},
+          {"greensched.io/duration", "2h"},
+          {"greensched.io/data-gb", "20"}}}}},
+      {"spec",
+       {{"podSets",
+         json::array({{{"name", "workers"},
+                       {"count", count},
+                       {"template", {{"spec", {{"containers", json::array({container})}}}}}}})}}}};
+}
+
+TEST(DispatchWorkload, ReadsPodSetsAndAnnotations) {
+  auto w = parse_workload(workload("train", 3, 2, "BE", "1h30m"));
+  ASSERT_TRUE(w.ok()) << w.error();
+  EXPECT_EQ(w.value().key, "team-a/train");
+  EXPECT_EQ(w.value().total_pods(), 3);
+  EXPECT_EQ(w.value().largest().pod.num_gpu, 2);
+  EXPECT_EQ(w.value().largest().pod.cpu_milli, 4000);
+  EXPECT_FALSE(w.value().latency_sensitive);
+  EXPECT_EQ(w.value().slack_s, 5400);
+  EXPECT_EQ(w.value().duration_s, 7200);
+  EXPECT_DOUBLE_EQ(w.value().data_gb, 20.0);
+  EXPECT_EQ(w.value().created_epoch_s, 1672617600);
+  EXPECT_TRUE(parse_workload(workload("serve", 1, 1, "LS")).value().latency_sensitive);
+}
+
+TEST(DispatchWorkload, BadFieldsAreNamed) {
+  json bad = workload("x", 1, 1, "urgent");
+  EXPECT_NE(parse_workload(bad).error().find("greensched.io/qos"), std::string::npos);
+  bad = workload("x", 1, 1, "BE", "soon");
+  EXPECT_NE(parse_workload(bad).error().find("greensched.io/slack"), std::string::npos);
+  bad = workload("x", 1, 1);
+  bad["spec"]["podSets"] = json::array();
+  EXPECT_NE(parse_workload(bad).error().find("podSets"), std::string::npos);
+  bad = workload("x", 1, 1);
+  bad["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
+      "lots";
+  EXPECT_NE(parse_workload(bad).error().find("podSets[0].template"), std::string::npos);
+  EXPECT_FALSE(parse_workload(json::array()).ok());
+}
+
+TEST(DispatchWorkload, Durations) {
+  EXPECT_EQ(parse_duration_s("4h").value(), 14400);
+  EXPECT_EQ(parse_duration_s("1h30m").value(), 5400);
+  EXPECT_EQ(parse_duration_s("2d").value(), 172800);
+  EXPECT_EQ(parse_duration_s("900").value(), 900);
+  EXPECT_FALSE(parse_duration_s("").ok());
+  EXPECT_FALSE(parse_duration_s("4x").ok());
+  EXPECT_FALSE(parse_duration_s("h").ok());
+  EXPECT_FALSE(parse_duration_s("1h30").ok());
+}
+
+json node(const std::string& name, int gpus) {
+  return {{"metadata", {{"name", name}, {"labels", {{"alibabacloud.com/gpu-card-model", "T4"}}}}},
+          {"status",
+           {{"allocatable",
+             {{"cpu", "32"}, {"memory", "128Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+}
+
+json pod(const std::string& name, const std::string& node_name, int gpus, const std::string& phase,
+         const std::string& gpu_index = "") {
+  json p = {
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec",
+       {{"nodeName", node_name},
+        {"containers",
+         json::array(
+             {{{"name", "c"},
+               {"resources",
+                {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}},
+      {"status", {{"phase", phase}}}};
+  if (!gpu_index.empty())
+    p["metadata"]["annotations"] = {{"alibabacloud.com/gpu-index", gpu_index}};
+  return p;
+}
+
+// A pod keeps the GPUs its gpu-index names; one without takes the first free ones; finished
+// and unbound pods hold nothing; a pod on an unknown node is skipped and counted.
+TEST(DispatchClusterState, FromNodeAndPodLists) {
+  const json nodes = {{"kind", "NodeList"}, {"items", json::array({node("n0", 4), node("n1", 2)})}};
+  const json pods = {
+      {"kind", "PodList"},
+      {"items", json::array({pod("a", "n0", 2, "Running", "2-3"), pod("b", "n0", 1, "Running"),
+                             pod("c", "n1", 2, "Succeeded"), pod("d", "", 1, "Pending"),
+                             pod("e", "gone", 1, "Running")})}};
+  GpuModelRegistry models;
+  int skipped = 0;
+  auto state = state_from_lists(nodes, pods, models, serve::StateOptions{}, &skipped);
+  ASSERT_TRUE(state.ok()) << state.error();
+  const Cluster& c = state.value()->cluster();
+  EXPECT_EQ(c.total_gpu_milli(), 6000);
+  EXPECT_EQ(c.allocated_gpu_milli(), 3000);
+  EXPECT_EQ(skipped, 1);
+  const NodeState& n0 = c.state(*state.value()->find_node("n0"));
+  EXPECT_EQ(n0.gpu_free_milli[0], 0);     // b, first free
+  EXPECT_EQ(n0.gpu_free_milli[1], 1000);  // free
+  EXPECT_EQ(n0.gpu_free_milli[2], 0);     // a
+  EXPECT_EQ(n0.gpu_free_milli[3], 0);     // a
+}
+
+TEST(DispatchSignals, CarbonAwareSdkAndElectricityMapsForecasts) {
+  const json sdk = json::parse(R"([{"location":"westeurope","windowSize":0,
+    "forecastData":[{"location":"westeurope","timestamp":"2023-01-02T00:00:00+00:00","duration":60,"value":210.5},
+                    {"location":"westeurope","timestamp":"2023-01-02T01:00:00+00:00","duration":60,"value":190},
+                    {"location":"westeurope","timestamp":"2023-01-02T03:00:00+00:00","duration":60,"value":150}]}])");
+  auto s = parse_carbon_aware_forecast(sdk);
+  ASSERT_TRUE(s.ok()) << s.error();
+  EXPECT_EQ(s.value().step_s(), 3600);
+  EXPECT_EQ(s.value().start_s(), 1672617600);
+  ASSERT_EQ(s.value().values().size(), 4u);
+  EXPECT_DOUBLE_EQ(s.value().values()[2], 190);  // the gap holds the value before
+  EXPECT_DOUBLE_EQ(s.value().values()[3], 150);
+  const json em = json::parse(R"({"zone":"DE","forecast":[
+    {"carbonIntensity":302,"datetime":"2023-01-02T00:00:00.000Z"},
+    {"carbonIntensity":280,"datetime":"2023-01-02T01:00:00.000Z"}],"updatedAt":"2023-01-01T23:00:00.000Z"})");
+  auto e = parse_electricity_maps_forecast(em);
+  ASSERT_TRUE(e.ok()) << e.error();
+  EXPECT_EQ(e.value().start_s(), 1672617600);
+  EXPECT_DOUBLE_EQ(e.value().values()[1], 280);
+  EXPECT_FALSE(
+      parse_carbon_aware_forecast(json::parse(R"([{"forecastData":[{"value":1}]}])")).ok());
+  EXPECT_FALSE(parse_electricity_maps_forecast(json::parse(R"({"forecast":"no"})")).ok());
+}
+
+TEST(DispatchSignals, ClockMapsWallToSignalTime) {
+  const SignalClock clock(1672617600, 3600, 1000);
+  EXPECT_EQ(clock.signal_s(1000), 1672617600);
+  EXPECT_EQ(clock.signal_s(1002), 1672617600 + 7200);
+  EXPECT_EQ(clock.wall_s(1672617600 + 7200), 1002);
+  EXPECT_EQ(SignalClock().signal_s(1234), 1234);
+}
+
+// Two sites of one 8-GPU T4 node each, constant carbon: "clean" 100 and "dirty" 300 g/kWh.
+DispatchConfig two_clusters(const std::string& journal = "") {
+  DispatchConfig c;
+  const GpuModelId t4 = *c.fleet.models.intern("T4");
+  for (const auto& [name, ci] : {std::pair{"clean", 100.0}, std::pair{"dirty", 300.0}}) {
+    multi::SiteSpec s;
+    s.name = name;
+    s.nodes = {NodeSpec{std::string(name) + "/n0", 64000, 262144, 8, t4}};
+    s.carbon = multi::TimeSeries(1672531200, 3600, {ci});
+    s.pue = 1.2;
+    c.fleet.sites.push_back(std::move(s));
+  }
+  c.journal_path = journal;
+  c.clock = SignalClock(1672617600, 1, 0);
+  return c;
+}
+
+json request(const json& w) {
+  return {{"workload", w}};
+}
+
+TEST(DispatchService, CleanerClusterWhileItHasRoomAndDispatchedWorkCounts) {
+  auto service = DispatchService::create(two_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  // Each asks 2 pods x 2 GPUs (4 of clean's 8) for 2 h: the first two fill "clean" now.
+  for (int i = 0; i < 2; ++i) {
+    const DispatchReply r =
+        service.value()->dispatch(request(workload("job" + std::to_string(i), 2, 2)).dump(), 10);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    EXPECT_EQ(r.body["clusters"][0], "clean");
+    EXPECT_EQ(r.body["start_after_s"], 0);
+    EXPECT_EQ(r.body["mode"], "carbon");
+    EXPECT_FALSE(r.body["reason"].get<std::string>().empty());
+    EXPECT_EQ(r.body["ranking"][0]["cluster"], "clean");
+    EXPECT_EQ(r.body["ranking"][1]["cluster"], "dirty");
+  }
+  // A third with 4 h of slack waits for them at "clean" (they end after 2 h); one with no
+  // slack goes to "dirty" now.
+  const DispatchReply waits = service.value()->dispatch(request(workload("job2", 2, 2)).dump(), 10);
+  EXPECT_EQ(waits.body["clusters"][0], "clean");
+  EXPECT_GE(waits.body["start_after_s"].get<int64_t>(), 7200 - 10);
+  EXPECT_LE(waits.body["start_after_s"].get<int64_t>(), 4 * 3600);
+  const DispatchReply now =
+      service.value()->dispatch(request(workload("job3", 2, 2, "BE", "0")).dump(), 10);
+  EXPECT_EQ(now.body["clusters"][0], "dirty");
+  EXPECT_EQ(now.body["start_after_s"], 0);
+  const json clusters = service.value()->clusters(10);
+  EXPECT_EQ(clusters["clusters"][0]["committed"].size(), 3u);
+  EXPECT_EQ(clusters["clusters"][1]["committed"].size(), 1u);
+  // Once commitments lapse (their pods never showed), "clean" takes work now again.
+  const DispatchReply later =
+      service.value()->dispatch(request(workload("job4", 2, 2, "BE", "0")).dump(), 100000);
+  EXPECT_EQ(later.body["clusters"][0], "clean");
+}
+
+TEST(DispatchService, SameAnswerWhenAskedAgainAndAfterARestart) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/dispatch.jsonl";
+  json first;
+  {
+    auto service = DispatchService::create(two_clusters(journal), 0);
+    ASSERT_TRUE(service.ok()) << service.error();
+    const DispatchReply r = service.value()->dispatch(request(workload("keep", 2, 2)).dump(), 10);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    first = r.body;
+    const DispatchReply again =
+        service.value()->dispatch(request(workload("keep", 2, 2)).dump(), 20);
+    EXPECT_EQ(again.body["clusters"], first["clusters"]);
+    EXPECT_TRUE(again.body["repeated"].get<bool>());
+  }
+  // Every journal line is a dispatch record `greensched explain` reads.
+  std::ifstream in(journal);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    auto record = explain::parse_decision_record(line, "journal");
+    ASSERT_TRUE(record.ok()) << record.error();
+    EXPECT_NE(explain::explain_text(record.value()).find("team-a/keep"), std::string::npos);
+  }
+  EXPECT_EQ(lines, 1);
+  auto restarted = DispatchService::create(two_clusters(journal), 30);
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  const DispatchReply after =
+      restarted.value()->dispatch(request(workload("keep", 2, 2)).dump(), 30);
+  EXPECT_EQ(after.body["clusters"], first["clusters"]);
+  EXPECT_TRUE(after.body["repeated"].get<bool>());
+  // Its commitment came back too: with no slack, one more fills "clean", the next goes dirty.
+  const DispatchReply next =
+      restarted.value()->dispatch(request(workload("next", 2, 2, "BE", "0")).dump(), 30);
+  const DispatchReply third =
+      restarted.value()->dispatch(request(workload("third", 2, 2, "BE", "0")).dump(), 30);
+  EXPECT_EQ(next.body["clusters"][0], "clean");
+  EXPECT_EQ(third.body["clusters"][0], "dirty");
+}
+
+TEST(DispatchService, MissingSignalDegradesToCapacityAndSaysSo) {
+  DispatchConfig c = two_clusters();
+  c.forecasts.resize(2);
+  c.forecasts[0] = ForecastSource{"http://127.0.0.1:1/emissions/forecasts/current",
+                                  ForecastFormat::kCarbonAwareSdk};
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  const DispatchReply r = service.value()->dispatch(request(workload("w", 1, 1)).dump(), 10);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["mode"], "capacity-only");
+  EXPECT_EQ(r.body["agent"], "least-loaded");
+  ASSERT_EQ(r.body["degraded"].size(), 1u);
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("no carbon signal for clean"),
+            std::string::npos);
+}
+
+TEST(DispatchService, BadRequestsAre400WithTheReason) {
+  auto service = DispatchService::create(two_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  const auto status = [&](const std::string& body) {
+    const DispatchReply r = service.value()->dispatch(body, 10);
+    EXPECT_TRUE(r.body.contains("error")) << body;
+    return r.status;
+  };
+  EXPECT_EQ(status("{not json"), 400);
+  EXPECT_EQ(status(R"({"nothing": 1})"), 400);
+  json unknown = request(workload("w", 1, 1));
+  unknown["clusters"] = {"mars"};
+  EXPECT_EQ(status(unknown.dump()), 400);
+  EXPECT_EQ(status(request(workload("w", 1, 1, "maybe")).dump()), 400);
+  // Only the clusters it may go to count.
+  json only_dirty = request(workload("w", 1, 1));
+  only_dirty["clusters"] = {"dirty"};
+  EXPECT_EQ(service.value()->dispatch(only_dirty.dump(), 10).body["clusters"][0], "dirty");
+}
+
+TEST(DispatchServer, ServesDecisionsClustersHealthAndMetrics) {
+  auto service = DispatchService::create(two_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchServer server(*service.value());
+  auto port = server.start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error();
+  httplib::Client client("127.0.0.1", port.value());
+  auto r = client.Post("/v1/dispatch", request(workload("w", 1, 1)).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["clusters"][0], "clean");
+  auto bad = client.Post("/v1/dispatch", "[", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  auto health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto clusters = client.Get("/v1/clusters");
+  ASSERT_TRUE(clusters);
+  EXPECT_EQ(json::parse(clusters->body)["clusters"].size(), 2u);
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find(
+                "greensched_dispatch_decisions_total{cluster=\"clean\",mode=\"carbon\"} 1"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("greensched_dispatch_requests_total{code=\"400\"} 1"),
+            std::string::npos);
+  server.stop();
+}
+
+}  // namespace
+}  // namespace greensched::dispatch
