@@ -89,12 +89,17 @@ demo: build-app
 bench: build
 	./$(BUILD)/greensched_bench
 
+GO_SOURCES = $(shell git ls-files '*.go' 2>/dev/null)
+
 format:
 	clang-format -i $(SOURCES)
+	gofmt -w $(GO_SOURCES)
 
 format-check: deps
 	@bad=$$(for f in $(SOURCES); do clang-format --dry-run -Werror $$f >/dev/null 2>&1 || echo $$f; done); \
 	if [ -n "$$bad" ]; then echo "not clang-formatted (run make format):"; echo "$$bad"; exit 1; fi
+	@bad=$$(gofmt -l $(GO_SOURCES)); \
+	if [ -n "$$bad" ]; then echo "not gofmt-formatted (run make format):"; echo "$$bad"; exit 1; fi
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

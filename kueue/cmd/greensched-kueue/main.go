@@ -1,0 +1,100 @@
+// greensched-kueue runs greensched's Kueue controllers on a MultiKueue manager cluster: the
+// external dispatcher (nominates worker clusters) and the greensched.io/green-window
+// admission check (holds a best-effort Workload until its green start). Both ask the dispatch
+// service (`greensched dispatch`) and keep no state of their own. See docs/MULTICLUSTER.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"greensched.io/kueue/internal/controller"
+	"greensched.io/kueue/internal/dispatchclient"
+)
+
+func main() {
+	var (
+		serviceURL  string
+		dispatcher  bool
+		greenWindow bool
+		metricsAddr string
+		probeAddr   string
+		leaderElect bool
+		maxWait     time.Duration
+	)
+	flag.StringVar(&serviceURL, "dispatch-url", "http://greensched-dispatch:8090",
+		"URL of the dispatch service (greensched dispatch)")
+	flag.BoolVar(&dispatcher, "dispatcher", true,
+		"run the MultiKueue external dispatcher (Kueue's multiKueue.dispatcherName must name greensched.io/dispatcher)")
+	flag.BoolVar(&greenWindow, "green-window", true,
+		"run the admission check controller of "+controller.GreenWindowController)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "metrics endpoint (0 to disable)")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "health probe endpoint")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader (for more than one replica)")
+	flag.DurationVar(&maxWait, "max-wait", 5*time.Minute,
+		"ask the service again at least this often while a Workload waits for its window")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		fail(err)
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
+		fail(err)
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "greensched-kueue.greensched.io",
+	})
+	if err != nil {
+		fail(err)
+	}
+	service := dispatchclient.New(serviceURL)
+	if dispatcher {
+		d := &controller.Dispatcher{Client: mgr.GetClient(), Service: service,
+			Recorder: mgr.GetEventRecorderFor("greensched-dispatcher")}
+		if err := d.SetupWithManager(mgr); err != nil {
+			fail(err)
+		}
+	}
+	if greenWindow {
+		g := &controller.GreenWindow{Client: mgr.GetClient(), Service: service,
+			Recorder: mgr.GetEventRecorderFor("greensched-green-window"), MaxWait: maxWait}
+		if err := g.SetupWithManager(mgr); err != nil {
+			fail(err)
+		}
+		if err := (&controller.ActiveChecks{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+			fail(err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		fail(err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		fail(err)
+	}
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "greensched-kueue:", err)
+	os.Exit(1)
+}
