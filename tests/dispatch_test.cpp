@@ -17,7 +17,11 @@
 #include "greensched/dispatch/signal_source.hpp"
 #include "greensched/dispatch/workload_request.hpp"
 #include "greensched/explain/explanation.hpp"
+#include "greensched/frag/target_workload.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/trace/workload.hpp"
 #include "scratch_dir.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::dispatch {
 namespace {
@@ -302,6 +306,93 @@ TEST(DispatchService, BadRequestsAre400WithTheReason) {
   json only_dirty = request(workload("w", 1, 1));
   only_dirty["clusters"] = {"dirty"};
   EXPECT_EQ(service.value()->dispatch(only_dirty.dump(), 10).body["clusters"][0], "dirty");
+}
+
+// Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.
+multi::Fleet three_sites() {
+  multi::Fleet fleet;
+  const GpuModelId t4 = *fleet.models.intern("T4");
+  const GpuModelId v100 = *fleet.models.intern("V100M32");
+  const char* names[] = {"north", "island", "south"};
+  for (int i = 0; i < 3; ++i) {
+    multi::SiteSpec s;
+    s.name = names[i];
+    for (int n = 0; n < 3; ++n) {
+      s.nodes.push_back(NodeSpec{fmt::format("{}/t4-{}", s.name, n), 32000, 131072, 2, t4});
+      s.nodes.push_back(NodeSpec{fmt::format("{}/v100-{}", s.name, n), 96000, 393216, 8, v100});
+    }
+    std::vector<double> ci;
+    for (int h = 0; h < 24 * 14; ++h) {
+      ci.push_back(200 + 120 * std::sin((h + 7 * i) * 0.37) + 60 * i);
+    }
+    s.carbon = multi::TimeSeries(fleet.start_s, 3600, ci);
+    s.pue = 1.1 + 0.1 * i;
+    fleet.sites.push_back(std::move(s));
+  }
+  return fleet;
+}
+
+// One code path: for a job on a fleet at rest, the service's answer is the decision `multi`
+// makes for the same job at the same time, site and start alike, over job shapes, homes,
+// slacks and hours of the day. (Given the same FGD target workload and seed: the sites break
+// ties between equal nodes in the order the simulator draws.)
+TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
+  struct Case {
+    int cpu, gpus, milli;
+    int64_t submit_s, slack_s;
+  };
+  const Case cases[] = {
+      {4000, 1, 1000, 3600 * 5, 0},          {8000, 2, 1000, 3600 * 30, 4 * 3600},
+      {2000, 1, 500, 3600 * 50, 12 * 3600},  {16000, 8, 1000, 3600 * 77, 4 * 3600},
+      {4000, 1, 250, 3600 * 101, 12 * 3600}, {8000, 4, 1000, 3600 * 140, 0}};
+  int compared = 0;
+  for (const Case& c : cases) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::vector<PodSpec> pods = {testing::test_pod("job", c.cpu, c.gpus, c.milli)};
+      pods[0].creation_time = c.submit_s;
+      pods[0].deletion_time = c.submit_s + 3 * 3600;
+      pods[0].qos = Qos::kBE;
+      const uint32_t shapes = trace::assign_shape_ids(pods);
+      multi::MultiOptions options;
+      options.agent = "green";
+      options.seed = seed;
+      options.be_slack_s = c.slack_s;
+      options.data_gb_per_job = 30;
+      const multi::Fleet fleet = three_sites();
+      auto sim = multi::run_fleet(fleet, pods, shapes, options);
+      ASSERT_TRUE(sim.ok()) << sim.error();
+      const multi::JobDecision& want = sim.value().decisions[0];
+
+      DispatchConfig config;
+      config.fleet = three_sites();
+      config.agent = "green";
+      config.clock = SignalClock(fleet.start_s + c.submit_s, 1, 0);
+      config.target = frag::build_target_workload(pods);  // FGD's, as the simulator's
+      config.seed = seed;                                 // the sites' tie orders
+      auto service = DispatchService::create(std::move(config), 0);
+      ASSERT_TRUE(service.ok()) << service.error();
+      json w = workload("job", 1, 0, "BE", std::to_string(c.slack_s));
+      json& requests = w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"];
+      requests["requests"] = {{"cpu", fmt::format("{}m", c.cpu)}, {"memory", "1Gi"}};
+      if (c.milli == 1000) {
+        requests["requests"]["nvidia.com/gpu"] = std::to_string(c.gpus);
+      } else {
+        requests["requests"]["alibabacloud.com/gpu-milli"] = std::to_string(c.milli);
+      }
+      w["metadata"]["annotations"]["greensched.io/home"] = fleet.sites[want.home_site].name;
+      w["metadata"]["annotations"]["greensched.io/duration"] = "3h";
+      w["metadata"]["annotations"]["greensched.io/data-gb"] = "30";
+      const DispatchReply got = service.value()->dispatch(request(w).dump(), 0);
+      ASSERT_EQ(got.status, 200) << got.body.dump();
+      EXPECT_EQ(got.body["clusters"][0], fleet.sites[want.site].name)
+          << "seed " << seed << " submit " << c.submit_s << ": " << got.body["reason"]
+          << " | sim: " << want.reason;
+      EXPECT_EQ(got.body["deferred_signal_s"].get<int64_t>(), want.not_before_s - c.submit_s)
+          << "seed " << seed << " submit " << c.submit_s;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 18);
 }
 
 TEST(DispatchServer, ServesDecisionsClustersHealthAndMetrics) {

@@ -34,6 +34,7 @@ struct DispatchOptions {
   int refresh_seconds = 5;
   int commit_seconds = 120;
   int ls_bound_s = 600;
+  uint64_t seed = 42;
   std::string port_file;
   bool quiet = false;
 };
@@ -55,6 +56,7 @@ int run_dispatch(const DispatchOptions& o) {
   c.refresh_seconds = o.refresh_seconds;
   c.commit_seconds = o.commit_seconds;
   c.live.ls_bound_s = o.ls_bound_s;
+  c.seed = o.seed;
   for (const auto& [text, field, name] :
        {std::tuple{o.slack, &c.default_slack_s, "--slack"},
         std::tuple{o.duration, &c.default_duration_s, "--duration"}}) {
@@ -152,6 +154,9 @@ Action add_dispatch_command(CLI::App& app) {
                   "before its pods show")
       ->capture_default_str();
   cmd->add_option("--ls-bound", opts->ls_bound_s, "seconds within which LS workloads start")
+      ->capture_default_str();
+  cmd->add_option("--seed", opts->seed,
+                  "orders each cluster's equal nodes as `multi --seed` orders its sites'")
       ->capture_default_str();
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
   cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");

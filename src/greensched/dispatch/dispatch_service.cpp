@@ -83,8 +83,9 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
 }
 
 void DispatchService::refresh(int64_t wall_now_s, bool force) {
-  static const frag::TargetWorkload target =
-      frag::build_target_workload(trace::builtin_openb_workload().pods);
+  if (!config_.target) {
+    config_.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
+  }
   for (std::size_t i = 0; i < sites_.size(); ++i) {
     Site& site = sites_[i];
     if (!force && site.read_wall_s >= 0 &&
@@ -94,7 +95,7 @@ void DispatchService::refresh(int64_t wall_now_s, bool force) {
     site.read_wall_s = wall_now_s;
     serve::StateOptions options;
     options.policy = config_.fleet.sites[i].policy;
-    options.target = target;
+    options.target = *config_.target;
     options.power_model = config_.power_model;
     options.seed = config_.seed + i;
     auto state = config_.sources[i]->read(models_, options);
@@ -242,8 +243,13 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
     }
   }
   MixedForecaster forecaster(std::move(forecast_ids));
-  LiveFleetView view(config_.fleet, states, pods, now, forecaster, committed, config_.live,
-                     config_.seed + decisions_);
+  std::vector<std::vector<uint32_t>> ranks(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (states[i] != nullptr)
+      ranks[i] = site_tie_rank(states[i]->cluster().size(), config_.seed, i);
+  }
+  LiveFleetView view(config_.fleet, states, pods, std::move(ranks), now, forecaster, committed,
+                     config_.live, config_.seed + decisions_);
   const std::string agent_name = capacity_only ? "least-loaded" : config_.agent;
   auto agent = multi::make_agent(agent_name, config_.agent_options);
   if (!agent.ok()) return Error{agent.error()};

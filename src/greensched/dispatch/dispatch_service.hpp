@@ -35,6 +35,7 @@
 #include "greensched/dispatch/cluster_source.hpp"
 #include "greensched/dispatch/live_fleet.hpp"
 #include "greensched/dispatch/signal_source.hpp"
+#include "greensched/frag/target_workload.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/power/power_model.hpp"
 
@@ -62,6 +63,8 @@ struct DispatchConfig {
   int64_t commit_seconds = 120;
   std::string journal_path;  // "" = none
   power::PowerModel power_model = power::PowerModel::builtin();
+  // FGD's target workload at every site (unset: the built-in openb workload's).
+  std::optional<frag::TargetWorkload> target;
   uint64_t seed = 42;
 };
 

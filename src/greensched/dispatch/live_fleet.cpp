@@ -14,14 +14,21 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
+std::vector<uint32_t> site_tie_rank(std::size_t nodes, uint64_t seed, std::size_t site) {
+  Rng rng(multi::site_seed(seed, site));
+  return policy::random_tie_rank(nodes, rng);
+}
+
 LiveFleetView::LiveFleetView(const multi::Fleet& fleet, std::vector<serve::ClusterState*> states,
-                             std::vector<PodSpec> pods, int64_t now_s,
+                             std::vector<PodSpec> pods,
+                             std::vector<std::vector<uint32_t>> tie_ranks, int64_t now_s,
                              const multi::Forecaster& forecaster,
                              const std::vector<Commitment>& committed, LiveOptions options,
                              uint64_t seed)
     : fleet_(fleet),
       states_(std::move(states)),
       pods_(std::move(pods)),
+      tie_ranks_(std::move(tie_ranks)),
       now_s_(now_s),
       forecaster_(forecaster),
       committed_(committed),
@@ -79,9 +86,12 @@ const LiveFleetView::Preview& LiveFleetView::preview(int site) const {
   serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
   if (s == nullptr) return out;
   const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
-  // The site's own policy places it, as its extender would (ties in node order).
-  std::vector<uint32_t> ranks(s->cluster().size());
-  for (std::size_t n = 0; n < ranks.size(); ++n) ranks[n] = static_cast<uint32_t>(n);
+  // The site's own policy places it, ties broken in the site's tie order.
+  std::vector<uint32_t> ranks = tie_ranks_[static_cast<std::size_t>(site)];
+  if (ranks.size() != s->cluster().size()) {
+    ranks.resize(s->cluster().size());
+    for (std::size_t n = 0; n < ranks.size(); ++n) ranks[n] = static_cast<uint32_t>(n);
+  }
   policy::Scheduler scheduler(s->policy(), std::move(ranks));
   const policy::Decision d = scheduler.schedule(s->cluster(), pod, rng_);
   if (d.node < 0) return out;

@@ -37,12 +37,19 @@ struct LiveOptions {
   int64_t wake_delay_s = 300;  // (nothing sleeps live; agents read it for LS feasibility)
 };
 
+// Site `site`'s node tie order for a run seeded `seed`, drawn as the fleet simulator draws its
+// sites' (multi/fleet_jobs.hpp site_seed), so that a live site breaks ties as its simulated
+// self does.
+std::vector<uint32_t> site_tie_rank(std::size_t nodes, uint64_t seed, std::size_t site);
+
 class LiveFleetView final : public multi::FleetView {
  public:
   // `states[i]` is site i's state, or nullptr when it could not be read; `pods[i]` the
-  // decided pod as site i's state interns it (its shape id is the site's own).
+  // decided pod as site i's state interns it (its shape id is the site's own); `tie_ranks[i]`
+  // its nodes' tie order (as the simulator draws it: site_tie_rank).
   LiveFleetView(const multi::Fleet& fleet, std::vector<serve::ClusterState*> states,
-                std::vector<PodSpec> pods, int64_t now_s, const multi::Forecaster& forecaster,
+                std::vector<PodSpec> pods, std::vector<std::vector<uint32_t>> tie_ranks,
+                int64_t now_s, const multi::Forecaster& forecaster,
                 const std::vector<Commitment>& committed, LiveOptions options, uint64_t seed);
 
   const multi::Fleet& fleet() const override { return fleet_; }
@@ -74,6 +81,7 @@ class LiveFleetView final : public multi::FleetView {
   const multi::Fleet& fleet_;
   std::vector<serve::ClusterState*> states_;
   std::vector<PodSpec> pods_;
+  std::vector<std::vector<uint32_t>> tie_ranks_;
   int64_t now_s_;
   const multi::Forecaster& forecaster_;
   const std::vector<Commitment>& committed_;
