@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -270,6 +271,19 @@ TEST(DispatchService, SameAnswerWhenAskedAgainAndAfterARestart) {
       restarted.value()->dispatch(request(workload("third", 2, 2, "BE", "0")).dump(), 30);
   EXPECT_EQ(next.body["clusters"][0], "clean");
   EXPECT_EQ(third.body["clusters"][0], "dirty");
+}
+
+TEST(DispatchService, NoAnswerWithoutTheJournal) {
+  testing::ScratchDir dir;
+  EXPECT_FALSE(DispatchService::create(two_clusters(dir.path() + "/no/such/dir/j.jsonl"), 0).ok());
+  const std::string journal = dir.path() + "/j.jsonl";
+  auto service = DispatchService::create(two_clusters(journal), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  std::filesystem::remove(journal);
+  std::filesystem::create_directory(journal);  // the journal's path is now a folder
+  const DispatchReply r = service.value()->dispatch(request(workload("w", 1, 1)).dump(), 10);
+  EXPECT_EQ(r.status, 503) << r.body.dump();
+  EXPECT_NE(r.body["error"].get<std::string>().find("journal"), std::string::npos);
 }
 
 TEST(DispatchService, MissingSignalDegradesToCapacityAndSaysSo) {

@@ -78,6 +78,15 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
   }
   std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
   if (Status s = service->replay_journal(wall_now_s); !s.ok()) return s.error();
+  if (!service->config_.journal_path.empty()) {
+    FILE* f = std::fopen(service->config_.journal_path.c_str(), "a");
+    if (f == nullptr) {
+      return Error{
+          fmt::format("journal {}: cannot open for appending", service->config_.journal_path),
+          ErrorCode::kIo};
+    }
+    std::fclose(f);
+  }
   service->refresh(wall_now_s, true);
   return service;
 }
@@ -363,7 +372,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
                          {"to_s", r.commitment.to_s},
                          {"gpu_milli", r.commitment.gpu_milli}}},
                        {"reply", reply}};
-  append_journal(record);
+  // Answered only once it is in the journal: a restart gives the same answer.
+  if (Status s = append_journal(record); !s.ok()) return s.error();
   remembered_[w.key] = std::move(r);
   ++decisions_;
   ++decisions_by_cluster_mode_[{chosen_name, reply["mode"].get<std::string>()}];
@@ -486,15 +496,22 @@ std::string DispatchService::metrics_text() {
   return m.str();
 }
 
-void DispatchService::append_journal(const json& record) {
-  if (config_.journal_path.empty()) return;
+Status DispatchService::append_journal(const json& record) {
+  if (config_.journal_path.empty()) return Status::Ok();
   FILE* f = std::fopen(config_.journal_path.c_str(), "a");
-  if (f == nullptr) return;
+  if (f == nullptr) {
+    return Error{fmt::format("journal {}: cannot open for appending", config_.journal_path),
+                 ErrorCode::kIo};
+  }
   const std::string line = record.dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), f);
-  std::fflush(f);
-  ::fsync(::fileno(f));
-  std::fclose(f);
+  const bool written = std::fwrite(line.data(), 1, line.size(), f) == line.size() &&
+                       std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    return Error{fmt::format("journal {}: the decision could not be written", config_.journal_path),
+                 ErrorCode::kIo};
+  }
+  return Status::Ok();
 }
 
 Status DispatchService::replay_journal(int64_t wall_now_s) {

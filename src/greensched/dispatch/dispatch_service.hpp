@@ -17,7 +17,9 @@
 // answer's mode says "capacity-only" with the reason.
 //
 // Restart: the journal (JSON Lines, one dispatch record per decision, the format
-// `greensched explain` reads) is replayed at start, so commitments and answers survive.
+// `greensched explain` reads) is replayed at start, so commitments and answers survive. A
+// decision is answered only after its line is synced; when the journal cannot be written the
+// request gets 503 and nothing is remembered.
 // Thread-safe: one mutex around decisions and reads.
 #pragma once
 
@@ -109,7 +111,7 @@ class DispatchService {
                                          std::string* why) const;
   Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s);
   Status replay_journal(int64_t wall_now_s);
-  void append_journal(const nlohmann::json& record);
+  Status append_journal(const nlohmann::json& record);
   void forget(int64_t wall_now_s);
 
   DispatchConfig config_;
