@@ -21,5 +21,6 @@ Action add_serve_command(CLI::App& app);
 Action add_bound_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
 Action add_dispatch_command(CLI::App& app);
+Action add_convert_command(CLI::App& app);
 
 }  // namespace greensched::app

@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
   auto bound = greensched::app::add_bound_command(app);
   auto train = greensched::app::add_train_command(app);
   auto dispatch = greensched::app::add_dispatch_command(app);
+  auto convert = greensched::app::add_convert_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,6 +55,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("bound")) return bound();
   if (app.got_subcommand("train")) return train();
   if (app.got_subcommand("dispatch")) return dispatch();
+  if (app.got_subcommand("convert")) return convert();
   return greensched::app::kExitUsage;
 }
 
