@@ -67,7 +67,7 @@ func main() {
 	}
 	service := dispatchclient.New(serviceURL)
 	if dispatcher {
-		d := &controller.Dispatcher{Client: mgr.GetClient(), Service: service,
+		d := &controller.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Service: service,
 			Recorder: mgr.GetEventRecorderFor("greensched-dispatcher")}
 		if err := d.SetupWithManager(mgr); err != nil {
 			fail(err)

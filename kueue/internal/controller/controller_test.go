@@ -146,13 +146,22 @@ func setup(t *testing.T) client.Client {
 		ObjectMeta: metav1.ObjectMeta{Name: "workers"},
 		Spec:       kueue.MultiKueueConfigSpec{Clusters: []string{"gb", "sg"}},
 	}
+	// Kueue applies the status under kueue-admission: the reservation and its condition.
+	owned := `{"f:status":{"f:admission":{".":{},"f:clusterQueue":{}},"f:conditions":{".":{},` +
+		`"k:{\"type\":\"QuotaReserved\"}":{".":{},"f:status":{},"f:type":{}}}}}`
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team-a",
-			Annotations: map[string]string{"greensched.io/slack": "4h"}},
+			Annotations: map[string]string{"greensched.io/slack": "4h"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: KueueAdmissionFieldManager,
+				Operation: metav1.ManagedFieldsOperationApply, APIVersion: "kueue.x-k8s.io/v1beta2",
+				Subresource: "status", FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(owned)}}}},
 		Spec: kueue.WorkloadSpec{QueueName: "gpu"},
 		Status: kueue.WorkloadStatus{
+			Admission: &kueue.Admission{ClusterQueue: "gpu"},
 			Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue,
-				Reason: "QuotaReserved", LastTransitionTime: metav1.Now()}},
+				Reason: "QuotaReserved", LastTransitionTime: metav1.Now()},
+				{Type: "Evicted", Status: metav1.ConditionFalse, Reason: "None", LastTransitionTime: metav1.Now()}},
 			AdmissionChecks: []kueue.AdmissionCheckState{
 				{Name: "multikueue", State: kueue.CheckStatePending, LastTransitionTime: metav1.Now()},
 				{Name: "green-window", State: kueue.CheckStatePending, LastTransitionTime: metav1.Now()},
@@ -162,7 +171,7 @@ func setup(t *testing.T) client.Client {
 	applies = nil
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(mk, green, cfg, wl).
 		WithStatusSubresource(&kueue.Workload{}, &kueue.AdmissionCheck{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceApply: apply}).Build()
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceApply: apply}).WithReturnManagedFields().Build()
 }
 
 var trainKey = types.NamespacedName{Namespace: "team-a", Name: "train"}
@@ -217,9 +226,19 @@ func TestDispatcherNominatesAfterTheGreenWindow(t *testing.T) {
 	if got := wl.Status.NominatedClusterNames; len(got) != 1 || got[0] != "gb" {
 		t.Fatalf("nominatedClusterNames %v, want [gb] (%d requests; status %+v)", got, len(svc.requests), wl.Status)
 	}
-	if a := applies[len(applies)-1]; a.manager != KueueAdmissionFieldManager || !a.force {
+	a := applies[len(applies)-1]
+	if a.manager != KueueAdmissionFieldManager || !a.force {
 		t.Fatalf("nominatedClusterNames applied by %q (force %v), want %q", a.manager, a.force,
 			KueueAdmissionFieldManager)
+	}
+	// The apply re-sends what kueue-admission owns (else the API server drops the quota
+	// reservation): the admission and the QuotaReserved condition, not the Evicted one.
+	if adm, _ := a.status["admission"].(map[string]any); adm["clusterQueue"] != "gpu" {
+		t.Fatalf("the nomination apply dropped status.admission: %v", a.status)
+	}
+	conds, _ := a.status["conditions"].([]any)
+	if len(conds) != 1 || conds[0].(map[string]any)["type"] != kueue.WorkloadQuotaReserved {
+		t.Fatalf("the nomination apply carries conditions %v, want only QuotaReserved", conds)
 	}
 	if a := applies[0]; a.manager != GreenWindowFieldManager {
 		t.Fatalf("the green-window state applied by %q", a.manager)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	kueueac "sigs.k8s.io/kueue/client-go/applyconfiguration/kueue/v1beta2"
 
 	"greensched.io/kueue/internal/dispatchclient"
 )
@@ -17,7 +17,10 @@ import (
 // Dispatcher nominates worker clusters for MultiKueue Workloads (Kueue's multiKueue
 // dispatcherName must name it, e.g. greensched.io/dispatcher).
 type Dispatcher struct {
-	Client   client.Client
+	Client client.Client
+	// Reader reads the Workload with its managedFields (the manager's API reader: the cache
+	// may strip them).
+	Reader   client.Reader
 	Service  *dispatchclient.Client
 	Recorder record.EventRecorder
 }
@@ -62,10 +65,21 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		logger.Error(err, "dispatch service", "workload", req.NamespacedName)
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 	}
-	apply := kueueac.Workload(wl.Name, wl.Namespace).
-		WithStatus(kueueac.WorkloadStatus().WithNominatedClusterNames(answer.Clusters...))
-	if err := d.Client.Status().Apply(ctx, apply, client.FieldOwner(KueueAdmissionFieldManager),
-		client.ForceOwnership); err != nil {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+	reader := d.Reader
+	if reader == nil {
+		reader = d.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, live); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	apply, err := nominationApply(live, answer.Clusters)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := d.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(apply),
+		client.FieldOwner(KueueAdmissionFieldManager), client.ForceOwnership); err != nil {
 		return ctrl.Result{}, err
 	}
 	if d.Recorder != nil {
