@@ -7,7 +7,7 @@
 # the GCC build; skipped without clang unless CI=true.
 
 set(greensched_fuzz_targets openb_nodes openb_pods fleet power_model learned_model
-    decision_record node_events series prices weather)
+    decision_record node_events series prices weather kubectl sacct)
 
 if(CMAKE_SCRIPT_MODE_FILE)
   include(${CMAKE_CURRENT_LIST_DIR}/fuzz_build.cmake)
@@ -43,7 +43,17 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/frag/target_workload.cpp
     ${src}/explain/explanation.cpp
     ${src}/sim/node_events.cpp
-    ${src}/sim/queue_discipline.cpp)
+    ${src}/sim/queue_discipline.cpp
+    ${src}/serve/node_object.cpp
+    ${src}/serve/pod_request.cpp
+    ${src}/serve/quantity.cpp
+    ${src}/serve/json_fields.cpp
+    ${src}/serve/gpu_index.cpp
+    ${src}/convert/openb_writer.cpp
+    ${src}/convert/gpu_names.cpp
+    ${src}/convert/convert_summary.cpp
+    ${src}/convert/convert_kubectl.cpp
+    ${src}/convert/convert_sacct.cpp)
   # One binary for all targets, built by whichever entry runs first; the lock keeps entries
   # run in parallel from building it at once.
   set(binary ${BUILD_DIR}/readers_fuzz)

@@ -1,6 +1,6 @@
 // libFuzzer target for the file readers: GREENSCHED_FUZZ_TARGET picks one (openb_nodes,
 // openb_pods, fleet, power_model, learned_model, decision_record, node_events, series, prices,
-// weather) and the
+// weather, kubectl, sacct) and the
 // input is the file's text. Built with clang by tests/fuzz.cmake (script mode), not by the GCC
 // build. Checks that no reader crashes or throws, and that whatever one accepts obeys the
 // invariants its callers rely on.
@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "greensched/convert/convert_kubectl.hpp"
+#include "greensched/convert/convert_sacct.hpp"
 #include "greensched/core/resources.hpp"
 #include "greensched/energy/price_series.hpp"
 #include "greensched/energy/weather.hpp"
@@ -130,6 +132,32 @@ void fuzz_weather(std::string_view text) {
   for (double v : w.cloud_cover_pct) check(v >= 0 && v <= 100);
 }
 
+// A converted dump is an openb node and pod list that the openb readers accept.
+void check_converted(const Result<convert::ConvertOutput>& out) {
+  check_error(out);
+  if (!out.ok()) return;
+  GpuModelRegistry models;
+  if (!out.value().nodes_csv.empty()) {
+    check(trace::parse_openb_nodes(out.value().nodes_csv, "fuzz-nodes", models).ok());
+  }
+  if (!out.value().pods_csv.empty()) {
+    check(trace::parse_openb_pods(out.value().pods_csv, "fuzz-pods", models).ok());
+  }
+}
+
+// The input is a NodeList; the same text is also read as the PodList.
+void fuzz_kubectl(std::string_view text) {
+  const convert::SourceText source{"fuzz", std::string(text)};
+  check_converted(convert::convert_kubectl(source, source));
+}
+
+// The input is sacct output; the same text is also read as scontrol's node list.
+void fuzz_sacct(std::string_view text) {
+  const convert::SourceText source{"fuzz", std::string(text)};
+  check_converted(convert::convert_sacct(source, std::nullopt));
+  check_converted(convert::convert_sacct(source, source));
+}
+
 using Target = void (*)(std::string_view);
 
 Target pick_target() {
@@ -145,6 +173,8 @@ Target pick_target() {
   if (n == "series") return fuzz_series;
   if (n == "prices") return fuzz_prices;
   if (n == "weather") return fuzz_weather;
+  if (n == "kubectl") return fuzz_kubectl;
+  if (n == "sacct") return fuzz_sacct;
   std::abort();  // the test script always names a target
 }
 

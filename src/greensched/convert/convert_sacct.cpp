@@ -536,20 +536,25 @@ Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
       const std::string model = canonical_gpu_model(raw);
       if (model != raw)
         d.inferred.push_back(fmt::format("GPU model {} from gres/gpu:{}", model, raw));
-      if (!plain_field(model) || (nodes != nullptr && !known.find(model))) {
+      // Without a node list, a model must be one the simulator knows (GpuModelRegistry's).
+      if (!plain_field(model) || !known.find(model)) {
         unknown.push_back(model);
       } else {
         models.push_back(model);
       }
     }
     if (gpus > 0 && !unknown.empty() && models.empty()) {
-      table.drop(l.number, fmt::format("asks only for GPU model(s) no node has: {}",
-                                       fmt::join(unknown, "|")));
+      table.drop(l.number,
+                 fmt::format("asks only for GPU model(s) {}: {}",
+                             nodes != nullptr ? "no node has" : "the simulator does not know",
+                             fmt::join(unknown, "|")));
       continue;
     }
     if (gpus > 0 && !unknown.empty()) {
-      d.inferred.push_back(fmt::format("gpu_spec {}: left out model(s) no node has: {}",
-                                       fmt::join(models, "|"), fmt::join(unknown, "|")));
+      d.inferred.push_back(
+          fmt::format("gpu_spec {}: left out model(s) {}: {}", fmt::join(models, "|"),
+                      nodes != nullptr ? "no node has" : "the simulator does not know",
+                      fmt::join(unknown, "|")));
     }
     const int64_t gpus_per_node = ceil_div(gpus, job_nodes);
     if (gpus_per_node > kMaxGpusPerNode) {
