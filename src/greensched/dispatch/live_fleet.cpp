@@ -6,7 +6,6 @@
 
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/placement_preview.hpp"
-#include "greensched/policy/filter.hpp"
 
 namespace greensched::dispatch {
 
@@ -55,27 +54,12 @@ double LiveFleetView::load_at(int site, int64_t t) const {
 
 bool LiveFleetView::fits_now(int site, const PodSpec&) const {
   const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
-  if (s == nullptr) return false;
-  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
-  const Cluster& c = s->cluster();
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
-  }
-  return false;
+  return s != nullptr && multi::fits_now(s->cluster(), pods_[static_cast<std::size_t>(site)]);
 }
 
 bool LiveFleetView::fits_ever(int site, const PodSpec&) const {
   const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
-  if (s == nullptr) return false;
-  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
-  const Cluster& c = s->cluster();
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    const NodeSpec& spec = c.spec(n);
-    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
-    if (!pod.needs_gpu()) return true;
-    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
-  }
-  return false;
+  return s != nullptr && multi::fits_ever(s->cluster(), pods_[static_cast<std::size_t>(site)]);
 }
 
 const LiveFleetView::Preview& LiveFleetView::preview(int site) const {
@@ -114,30 +98,15 @@ double LiveFleetView::fragmentation_delta(int site, const PodSpec&) const {
 double LiveFleetView::run_watts(int site, const PodSpec&) const {
   const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
   if (s == nullptr) return kInf;
-  const PodSpec& pod = pods_[static_cast<std::size_t>(site)];
-  const Cluster& c = s->cluster();
-  double watts = kInf;
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    const NodeSpec& spec = c.spec(n);
-    if (pod.cpu_milli > spec.cpu_milli) continue;
-    if (pod.needs_gpu() &&
-        (spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model))) {
-      continue;
-    }
-    watts = std::min(
-        watts, power::pod_floor_watts(spec, s->node_figures()[static_cast<std::size_t>(n)], pod));
-  }
-  return watts * fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_);
+  return multi::least_floor_watts(s->cluster(), s->node_figures(),
+                                  pods_[static_cast<std::size_t>(site)]) *
+         fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_);
 }
 
 double LiveFleetView::gpu_kw(int site) const {
   const serve::ClusterState* s = states_[static_cast<std::size_t>(site)];
   if (s == nullptr) return 1.0;
-  std::vector<NodeSpec> specs;
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(s->cluster().size()); ++n) {
-    specs.push_back(s->cluster().spec(n));
-  }
-  return multi::full_gpu_it_watts(specs, s->node_figures()) / 1000.0 *
+  return multi::full_gpu_it_watts(s->cluster().specs(), s->node_figures()) / 1000.0 *
          fleet_.sites[static_cast<std::size_t>(site)].pue_at(now_s_);
 }
 

@@ -60,22 +60,11 @@ bool FleetSim::fits_now(int site, const PodSpec& pod) const {
       s.cluster->total_gpu_milli() - s.engine->offline_gpu_milli()) {
     return false;  // what was dispatched here first takes the free GPUs
   }
-  const Cluster& c = *sites_[site].cluster;
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
-  }
-  return false;
+  return multi::fits_now(*sites_[site].cluster, pod);
 }
 
 bool FleetSim::fits_ever(int site, const PodSpec& pod) const {
-  const Cluster& c = *sites_[site].cluster;
-  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-    const NodeSpec& spec = c.spec(n);
-    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
-    if (!pod.needs_gpu()) return true;
-    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
-  }
-  return false;
+  return multi::fits_ever(*sites_[site].cluster, pod);
 }
 
 FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
@@ -121,19 +110,7 @@ double FleetSim::run_watts(int site, const PodSpec& pod) const {
   std::vector<double>& cache = run_watts_[static_cast<std::size_t>(site)];
   if (pod.shape >= cache.size()) cache.resize(pod.shape + 1, std::nan(""));
   double& it_watts = cache[pod.shape];  // the pod shape fixes CPU, GPUs and model
-  if (std::isnan(it_watts)) {
-    it_watts = std::numeric_limits<double>::infinity();
-    const Cluster& c = *s.cluster;
-    for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
-      const NodeSpec& spec = c.spec(n);
-      if (pod.cpu_milli > spec.cpu_milli) continue;
-      if (pod.needs_gpu() &&
-          (spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model))) {
-        continue;
-      }
-      it_watts = std::min(it_watts, power::pod_floor_watts(spec, (*s.figures)[n], pod));
-    }
-  }
+  if (std::isnan(it_watts)) it_watts = least_floor_watts(*s.cluster, *s.figures, pod);
   return it_watts * s.spec->pue_at(epoch_s(now_));
 }
 

@@ -1,8 +1,43 @@
 #include "greensched/multi/placement_preview.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "greensched/policy/filter.hpp"
 
 namespace greensched::multi {
+
+bool fits_now(const Cluster& c, const PodSpec& pod) {
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    if (policy::filter_node(c.spec(n), c.state(n), pod) == policy::FilterReason::kFits) return true;
+  }
+  return false;
+}
+
+bool fits_ever(const Cluster& c, const PodSpec& pod) {
+  for (const NodeSpec& spec : c.specs()) {
+    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
+    if (!pod.needs_gpu()) return true;
+    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
+  }
+  return false;
+}
+
+double least_floor_watts(const Cluster& c, const std::vector<power::NodePower>& figures,
+                         const PodSpec& pod) {
+  double watts = std::numeric_limits<double>::infinity();
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
+    const NodeSpec& spec = c.spec(n);
+    if (pod.cpu_milli > spec.cpu_milli) continue;
+    if (pod.needs_gpu() &&
+        (spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model))) {
+      continue;
+    }
+    watts =
+        std::min(watts, power::pod_floor_watts(spec, figures[static_cast<std::size_t>(n)], pod));
+  }
+  return watts;
+}
 
 GpuMask first_gpus(const PodSpec& pod) {
   if (!pod.needs_gpu()) return 0;

@@ -26,6 +26,16 @@ PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::No
                              const frag::FragmentationModel& frag, const PodSpec& pod,
                              NodeIndex node, GpuMask gpus, bool waking, double pue);
 
+// Whether `pod` fits a node of the cluster now (the scheduler's filter), and whether it could
+// run on one at all (an empty node of enough CPU, memory, GPUs and an allowed model).
+bool fits_now(const Cluster& cluster, const PodSpec& pod);
+bool fits_ever(const Cluster& cluster, const PodSpec& pod);
+
+// IT watts of `pod`'s share of the full power of the least-drawing node type that can host it
+// (+inf where none can): what a run starting later costs, whatever the cluster holds now.
+double least_floor_watts(const Cluster& cluster, const std::vector<power::NodePower>& figures,
+                         const PodSpec& pod);
+
 // The GPUs any rule takes on an empty node: the first one (a share) or the first num_gpu.
 GpuMask first_gpus(const PodSpec& pod);
 
