@@ -71,6 +71,31 @@ TEST(DispatchWorkload, ReadsPodSetsAndAnnotations) {
   EXPECT_TRUE(parse_workload(workload("serve", 1, 1, "LS")).value().latency_sensitive);
 }
 
+// Kueue copies a Job's pod template into its Workload but not the Job's annotations: the
+// service reads them from the pod template too, the Workload's own first.
+TEST(DispatchWorkload, AnnotationsOnThePodTemplate) {
+  json w = workload("train", 1, 1);
+  json annotations = w["metadata"]["annotations"];
+  w["metadata"].erase("annotations");
+  annotations["greensched.io/qos"] = "LS";
+  w["spec"]["podSets"][0]["template"]["metadata"]["annotations"] = annotations;
+  auto read = parse_workload(w);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_TRUE(read.value().latency_sensitive);
+  EXPECT_EQ(read.value().duration_s, 7200);
+  EXPECT_DOUBLE_EQ(read.value().data_gb, 20.0);
+  w["metadata"]["annotations"] = {{"greensched.io/qos", "BE"}};
+  EXPECT_FALSE(parse_workload(w).value().latency_sensitive);
+  EXPECT_EQ(parse_workload(w).value().duration_s, 7200);
+  w["spec"]["podSets"][0]["template"]["metadata"]["annotations"]["greensched.io/slack"] = "soon";
+  EXPECT_NE(parse_workload(w).error().find("greensched.io/slack: 'soon'"), std::string::npos)
+      << parse_workload(w).error();
+  w["spec"]["podSets"][0]["template"]["metadata"]["annotations"] = {{"greensched.io/slack", 4}};
+  EXPECT_NE(parse_workload(w).error().find("spec.podSets[0].template.metadata.annotations"),
+            std::string::npos)
+      << parse_workload(w).error();
+}
+
 TEST(DispatchWorkload, BadFieldsAreNamed) {
   json bad = workload("x", 1, 1, "urgent");
   EXPECT_NE(parse_workload(bad).error().find("greensched.io/qos"), std::string::npos);
@@ -226,6 +251,14 @@ TEST(DispatchService, CleanerClusterWhileItHasRoomAndDispatchedWorkCounts) {
   const json clusters = service.value()->clusters(10);
   EXPECT_EQ(clusters["clusters"][0]["committed"].size(), 3u);
   EXPECT_EQ(clusters["clusters"][1]["committed"].size(), 1u);
+  // Asked again an hour later, the deferred one keeps its start, now an hour nearer (the
+  // green-window check waits on start_after_s).
+  const DispatchReply waits_later =
+      service.value()->dispatch(request(workload("job2", 2, 2)).dump(), 10 + 3600);
+  EXPECT_TRUE(waits_later.body["repeated"].get<bool>());
+  EXPECT_EQ(waits_later.body["earliest_start"], waits.body["earliest_start"]);
+  EXPECT_EQ(waits_later.body["start_after_s"].get<int64_t>(),
+            waits.body["start_after_s"].get<int64_t>() - 3600);
   // Once commitments lapse (their pods never showed), "clean" takes work now again.
   const DispatchReply later =
       service.value()->dispatch(request(workload("job4", 2, 2, "BE", "0")).dump(), 100000);
@@ -320,6 +353,31 @@ TEST(DispatchService, BadRequestsAre400WithTheReason) {
   json only_dirty = request(workload("w", 1, 1));
   only_dirty["clusters"] = {"dirty"};
   EXPECT_EQ(service.value()->dispatch(only_dirty.dump(), 10).body["clusters"][0], "dirty");
+}
+
+// A standing decision whose cluster the dispatcher now leaves out (its worker is unreachable)
+// is made again among the others, and that one stands; a home it may not go to is still home.
+TEST(DispatchService, DecidesAgainWhenItsClusterIsLeftOut) {
+  testing::ScratchDir dir;
+  auto service = DispatchService::create(two_clusters(dir.path() + "/j.jsonl"), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  json req = request(workload("moved", 1, 1, "BE", "0"));
+  const DispatchReply first = service.value()->dispatch(req.dump(), 10);
+  ASSERT_EQ(first.body["clusters"][0], "clean");
+  req["clusters"] = {"dirty"};
+  req["workload"]["metadata"]["annotations"]["greensched.io/home"] = "clean";
+  const DispatchReply second = service.value()->dispatch(req.dump(), 12);
+  ASSERT_EQ(second.status, 200) << second.body.dump();
+  EXPECT_EQ(second.body["clusters"][0], "dirty");
+  EXPECT_FALSE(second.body["repeated"].get<bool>());
+  const DispatchReply third = service.value()->dispatch(req.dump(), 14);
+  EXPECT_EQ(third.body["clusters"][0], "dirty");
+  EXPECT_TRUE(third.body["repeated"].get<bool>());
+  std::ifstream in(dir.path() + "/j.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 2);
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

@@ -96,3 +96,16 @@ add_test(NAME kube.scheduler_1_20_e2e
 # fuzzers; COST starts it first, being the longest.
 set_tests_properties(kube.scheduler_1_20_e2e PROPERTIES LABELS kube TIMEOUT 600 COST 1000
                      SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+
+# The same program against upstream kube-scheduler 1.35.4 (Go modules of
+# tests/kube_e2e/k8s-1.35/go.mod, from the Go module proxy), configured in
+# kubescheduler.config.k8s.io/v1 as deploy/scheduler-config.yaml is. Skipped without the openb
+# data, Go 1.25+ or the modules unless CI=true. The timeout covers a cold build of the
+# scheduler's packages on 2 cores (several minutes) and the cases (about 2.5 min).
+add_test(NAME kube.scheduler_1_35_e2e
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
+          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/kube-e2e-1.35
+          -DDATA=${GREENSCHED_SHARED_DATA} -DGREENSCHED=$<TARGET_FILE:greensched>
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/kube_e2e/kube_e2e_1_35.cmake)
+set_tests_properties(kube.scheduler_1_35_e2e PROPERTIES LABELS kube TIMEOUT 1800 COST 900
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: ")

@@ -30,6 +30,7 @@ struct DispatchOptions {
   std::string slack = "4h";
   std::string duration = "1h";
   std::string signal_start;
+  std::string signal_origin;
   double signal_speed = 1.0;
   int refresh_seconds = 5;
   int commit_seconds = 120;
@@ -69,7 +70,15 @@ int run_dispatch(const DispatchOptions& o) {
     auto start = parse_utc_time(o.signal_start);
     if (!start.ok()) return fail(fmt::format("--signal-start: {}", start.error()), kExitUsage);
     if (!(o.signal_speed > 0)) return fail("--signal-speed: must be > 0", kExitUsage);
-    c.clock = dispatch::SignalClock(start.value(), o.signal_speed, now);
+    int64_t origin = now;
+    if (!o.signal_origin.empty()) {
+      auto t = parse_utc_time(o.signal_origin);
+      if (!t.ok()) return fail(fmt::format("--signal-origin: {}", t.error()), kExitUsage);
+      origin = t.value();
+    }
+    c.clock = dispatch::SignalClock(start.value(), o.signal_speed, origin);
+  } else if (!o.signal_origin.empty()) {
+    return fail("--signal-origin: needs --signal-start", kExitUsage);
   }
 
   sigset_t signals;
@@ -143,6 +152,9 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--signal-start", opts->signal_start,
                   "replay the carbon series from this UTC time (default: now)");
+  cmd->add_option("--signal-origin", opts->signal_origin,
+                  "the UTC wall time at which the replay is at --signal-start (default: when the "
+                  "service starts; give it so that a restarted service resumes the same clock)");
   cmd->add_option("--signal-speed", opts->signal_speed,
                   "signal seconds per wall second with --signal-start (3600: an hour a second)")
       ->capture_default_str();

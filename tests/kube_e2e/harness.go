@@ -1,8 +1,9 @@
 package main
 
 // The pieces every case shares: the openb cluster as Kubernetes objects, the greensched serve
-// process, and kube-scheduler 1.20.5 (scheduler.New) on a fake clientset with an event
-// recorder that keeps every binding and every FailedScheduling message.
+// process, and kube-scheduler (scheduler.New, through newScheduler of the version's file
+// k8s-<version>/k8s.go) on a fake clientset with an event recorder that keeps every binding
+// and every FailedScheduling message.
 
 import (
 	"bufio"
@@ -29,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -457,6 +457,9 @@ func loadConfig(path string) (*schedulerapi.KubeSchedulerConfiguration, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: a %v, not a KubeSchedulerConfiguration", path, gvk)
 	}
+	if v := gvk.GroupVersion().String(); v != configAPIVersion {
+		return nil, fmt.Errorf("%s: %s, not the %s kube-scheduler %s reads", path, v, configAPIVersion, kubeVersion)
+	}
 	return cfg, nil
 }
 
@@ -496,15 +499,7 @@ func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *s
 		}
 	}
 	factory := scheduler.NewInformerFactory(c.client, 0)
-	sched, err := scheduler.New(c.client, factory,
-		func(string) events.EventRecorder { return c.rec }, ctx.Done(),
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithExtenders(cfg.Extenders...),
-		scheduler.WithAlgorithmSource(cfg.AlgorithmSource),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds))
+	sched, err := newScheduler(ctx, c.client, factory, c.rec, cfg)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("scheduler.New: %v", err)
@@ -819,9 +814,11 @@ func allocation(c *cluster) (float64, error) {
 }
 
 // reasonsOf splits "0/1213 nodes are available: 846 Insufficient cpu, 3 Foo." into
-// {reason: count}.
+// {reason: count}. Later kube-schedulers (1.35 among them) append the messages of their
+// PostFilter plugins; that part is left out (splitPostFilter).
 func reasonsOf(msg string) (map[string]int, int, bool) {
 	var total int
+	msg, _ = splitPostFilter(msg)
 	head := strings.SplitN(msg, " nodes are available: ", 2)
 	if len(head) != 2 || !strings.HasPrefix(head[0], "0/") {
 		return nil, 0, false
@@ -837,6 +834,30 @@ func reasonsOf(msg string) (map[string]int, int, bool) {
 		out[sp[1]] += n
 	}
 	return out, total, true
+}
+
+// splitPostFilter cuts a FailedScheduling message into the filter part, "0/4 nodes are
+// available: 4 GPU model not allowed by the pod.", and what later kube-schedulers append after
+// it from their PostFilter plugins (1.35: "no new claims to deallocate, preemption: 0/4 nodes
+// are available: 4 Preemption is not helpful for scheduling."; 1.20: nothing). No reason holds
+// ". ", so the filter part ends at the first.
+func splitPostFilter(msg string) (filter, postFilter string) {
+	if i := strings.Index(msg, ". "); i >= 0 {
+		return msg[:i+1], msg[i+2:]
+	}
+	return msg, ""
+}
+
+// preemptionOf: the counted reasons of the "preemption: 0/N nodes are available: ..." part of a
+// FailedScheduling message; false when there is none (1.20).
+func preemptionOf(msg string) (map[string]int, bool) {
+	_, post := splitPostFilter(msg)
+	i := strings.Index(post, "preemption: ")
+	if i < 0 {
+		return nil, false
+	}
+	reasons, _, ok := reasonsOf(post[i+len("preemption: "):])
+	return reasons, ok
 }
 
 func sortedKeys(m map[string]int) []string {

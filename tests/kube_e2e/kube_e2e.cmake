@@ -44,11 +44,13 @@ if(NOT EXISTS "${stamp}" OR "${tarball}" IS_NEWER_THAN "${stamp}")
   file(TOUCH "${stamp}")
 endif()
 
-# Our program goes in as cmd/greensched-kube-e2e (copied only when changed).
+# Our program goes in as cmd/greensched-kube-e2e (copied only when changed): the shared files
+# and 1.20's (kube_e2e_1_35.cmake builds the same with k8s-1.35/k8s.go).
 set(cmd "${tree}/cmd/greensched-kube-e2e")
 file(MAKE_DIRECTORY "${cmd}")
-foreach(go_file main.go harness.go)
-  configure_file("${SOURCE_DIR}/tests/kube_e2e/${go_file}" "${cmd}/${go_file}" COPYONLY)
+foreach(go_file main.go harness.go k8s-1.20/k8s.go)
+  get_filename_component(name "${go_file}" NAME)
+  configure_file("${SOURCE_DIR}/tests/kube_e2e/${go_file}" "${cmd}/${name}" COPYONLY)
 endforeach()
 set(program "${WORK}/greensched-kube-e2e")
 string(TIMESTAMP t0 "%s")

@@ -14,10 +14,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
@@ -66,4 +70,66 @@ func quotaReserved(wl *kueue.Workload) bool {
 
 func finished(wl *kueue.Workload) bool {
 	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+}
+
+// serviceRetry is how a Workload is tried again while the dispatch service cannot answer (or
+// an apply fails): from 50 ms, doubling, to at most 10 s. A restarted service answers within
+// a second, so a short outage delays a nomination by about that much.
+func serviceRetry() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
+		50*time.Millisecond, 10*time.Second)
+}
+
+// reachableClusters is the clusters of a MultiKueue admission check's config that MultiKueue
+// reaches now (all of them when it reaches none: the service then says what it can read).
+// Both controllers ask the service about these, so that they ask the same question.
+func reachableClusters(ctx context.Context, c client.Client, ac *kueue.AdmissionCheck) ([]string, error) {
+	clusters, err := multiKueueClusters(ctx, c, ac)
+	if err != nil {
+		return nil, err
+	}
+	reached, err := clusterReach(ctx, c, clusters)
+	if err != nil {
+		return nil, err
+	}
+	var active []string
+	for _, name := range clusters {
+		if reached[name].active {
+			active = append(active, name)
+		}
+	}
+	if len(active) == 0 {
+		return clusters, nil
+	}
+	return active, nil
+}
+
+// reach is whether MultiKueue reaches a worker cluster (its MultiKueueCluster is Active),
+// and since when that has been so.
+type reach struct {
+	active bool
+	since  time.Time
+}
+
+// clusterReach reads, for each of `names`, whether MultiKueue reaches it (a missing
+// MultiKueueCluster: not, since ever).
+func clusterReach(ctx context.Context, c client.Client, names []string) (map[string]reach, error) {
+	out := map[string]reach{}
+	for _, name := range names {
+		var mkc kueue.MultiKueueCluster
+		if err := c.Get(ctx, types.NamespacedName{Name: name}, &mkc); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, err
+			}
+			out[name] = reach{}
+			continue
+		}
+		cond := apimeta.FindStatusCondition(mkc.Status.Conditions, kueue.MultiKueueClusterActive)
+		if cond == nil {
+			out[name] = reach{since: mkc.CreationTimestamp.Time}
+			continue
+		}
+		out[name] = reach{active: cond.Status == metav1.ConditionTrue, since: cond.LastTransitionTime.Time}
+	}
+	return out, nil
 }

@@ -292,14 +292,18 @@ func TestGreenWindowWaitsForItsStart(t *testing.T) {
 	}
 }
 
-// With the service down nothing changes and the Workload is tried again.
+// With the service down nothing changes and the Workload is tried again (an error: the
+// controller's backoff, serviceRetry, starts at 50 ms).
 func TestServiceDownChangesNothing(t *testing.T) {
 	c := setup(t)
 	svc := &service{status: http.StatusServiceUnavailable}
 	g := &GreenWindow{Client: c, Service: svc.start(t)}
-	res, err := g.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey})
-	if err != nil || res.RequeueAfter == 0 {
-		t.Fatalf("result %+v, error %v: want a requeue", res, err)
+	if _, err := g.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey}); err == nil {
+		t.Fatal("no error with the service down: the Workload would not be tried again")
+	}
+	if r := serviceRetry(); r.When(ctrl.Request{}) != 50*time.Millisecond ||
+		r.When(ctrl.Request{}) != 100*time.Millisecond {
+		t.Fatal("serviceRetry does not start at 50 ms, doubling")
 	}
 	if s := checkState(get(t, c), "green-window"); s.State != kueue.CheckStatePending {
 		t.Fatalf("green-window check %s with the service down", s.State)
@@ -322,5 +326,76 @@ func TestActiveChecksMarksOursActive(t *testing.T) {
 	}
 	if len(theirs.Status.Conditions) != 0 {
 		t.Fatalf("touched MultiKueue's check: %+v", theirs.Status.Conditions)
+	}
+}
+
+// A nominated Workload is never moved; when MultiKueue reaches its worker again after losing
+// it, the Workload is nudged once (ResyncAnnotation) so that MultiKueue resumes the copy.
+func TestDispatcherResyncsOnceWhenItsWorkerReturns(t *testing.T) {
+	c := setup(t)
+	ctx := context.Background()
+	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"sg"}}}
+	d := &Dispatcher{Client: c, Service: svc.start(t)}
+	wl := get(t, c)
+	wl.Status.NominatedClusterNames = []string{"gb"}
+	if err := c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	gb := &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: "gb"},
+		Status: kueue.MultiKueueClusterStatus{Conditions: []metav1.Condition{{
+			Type: kueue.MultiKueueClusterActive, Status: metav1.ConditionFalse, Reason: "ClientConnectionFailed",
+			LastTransitionTime: metav1.NewTime(time.Now().Add(30 * time.Second))}}}}
+	if err := c.Create(ctx, gb); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: trainKey}
+	if _, err := d.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, c); got.Annotations[ResyncAnnotation] != "" || len(svc.requests) != 0 ||
+		got.Status.NominatedClusterNames[0] != "gb" {
+		t.Fatalf("while gb is away: annotations %v, %d requests, nominated %v", got.Annotations,
+			len(svc.requests), got.Status.NominatedClusterNames)
+	}
+	back := time.Now().Add(time.Minute).UTC().Truncate(time.Second)
+	gb.Status.Conditions[0].Status, gb.Status.Conditions[0].Reason = metav1.ConditionTrue, "Active"
+	gb.Status.Conditions[0].LastTransitionTime = metav1.NewTime(back)
+	if err := c.Update(ctx, gb); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := d.waitingOn(ctx, gb); len(reqs) != 1 || reqs[0].NamespacedName != trainKey {
+		t.Fatalf("a change of gb enqueues %v, want the Workload nominated there", reqs)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := d.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := get(t, c)
+	if got.Annotations[ResyncAnnotation] != back.Format(time.RFC3339) || len(svc.requests) != 0 ||
+		got.Status.NominatedClusterNames[0] != "gb" {
+		t.Fatalf("after gb is back: annotations %v, %d requests, nominated %v", got.Annotations,
+			len(svc.requests), got.Status.NominatedClusterNames)
+	}
+}
+
+// An answer that starts later (a new decision: the first cluster went out of reach) is
+// nominated then, not now.
+func TestDispatcherWaitsForALaterStart(t *testing.T) {
+	c := setup(t)
+	ctx := context.Background()
+	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"gb"}, Mode: "carbon"}}
+	client := svc.start(t)
+	req := ctrl.Request{NamespacedName: trainKey}
+	if _, err := (&GreenWindow{Client: c, Service: client}).Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	svc.answer = dispatchclient.Answer{Clusters: []string{"sg"}, Mode: "carbon", StartAfterS: 30}
+	res, err := (&Dispatcher{Client: c, Service: client}).Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := get(t, c).Status.NominatedClusterNames; len(n) != 0 || res.RequeueAfter != 30*time.Second {
+		t.Fatalf("nominated %v, requeue after %s: want nothing now and a requeue after 30 s", n, res.RequeueAfter)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueueac "sigs.k8s.io/kueue/client-go/applyconfiguration/kueue/v1beta2"
 
@@ -29,7 +29,6 @@ type GreenWindow struct {
 
 // Reconcile sets the Workload's green-window check Pending until its start, then Ready.
 func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
 	var wl kueue.Workload
 	if err := g.Client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -61,14 +60,15 @@ func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	}
 	var clusters []string
 	if multi != nil {
-		if clusters, err = multiKueueClusters(ctx, g.Client, multi); err != nil {
+		if clusters, err = reachableClusters(ctx, g.Client, multi); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	answer, err := g.Service.Dispatch(ctx, &wl, clusters)
 	if err != nil {
-		logger.Error(err, "dispatch service", "workload", req.NamespacedName)
-		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+		// Tried again with the controller's backoff (serviceRetry): a restarted service
+		// answers within a second.
+		return ctrl.Result{}, err
 	}
 	state := kueue.CheckStateReady
 	message := fmt.Sprintf("green window open: %s", answer.Reason)
@@ -105,7 +105,7 @@ func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 // SetupWithManager watches Workloads.
 func (g *GreenWindow) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("greensched-green-window").
-		For(&kueue.Workload{}).Complete(g)
+		For(&kueue.Workload{}).WithOptions(controller.Options{RateLimiter: serviceRetry()}).Complete(g)
 }
 
 // ActiveChecks marks greensched's AdmissionCheck objects Active (Kueue keeps a ClusterQueue

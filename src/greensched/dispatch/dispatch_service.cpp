@@ -156,12 +156,6 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   if (!parsed.ok()) return Error{parsed.error()};
   const WorkloadRequest& w = parsed.value();
   forget(wall_now_s);
-  if (auto it = remembered_.find(w.key); it != remembered_.end() && it->second.uid == w.uid) {
-    json again = it->second.reply;
-    again["repeated"] = true;
-    return again;
-  }
-
   const std::size_t n = sites_.size();
   const auto site_index = [&](const std::string& name) -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < n; ++i) {
@@ -180,6 +174,22 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
       allowed[*i] = true;
     }
   }
+  // A standing decision is given again while its cluster may still be chosen; a dispatcher
+  // that leaves that cluster out (its worker is unreachable) gets a new one.
+  if (auto it = remembered_.find(w.key);
+      it != remembered_.end() && it->second.uid == w.uid && allowed[it->second.commitment.site]) {
+    json again = it->second.reply;
+    again["repeated"] = true;
+    // The same start, counted from now.
+    if (const json* start = serve::find_field(again, "earliest_start");
+        start != nullptr && start->is_string()) {
+      if (auto t = parse_utc_time(start->get<std::string>()); t.ok()) {
+        again["start_after_s"] = std::max<int64_t>(0, t.value() - wall_now_s);
+      }
+    }
+    return again;
+  }
+
   std::string home_name = w.home;
   if (home_name.empty()) {
     auto h = serve::optional_string(request, "home", "request");
@@ -189,9 +199,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   std::optional<std::size_t> home;
   if (!home_name.empty()) {
     home = site_index(home_name);
-    if (!home || !allowed[*home]) {
-      return Error{fmt::format("home: '{}' is not a cluster it may go to", home_name)};
-    }
+    // A home it may not go to (its cluster is down) is still where its data is.
+    if (!home) return Error{fmt::format("home: unknown cluster '{}'", home_name)};
   }
 
   refresh(wall_now_s, false);

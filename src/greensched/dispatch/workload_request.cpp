@@ -79,11 +79,29 @@ Result<int64_t> parse_duration_s(std::string_view text) {
 
 namespace {
 
-Result<std::optional<std::string>> annotation(const json& metadata, std::string_view key) {
+Result<std::optional<std::string>> annotation_in(const json& metadata, std::string_view key,
+                                                 const std::string& where) {
   const json* annotations = serve::find_field(metadata, "annotations");
   if (annotations == nullptr) return std::optional<std::string>{};
-  if (!annotations->is_object()) return Error{"metadata.annotations: expected an object"};
-  return serve::optional_string(*annotations, key, "metadata.annotations");
+  if (!annotations->is_object()) return Error{fmt::format("{}: expected an object", where)};
+  return serve::optional_string(*annotations, key, where);
+}
+
+// The Workload's own annotation, else the first pod template's that has it: Kueue copies a
+// Job's pod template into the Workload's pod sets, but not the Job's annotations.
+Result<std::optional<std::string>> annotation(const json& workload, std::string_view key) {
+  auto own = annotation_in(workload.at("metadata"), key, "metadata.annotations");
+  if (!own.ok() || own.value()) return own;
+  const json& sets = workload.at("spec").at("podSets");
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const json* tmpl = serve::find_field(sets[i], "template");
+    const json* metadata = tmpl != nullptr ? serve::find_field(*tmpl, "metadata") : nullptr;
+    if (metadata == nullptr || !metadata->is_object()) continue;
+    auto found = annotation_in(*metadata, key,
+                               fmt::format("spec.podSets[{}].template.metadata.annotations", i));
+    if (!found.ok() || found.value()) return found;
+  }
+  return std::optional<std::string>{};
 }
 
 }  // namespace
@@ -155,7 +173,7 @@ Result<WorkloadRequest> parse_workload(const json& workload) {
     out.duration_s = limit->get<int64_t>();
   }
 
-  auto qos = annotation(*metadata, kQosAnnotation);
+  auto qos = annotation(workload, kQosAnnotation);
   if (!qos.ok()) return qos.status().error();
   if (qos.value()) {
     const std::string& q = *qos.value();
@@ -167,14 +185,14 @@ Result<WorkloadRequest> parse_workload(const json& workload) {
   }
   for (const auto& [key, field] : {std::pair{kSlackAnnotation, &out.slack_s},
                                    std::pair{kDurationAnnotation, &out.duration_s}}) {
-    auto text = annotation(*metadata, key);
+    auto text = annotation(workload, key);
     if (!text.ok()) return text.status().error();
     if (!text.value()) continue;
     auto seconds = parse_duration_s(*text.value());
     if (!seconds.ok()) return Error{fmt::format("annotation {}: {}", key, seconds.error())};
     *field = seconds.value();
   }
-  auto data = annotation(*metadata, kDataAnnotation);
+  auto data = annotation(workload, kDataAnnotation);
   if (!data.ok()) return data.status().error();
   if (data.value()) {
     const std::string& d = *data.value();
@@ -186,7 +204,7 @@ Result<WorkloadRequest> parse_workload(const json& workload) {
     }
     out.data_gb = gb;
   }
-  auto home = annotation(*metadata, kHomeAnnotation);
+  auto home = annotation(workload, kHomeAnnotation);
   if (!home.ok()) return home.status().error();
   out.home = home.value().value_or("");
   return out;

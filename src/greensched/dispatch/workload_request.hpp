@@ -4,7 +4,8 @@
 //                            reads a pod: serve/pod_request.hpp, GPU shares included);
 //   metadata                 namespace/name, creationTimestamp (its submission);
 //   spec.maximumExecutionTimeSeconds   its expected run time, when set.
-// And from greensched's annotations on it (all optional):
+// And from greensched's annotations (all optional), on the Workload or, as Kueue copies only a
+// Job's pod template into its Workload (not the Job's annotations), on a pod set's template:
 //   greensched.io/qos        LS (latency-sensitive: starts now, moves only where it can start
 //                            within the LS bound) or BE (best-effort, the default);
 //   greensched.io/slack      how long a BE workload may wait for a greener start: "4h", "30m",

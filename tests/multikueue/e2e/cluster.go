@@ -1,0 +1,512 @@
+package main
+
+// The test's clusters, started from the built binaries on this machine: one etcd (a key prefix
+// per cluster), and per cluster a kube-apiserver and Kueue; a worker also runs
+// kube-controller-manager (the Job controller, node lifecycle, garbage collection),
+// kube-scheduler with greensched's extender (`greensched serve`, the repository's
+// deploy/scheduler-config.yaml) and KWOK for its fake GPU nodes' and pods' lifecycle.
+// Kueue's webhooks are reached through the API server's aggregator routing: the webhook
+// Service has no selector, and an EndpointSlice points it at this host's address.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+)
+
+type cluster struct {
+	name   string
+	worker bool
+	dir    string
+	pki    *clusterPKI
+	server string
+
+	apiPort, webhookPort, kueueHealthPort, kueueMetricsPort int
+	kcmPort, schedPort, kwokPort, extenderPort              int
+	serviceCIDR, podCIDR                                    string
+
+	apiserver, kueue, kcm, scheduler, kwok, extender *proc
+
+	cfg    *rest.Config
+	client client.Client
+	nodes  []nodeRow
+}
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+}
+
+// freePort asks the kernel for a free TCP port on the loopback.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// hostIP is this machine's first non-loopback IPv4 address: EndpointSlices may not point at
+// 127.0.0.0/8.
+func hostIP() (net.IP, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.To4(), nil
+		}
+	}
+	return nil, fmt.Errorf("no non-loopback IPv4 address (Kueue's webhooks are routed to one)")
+}
+
+// waitFor polls `ok` every 200 ms until it holds or `timeout` passes.
+func waitFor(what string, timeout time.Duration, ok func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		done, err := ok()
+		if done {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			if last != nil {
+				return fmt.Errorf("%s: not after %s: %w", what, timeout, last)
+			}
+			return fmt.Errorf("%s: not after %s", what, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+var insecureHTTP = &http.Client{Timeout: 2 * time.Second}
+
+func httpOK(url string) func() (bool, error) {
+	return func() (bool, error) {
+		res, err := insecureHTTP.Get(url)
+		if err != nil {
+			return false, err
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK, fmt.Errorf("GET %s: HTTP %d", url, res.StatusCode)
+	}
+}
+
+func newCluster(e *env, name string, worker bool, index int) *cluster {
+	c := &cluster{name: name, worker: worker, dir: filepath.Join(e.work, name),
+		apiPort: freePort(), webhookPort: freePort(), kueueHealthPort: freePort(),
+		kueueMetricsPort: freePort(), kcmPort: freePort(), schedPort: freePort(),
+		kwokPort: freePort(), extenderPort: freePort(),
+		serviceCIDR: fmt.Sprintf("10.%d.0.0/16", 96+index), podCIDR: fmt.Sprintf("10.%d.0.1/16", 110+index)}
+	c.server = fmt.Sprintf("https://127.0.0.1:%d", c.apiPort)
+	c.pki = makePKI(filepath.Join(c.dir, "pki"), name, c.server, e.hostIP)
+	p := c.pki
+	c.apiserver = e.procs.add(name+"-apiserver", nil, e.bin("kube-apiserver"),
+		"--etcd-servers="+e.etcdURL, "--etcd-prefix=/registry-"+name,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.apiPort),
+		"--advertise-address="+e.hostIP.String(),
+		"--tls-cert-file="+p.certFile, "--tls-private-key-file="+p.keyFile, "--client-ca-file="+p.caFile,
+		"--token-auth-file="+p.tokensCSV,
+		"--service-account-key-file="+p.saPub, "--service-account-signing-key-file="+p.saKey,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range="+c.serviceCIDR, "--authorization-mode=Node,RBAC",
+		"--enable-aggregator-routing=true", "--profiling=false", "--v=1")
+	return c
+}
+
+func (c *cluster) connect() error {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(c.pki.kubeconfigT))
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.Timeout = 10 * time.Second
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	c.cfg, c.client = cfg, cl
+	return nil
+}
+
+func (c *cluster) ready() (bool, error) {
+	body, err := c.raw("/readyz")
+	return err == nil && strings.TrimSpace(body) == "ok", err
+}
+
+// raw GETs an API path.
+func (c *cluster) raw(path string) (string, error) {
+	cfg := rest.CopyConfig(c.cfg)
+	cfg.Timeout = 2 * time.Second
+	rc, err := rest.UnversionedRESTClientFor(&rest.Config{Host: cfg.Host, TLSClientConfig: cfg.TLSClientConfig,
+		BearerToken: cfg.BearerToken, Timeout: cfg.Timeout,
+		ContentConfig: rest.ContentConfig{NegotiatedSerializer: clientgoscheme.Codecs.WithoutConversion()}})
+	if err != nil {
+		return "", err
+	}
+	out, err := rc.Get().AbsPath(path).DoRaw(context.Background())
+	return string(out), err
+}
+
+// installKueueObjects puts Kueue's CRDs, webhook objects, webhook certificate Secret and the
+// EndpointSlice routing its webhook Service to this host.
+func (c *cluster) installKueueObjects(ctx context.Context, e *env) error {
+	var objs []client.Object
+	for _, o := range e.manifests.kueueCRDs {
+		objs = append(objs, o)
+	}
+	if err := apply(ctx, c.client, objs...); err != nil {
+		return err
+	}
+	objs = nil
+	for _, o := range e.manifests.kueueWebhook {
+		objs = append(objs, o)
+	}
+	if err := apply(ctx, c.client, objs...); err != nil {
+		return err
+	}
+	secret := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "kueue-webhook-server-cert", "namespace": "kueue-system"},
+		"data": map[string]any{
+			"ca.crt": b64(c.pki.kueueCA.certPEM), "ca.key": b64(c.pki.kueueCA.keyPEM),
+			"tls.crt": b64(c.pki.kueueTLS.certPEM), "tls.key": b64(c.pki.kueueTLS.keyPEM)}}}
+	slice := fromYAML(fmt.Sprintf(`apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kueue-webhook-service-host
+  namespace: kueue-system
+  labels: {kubernetes.io/service-name: kueue-webhook-service, endpointslice.kubernetes.io/managed-by: greensched-e2e}
+addressType: IPv4
+ports: [{name: "", port: %d, protocol: TCP}]
+endpoints: [{addresses: ["%s"], conditions: {ready: true}}]
+`, c.webhookPort, e.hostIP))
+	if err := apply(ctx, c.client, secret, slice); err != nil {
+		return err
+	}
+	return waitFor(c.name+": Kueue's CRDs established", 90*time.Second, func() (bool, error) {
+		for _, crd := range e.manifests.kueueCRDs {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("apiextensions.k8s.io/v1")
+			u.SetKind("CustomResourceDefinition")
+			if err := c.client.Get(ctx, client.ObjectKey{Name: crd.GetName()}, u); err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			established := false
+			for _, cond := range conds {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					established = true
+				}
+			}
+			if !established {
+				return false, fmt.Errorf("%s not established", crd.GetName())
+			}
+		}
+		return true, nil
+	})
+}
+
+// startWorkerProcesses starts the controller manager, the extender, the scheduler and KWOK,
+// and creates the fake nodes.
+func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
+	k := c.pki.kubeconfig
+	c.kcm = e.procs.add(c.name+"-kcm", nil, e.bin("kube-controller-manager"), "--kubeconfig="+k,
+		"--authentication-kubeconfig="+k, "--authorization-kubeconfig="+k,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.kcmPort), "--leader-elect=false",
+		"--controllers=job-controller,node-lifecycle-controller,serviceaccount-controller,"+
+			"garbage-collector-controller,namespace-controller,pod-garbage-collector-controller,"+
+			"ttl-after-finished-controller,root-ca-certificate-publisher-controller",
+		"--root-ca-file="+c.pki.caFile, "--use-service-account-credentials=false", "--v=1")
+
+	nodesJSON := filepath.Join(c.dir, "nodes.json")
+	if err := writeNodeList(nodesJSON, c.nodes); err != nil {
+		return err
+	}
+	c.extender = e.procs.add(c.name+"-extender", nil, e.greensched, "serve",
+		fmt.Sprintf("--listen=127.0.0.1:%d", c.extenderPort), "--nodes-json="+nodesJSON,
+		"--state="+filepath.Join(c.dir, "extender-state"), "--kube-bind", "--kube-watch",
+		"--kube-api="+c.server, "--kube-token-file="+c.pki.tokenFile, "--kube-ca-file="+c.pki.caFile, "-q")
+
+	schedConfig, err := schedulerConfig(e.deploySchedulerConfig, k, fmt.Sprintf("http://127.0.0.1:%d/", c.extenderPort))
+	if err != nil {
+		return err
+	}
+	schedFile := filepath.Join(c.dir, "scheduler-config.yaml")
+	writeFile(schedFile, schedConfig)
+	c.scheduler = e.procs.add(c.name+"-scheduler", nil, e.bin("kube-scheduler"), "--config="+schedFile,
+		"--authentication-kubeconfig="+k, "--authorization-kubeconfig="+k,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.schedPort), "--v=1")
+
+	stages := filepath.Join(e.work, "kwok-stages.yaml")
+	c.kwok = e.procs.add(c.name+"-kwok", nil, e.bin("kwok"), "--kubeconfig="+k, "--config="+stages,
+		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--cidr="+c.podCIDR, "--node-ip="+e.hostIP.String(), "--node-lease-duration-seconds=40",
+		fmt.Sprintf("--server-address=127.0.0.1:%d", c.kwokPort))
+	for _, p := range []*proc{c.kcm, c.extender, c.scheduler, c.kwok} {
+		if err := p.start(); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.nodes {
+		if err := apply(ctx, c.client, nodeObject(n)); err != nil {
+			return err
+		}
+	}
+	checks := []struct {
+		what string
+		ok   func() (bool, error)
+	}{
+		{"kube-controller-manager healthz", httpsOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.kcmPort))},
+		{"kube-scheduler healthz", httpsOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.schedPort))},
+		{"extender healthz", httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", c.extenderPort))},
+		{"nodes Ready and untainted", func() (bool, error) { return c.nodesReady(ctx) }},
+	}
+	for _, check := range checks {
+		if err := waitFor(c.name+": "+check.what, 90*time.Second, check.ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func httpsOK(url string) func() (bool, error) {
+	return func() (bool, error) {
+		res, err := insecureHTTPS.Get(url)
+		if err != nil {
+			return false, err
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK, fmt.Errorf("GET %s: HTTP %d", url, res.StatusCode)
+	}
+}
+
+func (c *cluster) nodesReady(ctx context.Context) (bool, error) {
+	var list corev1.NodeList
+	if err := c.client.List(ctx, &list); err != nil {
+		return false, err
+	}
+	ready := 0
+	for _, n := range list.Items {
+		ok := len(n.Spec.Taints) == 0
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
+				ok = false
+			}
+		}
+		if ok && len(n.Status.Conditions) > 0 {
+			ready++
+		}
+	}
+	return ready == len(c.nodes), fmt.Errorf("%d of %d nodes ready", ready, len(c.nodes))
+}
+
+// schedulerConfig is deploy/scheduler-config.yaml with the extender's URL, the kubeconfig
+// and no leader election: the configuration a user deploys is the one tested.
+func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(text, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	exts, _ := m["extenders"].([]any)
+	if len(exts) != 1 {
+		return nil, fmt.Errorf("%s: expected one extender", path)
+	}
+	exts[0].(map[string]any)["urlPrefix"] = extenderURL
+	m["leaderElection"] = map[string]any{"leaderElect": false}
+	m["clientConnection"] = map[string]any{"kubeconfig": kubeconfig, "qps": 100, "burst": 200}
+	return yaml.Marshal(m)
+}
+
+// startKueue writes the cluster's Kueue configuration (its controllers' concurrency as in
+// Kueue's released manifests) and starts it; the manager's hands the choice of worker clusters
+// to greensched's dispatcher.
+func (c *cluster) startKueue(e *env) {
+	multi := ""
+	if !c.worker {
+		multi = `multiKueue:
+  gcInterval: 30s
+  origin: multikueue
+  workerLostTimeout: 15m
+  dispatcherName: greensched.io/dispatcher
+`
+	}
+	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health: {healthProbeBindAddress: "127.0.0.1:%d"}
+metrics: {bindAddress: "127.0.0.1:%d"}
+webhook: {port: %d, certDir: %s}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service, webhookSecretName: kueue-webhook-server-cert}
+clientConnection: {qps: 100, burst: 200}
+controller:
+  groupKindConcurrency: {Job.batch: 5, Pod: 5, Workload.kueue.x-k8s.io: 5, LocalQueue.kueue.x-k8s.io: 1, Cohort.kueue.x-k8s.io: 1, ClusterQueue.kueue.x-k8s.io: 1, ResourceFlavor.kueue.x-k8s.io: 1}
+integrations: {frameworks: ["batch/job"]}
+featureGates: {VisibilityOnDemand: false}
+%s`, c.kueueHealthPort, c.kueueMetricsPort, c.webhookPort, c.pki.kueueCertDir, multi)
+	file := filepath.Join(c.dir, "kueue-config.yaml")
+	writeFile(file, []byte(config))
+	c.kueue = e.procs.add(c.name+"-kueue", []string{"KUBECONFIG=" + c.pki.kubeconfig}, e.bin("kueue"),
+		"--config="+file, "--zap-log-level=2")
+}
+
+func (c *cluster) kueueReady(ctx context.Context) error {
+	if err := waitFor(c.name+": Kueue readyz", 120*time.Second,
+		httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.kueueHealthPort))); err != nil {
+		return err
+	}
+	return waitFor(c.name+": Kueue's webhook CA injected", 60*time.Second, func() (bool, error) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("admissionregistration.k8s.io/v1")
+		u.SetKind("MutatingWebhookConfiguration")
+		if err := c.client.Get(ctx, client.ObjectKey{Name: "kueue-mutating-webhook-configuration"}, u); err != nil {
+			return false, err
+		}
+		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+		if len(hooks) == 0 {
+			return false, nil
+		}
+		ca, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+		return ca != "", nil
+	})
+}
+
+// queues creates the ResourceFlavor, ClusterQueue and LocalQueue (with `checks` on the
+// manager). Quotas are large: capacity binds in the workers' scheduler, not in Kueue.
+func (c *cluster) queues(ctx context.Context, checks []string) error {
+	strategy := ""
+	if len(checks) > 0 {
+		strategy = "  admissionChecksStrategy:\n    admissionChecks:\n"
+		for _, ch := range checks {
+			strategy += "    - name: " + ch + "\n"
+		}
+	}
+	objs := []client.Object{
+		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n"),
+		fromYAML(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: gpu}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, alibabacloud.com/gpu-milli, alibabacloud.com/gpu-count]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: "100000"}
+      - {name: memory, nominalQuota: 1000Ti}
+      - {name: alibabacloud.com/gpu-milli, nominalQuota: "100000000"}
+      - {name: alibabacloud.com/gpu-count, nominalQuota: "1000000"}
+` + strategy),
+		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: gpu, namespace: default}\nspec: {clusterQueue: gpu}\n"),
+	}
+	if err := apply(ctx, c.client, objs...); err != nil {
+		return err
+	}
+	return waitFor(c.name+": ClusterQueue active", 60*time.Second, func() (bool, error) {
+		var cq kueue.ClusterQueue
+		if err := c.client.Get(ctx, client.ObjectKey{Name: "gpu"}, &cq); err != nil {
+			return false, err
+		}
+		for _, cond := range cq.Status.Conditions {
+			if cond.Type == kueue.ClusterQueueActive && cond.Status == "True" {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("ClusterQueue gpu not active: %v", cq.Status.Conditions)
+	})
+}
+
+// bringUp starts every cluster, in parallel where the order allows.
+func bringUp(ctx context.Context, e *env) error {
+	for _, c := range e.all {
+		if err := c.apiserver.start(); err != nil {
+			return err
+		}
+	}
+	parallel := func(f func(c *cluster) error) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(e.all))
+		for i, c := range e.all {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = f(c)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := parallel(func(c *cluster) error {
+		if err := c.connect(); err != nil {
+			return err
+		}
+		if err := waitFor(c.name+": apiserver /readyz", 120*time.Second, c.ready); err != nil {
+			return err
+		}
+		return c.installKueueObjects(ctx, e)
+	}); err != nil {
+		return err
+	}
+	if err := parallel(func(c *cluster) error {
+		if c.worker {
+			if err := c.startWorkerProcesses(ctx, e); err != nil {
+				return err
+			}
+		}
+		c.startKueue(e)
+		if err := c.kueue.start(); err != nil {
+			return err
+		}
+		return c.kueueReady(ctx)
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,144 @@
+package main
+
+// The objects a binary-run Kueue and KWOK need, rendered at run time from the pinned modules'
+// own kustomizations (nothing of theirs is copied into the repository): Kueue's CRDs (with the
+// conversion-webhook patches its cert rotator expects), Namespace, webhook Service (its pod
+// selector removed: an EndpointSlice points it at the host) and webhook configurations; and
+// KWOK's node and pod lifecycle Stages.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// moduleDir is where the Go module cache holds `module` (at go.mod's version).
+func moduleDir(goBin, moduleRoot, module string) (string, error) {
+	cmd := exec.Command(goBin, "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = moduleRoot
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", module, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("go list -m %s: not downloaded (go mod download)", module)
+	}
+	return dir, nil
+}
+
+func kustomize(dir string) ([]*unstructured.Unstructured, error) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range res.Resources() {
+		data, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		objs = append(objs, u)
+	}
+	return objs, nil
+}
+
+type manifests struct {
+	kueueCRDs    []*unstructured.Unstructured
+	kueueWebhook []*unstructured.Unstructured // Namespace, Service, webhook configurations
+	kwokStages   []byte                       // KWOK --config
+}
+
+func renderManifests(goBin, moduleRoot string) (*manifests, error) {
+	kq, err := moduleDir(goBin, moduleRoot, "sigs.k8s.io/kueue")
+	if err != nil {
+		return nil, err
+	}
+	kw, err := moduleDir(goBin, filepath.Join(moduleRoot, "kwok"), "sigs.k8s.io/kwok")
+	if err != nil {
+		return nil, err
+	}
+	all, err := kustomize(filepath.Join(kq, "config", "default"))
+	if err != nil {
+		return nil, err
+	}
+	m := &manifests{}
+	for _, o := range all {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
+			m.kueueCRDs = append(m.kueueCRDs, o)
+		case "Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			m.kueueWebhook = append(m.kueueWebhook, o)
+		case "Service":
+			if o.GetName() == "kueue-webhook-service" {
+				unstructured.RemoveNestedField(o.Object, "spec", "selector")
+				m.kueueWebhook = append(m.kueueWebhook, o)
+			}
+		}
+	}
+	if len(m.kueueCRDs) == 0 || len(m.kueueWebhook) < 3 {
+		return nil, fmt.Errorf("kueue's config/default gave %d CRDs and %d webhook objects",
+			len(m.kueueCRDs), len(m.kueueWebhook))
+	}
+	var stages bytes.Buffer
+	for _, s := range []string{"node/fast", "node/heartbeat-with-lease", "pod/general"} {
+		objs, err := kustomize(filepath.Join(kw, "kustomize", "stage", s))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			y, err := yaml.Marshal(o.Object)
+			if err != nil {
+				return nil, err
+			}
+			stages.WriteString("---\n")
+			stages.Write(y)
+		}
+	}
+	m.kwokStages = stages.Bytes()
+	return m, nil
+}
+
+// apply server-side applies `objs` with the test's field manager.
+func apply(ctx context.Context, c client.Client, objs ...client.Object) error {
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("apply: %T is not unstructured", o)
+		}
+		u = u.DeepCopy()
+		u.SetManagedFields(nil)
+		u.SetResourceVersion("")
+		if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("greensched-e2e"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// fromYAML reads one object.
+func fromYAML(text string) *unstructured.Unstructured {
+	data, err := yaml.YAMLToJSON([]byte(text))
+	u := &unstructured.Unstructured{}
+	if err == nil {
+		err = u.UnmarshalJSON(data)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("bad YAML in the test: %v\n%s", err, text))
+	}
+	return u
+}

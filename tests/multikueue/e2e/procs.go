@@ -1,0 +1,147 @@
+package main
+
+// The processes of the test clusters: each is started with its output in a log file, can be
+// stopped (SIGTERM, then SIGKILL), killed (SIGKILL, a crash) and started again with the same
+// command line. Every process is in its own process group and is killed when the test ends.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type proc struct {
+	name string
+	args []string
+	env  []string
+	log  string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	starts int
+}
+
+type procs struct {
+	dir  string
+	mu   sync.Mutex
+	list []*proc
+}
+
+func (ps *procs) add(name string, env []string, args ...string) *proc {
+	p := &proc{name: name, args: args, env: env, log: filepath.Join(ps.dir, name+".log")}
+	ps.mu.Lock()
+	ps.list = append(ps.list, p)
+	ps.mu.Unlock()
+	return p
+}
+
+// start runs the process (again); its output is appended to its log.
+func (p *proc) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return fmt.Errorf("%s is already running", p.name)
+	}
+	out, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	p.starts++
+	fmt.Fprintf(out, "\n==== start %d at %s: %v\n", p.starts, time.Now().Format(time.RFC3339Nano), p.args)
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
+// running says whether the process has been started and has not exited.
+func (p *proc) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig to the process group and waits up to `wait` for the exit; SIGKILL after.
+func (p *proc) signal(sig syscall.Signal, wait time.Duration) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done = nil, nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, sig)
+	select {
+	case <-done:
+		return
+	case <-time.After(wait):
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
+// kill is a crash: SIGKILL, no chance to clean up.
+func (p *proc) kill() { p.signal(syscall.SIGKILL, 5*time.Second) }
+
+// stop asks the process to exit (SIGTERM), then kills it.
+func (p *proc) stop() { p.signal(syscall.SIGTERM, 15*time.Second) }
+
+// stopAll stops every process, the last started first.
+func (ps *procs) stopAll() {
+	ps.mu.Lock()
+	list := append([]*proc(nil), ps.list...)
+	ps.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := len(list) - 1; i >= 0; i-- {
+		wg.Add(1)
+		go func(p *proc) {
+			defer wg.Done()
+			p.stop()
+		}(list[i])
+	}
+	wg.Wait()
+}
+
+// exited lists the processes that were started and have exited on their own.
+func (ps *procs) exited() []string {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var names []string
+	for _, p := range ps.list {
+		p.mu.Lock()
+		if p.cmd != nil {
+			select {
+			case <-p.done:
+				names = append(names, p.name)
+			default:
+			}
+		}
+		p.mu.Unlock()
+	}
+	return names
+}

@@ -1,0 +1,52 @@
+# The MultiKueue end-to-end test (ctest label multikueue), run as a script:
+#   cmake -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -DDATA=<shared data dir>
+#         -DGREENSCHED=<binary> -DGO=<go 1.25+> -P multikueue.cmake
+# Builds the clusters' binaries from the Go modules tests/multikueue pins (build.sh; Go's build
+# cache keeps rebuilds to seconds), then runs the test program (tests/multikueue/e2e) against
+# the greensched binary. Skips with a message when the shared data or Go is missing, unless
+# CI=true.
+set(ci "$ENV{CI}")
+function(skip_or_fail why)
+  if(ci STREQUAL "true")
+    message(FATAL_ERROR "CI=true but ${why}")
+  endif()
+  message("SKIPPED: ${why}")
+endfunction()
+
+foreach(file openb/openb_node_list_gpu_node.csv openb/openb_pod_list_default.csv
+        carbon/emaps2023/DE-LU_2023_hourly.csv carbon/emaps2023/GB_2023_hourly.csv
+        carbon/emaps2023/CA-ON_2023_hourly.csv)
+  if(NOT EXISTS "${DATA}/${file}")
+    skip_or_fail("the shared data is missing at ${DATA}/${file}")
+    return()
+  endif()
+endforeach()
+if(NOT GO OR NOT EXISTS "${GO}")
+  skip_or_fail("Go 1.25 or newer is missing (it builds Kubernetes, Kueue and KWOK from modules)")
+  return()
+endif()
+
+set(here "${SOURCE_DIR}/tests/multikueue")
+set(bin "${WORK}/bin")
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env GO=${GO} GOFLAGS=-mod=readonly
+                        bash ${here}/build.sh ${bin}
+                RESULT_VARIABLE rc)
+string(TIMESTAMP t1 "%s")
+math(EXPR build_s "${t1} - ${t0}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building the multikueue test's binaries failed (exit ${rc})")
+endif()
+message("built the clusters' binaries in ${build_s} s")
+
+execute_process(
+  COMMAND ${bin}/greensched-multikueue-e2e -bin ${bin} -greensched ${GREENSCHED} -data ${DATA}
+          -work ${WORK}/run -go ${GO} -module ${here}
+          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml
+  RESULT_VARIABLE rc)
+string(TIMESTAMP t2 "%s")
+math(EXPR run_s "${t2} - ${t1}")
+message("build ${build_s} s, run ${run_s} s; measurements in ${WORK}/run/result.json")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the multikueue end-to-end test failed (exit ${rc}); logs in ${WORK}/run/logs")
+endif()
