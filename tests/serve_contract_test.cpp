@@ -265,6 +265,22 @@ TEST(ServeContract, UnschedulablePodGoesToTheDecisionLogAndMetrics) {
 
 // A pod whose bind was committed but whose reply was lost (a crash) comes back through filter:
 // only its node passes, and the retried bind answers as the first did.
+// Nodes tied for the policy's best score: 10 goes to the one `greensched simulate` would take
+// (the first in the extender's node order), whatever order kube-scheduler lists them in, and 9
+// to the others, so that a scheduler drawing at random among equal totals takes the same node.
+TEST(ServeContract, OnlyThePolicysOwnNodeGetsTheTopScore) {
+  testing::TestServer server("fgd", {}, {}, /*contract_pods=*/false);
+  auto client = server.client();
+  const json pod = half_gpu_pod("tied");
+  auto [code, priorities] = post_json(
+      *client, "/prioritize", names_args(pod, {"gpu-node-b", "gpu-node-g", "gpu-node-a"}).dump());
+  ASSERT_EQ(code, 200);
+  // gpu-node-a and gpu-node-b are alike and empty: equal FGD scores.
+  EXPECT_EQ(priorities[0], (json{{"Host", "gpu-node-b"}, {"Score", 9}})) << priorities.dump();
+  EXPECT_EQ(priorities[2], (json{{"Host", "gpu-node-a"}, {"Score", 10}})) << priorities.dump();
+  EXPECT_LT(priorities[1]["Score"].get<int>(), 10) << priorities.dump();
+}
+
 TEST(ServeContract, BoundPodIsSteeredBackToItsNode) {
   testing::TestServer server;
   auto client = server.client();

@@ -1,6 +1,7 @@
 #include "greensched/serve/extender.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -283,7 +284,18 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
       high = std::max(high, c.score);
     }
   }
-  // Min-max over the candidates to 0..10: only the policy's best nodes get 10.
+  // The node the policy itself would take: the best score, ties to the first node in the
+  // extender's node order, as `greensched simulate` breaks them.
+  std::optional<std::size_t> top;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (slot[i] < 0) continue;
+    const policy::Candidate& c = candidates[slot[i]];
+    const policy::Candidate* t = top ? &candidates[slot[*top]] : nullptr;
+    if (t == nullptr || c.score > t->score || (c.score == t->score && c.node < t->node)) top = i;
+  }
+  // Min-max over the candidates to 0..10, and 10 for that node alone (the others tied with it
+  // get 9): kube-scheduler draws at random among equal best totals (1.20.5 upstream and later),
+  // which on a lightly used cluster spreads pods over the hundreds of nodes FGD ties.
   std::vector<HostPriority> out;
   out.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -291,6 +303,7 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
     if (slot[i] >= 0) {
       const int64_t s = candidates[slot[i]].score;
       score = high == low ? kMaxExtenderScore : (s - low) * kMaxExtenderScore / (high - low);
+      if (i != *top) score = std::min(score, kMaxExtenderScore - 1);
     }
     out.push_back(HostPriority{args.node_names[i], score});
   }

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	batchv1 "k8s.io/api/batch/v1"
 )
 
 // decision is one line of the dispatch service's journal.
@@ -463,5 +461,3 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 		problem("faults injected: %v, expected %d kills of each", kills, e.o.kills)
 	}
 }
-
-var _ = batchv1.JobComplete
