@@ -132,7 +132,7 @@ func run(o options) error {
 			logf("clusters kept running; kubeconfigs under %s; interrupt to stop", o.work)
 			select {}
 		}
-		e.procs.stopAll()
+		e.procs.killAll()
 	}()
 	if e.manifests, err = renderManifests(o.goBin, o.moduleRoot); err != nil {
 		return err
