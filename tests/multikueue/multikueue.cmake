@@ -22,7 +22,7 @@ foreach(file openb/openb_node_list_gpu_node.csv openb/openb_pod_list_default.csv
   endif()
 endforeach()
 if(NOT GO OR NOT EXISTS "${GO}")
-  skip_or_fail("Go 1.25 or newer is missing (it builds Kubernetes, Kueue and KWOK from modules)")
+  skip_or_fail("Go 1.26 or newer is missing (it builds Kubernetes, Kueue and KWOK from modules)")
   return()
 endif()
 
