@@ -5,13 +5,7 @@
 # inside it offline (Go's build cache under WORK keeps rebuilds to seconds), then runs it
 # against the greensched binary. Skips with a message when the tarball or Go is missing,
 # unless CI=true.
-set(ci "$ENV{CI}")
-function(skip_or_fail why)
-  if(ci STREQUAL "true")
-    message(FATAL_ERROR "CI=true but ${why}")
-  endif()
-  message("SKIPPED: ${why}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
 get_filename_component(shared "${DATA}/.." ABSOLUTE)
 set(tarball "${shared}/third_party/kss-k8s-1.20.5-vendor.tar.gz")

@@ -11,13 +11,7 @@
 # modules (no network) are missing, unless CI=true.
 #   -DTIDY=ON: only runs go mod tidy on the assembled module and writes its go.mod and go.sum
 #   back to tests/kube_e2e/k8s-1.35/ (after a change of imports or versions).
-set(ci "$ENV{CI}")
-function(skip_or_fail why)
-  if(ci STREQUAL "true")
-    message(FATAL_ERROR "CI=true but ${why}")
-  endif()
-  message("SKIPPED: ${why}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
 if(NOT TIDY)
   foreach(csv openb_node_list_gpu_node.csv openb_pod_list_default.csv)

@@ -5,13 +5,7 @@
 # cache keeps rebuilds to seconds), then runs the test program (tests/multikueue/e2e) against
 # the greensched binary. Skips with a message when the shared data or Go is missing, unless
 # CI=true.
-set(ci "$ENV{CI}")
-function(skip_or_fail why)
-  if(ci STREQUAL "true")
-    message(FATAL_ERROR "CI=true but ${why}")
-  endif()
-  message("SKIPPED: ${why}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
 foreach(file openb/openb_node_list_gpu_node.csv openb/openb_pod_list_default.csv
         carbon/emaps2023/DE-LU_2023_hourly.csv carbon/emaps2023/GB_2023_hourly.csv

@@ -23,38 +23,12 @@ namespace {
 
 using nlohmann::json;
 
-// The offset of the first bracket nested deeper than `max_depth`, or npos.
-std::size_t too_deep_at(std::string_view text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::string_view::npos;
-}
-
 // The whole file as JSON; never throws. Errors are "file:line: reason".
 Result<json> parse_json_file(const SourceText& src, std::string_view command) {
   if (src.text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return Error{fmt::format("{}:1: empty file (expected the output of `{}`)", src.path, command)};
   }
-  if (const std::size_t at = too_deep_at(src.text, serve::kMaxJsonDepth);
+  if (const std::size_t at = serve::nesting_too_deep_at(src.text, serve::kMaxJsonDepth);
       at != std::string_view::npos) {
     return Error{fmt::format("{}:{}: not JSON: nested deeper than {} levels", src.path,
                              line_of(src.text, at), serve::kMaxJsonDepth)};

@@ -19,11 +19,14 @@ bool equal_fold(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool nesting_within(std::string_view text, int max_depth) {
+}  // namespace
+
+std::size_t nesting_too_deep_at(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   bool escaped = false;
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escaped) {
         escaped = false;
@@ -35,22 +38,20 @@ bool nesting_within(std::string_view text, int max_depth) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
+      if (++depth > max_depth) return i;
     } else if (c == ']' || c == '}') {
       --depth;
     }
   }
-  return true;
+  return std::string_view::npos;
 }
-
-}  // namespace
 
 Result<nlohmann::json> parse_request_json(std::string_view text, int max_depth) {
   if (text.empty()) return Error{"empty request body (expected JSON)"};
   if (Status nul = check_no_nul_byte(text); !nul.ok()) {
     return Error{fmt::format("malformed JSON: {}", nul.message())};
   }
-  if (!nesting_within(text, max_depth)) {
+  if (nesting_too_deep_at(text, max_depth) != std::string_view::npos) {
     return Error{fmt::format("malformed JSON: nested deeper than {} levels", max_depth)};
   }
   try {

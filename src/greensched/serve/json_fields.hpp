@@ -18,6 +18,10 @@ namespace greensched::serve {
 // parser allocates a value per level (a 32 MiB body of '[' would take gigabytes).
 inline constexpr int kMaxJsonDepth = 128;
 
+// The offset of the first bracket of `text` nested deeper than `max_depth` (brackets inside
+// strings do not count), or npos: nlohmann::json recurses per level, so callers check first.
+std::size_t nesting_too_deep_at(std::string_view text, int max_depth);
+
 // JSON text to a value: an error saying where the JSON broke for empty, malformed or too
 // deeply nested input. Never throws.
 Result<nlohmann::json> parse_request_json(std::string_view text, int max_depth = kMaxJsonDepth);
