@@ -13,7 +13,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
             libcpp-httplib-dev \
             chromium \
             coinor-libclp-dev coinor-libcbc-dev \
-            libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go
+            libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go black
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
@@ -90,16 +90,20 @@ bench: build
 	./$(BUILD)/greensched_bench
 
 GO_SOURCES = $(shell git ls-files '*.go' 2>/dev/null)
+PY_SOURCES = $(shell git ls-files '*.py' 2>/dev/null)
+BLACK = black -q --line-length 100
 
 format:
 	clang-format -i $(SOURCES)
 	gofmt -w $(GO_SOURCES)
+	$(BLACK) $(PY_SOURCES)
 
 format-check: deps
 	@bad=$$(for f in $(SOURCES); do clang-format --dry-run -Werror $$f >/dev/null 2>&1 || echo $$f; done); \
 	if [ -n "$$bad" ]; then echo "not clang-formatted (run make format):"; echo "$$bad"; exit 1; fi
 	@bad=$$(gofmt -l $(GO_SOURCES)); \
 	if [ -n "$$bad" ]; then echo "not gofmt-formatted (run make format):"; echo "$$bad"; exit 1; fi
+	@$(BLACK) --check $(PY_SOURCES) || { echo "Python not black-formatted (run make format)"; exit 1; }
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -27,10 +27,27 @@ def run(args, window, seed):
     path = os.path.join(args.out, f"{window}-seed{seed}.json")
     if not os.path.exists(path):
         cmd = [
-            args.greensched, "multi", "--fleet", args.fleet, "--data-dir", args.data_dir,
-            "--power-down-idle", "1800", "--load", args.load, "--slack", args.slack,
-            "--agent", args.agent, "--seed", str(seed), "--start", window, "--bound",
-            "--json", "-q",
+            args.greensched,
+            "multi",
+            "--fleet",
+            args.fleet,
+            "--data-dir",
+            args.data_dir,
+            "--power-down-idle",
+            "1800",
+            "--load",
+            args.load,
+            "--slack",
+            args.slack,
+            "--agent",
+            args.agent,
+            "--seed",
+            str(seed),
+            "--start",
+            window,
+            "--bound",
+            "--json",
+            "-q",
         ]
         if args.pods:
             cmd += ["--pods", args.pods]
@@ -74,9 +91,7 @@ def main():
             rows, locals_ = [], []
             for seed in seeds:
                 rows += [r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, agent)]
-                locals_ += [
-                    r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, "local")
-                ]
+                locals_ += [r for r in runs[seed] if (r["slack_h"], r["agent"]) == (slack, "local")]
             vs = [100 * (r["carbon_kg"] / l["carbon_kg"] - 1) for r, l in zip(rows, locals_)]
             # The bound's saving in kg, against the local run's carbon; the share in kg.
             saved = [r["bound"]["local_carbon_kg"] - r["bound"]["carbon_kg"] for r in rows]

@@ -85,7 +85,7 @@ def check_graphviz(dot, layer_of):
         a, b = label_of.get(source, ""), label_of.get(target, "")
         if not (a.startswith("greensched_") and b.startswith("greensched_")):
             continue
-        a, b = a[len("greensched_"):], b[len("greensched_"):]
+        a, b = a[len("greensched_") :], b[len("greensched_") :]
         if a not in layer_of or b not in layer_of:
             continue  # apps, tests and greensched_lib may link any folder
         links.add((a, b))
@@ -122,7 +122,9 @@ def main():
     if errors:
         print(f"{len(errors)} layering errors (layers: {args.layers or root / 'LAYERS'})")
         return 1
-    print("every include edge goes downward" + (", and so does every link" if args.graphviz else ""))
+    print(
+        "every include edge goes downward" + (", and so does every link" if args.graphviz else "")
+    )
     return 0
 
 
