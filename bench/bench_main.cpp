@@ -1,5 +1,5 @@
 // Benchmarks of the simulator on the openb default trace (../shared/data, or the directory in
-// the environment variable GREENSCHED_SHARED_DATA). Where the trace files are absent, the
+// the environment variable GREENSCHED_DATA). Where the trace files are absent, the
 // benchmarks run on the built-in workload (the same nodes and pod shapes, rebuilt from the
 // trace's statistics) and say so in their label.
 #include <array>
@@ -31,6 +31,7 @@ constexpr uint64_t kSeed = 42;
 constexpr double kTune = 1.3;
 
 std::string shared_data_dir() {
+  if (const char* env = std::getenv("GREENSCHED_DATA")) return env;
   if (const char* env = std::getenv("GREENSCHED_SHARED_DATA")) return env;
   return GREENSCHED_SHARED_DATA;
 }

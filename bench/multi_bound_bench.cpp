@@ -2,7 +2,7 @@
 // 70 % fleet load (14 days after a 1-day warm-up), default pod list, seed 42. BM_FleetBound
 // solves the LP for one slack (0 or 12 h) with the sites' capacity given;
 // BM_FleetSiteCapacity measures that capacity (replays of one site, the four being alike).
-// Needs the shared data (../shared/data or GREENSCHED_SHARED_DATA); skipped without.
+// Needs the shared data (../shared/data or GREENSCHED_DATA); skipped without.
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -33,7 +33,8 @@ struct BoundInputs {
 const std::optional<BoundInputs>& inputs(std::string& why) {
   static std::string error;
   static const std::optional<BoundInputs> made = []() -> std::optional<BoundInputs> {
-    const char* env = std::getenv("GREENSCHED_SHARED_DATA");
+    const char* env = std::getenv("GREENSCHED_DATA");
+    if (env == nullptr) env = std::getenv("GREENSCHED_SHARED_DATA");
     const std::string data = env ? env : GREENSCHED_SHARED_DATA;
     const std::string pods_path = data + "/openb/openb_pod_list_default.csv";
     if (!std::filesystem::exists(pods_path)) {

@@ -10,7 +10,7 @@ function(require_shared_file path var)
   if("$ENV{CI}" STREQUAL "true")
     message(FATAL_ERROR "CI=true but the shared data file is missing: ${path}")
   endif()
-  message(STATUS "SKIPPED: shared data file not found: ${path} (set GREENSCHED_SHARED_DATA "
+  message(STATUS "SKIPPED: shared data file not found: ${path} (set GREENSCHED_DATA "
                  "or place ../shared/data beside the checkout)")
   set(${var} FALSE PARENT_SCOPE)
 endfunction()

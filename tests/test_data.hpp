@@ -11,7 +11,10 @@
 
 namespace greensched::testing {
 
+// $GREENSCHED_DATA (the variable the command line reads too), else the directory configured at
+// build time. GREENSCHED_SHARED_DATA is the older name of the variable.
 inline std::string shared_data_dir() {
+  if (const char* env = std::getenv("GREENSCHED_DATA")) return env;
   if (const char* env = std::getenv("GREENSCHED_SHARED_DATA")) return env;
   return GREENSCHED_SHARED_DATA;
 }
@@ -28,29 +31,29 @@ inline bool running_in_ci() {
 }  // namespace greensched::testing
 
 // Skips the test when the openb data is missing (fails under CI=true).
-#define GREENSCHED_REQUIRE_OPENB()                                                       \
-  do {                                                                                   \
-    const std::string dir__ = ::greensched::testing::shared_data_dir() + "/openb";       \
-    if (!std::filesystem::exists(dir__ + "/openb_pod_list_default.csv")) {               \
-      if (::greensched::testing::running_in_ci()) {                                      \
-        FAIL() << "CI=true but the openb data is missing at " << dir__;                  \
-      }                                                                                  \
-      GTEST_SKIP() << "openb data not found at " << dir__                                \
-                   << " (set GREENSCHED_SHARED_DATA or place ../shared/data beside the " \
-                      "checkout)";                                                       \
-    }                                                                                    \
+#define GREENSCHED_REQUIRE_OPENB()                                                 \
+  do {                                                                             \
+    const std::string dir__ = ::greensched::testing::shared_data_dir() + "/openb"; \
+    if (!std::filesystem::exists(dir__ + "/openb_pod_list_default.csv")) {         \
+      if (::greensched::testing::running_in_ci()) {                                \
+        FAIL() << "CI=true but the openb data is missing at " << dir__;            \
+      }                                                                            \
+      GTEST_SKIP() << "openb data not found at " << dir__                          \
+                   << " (set GREENSCHED_DATA or place ../shared/data beside the "  \
+                      "checkout)";                                                 \
+    }                                                                              \
   } while (0)
 
 // Skips the test when a file of the shared data is missing (fails under CI=true).
-#define GREENSCHED_REQUIRE_SHARED_FILE(path)                                             \
-  do {                                                                                   \
-    const std::string file__ = (path);                                                   \
-    if (!std::filesystem::exists(file__)) {                                              \
-      if (::greensched::testing::running_in_ci()) {                                      \
-        FAIL() << "CI=true but the shared data file is missing: " << file__;             \
-      }                                                                                  \
-      GTEST_SKIP() << "shared data file not found: " << file__                           \
-                   << " (set GREENSCHED_SHARED_DATA or place ../shared/data beside the " \
-                      "checkout)";                                                       \
-    }                                                                                    \
+#define GREENSCHED_REQUIRE_SHARED_FILE(path)                                      \
+  do {                                                                            \
+    const std::string file__ = (path);                                            \
+    if (!std::filesystem::exists(file__)) {                                       \
+      if (::greensched::testing::running_in_ci()) {                               \
+        FAIL() << "CI=true but the shared data file is missing: " << file__;      \
+      }                                                                           \
+      GTEST_SKIP() << "shared data file not found: " << file__                    \
+                   << " (set GREENSCHED_DATA or place ../shared/data beside the " \
+                      "checkout)";                                                \
+    }                                                                             \
   } while (0)
