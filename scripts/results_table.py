@@ -1,0 +1,686 @@
+#!/usr/bin/env python3
+"""Renders the tables of docs/RESULTS.md from the files greensched wrote.
+
+scripts/reproduce-results.sh runs a section's commands into a work folder, then calls
+
+  scripts/results_table.py SECTION WORKDIR DOC
+
+which renders each table of SECTION from WORKDIR (summary.csv, curves.csv, bound.csv or the
+JSON of `greensched bound --json`) and replaces, in DOC, the lines between
+`<!-- results:BLOCK begin -->` and `<!-- results:BLOCK end -->` for every block of the section.
+`--print` writes the tables to stdout instead. Means are over seeds; nothing depends on the
+machine, so the same files give the same bytes.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import statistics
+import sys
+
+
+class Error(Exception):
+    pass
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        raise Error(f"{path}: not found (did the section's command run?)")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_json(path):
+    if not os.path.exists(path):
+        raise Error(f"{path}: not found (did the section's command run?)")
+    with open(path) as f:
+        return json.load(f)
+
+
+def mean(values):
+    values = list(values)
+    if not values:
+        raise Error("no rows to average")
+    return statistics.fmean(values)
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def pct(x, digits=1):
+    """A signed percentage change: +0.0 %, -12.3 %."""
+    text = f"{x:+.{digits}f}"
+    if float(text) == 0:
+        text = "+" + text[1:] if text.startswith("-") else text
+    return text + " %"
+
+
+def thousands(x):
+    return f"{x:,.0f}"
+
+
+def num(row, key):
+    value = row.get(key, "")
+    if value == "":
+        raise Error(
+            f"column {key} is empty in a row of policy/agent {row.get('policy') or row.get('agent')}"
+        )
+    return float(value)
+
+
+def group(rows, *keys):
+    """Rows grouped by the given columns, in the order they first appear."""
+    out = {}
+    for r in rows:
+        out.setdefault(tuple(r[k] for k in keys), []).append(r)
+    return out
+
+
+# --- Inflation protocol (the FGD and PWR papers) -----------------------------------------------
+
+PUBLISHED_FGD = {  # Weng et al., ATC'23, Fig. 9(a): GPU allocation % at 100 % arrival
+    "fgd": ("FGD", "95.23"),
+    "bestfit": ("BestFit", "92.86"),
+    "packing": ("GpuPacking", "91.78"),
+    "clustering": ("GpuClustering", "91.65"),
+    "dotprod": ("DotProduct", "90.62"),
+    "random": ("Random", "86.30"),
+}
+
+
+def repro_fgd(work):
+    by = group(read_csv(f"{work}/summary.csv"), "policy")
+    rows = []
+    for policy, (name, published) in PUBLISHED_FGD.items():
+        runs = by.get((policy,))
+        if not runs:
+            raise Error(f"{work}/summary.csv: no rows for {policy}")
+        rows.append(
+            [
+                name,
+                f"{mean(num(r, 'alloc_gpu_pct_at_100') for r in runs):.2f}",
+                published,
+            ]
+        )
+    return {"repro-fgd": table(["policy", "greensched", "published (ATC'23)"], rows)}
+
+
+def pwr(work):
+    curves = group(read_csv(f"{work}/curves.csv"), "policy", "arrived_gpu_pct")
+    levels = [10, 30, 50, 70, 80, 90, 100, 130]
+
+    def power(policy, level):
+        runs = curves.get((policy, str(level)))
+        if not runs:
+            raise Error(f"{work}/curves.csv: no {policy} rows at {level} % arrival")
+        return mean(num(r, "power_watts") for r in runs)
+
+    saving = [f"{100 * (1 - power('pwr:200+fgd:800', l) / power('fgd', l)):.1f} %" for l in levels]
+    arrival = table(
+        ["arrived GPU requests (% of capacity)"] + [str(l) for l in levels],
+        [["power saving of pwr:200+fgd:800 vs FGD"] + saving],
+    )
+    summary = group(read_csv(f"{work}/summary.csv"), "policy")
+    fgd_kw = mean(num(r, "power_watts_at_100") for r in summary[("fgd",)]) / 1000
+    rows = []
+    for (policy,), runs in summary.items():
+        alloc = mean(num(r, "alloc_gpu_pct_at_100") for r in runs)
+        kw = mean(num(r, "power_watts_at_100") for r in runs) / 1000
+        saving = "-" if policy == "fgd" else f"{100 * (1 - kw / fgd_kw):.1f} %"
+        rows.append([policy, f"{alloc:.2f}", f"{kw:.1f}", saving])
+    weights = table(["policy", "GPU alloc %", "power kW", "saving vs FGD"], rows)
+    return {"pwr-arrival": arrival, "pwr-weights": weights}
+
+
+# --- One cluster replayed at a stated load ----------------------------------------------------
+
+
+def policy_label(policy):
+    if policy.startswith("learned:"):
+        name = os.path.splitext(os.path.basename(policy[len("learned:") :]))[0]
+        return f"learned ({name.removeprefix('learned-')} model)"
+    return policy
+
+
+def single_cluster_load(work):
+    rows = read_csv(f"{work}/summary.csv")
+    blocks = {}
+    for rule, block in (
+        ("pwr", "single-cluster-load"),
+        ("proportional", "single-cluster-load-proportional"),
+    ):
+        by = group(
+            [r for r in rows if r["gpu_power"] == rule],
+            "target_load_pct",
+            "policy",
+            "power_down_idle_s",
+        )
+        if not by:
+            raise Error(f"{work}/summary.csv: no rows with gpu_power {rule}")
+        out = []
+        for (load, policy, idle), runs in by.items():
+            base = (
+                by.get((load, "fgd", "off"))
+                or by.get((load, "fgd", "0"))
+                or by.get((load, "fgd", ""))
+            )
+            if base is None:
+                raise Error(f"{work}/summary.csv: no fgd run with every node on at load {load}")
+            energy = mean(num(r, "energy_kwh") for r in runs)
+            base_energy = mean(num(r, "energy_kwh") for r in base)
+            sleeps = "no" if idle in ("", "off", "0") else f"after {int(float(idle)) // 60} min"
+            out.append(
+                [
+                    f"{float(load):g}",
+                    policy_label(policy),
+                    sleeps,
+                    f"{energy / 1000:.1f}",
+                    pct(100 * (energy / base_energy - 1)),
+                    f"{mean(num(r, 'energy_over_floor') for r in runs):.3f}",
+                    f"{mean(num(r, 'ls_p99_delay_s') for r in runs):.0f}",
+                    f"{mean(num(r, 'be_p99_delay_s') for r in runs):.0f}",
+                    f"{mean(num(r, 'pods_never_started') for r in runs):.1f}",
+                    f"{mean(num(r, 'mean_nodes_awake') for r in runs):.0f}",
+                ]
+            )
+        blocks[block] = table(
+            [
+                "load %",
+                "policy",
+                "nodes sleep",
+                "energy MWh",
+                "vs FGD always on",
+                "energy / floor",
+                "LS p99 s",
+                "BE p99 s",
+                "never started",
+                "nodes awake",
+            ],
+            out,
+        )
+    return blocks
+
+
+# --- The fleet ---------------------------------------------------------------------------------
+
+
+def fleet_rows(folder):
+    """summary.csv rows (one controller: none) with bound.csv's columns merged in."""
+    summary = [
+        r for r in read_csv(f"{folder}/summary.csv") if r.get("controller", "none") in ("", "none")
+    ]
+    bound = {}
+    if os.path.exists(f"{folder}/bound.csv"):
+        for b in read_csv(f"{folder}/bound.csv"):
+            bound[
+                (
+                    b["agent"],
+                    f"{float(b['target_load_pct']):g}",
+                    f"{float(b['slack_h']):g}",
+                )
+            ] = b
+    for r in summary:
+        key = (
+            r["agent"],
+            f"{float(r['target_load_pct'] or 0):g}",
+            f"{float(r['slack_h']):g}",
+        )
+        r.update({k: v for k, v in bound.get(key, {}).items() if k not in r})
+    return summary
+
+
+def carbon_vs_local(r, rows):
+    local = [
+        l
+        for l in rows
+        if l["agent"] == "local"
+        and l["target_load_pct"] == r["target_load_pct"]
+        and l["slack_h"] == r["slack_h"]
+    ]
+    if not local:
+        raise Error(f"no local run at load {r['target_load_pct']}, slack {r['slack_h']}")
+    return 100 * (num(r, "carbon_kg") / num(local[0], "carbon_kg") - 1)
+
+
+def share(r):
+    value = r.get("share_of_bound_pct", "")
+    return f"{float(value):.0f} %" if value != "" else ""
+
+
+def bound_vs_local(r):
+    value = r.get("bound_carbon_vs_local_pct", "")
+    return pct(float(value)) if value != "" else ""
+
+
+def fleet_load(work):
+    rows = fleet_rows(work)
+    out = []
+    for r in rows:
+        out.append(
+            [
+                f"{float(r['target_load_pct']):g}",
+                r["agent"],
+                f"{num(r, 'carbon_kg') / 1000:.1f}",
+                pct(carbon_vs_local(r, rows)),
+                bound_vs_local(r),
+                share(r),
+                r["ls_slo_violations"],
+                thousands(num(r, "p99_delay_s_ls")),
+                thousands(num(r, "mean_delay_s_be")),
+                thousands(num(r, "p99_delay_s_be")),
+                r["jobs_never_started"],
+                f"{num(r, 'gpu_alloc_pct'):.1f}",
+            ]
+        )
+    return {
+        "fleet-load": table(
+            [
+                "load %",
+                "agent",
+                "carbon t",
+                "vs local",
+                "bound vs local",
+                "share of bound",
+                "LS SLO violations",
+                "LS p99 s",
+                "BE mean s",
+                "BE p99 s",
+                "never started",
+                "GPU alloc %",
+            ],
+            out,
+        )
+    }
+
+
+def fleet_slack(work):
+    rows = fleet_rows(work)
+    out = []
+    for r in rows:
+        out.append(
+            [
+                f"{float(r['slack_h']):g}",
+                r["agent"],
+                f"{num(r, 'carbon_kg') / 1000:.1f}",
+                pct(carbon_vs_local(r, rows)),
+                bound_vs_local(r),
+                share(r),
+                r["ls_slo_violations"],
+                thousands(num(r, "mean_delay_s_be")),
+                thousands(num(r, "p99_delay_s_be")),
+                thousands(num(r, "transfer_kwh")),
+                f"{num(r, 'gpu_alloc_pct'):.1f}",
+            ]
+        )
+    return {
+        "fleet-slack": table(
+            [
+                "slack h",
+                "agent",
+                "carbon t",
+                "vs local",
+                "bound vs local",
+                "share of bound",
+                "LS SLO violations",
+                "BE mean s",
+                "BE p99 s",
+                "transfer kWh",
+                "GPU alloc %",
+            ],
+            out,
+        )
+    }
+
+
+def fleet_preempt(work):
+    rows = fleet_rows(f"{work}/preempt")
+    without = {(r["agent"], r["slack_h"]): r for r in fleet_rows(f"{work}/no-preempt")}
+    out = []
+    for r in rows:
+        w = without.get((r["agent"], r["slack_h"]))
+        if w is None:
+            raise Error(f"{work}/no-preempt: no run of {r['agent']} at slack {r['slack_h']}")
+        out.append(
+            [
+                f"{float(r['slack_h']):g}",
+                r["agent"],
+                pct(carbon_vs_local(r, rows)),
+                share(r),
+                f"{r['ls_slo_violations']} ({thousands(num(w, 'ls_slo_violations'))})",
+                thousands(num(r, "be_preemptions")),
+                thousands(num(r, "p99_delay_s_be")),
+            ]
+        )
+    return {
+        "fleet-preempt": table(
+            [
+                "slack h",
+                "agent",
+                "carbon vs `local`",
+                "share of bound",
+                "LS violations (without)",
+                "BE jobs evicted",
+                "BE p99 s",
+            ],
+            out,
+        )
+    }
+
+
+def fleet_seasons(work):
+    path = f"{work}/table.md"
+    if not os.path.exists(path):
+        raise Error(f"{path}: not found")
+    with open(path) as f:
+        text = f.read().strip()
+    if not text.startswith("|"):
+        raise Error(f"{path}: not a table")
+    return {"fleet-seasons": text}
+
+
+# --- Energy management across sites ----------------------------------------------------------
+
+
+def energy_sites(work):
+    rows = read_csv(f"{work}/summary.csv")
+    base = [r for r in rows if r["agent"] == "local" and r["controller"] == "none"]
+    if not base:
+        raise Error(f"{work}/summary.csv: no local/none row")
+    base_cost = num(base[0], "cost_usd")
+    out = []
+    for r in rows:
+        out.append(
+            [
+                f"{float(r['target_load_pct']):g}",
+                r["agent"],
+                r["controller"],
+                thousands(num(r, "cost_usd")),
+                pct(100 * (num(r, "cost_usd") / base_cost - 1)),
+                thousands(num(r, "carbon_kg")),
+                f"{num(r, 'self_consumption_pct'):.1f}",
+                f"{num(r, 'battery_cycles'):.1f}",
+                r["ls_slo_violations"],
+                thousands(num(r, "p99_delay_s_be")),
+                r["jobs_never_started"],
+            ]
+        )
+    return {
+        "energy-sites": table(
+            [
+                "load %",
+                "agent",
+                "controller",
+                "cost USD",
+                "vs local/none",
+                "carbon kg",
+                "self-consumption %",
+                "battery cycles",
+                "LS violations",
+                "BE p99 s",
+                "never started",
+            ],
+            out,
+        )
+    }
+
+
+FORECASTS = [
+    ("past", "past only"),
+    ("prices", "+ day-ahead prices"),
+    ("weather", "+ day-ahead weather forecast (default error)"),
+    ("exact", "+ exact weather"),
+]
+
+
+def controller_rows(folder):
+    return {(r["agent"], r["controller"]): r for r in read_csv(f"{folder}/summary.csv")}
+
+
+def mpc_share(rows, agent):
+    """The part of the oracle's cost saving over `none` that `mpc` captures, in %."""
+    none = num(rows[(agent, "none")], "cost_usd")
+    mpc = num(rows[(agent, "mpc")], "cost_usd")
+    oracle = num(rows[(agent, "oracle")], "cost_usd")
+    if none == oracle:
+        raise Error(f"{agent}: the oracle saves nothing; no share")
+    return 100 * (none - mpc) / (none - oracle)
+
+
+def energy_forecasts(work):
+    agents = ["local", "green-cost", "green-cost-carbon"]
+    out = []
+    for key, label in FORECASTS:
+        rows = controller_rows(f"{work}/{key}")
+        out.append([label] + [f"{mpc_share(rows, a):.1f} %" for a in agents])
+    return {"energy-forecasts": table(["forecasts"] + [f"`{a}`" for a in agents], out)}
+
+
+def energy_seasons(work):
+    windows = sorted(d for d in os.listdir(work) if os.path.isdir(f"{work}/{d}"))
+    out = []
+    for w in windows:
+        runs = {key: controller_rows(f"{work}/{w}/{key}") for key, _ in FORECASTS}
+        shares = {
+            a: " / ".join(f"{mpc_share(runs[k], a):.1f}" for k, _ in FORECASTS) + " %"
+            for a in ("local", "green-cost")
+        }
+        past = runs["past"]
+        vs = 100 * (
+            num(past[("green-cost", "mpc")], "cost_usd") / num(past[("local", "none")], "cost_usd")
+            - 1
+        )
+        out.append(
+            [
+                w,
+                shares["local"],
+                shares["green-cost"],
+                pct(vs),
+                f"{past[('green-cost', 'none')]['ls_slo_violations']} / {runs['weather'][('green-cost', 'none')]['ls_slo_violations']}",
+                past[("local", "none")]["ls_slo_violations"],
+            ]
+        )
+    return {
+        "energy-seasons": table(
+            [
+                "window",
+                "mpc share of the oracle's saving, `local`: past / + day-ahead prices / + weather forecast / + exact weather",
+                "the same under `green-cost`",
+                "`green-cost` + mpc vs `local` + none (past)",
+                "`green-cost` LS violations (past / weather forecast)",
+                "`local` LS violations",
+            ],
+            out,
+        )
+    }
+
+
+# --- The allocation bound, fgd-online, the learned policy ------------------------------------
+
+
+def bound_policy(result, policy, path):
+    for p in result["policies"]:
+        if p["policy"] == policy:
+            return p
+    raise Error(f"{path}: no figures for policy {policy}")
+
+
+def bound_files(work):
+    """(name, path) of the bound JSON files, in the order the section wrote them."""
+    names = []
+    with open(f"{work}/order.txt") as f:
+        names = [line.strip() for line in f if line.strip() and not line.strip().endswith("-first")]
+    return [(n, f"{work}/{n}.json") for n in names]
+
+
+def bound_families(work):
+    out = []
+    for name, path in bound_files(work):
+        r = read_json(path)
+        fgd = bound_policy(r, "fgd", path)["alloc_gpu_pct"]
+        b = r["upper_bound_alloc_pct"]
+        out.append([name, f"{fgd:.2f}", f"{b:.2f}", f"{b - fgd:.2f}"])
+    return {
+        "bound-families": table(["pod list", "FGD alloc %", "bound %", "FGD's gap (points)"], out)
+    }
+
+
+def fgd_online(work):
+    out = []
+    for name, path in bound_files(work):
+        r = read_json(path)
+        first = ""
+        label = name
+        if name.startswith("drift-"):
+            a, b = name[len("drift-") :].split("-")
+            label = f"drift {a} → {b}"
+            first_path = f"{work}/{name}-first.json"
+            first = f"{bound_policy(read_json(first_path), 'fgd', first_path)['alloc_gpu_pct']:.2f}"
+        cells = [
+            f"{bound_policy(r, p, path)['alloc_gpu_pct']:.2f}"
+            for p in ("fgd", "fgd-online=2000", "fgd-online=all")
+        ]
+        out.append(
+            [
+                label,
+                cells[0],
+                first,
+                cells[1],
+                cells[2],
+                f"{r['upper_bound_alloc_pct']:.2f}",
+            ]
+        )
+    return {
+        "fgd-online": table(
+            [
+                "workload",
+                "FGD (whole-trace target)",
+                "FGD, target of the first list only",
+                "fgd-online (window 2000)",
+                "fgd-online=all",
+                "bound",
+            ],
+            out,
+        )
+    }
+
+
+def learned(work, block):
+    out = []
+    sums = [0.0] * 8
+    for name, path in bound_files(work):
+        r = read_json(path)
+        fgd = bound_policy(r, "fgd", path)
+        model = [p for p in r["policies"] if p["policy"].startswith("learned")]
+        if not model:
+            raise Error(f"{path}: no figures for the learned policy")
+        m = model[0]
+        values = [
+            fgd["alloc_gpu_pct"],
+            m["alloc_gpu_pct"],
+            m["alloc_gpu_pct"] - fgd["alloc_gpu_pct"],
+            fgd["unallocated_gpus"],
+            m["unallocated_gpus"],
+            fgd["power_watts"] / 1000,
+            m["power_watts"] / 1000,
+            r["upper_bound_alloc_pct"],
+        ]
+        sums = [s + v for s, v in zip(sums, values)]
+        out.append([name] + fmt_learned(values))
+    n = len(out)
+    if n == 0:
+        raise Error(f"{work}: no bound results")
+    total = fmt_learned([s / n for s in sums])
+    total[2] = f"**{total[2]}**"
+    out.append([f"**mean of {n}**"] + total)
+    return {
+        block: table(
+            [
+                "pod list",
+                "FGD alloc %",
+                "learned alloc %",
+                "gain (points)",
+                "FGD unallocated GPUs",
+                "learned unallocated GPUs",
+                "FGD power kW",
+                "learned power kW",
+                "bound %",
+            ],
+            out,
+        )
+    }
+
+
+def fmt_learned(v):
+    return [
+        f"{v[0]:.2f}",
+        f"{v[1]:.2f}",
+        f"{v[2]:+.2f}",
+        f"{v[3]:.1f}",
+        f"{v[4]:.1f}",
+        f"{v[5]:.1f}",
+        f"{v[6]:.1f}",
+        f"{v[7]:.2f}",
+    ]
+
+
+SECTIONS = {
+    "repro-fgd": repro_fgd,
+    "pwr": pwr,
+    "single-cluster-load": single_cluster_load,
+    "fleet-load": fleet_load,
+    "fleet-slack": fleet_slack,
+    "fleet-preempt": fleet_preempt,
+    "fleet-seasons": fleet_seasons,
+    "energy-sites": energy_sites,
+    "energy-forecasts": energy_forecasts,
+    "energy-seasons": energy_seasons,
+    "bound-families": bound_families,
+    "fgd-online": fgd_online,
+    "learned-heldout": lambda work: learned(work, "learned-heldout"),
+    "learned-reverse": lambda work: learned(work, "learned-reverse"),
+}
+
+
+def replace_blocks(doc, blocks):
+    with open(doc) as f:
+        text = f.read()
+    for name, body in blocks.items():
+        pattern = re.compile(
+            rf"(<!-- results:{re.escape(name)} begin -->\n).*?(<!-- results:{re.escape(name)} end -->)",
+            re.S,
+        )
+        if len(pattern.findall(text)) != 1:
+            raise Error(f"{doc}: expected one block <!-- results:{name} begin --> ... end -->")
+        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+    tmp = doc + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, doc)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("section", choices=sorted(SECTIONS))
+    p.add_argument("work", help="the section's work folder")
+    p.add_argument("doc", nargs="?", default="docs/RESULTS.md")
+    p.add_argument("--print", action="store_true", help="print the tables instead of replacing")
+    args = p.parse_args()
+    try:
+        blocks = SECTIONS[args.section](args.work)
+        if args.print:
+            for name, body in blocks.items():
+                print(f"<!-- results:{name} -->\n{body}\n")
+        else:
+            replace_blocks(args.doc, blocks)
+    except (Error, KeyError, ValueError, OSError) as e:
+        print(f"error: {args.section}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
