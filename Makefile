@@ -6,6 +6,7 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEMO_OUT   ?= demo-results
+PREFIX     ?= /usr/local
 
 # Debian packages the build and tests need.
 PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
@@ -17,7 +18,8 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
-.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench format format-check clean
+.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench format format-check clean \
+        install
 
 all: build
 
@@ -81,10 +83,16 @@ demo: build-app
 	  --out $(DEMO_OUT)/replay
 	./$(BUILD)/greensched multi --load 70 --days 7 --slack 0,4,12 --power-down-idle 1800 \
 	  --agent local,least-loaded,carbon-forecast,green,green-plan --bound --out $(DEMO_OUT)/multi
-	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)/report.html
-	./$(BUILD)/greensched report --in $(DEMO_OUT)/replay --out $(DEMO_OUT)/replay/report.html
-	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi/report.html
+	./$(BUILD)/greensched report --in $(DEMO_OUT) --out $(DEMO_OUT)
+	./$(BUILD)/greensched report --in $(DEMO_OUT)/replay --out $(DEMO_OUT)/replay
+	./$(BUILD)/greensched report --in $(DEMO_OUT)/multi --out $(DEMO_OUT)/multi
 	@echo "open $(DEMO_OUT)/report.html, $(DEMO_OUT)/replay/report.html and $(DEMO_OUT)/multi/report.html in a browser"
+
+# The binary, its man pages and bash/zsh completion, and share/greensched (power model, learned
+# models, example fleets) under PREFIX; `make install PREFIX=$$HOME/.local` needs no root.
+install: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target greensched greensched-docs
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	./$(BUILD)/greensched_bench

@@ -41,7 +41,7 @@ def run(args, window, seed):
             args.slack,
             "--agent",
             args.agent,
-            "--seed",
+            "--seeds",
             str(seed),
             "--start",
             window,

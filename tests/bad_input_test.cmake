@@ -121,23 +121,23 @@ expect_bad(COMMAND explain NAMES rec-gpus.jsonl ARGS --record ${W}/rec-gpus.json
 write(rec-dispatch.jsonl "{\"pod\":\"x\",\"kind\":\"dispatch\",\"request\":{}}\n")
 expect_bad(COMMAND explain NAMES rec-dispatch.jsonl ARGS --record ${W}/rec-dispatch.jsonl --pod x)
 write(rec-seed.jsonl "{\"pod\":\"x\",\"request\":{},\"run\":{\"seed\":\"one\"}}\n")
-expect_bad(COMMAND explain NAMES rec-seed.jsonl ARGS --record ${W}/rec-seed.jsonl --pod x --seed 1)
+expect_bad(COMMAND explain NAMES rec-seed.jsonl ARGS --record ${W}/rec-seed.jsonl --pod x --seeds 1)
 
 # --- report: result CSVs and decision records ------------------------------------------------
 file(MAKE_DIRECTORY ${W}/results)
 write(results/summary.csv "policy,seed\nfgd,notanumber,3\n")
-expect_bad(COMMAND report NAMES summary.csv ARGS --in ${W}/results --out ${W}/r.html)
+expect_bad(COMMAND report NAMES summary.csv ARGS --in ${W}/results --out ${W}/r)
 file(MAKE_DIRECTORY ${W}/empty-results)
-expect_bad(COMMAND report NAMES empty-results ARGS --in ${W}/empty-results --out ${W}/r.html)
+expect_bad(COMMAND report NAMES empty-results ARGS --in ${W}/empty-results --out ${W}/r)
 
 # --- calibrate: monitor samples and the base power model ------------------------------------
 write(samples-bad.jsonl "{\"time\": \n")
-expect_bad(COMMAND calibrate NAMES samples-bad.jsonl ARGS --samples ${W}/samples-bad.jsonl --out ${W}/cal.json)
+expect_bad(COMMAND calibrate NAMES samples-bad.jsonl ARGS --samples ${W}/samples-bad.jsonl --out ${W}/cal)
 write(samples-type.jsonl "{\"time\": \"noon\", \"gpus\": 3}\n")
-expect_bad(COMMAND calibrate NAMES samples-type.jsonl ARGS --samples ${W}/samples-type.jsonl --out ${W}/cal.json)
+expect_bad(COMMAND calibrate NAMES samples-type.jsonl ARGS --samples ${W}/samples-type.jsonl --out ${W}/cal)
 write(samples-ok.jsonl "")
 expect_bad(COMMAND calibrate NAMES power-bad.json ARGS --samples ${W}/samples-ok.jsonl
-           --base ${W}/power-bad.json --out ${W}/cal.json)
+           --base ${W}/power-bad.json --out ${W}/cal)
 
 # --- serve: config and node list -------------------------------------------------------------
 write(serve-bad.json "{policy: fgd}")
@@ -147,10 +147,10 @@ expect_bad(COMMAND serve NAMES serve-type.json ARGS --config ${W}/serve-type.jso
 expect_bad(COMMAND serve NAMES nodes-dup.csv ARGS --listen 127.0.0.1:0 --nodes ${W}/nodes-dup.csv --state ${W}/state -q)
 
 # --- train, profile, bound: the same readers -------------------------------------------------
-expect_bad(COMMAND train NAMES pods-dup.csv ARGS --nodes ${W}/nodes.csv --pods ${W}/pods-dup.csv --out ${W}/m.json -q)
+expect_bad(COMMAND train NAMES pods-dup.csv ARGS --nodes ${W}/nodes.csv --pods ${W}/pods-dup.csv --out ${W}/m -q)
 write(ckpt-bad.json "[1, 2")
 expect_bad(COMMAND train NAMES ckpt-bad.json ARGS --nodes ${W}/nodes.csv --pods ${W}/pods.csv
-           --checkpoint ${W}/ckpt-bad.json --resume --out ${W}/m.json -q)
+           --checkpoint ${W}/ckpt-bad.json --resume --out ${W}/m -q)
 expect_bad(COMMAND profile NAMES pods-neg.csv ARGS --pods ${W}/pods-neg.csv)
 expect_bad(COMMAND bound NAMES nodes-dup.csv ARGS --nodes ${W}/nodes-dup.csv --pods ${W}/pods.csv)
 

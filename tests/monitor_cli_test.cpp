@@ -153,9 +153,10 @@ TEST_F(MonitorCli, CalibrateWritesAModelThatSimulateAccepts) {
     out << j.dump() << "\n";
   }
   out.close();
-  const std::string model = (dir_ / "model.json").string();
-  CommandResult c =
-      run("calibrate --samples '" + (dir_ / "s.jsonl").string() + "' --out '" + model + "'");
+  // --out is a folder: the model is OUT/power-model.json.
+  const std::string model = (dir_ / "calibrated" / "power-model.json").string();
+  CommandResult c = run("calibrate --samples '" + (dir_ / "s.jsonl").string() + "' --out '" +
+                        (dir_ / "calibrated").string() + "'");
   ASSERT_EQ(c.rc, 0) << c.err << c.out;
   EXPECT_NE(c.out.find("T4"), std::string::npos);
   EXPECT_NE(c.out.find("not fitted: cpu"), std::string::npos) << c.out;
@@ -164,8 +165,8 @@ TEST_F(MonitorCli, CalibrateWritesAModelThatSimulateAccepts) {
   EXPECT_NEAR(j["gpus"]["T4"]["max_watts"].get<double>(), 65, 3.25);
   CommandResult s = run("simulate --policy pwr --seeds 42 -q --json --power-model '" + model + "'");
   EXPECT_EQ(s.rc, 0) << s.err;
-  CommandResult none = run("calibrate --samples '" + (dir_ / "s.jsonl").string() +
-                           "' --out x.json --min-samples 1000");
+  CommandResult none =
+      run("calibrate --samples '" + (dir_ / "s.jsonl").string() + "' --out x --min-samples 1000");
   EXPECT_EQ(none.rc, 1);
   EXPECT_NE(none.err.find("nothing could be fitted"), std::string::npos) << none.err;
 }

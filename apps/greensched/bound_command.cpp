@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/frag/target_workload.hpp"
@@ -26,10 +27,12 @@ namespace {
 struct BoundCliOptions {
   std::string nodes;
   std::string pods;
-  double tune = 1.0;
-  std::string seeds = "42";
+  double arrival_pct = 100;  // the bound's arrival level
+  std::string seeds = kDefaultSeeds;
   std::string policies = "all";
-  double run_tune = 1.3;
+  double run_tune = kDefaultTune;  // --tune: the policies' runs
+  bool tune_given = false;
+  bool arrival_given = false;
   bool json = false;
   bool integer = false;
   double time_limit = 60;
@@ -50,12 +53,18 @@ int run_bound(const BoundCliOptions& o) {
   if (o.nodes.empty() != o.pods.empty()) {
     return fail("give both --nodes and --pods, or neither for the built-in workload", kExitUsage);
   }
-  if (!(o.tune > 0 && o.tune <= 10)) return fail("--tune must be in (0, 10]", kExitUsage);
-  if (!(o.run_tune > 0 && o.run_tune <= 10))
-    return fail("--run-tune must be in (0, 10]", kExitUsage);
+  if (!(o.arrival_pct > 0 && o.arrival_pct <= 1000)) {
+    return fail("--arrival must be in (0, 1000]", kExitUsage);
+  }
+  if (!(o.run_tune > 0 && o.run_tune <= 10)) return fail("--tune must be in (0, 10]", kExitUsage);
+  if (o.tune_given && !o.arrival_given && !o.quiet) {
+    fmt::print(stderr,
+               "greensched bound: note: --tune is the policies' runs' inflation, as in simulate; "
+               "the bound's arrival level is --arrival PCT (default 100; it was --tune)\n");
+  }
   if (!(o.drift_at > 0 && o.drift_at < 1)) return fail("--drift-at must be in (0, 1)", kExitUsage);
-  const int pct = static_cast<int>(std::lround(o.tune * 100.0));
-  auto seeds = sim::parse_seed_list(o.seeds);
+  const int pct = static_cast<int>(std::lround(o.arrival_pct));
+  auto seeds = parse_seeds(o.seeds);
   if (!seeds.ok()) return fail(seeds.error(), kExitUsage);
   std::vector<std::string> policies;
   if (o.policies != "none") {
@@ -64,8 +73,10 @@ int run_bound(const BoundCliOptions& o) {
     policies = parsed.value();
   }
   if (!policies.empty() && o.run_tune * 100.0 < pct + 0.5) {
-    return fail(fmt::format("--run-tune {} does not reach the {} % arrival bin", o.run_tune, pct),
-                2);
+    return fail(fmt::format("--tune {} (the policies' runs) does not reach the bound's {} % "
+                            "arrival bin (--arrival)",
+                            o.run_tune, pct),
+                kExitUsage);
   }
 
   // The workload: one pod list, or two with --drift.
@@ -209,32 +220,36 @@ int run_bound(const BoundCliOptions& o) {
 Action add_bound_command(CLI::App& app) {
   auto opts = std::make_shared<BoundCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bound",
-      "An offline upper bound on the GPU allocation any policy could reach, beside the "
-      "policies.\n\n"
-      "For each seed, the pods that arrive by the TUNE x 100 % arrival bin of the inflation run\n"
+      "bound", "An offline upper bound on the GPU allocation any policy could reach");
+  cmd->footer(
+      "For each seed, the pods that arrive by the --arrival % bin of the inflation run\n"
       "(all known in advance) are packed by a linear program over node types and pod shapes\n"
       "(COIN-OR CLP; --integer: CBC). No policy allocates more at that arrival level. The\n"
-      "policies then run as `simulate` runs them (tune --run-tune) and their allocation in the\n"
+      "policies then run as `simulate` runs them (--tune) and their allocation in the\n"
       "same bin is printed next to the bound.\n\n"
       "Examples:\n"
       "  greensched bound --nodes openb_node_list_gpu_node.csv \\\n"
-      "      --pods openb_pod_list_default.csv --tune 1.0 --seeds 42-51 --policy fgd,bestfit\n"
+      "      --pods openb_pod_list_default.csv --arrival 100 --seeds 42-51 --policy fgd,bestfit\n"
       "  greensched bound ... --pods default.csv,gpushare100.csv --drift --policy fgd,fgd-online");
   cmd->add_option("--nodes", opts->nodes, "openb node list CSV")->check(CLI::ExistingFile);
   cmd->add_option(
       "--pods", opts->pods,
       "openb pod list CSV; with --drift two lists FIRST,SECOND. Without --nodes/--pods: "
       "the built-in workload");
-  cmd->add_option("--tune", opts->tune, "arrival level of the bound, as a multiple of capacity")
-      ->capture_default_str();
-  cmd->add_option("--seeds", opts->seeds, "seeds: a list and/or ranges, e.g. 42-51")
-      ->capture_default_str();
+  cmd->add_option("--arrival", opts->arrival_pct,
+                  "arrival level of the bound: % of the cluster's GPU capacity requested")
+      ->capture_default_str()
+      ->each([opts](const std::string&) { opts->arrival_given = true; });
+  add_seeds_option(cmd, opts->seeds, "seeds, one bound and one run per policy each", false);
   cmd->add_option("--policy", opts->policies,
                   "policies to run beside the bound (as simulate --policy), or none")
       ->capture_default_str();
-  cmd->add_option("--run-tune", opts->run_tune, "tune of the policies' runs")
-      ->capture_default_str();
+  cmd->add_option("--tune", opts->run_tune,
+                  "inflation of the policies' runs: arrived GPU requests as a multiple of the "
+                  "cluster's GPU capacity, as in simulate")
+      ->capture_default_str()
+      ->each([opts](const std::string&) { opts->tune_given = true; });
+  add_deprecated_alias(cmd, "--run-tune", "--tune", opts->run_tune);
   cmd->add_flag("--json", opts->json,
                 "print upper_bound_alloc_pct, per-seed bounds and policy figures as JSON");
   cmd->add_flag("--integer", opts->integer,

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/json_fields.hpp"
@@ -83,8 +84,12 @@ int run_calibrate(const CalibrateCliOptions& o) {
   if (c.fits.empty()) return fail("nothing could be fitted; no model written");
   auto model = monitor::calibrated_model_json(c, base_text, base_source);
   if (!model.ok()) return fail(model);
-  if (Status s = write_text_file(o.out, model.value()); !s.ok()) return fail(s);
-  fmt::print(stderr, "wrote {} (use it with --power-model {})\n", o.out, o.out);
+  const OutFile out = resolve_out_file(o.out, "power-model.json", ".json");
+  if (!out.legacy) {
+    if (Status s = write_text_files(o.out, {}); !s.ok()) return fail(s);  // creates the folder
+  }
+  if (Status s = write_text_file(out.path, model.value()); !s.ok()) return fail(s);
+  fmt::print(stderr, "wrote {} (use it with --power-model {})\n", out.path, out.path);
   return 0;
 }
 
@@ -93,19 +98,22 @@ int run_calibrate(const CalibrateCliOptions& o) {
 Action add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<CalibrateCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "calibrate",
+      "calibrate", "Fit the power model's watts to readings of greensched monitor");
+  cmd->footer(
       "Fit idle and max watts per GPU model (power vs utilisation, least squares) and per CPU\n"
       "(RAPL package power vs utilisation) to readings of `greensched monitor --jsonl`; report\n"
       "R² and mean absolute error; write a power model (the schema of data/power-model.json)\n"
       "merged into --base for everything not measured.\n\n"
       "Example:\n"
       "  greensched monitor --interval 1s --jsonl monitor.jsonl --count 900   # under load\n"
-      "  greensched calibrate --samples monitor.jsonl --out power-model.json\n"
-      "  greensched simulate --power-model power-model.json ...");
+      "  greensched calibrate --samples monitor.jsonl --out calibrated/\n"
+      "  greensched simulate --power-model calibrated/power-model.json ...");
   cmd->add_option("--samples", o->samples, "JSON Lines file(s) written by greensched monitor")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out, "power model to write")->required();
+  cmd->add_option("--out", o->out,
+                  "folder to write power-model.json (the fitted model) into; created if absent")
+      ->required();
   cmd->add_option("--base", o->base, "power model to merge into (default: the built-in one)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--map", o->maps,

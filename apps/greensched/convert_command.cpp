@@ -102,7 +102,7 @@ Action add_convert_command(CLI::App& app) {
   kubectl->add_option("--nodes", opts->nodes, "`kubectl get nodes -o json` output (v1.NodeList)")
       ->required();
   kubectl->add_option("--pods", opts->pods, "`kubectl get pods -A -o json` output (v1.PodList)");
-  kubectl->add_option("--out", opts->out, "directory to write nodes.csv and pods.csv into")
+  kubectl->add_option("--out", opts->out, "folder to write nodes.csv and pods.csv into")
       ->required();
   kubectl->add_flag("--json", opts->json, "print the summary as JSON");
 
@@ -119,7 +119,7 @@ Action add_convert_command(CLI::App& app) {
   sacct->add_option("--jobs", opts->jobs, "`sacct --parsable2` output ('|'-separated, a header)")
       ->required();
   sacct->add_option("--nodes", opts->nodes, "`scontrol show node -o` output (one node a line)");
-  sacct->add_option("--out", opts->out, "directory to write pods.csv (and nodes.csv) into")
+  sacct->add_option("--out", opts->out, "folder to write pods.csv (and nodes.csv) into")
       ->required();
   sacct->add_flag("--json", opts->json, "print the summary as JSON");
 

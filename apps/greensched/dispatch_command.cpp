@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/text_file.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 struct DispatchOptions {
   std::string config;
-  std::string data_dir = "../shared/data";
+  std::string data_dir;  // "": default_data_dir()
   std::string listen = "127.0.0.1:8090";
   std::string agent = "green";
   std::string journal;
@@ -35,7 +36,7 @@ struct DispatchOptions {
   int refresh_seconds = 5;
   int commit_seconds = 120;
   int ls_bound_s = 600;
-  uint64_t seed = 42;
+  std::string seeds = kDefaultSeeds;
   std::string port_file;
   bool quiet = false;
 };
@@ -49,7 +50,10 @@ int run_dispatch(const DispatchOptions& o) {
   }
   const std::string host = o.listen.substr(0, colon);
   const int port = std::stoi(o.listen.substr(colon + 1));
-  auto config = dispatch::load_dispatch_config(o.config, o.data_dir);
+  auto seed = parse_one_seed(o.seeds);
+  if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
+  auto config = dispatch::load_dispatch_config(
+      o.config, o.data_dir.empty() ? default_data_dir() : o.data_dir);
   if (!config.ok()) return fail(config);
   dispatch::DispatchConfig c = std::move(config.value());
   c.agent = o.agent;
@@ -57,7 +61,7 @@ int run_dispatch(const DispatchOptions& o) {
   c.refresh_seconds = o.refresh_seconds;
   c.commit_seconds = o.commit_seconds;
   c.live.ls_bound_s = o.ls_bound_s;
-  c.seed = o.seed;
+  c.seed = seed.value();
   for (const auto& [text, field, name] :
        {std::tuple{o.slack, &c.default_slack_s, "--slack"},
         std::tuple{o.duration, &c.default_duration_s, "--duration"}}) {
@@ -121,10 +125,9 @@ int run_dispatch(const DispatchOptions& o) {
 Action add_dispatch_command(CLI::App& app) {
   auto opts = std::make_shared<DispatchOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "dispatch",
-      "Serve multi-cluster dispatch decisions (which cluster, from when, why) over HTTP, for "
-      "Kueue MultiKueue");
+      "dispatch", "Serve multi-cluster dispatch decisions over HTTP, for Kueue MultiKueue");
   cmd->footer(
+      "Serves which cluster a Workload should run on, from when, and why.\n"
       "Answers POST /v1/dispatch {\"workload\": <Kueue Workload>, \"clusters\": [...]} with the\n"
       "cluster(s) to nominate, the earliest start and the reasons; GET /v1/clusters, /healthz,\n"
       "/metrics. Workload annotations: greensched.io/qos (LS|BE), greensched.io/slack (4h),\n"
@@ -137,8 +140,7 @@ Action add_dispatch_command(CLI::App& app) {
                   "JSON: {\"fleet\": fleet file or object, \"clusters\": {name: {\"api\": "
                   "{server, token_file, ca_file}, \"carbon_forecast\": {url, format}}}}")
       ->required();
-  cmd->add_option("--data-dir", opts->data_dir, "where the fleet file's data paths start")
-      ->capture_default_str();
+  cmd->add_option("--data-dir", opts->data_dir, kDataDirHelp);
   cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--agent", opts->agent,
@@ -167,9 +169,8 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--ls-bound", opts->ls_bound_s, "seconds within which LS workloads start")
       ->capture_default_str();
-  cmd->add_option("--seed", opts->seed,
-                  "orders each cluster's equal nodes as `multi --seed` orders its sites'")
-      ->capture_default_str();
+  add_seeds_option(cmd, opts->seeds,
+                   "orders each cluster's equal nodes as `multi --seeds` orders its sites'", true);
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
   cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
   return [opts] { return run_dispatch(*opts); };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/json_fields.hpp"
@@ -22,7 +23,8 @@ struct ExplainOptions {
   int64_t step = -1;
   int failed = 0;
   std::string policy;
-  int64_t seed = -1;
+  std::string seeds;                // --seeds: only records of these ("": any)
+  std::vector<uint64_t> seed_list;  // parsed
   bool json = false;
   std::string narrator_url;
   std::string narrator_model;
@@ -32,16 +34,26 @@ struct ExplainOptions {
 // JSON values (no float-to-integer cast).
 bool run_matches(const nlohmann::json& r, const ExplainOptions& o) {
   const nlohmann::json* run = json_member(r, "run");
-  if (run == nullptr) return o.policy.empty() && o.seed < 0;
+  if (run == nullptr) return o.policy.empty() && o.seed_list.empty();
   if (!o.policy.empty() && run->value("policy", std::string()) != o.policy &&
       run->value("agent", std::string()) != o.policy) {
     return false;
   }
   const nlohmann::json* seed = json_member(*run, "seed");
-  return o.seed < 0 || (seed != nullptr && *seed == o.seed);
+  if (o.seed_list.empty()) return true;
+  if (seed == nullptr) return false;
+  for (uint64_t s : o.seed_list) {
+    if (*seed == s) return true;
+  }
+  return false;
 }
 
-int run_explain(const ExplainOptions& o) {
+int run_explain(ExplainOptions o) {
+  if (!o.seeds.empty()) {
+    auto seeds = parse_seeds(o.seeds);
+    if (!seeds.ok()) return fail(seeds.status().message(), kExitUsage);
+    o.seed_list = seeds.value();
+  }
   const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0);
   if (selectors != 1)
     return fail("give exactly one of --pod NAME, --step N, --failed N", kExitUsage);
@@ -103,7 +115,8 @@ int run_explain(const ExplainOptions& o) {
 Action add_explain_command(CLI::App& app) {
   auto o = std::make_shared<ExplainOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "explain",
+      "explain", "Explain scheduling decisions in plain words from a decision record file");
+  cmd->footer(
       "Explain scheduling decisions in plain words from a decision record file (written by\n"
       "simulate --record or multi --record): why this node and GPU, by how much it beat the\n"
       "runner-up, why the others could not take the pod; for a pod that could not be placed,\n"
@@ -120,7 +133,10 @@ Action add_explain_command(CLI::App& app) {
   cmd->add_option("--step", o->step, "explain the decision at this arrival step");
   cmd->add_option("--failed", o->failed, "explain the first N pods that could not be placed");
   cmd->add_option("--policy", o->policy, "only records of this policy (or agent)");
-  cmd->add_option("--seed", o->seed, "only records of this seed");
+  cmd->add_option("--seeds", o->seeds,
+                  "only records of these seeds: a list and/or ranges, e.g. 42 or 1,5,7-9 "
+                  "(default: any)");
+  add_deprecated_alias(cmd, "--seed", "--seeds", o->seeds);
   cmd->add_flag("--json", o->json, "print the facts as JSON");
   cmd->add_option("--narrator-url", o->narrator_url,
                   "OpenAI-compatible endpoint to narrate the facts (off by default; key from "

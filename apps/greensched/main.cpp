@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli_conventions.hpp"
+#include "cli_docs.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/learn/register.hpp"
@@ -25,6 +27,7 @@ int run(int argc, char** argv) {
       "             greensched multi               (built-in 4-region fleet, all agents)\n"
       "             greensched <command> --help"};
   app.require_subcommand(1);
+  app.footer(greensched::app::kExitCodesHelp);
   app.set_version_flag("--version", "greensched 0.1.0");
   auto simulate = greensched::app::add_simulate_command(app);
   auto multi = greensched::app::add_multi_command(app);
@@ -38,10 +41,13 @@ int run(int argc, char** argv) {
   auto train = greensched::app::add_train_command(app);
   auto dispatch = greensched::app::add_dispatch_command(app);
   auto convert = greensched::app::add_convert_command(app);
+  auto completion = greensched::app::add_completion_command(app);
+  auto cli_docs = greensched::app::add_cli_docs_command(app);
+  greensched::app::name_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return greensched::app::parse_error_exit(app, e, argc, argv);
   }
   greensched::app::command_name() = app.get_subcommands().front()->get_name();
   if (app.got_subcommand("simulate")) return simulate();
@@ -56,6 +62,8 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("train")) return train();
   if (app.got_subcommand("dispatch")) return dispatch();
   if (app.got_subcommand("convert")) return convert();
+  if (app.got_subcommand("completion")) return completion();
+  if (app.got_subcommand("cli-docs")) return cli_docs();
   return greensched::app::kExitUsage;
 }
 

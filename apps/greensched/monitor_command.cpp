@@ -121,7 +121,8 @@ int run_monitor(const MonitorCliOptions& o) {
 Action add_monitor_command(CLI::App& app) {
   auto o = std::make_shared<MonitorCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "monitor",
+      "monitor", "Node agent: sample CPU, memory, RAPL energy and GPUs; serve /metrics");
+  cmd->footer(
       "Node agent: sample CPU use per core, memory, CPU package energy (RAPL) and NVIDIA GPUs\n"
       "(NVML, loaded at run time) every interval; serve Prometheus /metrics and/or append JSON\n"
       "lines. Absent sources are reported once and skipped.\n\n"

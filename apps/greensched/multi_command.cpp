@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <mutex>
@@ -11,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
@@ -36,14 +39,16 @@ namespace {
 
 struct MultiCliOptions {
   std::string fleet;
-  std::string data_dir = "../shared/data";
+  std::string data_dir;  // "": default_data_dir()
   std::string pods;
   std::string agents = "all";
   bool oracle = false;
-  uint64_t seed = 42;
+  std::string seeds = kDefaultSeeds;
+  uint64_t seed = 42;  // the seed being run, one of --seeds
   int64_t ls_bound_s = 600;
   std::string slack_h = "12";  // comma list of hours
-  int64_t power_down_idle_s = -1;
+  std::string power_down_idle = "off";
+  int64_t power_down_idle_s = -1;  // --power-down-idle parsed
   int64_t wake_delay_s = 300;
   int64_t sample_s = 3600;
   double data_gb = -1;
@@ -130,10 +135,23 @@ struct MultiArgs {
   double days = 0;             // --days, or its default
   std::vector<energy::ControllerKind> controllers;
   multi::GenerationForecastOptions generation;  // --generation-forecast and its errors
+  std::vector<uint64_t> seeds;                  // --seeds, each a whole run of the plan
+  int64_t power_down_idle_s = -1;               // --power-down-idle; -1: off
 };
 
 Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   MultiArgs a;
+  auto seeds = parse_seeds(o.seeds);
+  if (!seeds.ok()) return seeds.status().error();
+  a.seeds = seeds.value();
+  auto power_down = parse_power_down_idle(o.power_down_idle);
+  if (!power_down.ok()) return power_down.status().error();
+  if (power_down.value().size() != 1) {
+    return Error{fmt::format(
+        "--power-down-idle: multi runs one setting, got {} ('{}'); run it once per setting",
+        power_down.value().size(), o.power_down_idle)};
+  }
+  a.power_down_idle_s = power_down.value().front();
   auto runs = parse_agent_runs(o.agents, o.oracle);
   if (!runs.ok()) return Error{runs.error()};
   a.runs = std::move(runs.value());
@@ -144,7 +162,6 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   if (!generation.ok()) return Error{"--generation-forecast: " + generation.error()};
   a.generation = o.generation;
   a.generation.kind = generation.value();
-  a.generation.seed = o.seed;
   if (!o.loads.empty()) {
     auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
     if (!parsed.ok()) return Error{parsed.error()};
@@ -169,7 +186,7 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
 // The fleet file, or the built-in fleet without --fleet.
 Result<multi::Fleet> load_multi_fleet(const MultiCliOptions& o) {
   if (o.fleet.empty()) return multi::builtin_fleet();
-  return multi::load_fleet(o.fleet, o.data_dir);
+  return multi::load_fleet(o.fleet, o.data_dir.empty() ? default_data_dir() : o.data_dir);
 }
 
 // --start: with --load, the first instant of the measured window (trace time 0 is that less
@@ -412,14 +429,20 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
 }
 
 // The summary on stdout: JSON, or the table (and the energy table where there is energy).
+// With --json the rows are added to `json_rows` (printed once every seed ran) instead.
 void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
                          const std::vector<multi::MultiResult>& results,
-                         const std::vector<multi::FleetBoundResult>& bounds) {
+                         const std::vector<multi::FleetBoundResult>& bounds, bool several_seeds,
+                         nlohmann::json& json_rows) {
   bool show_energy = o.energy_controllers != "none";
   for (const auto& site : fleet.sites) show_energy = show_energy || site.energy.has_value();
   if (o.json) {
-    std::cout << multi_results_json(results, show_energy, bounds).dump(2) << "\n";
+    for (nlohmann::json& row : multi_results_json(results, show_energy, bounds, o.seed)) {
+      json_rows.push_back(std::move(row));
+    }
+    return;
   } else {
+    if (several_seeds) std::cout << fmt::format("seed {}:\n", o.seed);
     std::cout << report::multi_summary_table(results);
     if (!bounds.empty()) std::cout << "\n" << report::fleet_bound_table(results, bounds);
     if (show_energy) std::cout << "\n" << report::energy_summary_table(results);
@@ -427,45 +450,72 @@ void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
   std::cout.flush();
 }
 
+// Each dispatch record prefixed with its run, {"run":{"agent":A,"seed":N}, as simulate's are, so
+// that explain --policy AGENT --seeds N picks them out of a file several runs share.
+std::string tag_agent_records(const std::string& records, const std::string& agent, uint64_t seed) {
+  std::string out;
+  std::istringstream lines(records);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() < 2 || line.front() != '{') continue;
+    out += fmt::format("{{\"run\":{{\"agent\":{},\"seed\":{}}},{}\n", nlohmann::json(agent).dump(),
+                       seed, line.substr(1));
+  }
+  return out;
+}
+
+Status append_text_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::app);
+  if (!file) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
+  file << text;
+  file.close();
+  if (!file) return Error{fmt::format("{}: write failed", path), ErrorCode::kIo};
+  return Status::Ok();
+}
+
 // --record's dispatch records, then --out's CSV files.
+// With several seeds each seed's CSVs go into OUT/seed-N and its records are appended.
 Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
                          const std::vector<multi::MultiResult>& results,
-                         const std::vector<multi::FleetBoundResult>& bounds) {
+                         const std::vector<multi::FleetBoundResult>& bounds, const std::string& out,
+                         bool append) {
   if (!o.record.empty()) {
     std::string records;
-    for (const auto& r : results) records += r.records;
-    if (Status s = write_text_file(o.record, records); !s.ok()) return s;
+    for (const auto& r : results) records += tag_agent_records(r.records, r.agent, o.seed);
+    if (Status s =
+            append ? append_text_file(o.record, records) : write_text_file(o.record, records);
+        !s.ok()) {
+      return s;
+    }
   }
-  if (o.out.empty()) return Status::Ok();
+  if (out.empty()) return Status::Ok();
   std::ostringstream summary, timeline, decisions, energy_timeline;
   report::write_multi_summary_csv(summary, results);
   report::write_multi_timeline_csv(timeline, fleet, results);
   report::write_decisions_csv(decisions, fleet, results);
   report::write_energy_timeline_csv(energy_timeline, fleet, results);
-  if (Status s = write_text_files(o.out, {{"summary.csv", summary.str()},
-                                          {"timeline.csv", timeline.str()},
-                                          {"decisions.csv", decisions.str()},
-                                          {"energy_timeline.csv", energy_timeline.str()}});
+  if (Status s = write_text_files(out, {{"summary.csv", summary.str()},
+                                        {"timeline.csv", timeline.str()},
+                                        {"decisions.csv", decisions.str()},
+                                        {"energy_timeline.csv", energy_timeline.str()}});
       !s.ok()) {
     return s;
   }
   if (!bounds.empty()) {
     std::ostringstream bound;
     report::write_fleet_bound_csv(bound, results, bounds);
-    if (Status s = write_text_files(o.out, {{"bound.csv", bound.str()}}); !s.ok()) return s;
+    if (Status s = write_text_files(out, {{"bound.csv", bound.str()}}); !s.ok()) return s;
   }
   if (!o.quiet)
     fmt::print(stderr,
                "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
                "{0}/energy_timeline.csv{1}\n",
-               o.out, bounds.empty() ? "" : fmt::format(", {}/bound.csv", o.out));
+               out, bounds.empty() ? "" : fmt::format(", {}/bound.csv", out));
   return Status::Ok();
 }
 
-int run_multi(const MultiCliOptions& o) {
-  auto args = parse_multi_args(o);
-  if (!args.ok()) return fail(args.error(), kExitUsage);
-  const MultiArgs& a = args.value();
+// One seed's runs: `out` is its folder ("" for none), `several_seeds` whether --seeds named more.
+int run_multi_seed(const MultiCliOptions& o, const MultiArgs& a, const std::string& out,
+                   bool several_seeds, nlohmann::json& json_rows) {
   auto fleet = load_multi_fleet(o);
   if (!fleet.ok()) return fail(fleet);
   if (Status s = apply_start(o, a, fleet.value()); !s.ok()) {
@@ -476,7 +526,10 @@ int run_multi(const MultiCliOptions& o) {
   const uint32_t shapes = trace::assign_shape_ids(pods.value().pods);
   auto power_model = load_multi_power_model(o.power_model);
   if (!power_model.ok()) return fail(power_model);
-  if (!o.quiet) print_fleet_lines(fleet.value(), pods.value(), a.runs.size());
+  if (!o.quiet) {
+    if (several_seeds) fmt::print(stderr, "seed {}:\n", o.seed);
+    print_fleet_lines(fleet.value(), pods.value(), a.runs.size());
+  }
 
   std::vector<PodSpec> templates;
   if (o.bound) templates = pods.value().pods;
@@ -494,10 +547,38 @@ int run_multi(const MultiCliOptions& o) {
   auto bounds = run_fleet_bounds(o, a, fleet.value(), templates, shapes, workloads.value(),
                                  power_model.value());
   if (!bounds.ok()) return fail(bounds);
-  print_multi_results(o, fleet.value(), results, bounds.value());
-  if (Status s = write_multi_files(o, fleet.value(), results, bounds.value()); !s.ok()) {
+  print_multi_results(o, fleet.value(), results, bounds.value(), several_seeds, json_rows);
+  if (Status s = write_multi_files(o, fleet.value(), results, bounds.value(), out,
+                                   several_seeds && o.seed != a.seeds.front());
+      !s.ok()) {
     return fail(s);
   }
+  return 0;
+}
+
+// Every seed of --seeds, one after the other: each is a whole run of the plan. One seed writes
+// its CSVs into --out; several write OUT/seed-N each, and every row of --json and of the
+// --record file carries its seed.
+int run_multi(MultiCliOptions o) {
+  auto args = parse_multi_args(o);
+  if (!args.ok()) return fail(args.error(), kExitUsage);
+  const MultiArgs& a = args.value();
+  o.power_down_idle_s = a.power_down_idle_s;
+  const bool several = a.seeds.size() > 1;
+  nlohmann::json json_rows = nlohmann::json::array();
+  for (uint64_t seed : a.seeds) {
+    o.seed = seed;
+    MultiArgs seed_args = a;
+    seed_args.generation.seed = seed;
+    const std::string out =
+        o.out.empty() || !several
+            ? o.out
+            : (std::filesystem::path(o.out) / fmt::format("seed-{}", seed)).string();
+    if (int rc = run_multi_seed(o, seed_args, out, several, json_rows); rc != 0) return rc;
+    if (several && !o.json && seed != a.seeds.back()) std::cout << "\n";
+  }
+  if (o.json) std::cout << json_rows.dump(2) << "\n";
+  std::cout.flush();
   return 0;
 }
 
@@ -506,7 +587,8 @@ int run_multi(const MultiCliOptions& o) {
 Action add_multi_command(CLI::App& app) {
   auto o = std::make_shared<MultiCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "multi",
+      "multi", "Dispatch jobs across GPU clusters in several regions and compare agents");
+  cmd->footer(
       "Coordinate several GPU clusters in different regions: replay jobs in time, let a\n"
       "dispatch agent place (and defer best-effort jobs) across sites by carbon, power, price,\n"
       "fragmentation and data movement, and compare agents on energy, carbon and delay.\n\n"
@@ -524,15 +606,16 @@ Action add_multi_command(CLI::App& app) {
       "saving is an empty fleet's: use --load for figures an operator would see.");
   cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--data-dir", o->data_dir, "base of relative data paths in the fleet file")
-      ->capture_default_str();
+  cmd->add_option("--data-dir", o->data_dir, kDataDirHelp);
   cmd->add_option("--pods", o->pods, "openb pod list with creation/deletion times")
       ->check(CLI::ExistingFile);
   cmd->add_option("--agent", o->agents, "comma list of agents, or all")->capture_default_str();
   cmd->add_flag("--oracle", o->oracle,
                 "also run carbon-forecast and green with forecasts that see the future");
-  cmd->add_option("--seed", o->seed, "seed of home sites and local schedulers")
-      ->capture_default_str();
+  add_seeds_option(cmd, o->seeds,
+                   "seeds of home sites, local schedulers and drawn jobs; each seed runs the "
+                   "whole plan (several: OUT/seed-N per seed, rows of --json carry their seed)",
+                   false);
   cmd->add_option("--ls-bound", o->ls_bound_s, "seconds within which LS jobs must start")
       ->capture_default_str();
   cmd->add_option("--slack", o->slack_h,
@@ -545,8 +628,10 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--warmup-days", o->warmup_days,
                   "with --load: days run before the measured ones, not measured")
       ->capture_default_str();
-  cmd->add_option("--power-down-idle", o->power_down_idle_s,
-                  "power down nodes idle this many seconds (default: never)");
+  cmd->add_option("--power-down-idle", o->power_down_idle,
+                  "power down nodes idle this many seconds: off or seconds, as simulate takes "
+                  "it (multi runs one setting)")
+      ->capture_default_str();
   cmd->add_option("--wake-delay", o->wake_delay_s, "seconds to wake a powered-down node")
       ->capture_default_str();
   cmd->add_option("--sample", o->sample_s, "time-series step in seconds")->capture_default_str();
@@ -560,7 +645,9 @@ Action add_multi_command(CLI::App& app) {
                   "comes before it); else the UTC time that trace time 0 maps to (default: the "
                   "fleet's start is trace time 0)");
   cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out, "directory for summary.csv, timeline.csv, decisions.csv");
+  cmd->add_option("--out", o->out,
+                  "folder to write summary.csv, timeline.csv, decisions.csv, "
+                  "energy_timeline.csv (and bound.csv) into; created if absent");
   cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or fleet lines on stderr");
   cmd->add_flag("--json", o->json, "print the summary as JSON instead of the table");

@@ -7,8 +7,9 @@
 namespace greensched::app {
 namespace {
 
-nlohmann::json multi_run_json(const multi::MultiResult& r) {
+nlohmann::json multi_run_json(const multi::MultiResult& r, uint64_t seed) {
   return {{"agent", r.agent},
+          {"seed", seed},
           {"target_load_pct", r.target_load_pct},
           {"offered_load_pct", r.offered_load_pct},
           {"slack_h", r.be_slack_h},
@@ -46,10 +47,10 @@ nlohmann::json multi_energy_json(const multi::MultiResult& r) {
 }  // namespace
 
 nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results, bool show_energy,
-                                  std::span<const multi::FleetBoundResult> bounds) {
+                                  std::span<const multi::FleetBoundResult> bounds, uint64_t seed) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& r : results) {
-    all.push_back(multi_run_json(r));
+    all.push_back(multi_run_json(r, seed));
     if (show_energy) all.back()["energy"] = multi_energy_json(r);
     if (const multi::FleetBoundResult* b = report::bound_of(r, bounds)) {
       const report::BoundFigures f = report::bound_figures(r, results, *b);

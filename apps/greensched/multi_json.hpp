@@ -3,6 +3,7 @@
 // of its load and slack and the share of its saving the run reaches.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -13,7 +14,8 @@
 
 namespace greensched::app {
 
+// Every row carries `seed`, the seed its runs used.
 nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results, bool show_energy,
-                                  std::span<const multi::FleetBoundResult> bounds = {});
+                                  std::span<const multi::FleetBoundResult> bounds, uint64_t seed);
 
 }  // namespace greensched::app

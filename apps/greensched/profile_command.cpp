@@ -77,7 +77,8 @@ int run_profile(const ProfileCliOptions& o) {
 Action add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "profile",
+      "profile", "Profile a pod list: job kinds, GPU shares, lifetimes, arrivals");
+  cmd->footer(
       "Profile a pod list (any openb variant): pods and requested GPUs by kind (CPU-only,\n"
       "shared GPU, one GPU, multi-GPU), GPU share histogram, CPU and memory per GPU, GPU model\n"
       "constraints, QoS mix, lifetimes, arrivals by hour and FGD's target workload. With\n"
@@ -88,7 +89,7 @@ Action add_profile_command(CLI::App& app) {
       "      --out profile/");
   cmd->add_option("--pods", o->pods, "openb pod list")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "print JSON instead of the table");
-  cmd->add_option("--out", o->out, "write profile_*.csv files into DIR");
+  cmd->add_option("--out", o->out, "folder to write the profile_*.csv files into");
   cmd->add_flag("--predict", o->predict, "also evaluate job duration and energy prediction");
   cmd->add_option("--train-share", o->train_share, "--predict: share of jobs to train on")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/text_file.hpp"
@@ -31,15 +32,17 @@ int run_report(const ReportCliOptions& o) {
   options.record = o.record;
   auto built = report::build_html_report(options);
   if (!built.ok()) return fail(built);
-  const std::filesystem::path out(o.out);
+  const std::string folder = o.out.empty() ? o.in : o.out;
+  const OutFile out = resolve_out_file(folder, "report.html", ".html");
+  const std::filesystem::path path(out.path);
   std::error_code ec;
   // A failure here shows as the write's own error below.
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), ec);
-  if (Status s = write_text_file(o.out, built.value().html); !s.ok()) return fail(s);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (Status s = write_text_file(out.path, built.value().html); !s.ok()) return fail(s);
   const auto& figures = built.value().figures;
   std::string list;
   for (const std::string& id : figures) list += (list.empty() ? "" : " ") + id;
-  fmt::print("wrote {} ({:.0f} KB): {}\n", o.out,
+  fmt::print("wrote {} ({:.0f} KB): {}\n", out.path,
              static_cast<double>(built.value().html.size()) / 1024.0, list);
   return 0;
 }
@@ -49,7 +52,7 @@ int run_report(const ReportCliOptions& o) {
 Action add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "write one self-contained HTML page of charts from a results directory");
+      "report", "Write one self-contained HTML page of charts from a results folder");
   cmd->footer(
       "Reads whatever a run wrote into --in: curves.csv, summary.csv and occupancy.csv "
       "(simulate),\n"
@@ -58,12 +61,14 @@ Action add_report_command(CLI::App& app) {
       "nothing\nfrom the network.\n\n"
       "Examples:\n"
       "  greensched simulate --policy all --seeds 42-44 --out results/\n"
-      "  greensched report --in results/ --out results/report.html\n"
-      "  greensched multi --out multi/ && greensched report --in multi/ --out multi/report.html");
+      "  greensched report --in results/                 # writes results/report.html\n"
+      "  greensched multi --out multi/ && greensched report --in multi/ --out pages/multi/");
   cmd->add_option("--in", opts->in, "results directory written by simulate or multi")
       ->required()
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--out", opts->out, "HTML file to write")->required();
+  cmd->add_option("--out", opts->out,
+                  "folder to write report.html into; created if absent (default: the --in "
+                  "folder)");
   cmd->add_option("--title", opts->title, "page title")->capture_default_str();
   cmd->add_option("--failed", opts->failed, "failed pods to explain (the last N in the records)")
       ->check(CLI::NonNegativeNumber)

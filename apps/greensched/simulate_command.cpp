@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
@@ -30,8 +31,8 @@ struct SimulateOptions {
   std::string nodes;
   std::string pods;
   std::string policies = "all";
-  std::string seeds = "42";
-  double tune = 1.3;
+  std::string seeds = kDefaultSeeds;
+  double tune = kDefaultTune;
   std::string out;
   int jobs = 0;
   bool quiet = false;
@@ -54,23 +55,6 @@ struct SimulateOptions {
   int64_t wake_delay_s = 300;    // replay
   int64_t timeline_step_s = -1;  // replay: -1 = every instant, or 3600 with --load
 };
-
-// "off,1800" -> {-1, 1800}.
-Result<std::vector<int64_t>> parse_power_down(std::string_view text) {
-  std::vector<int64_t> out;
-  for (std::string_view part : sim::split_commas(text)) {
-    if (part == "off") {
-      out.push_back(-1);
-      continue;
-    }
-    const auto v = trace::parse_int(part);
-    if (!v || *v < 0) {
-      return Error{fmt::format("--power-down-idle: '{}' is not 'off' or seconds >= 0", part)};
-    }
-    out.push_back(*v);
-  }
-  return out;
-}
 
 Result<std::vector<power::GpuPowerRule>> parse_gpu_rules(std::string_view text) {
   std::vector<power::GpuPowerRule> out;
@@ -197,7 +181,7 @@ Result<ReplayGrid> parse_replay_grid(const SimulateOptions& o,
     grid.loads = loads.value();
   }
   if (grid.loads.empty()) grid.loads.push_back(0);  // the trace at its own rate
-  auto power_downs = parse_power_down(o.power_down_idle.empty() ? "off" : o.power_down_idle);
+  auto power_downs = parse_power_down_idle(o.power_down_idle.empty() ? "off" : o.power_down_idle);
   if (!power_downs.ok()) return Error{power_downs.error()};
   grid.power_downs = power_downs.value();
   auto rules = parse_gpu_rules(o.gpu_power.empty()
@@ -468,8 +452,8 @@ Result<SimulateLists> parse_simulate_lists(const SimulateOptions& o) {
   }
   if (!(o.time_scale > 0)) return Error{"--time-scale must be > 0"};
   if (o.pue != 0 && !(o.pue >= 1.0)) return Error{"--pue must be >= 1.0"};
-  auto seeds = sim::parse_seed_list(o.seeds);
-  if (!seeds.ok()) return Error{seeds.error()};
+  auto seeds = parse_seeds(o.seeds);
+  if (!seeds.ok()) return seeds.status().error();
   auto policies = sim::parse_policy_list(o.policies);
   if (!policies.ok()) return Error{policies.error()};
   return SimulateLists{seeds.value(), policies.value()};
@@ -614,8 +598,8 @@ int run_simulate(const SimulateOptions& o) {
 Action add_simulate_command(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "simulate",
-      "Replay a pod list against a cluster under one or more policies and seeds.\n\n"
+      "simulate", "Replay a pod list against a cluster under one or more policies and seeds");
+  cmd->footer(
       "Inflation mode (default), the protocol of the FGD paper (ATC'23): the pods are shuffled\n"
       "and inflated with more pods drawn from the trace until GPU requests reach TUNE x cluster\n"
       "GPU capacity; pods only arrive; a pod that fits nowhere fails. Prints GPU allocation at\n"
@@ -639,13 +623,13 @@ Action add_simulate_command(CLI::App& app) {
                   "comma list of random, dotprod, clustering, packing, bestfit, fgd, pwr, weighted "
                   "mixes such as pwr:200+fgd:800, or all")
       ->capture_default_str();
-  cmd->add_option("--seeds", opts->seeds, "seeds: a list and/or ranges, e.g. 42-51 or 1,5,7-9")
-      ->capture_default_str();
+  add_seeds_option(cmd, opts->seeds, "seeds, one run per policy and seed", false);
   cmd->add_option("--tune", opts->tune,
                   "inflation: arrived GPU requests as a multiple of cluster GPU capacity")
       ->capture_default_str();
   cmd->add_option("--out", opts->out,
-                  "directory for curves.csv and summary.csv (replay: timeline.csv, summary.csv)");
+                  "folder to write curves.csv and summary.csv into (replay: timeline.csv, "
+                  "summary.csv); created if absent");
   cmd->add_option("--jobs,-j", opts->jobs, "parallel runs (default: all cores)");
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress or workload lines on stderr");
   cmd->add_flag("--json", opts->json, "print per-run results as JSON instead of the table");

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/text_file.hpp"
 #include "greensched/learn/trainer.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -25,11 +27,24 @@ struct TrainCliOptions {
   std::string checkpoint;
   bool resume = false;
   std::string seed_pool = "1000-9999";
+  std::string seeds = "1";
   bool quiet = false;
   learn::TrainOptions train;
 };
 
 int run_train(TrainCliOptions o) {
+  auto seed = parse_one_seed(o.seeds);
+  if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
+  o.train.seed = seed.value();
+  const OutFile out = resolve_out_file(o.out, "model.json", ".json");
+  if (o.checkpoint.empty()) {
+    o.checkpoint = out.legacy ? out.path + ".ckpt.json"
+                              : (std::filesystem::path(o.out) / "checkpoint.json").string();
+  }
+  if (!out.legacy) {
+    if (Status s = write_text_files(o.out, {}); !s.ok()) return fail(s);  // creates the folder
+  }
+  o.out = out.path;
   const std::size_t dash = o.seed_pool.find('-');
   auto low = sim::parse_seed_list(o.seed_pool.substr(0, dash));
   auto high =
@@ -39,7 +54,6 @@ int run_train(TrainCliOptions o) {
   }
   o.train.seed_low = low.value()[0];
   o.train.seed_high = high.value()[0];
-  if (o.checkpoint.empty()) o.checkpoint = o.out + ".ckpt.json";
 
   std::vector<trace::Workload> workloads;
   for (const std::string& pods : o.pods) {
@@ -96,8 +110,8 @@ int run_train(TrainCliOptions o) {
 Action add_train_command(CLI::App& app) {
   auto opts = std::make_shared<TrainCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "train",
-      "Train a learned scheduling policy in the simulator (cross-entropy method).\n\n"
+      "train", "Train a learned scheduling policy in the simulator (cross-entropy method)");
+  cmd->footer(
       "The policy scores each feasible node by a linear model over features the simulator\n"
       "computes (FGD's fragmentation change, PWR's power change, residual CPU/memory/GPU, GPU\n"
       "reuse, GPU-model scarcity) with weights per pod class. Each generation samples\n"
@@ -107,16 +121,20 @@ Action add_train_command(CLI::App& app) {
       "increase over FGD's in %. Use the model with --policy learned:MODEL.json.\n\n"
       "Example:\n"
       "  greensched train --nodes openb_node_list_gpu_node.csv \\\n"
-      "      --pods openb_pod_list_default.csv openb_pod_list_cpu*.csv --out models/m.json");
+      "      --pods openb_pod_list_default.csv openb_pod_list_cpu*.csv --out models/m/\n"
+      "  greensched simulate --policy learned:models/m/model.json ...");
   cmd->add_option("--nodes", opts->nodes, "openb node list CSV")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", opts->pods, "training pod lists (one or more CSVs)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", opts->out, "model file to write (JSON)")->required();
+  cmd->add_option("--out", opts->out,
+                  "folder to write model.json (the model) and checkpoint.json into; created if "
+                  "absent")
+      ->required();
   cmd->add_option("--checkpoint", opts->checkpoint,
-                  "checkpoint file, rewritten every generation (default: OUT.ckpt.json)");
+                  "checkpoint file, rewritten every generation (default: OUT/checkpoint.json)");
   cmd->add_flag("--resume", opts->resume, "continue from the checkpoint (same options)");
   cmd->add_option("--generations", opts->train.generations, "CEM generations")
       ->capture_default_str();
@@ -126,12 +144,15 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--pairs", opts->train.pairs, "(trace, seed) runs per generation")
       ->capture_default_str();
-  cmd->add_option("--seed", opts->train.seed, "seed of the sampling and of the runs drawn")
-      ->capture_default_str();
+  add_seeds_option(cmd, opts->seeds, "seed of the sampling and of the runs drawn", true);
   cmd->add_option("--seed-pool", opts->seed_pool,
                   "simulation seeds are drawn from LOW-HIGH (must not meet 42-51)")
       ->capture_default_str();
-  cmd->add_option("--tune", opts->train.tune, "tune of the training runs")->capture_default_str();
+  opts->train.tune = kDefaultTune;
+  cmd->add_option("--tune", opts->train.tune,
+                  "inflation of the training runs, as in simulate (the objective reads the 100 % "
+                  "arrival bin, which any tune above 1.0 reaches)")
+      ->capture_default_str();
   cmd->add_option("--power-weight", opts->train.power_weight,
                   "allocation points given up per % of power above FGD's")
       ->capture_default_str();

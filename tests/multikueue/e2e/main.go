@@ -296,7 +296,7 @@ func (e *env) startGreensched(ctx context.Context) error {
 	e.dispatch = e.procs.add("greensched-dispatch", nil, e.greensched, "dispatch", "--config="+configFile,
 		"--data-dir="+e.o.data, fmt.Sprintf("--listen=127.0.0.1:%d", e.dispatchPort), "--journal="+e.journal,
 		"--signal-start="+e.o.signalStart, "--signal-origin="+e.origin.UTC().Format(time.RFC3339),
-		fmt.Sprintf("--signal-speed=%g", e.o.speed), "--refresh=1", "--commit=30", "--seed=42")
+		fmt.Sprintf("--signal-speed=%g", e.o.speed), "--refresh=1", "--commit=30", "--seeds=42")
 	token, err := serviceAccountToken(ctx, e.manager, e.deployFile("greensched-kueue.yaml"), "greensched-kueue")
 	if err != nil {
 		return err

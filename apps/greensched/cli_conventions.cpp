@@ -1,0 +1,124 @@
+// The shared command-line conventions (cli_conventions.hpp).
+#include "cli_conventions.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "command_util.hpp"
+#include "greensched/sim/experiment.hpp"
+#include "greensched/trace/csv.hpp"
+
+#ifndef GREENSCHED_SOURCE_DATA_DIR
+#define GREENSCHED_SOURCE_DATA_DIR "../shared/data"
+#endif
+#ifndef GREENSCHED_INSTALL_DATA_DIR
+#define GREENSCHED_INSTALL_DATA_DIR "share/greensched/data"
+#endif
+
+namespace greensched::app {
+
+Result<std::vector<uint64_t>> parse_seeds(std::string_view text) {
+  auto seeds = sim::parse_seed_list(text);
+  if (!seeds.ok()) return Error{"--" + seeds.error()};  // "--seeds: '9-3' is not ..."
+  if (seeds.value().empty()) return Error{"--seeds: give at least one seed"};
+  return seeds.value();
+}
+
+Result<uint64_t> parse_one_seed(std::string_view text) {
+  auto seeds = parse_seeds(text);
+  if (!seeds.ok()) return seeds.status().error();
+  if (seeds.value().size() != 1) {
+    return Error{fmt::format("--seeds: this command runs with one seed, got {} ('{}')",
+                             seeds.value().size(), text)};
+  }
+  return seeds.value().front();
+}
+
+CLI::Option* add_seeds_option(CLI::App* cmd, std::string& seeds, const std::string& help,
+                              bool one_seed) {
+  const std::string text =
+      one_seed ? help + " (one seed)" : help + ": a list and/or ranges, e.g. 42-51 or 1,5,7-9";
+  CLI::Option* option = cmd->add_option("--seeds", seeds, text)->capture_default_str();
+  add_deprecated_alias(cmd, "--seed", "--seeds", seeds);
+  return option;
+}
+
+Result<std::vector<int64_t>> parse_power_down_idle(std::string_view text) {
+  std::vector<int64_t> out;
+  for (std::string_view part : sim::split_commas(text)) {
+    if (part == "off") {
+      out.push_back(-1);
+      continue;
+    }
+    const auto v = trace::parse_int(part);
+    if (!v || *v < 0) {
+      return Error{fmt::format("--power-down-idle: '{}' is not 'off' or seconds >= 0", part)};
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+void deprecation_note(const std::string& command, const std::string& what,
+                      const std::string& instead) {
+  fmt::print(stderr, "greensched {}: {} is deprecated; {}\n", command, what,
+             instead.rfind("--", 0) == 0 ? "pass " + instead : instead);
+}
+
+OutFile resolve_out_file(const std::string& out, const std::string& name,
+                         std::string_view old_suffix) {
+  if (out.size() > old_suffix.size() && out.ends_with(old_suffix) &&
+      !std::filesystem::is_directory(out)) {
+    deprecation_note(command_name(), "--out FILE",
+                     fmt::format("pass a folder (the file written is FOLDER/{})", name));
+    return OutFile{out, true};
+  }
+  return OutFile{(std::filesystem::path(out) / name).string(), false};
+}
+
+int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
+  if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+  // The command it was for: the first argument that names one.
+  for (int i = 1; i < argc && command_name().empty(); ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == arg) command_name() = sub->get_name();
+    }
+    break;
+  }
+  std::string message;
+  for (char c : std::string(error.what())) {
+    if (c == '\n') {
+      message += "; ";
+    } else {
+      message += c;
+    }
+  }
+  while (!message.empty() && (message.back() == ' ' || message.back() == ';')) message.pop_back();
+  if (message.find("does not exist") != std::string::npos) return fail(message, kExitInput);
+  const std::string& command = command_name();
+  return fail(
+      fmt::format("{} (see greensched {}{}--help)", message, command, command.empty() ? "" : " "),
+      kExitUsage);
+}
+
+std::string default_data_dir() {
+  if (const char* env = std::getenv("GREENSCHED_DATA"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.parent_path().filename() == "bin") {
+    const std::filesystem::path installed =
+        exe.parent_path().parent_path() / GREENSCHED_INSTALL_DATA_DIR;
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
+  return GREENSCHED_SOURCE_DATA_DIR;
+}
+
+}  // namespace greensched::app
