@@ -59,6 +59,9 @@ expect_error(RC 2 ARGS simulate --tune x MATCH "^greensched simulate: .*--tune")
 expect_error(RC 1 ARGS simulate --nodes ${WORK}/absent-nodes.csv --pods ${WORK}/absent-pods.csv
              MATCH "^greensched simulate: .*absent-nodes.csv")
 expect_error(RC 1 ARGS report --in ${WORK}/absent-dir MATCH "^greensched report: .*absent-dir")
+# Writing fails: 74, the path named.
+expect_error(RC 74 ARGS simulate --policy fgd --seeds 1 --tune 1.0 -q --out /dev/null/sub
+             MATCH "^greensched simulate: /dev/null/sub: cannot create directory")
 
 # --- --seeds: lists where a command runs several, one seed where only one is meaningful -------
 file(WRITE "${WORK}/nodes.csv" "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,16000,2,T4\n")
@@ -122,6 +125,15 @@ check(rep_dir_rc EQUAL 0 AND EXISTS "${WORK}/pages/sim/report.html" AND rep_dir_
 run(rep_file ARGS report --in ${WORK}/results --out ${WORK}/old/page.html)
 check(rep_file_rc EQUAL 0 AND EXISTS "${WORK}/old/page.html" AND rep_file_err MATCHES "^greensched report: --out FILE is deprecated. pass a folder" MESSAGE
       "report --out FILE.html: exit ${rep_file_rc}\n${rep_file_err}")
+
+set(train_args train --nodes ${WORK}/nodes.csv --pods ${WORK}/pods.csv --generations 1
+    --population 2 --elite 1 --pairs 1 -q)
+run(train_dir ARGS ${train_args} --out ${WORK}/trained)
+check(train_dir_rc EQUAL 0 AND EXISTS "${WORK}/trained/model.json" AND EXISTS "${WORK}/trained/checkpoint.json" MESSAGE
+      "train --out DIR: exit ${train_dir_rc}\n${train_dir_err}")
+run(train_file ARGS ${train_args} --out ${WORK}/old-model.json)
+check(train_file_rc EQUAL 0 AND EXISTS "${WORK}/old-model.json" AND train_file_err MATCHES "^greensched train: --out FILE is deprecated" MESSAGE
+      "train --out FILE.json: exit ${train_file_rc}\n${train_file_err}")
 
 # --- data paths: $GREENSCHED_DATA, never the working directory ----------------------------------
 file(MAKE_DIRECTORY "${WORK}/data")
