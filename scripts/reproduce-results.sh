@@ -135,7 +135,7 @@ section_single_cluster_load() {
 
 fleet4=(--fleet examples/fleet-4-regions.json --data-dir "$data" --pods "$pods_default"
   --power-down-idle 1800 --wake-delay 300 --ls-bound 600 --days 14 --warmup-days 1
-  --start 2023-01-02 --seed 42)
+  --start 2023-01-02 --seeds 42)
 
 # Every dispatch agent at 50, 70 and 90 % fleet load, beside the fleet bound.
 section_fleet_load() {
@@ -168,7 +168,7 @@ section_fleet_seasons() {
 
 energy4=(--fleet examples/fleet-energy.json --data-dir "$data" --pods "$pods_default"
   --power-down-idle 1800 --wake-delay 300 --ls-bound 600 --days 14 --warmup-days 1 --load 70
-  --slack 12 --seed 42 --carbon-price 100 --mpc-horizon 24 --mpc-forecast-days 7)
+  --slack 12 --seeds 42 --carbon-price 100 --mpc-horizon 24 --mpc-forecast-days 7)
 
 # Site energy controllers under three dispatch agents at 70 % fleet load.
 section_energy_sites() {
