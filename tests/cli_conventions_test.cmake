@@ -159,9 +159,10 @@ file(WRITE "${WORK}/complete.sh"
      "source '${WORK}/greensched.bash'\n"
      "COMP_WORDS=(greensched simulate --se); COMP_CWORD=2; _greensched; echo \"A:\${COMPREPLY[*]}\"\n"
      "COMP_WORDS=(greensched mu); COMP_CWORD=1; _greensched; echo \"B:\${COMPREPLY[*]}\"\n"
-     "COMP_WORDS=(greensched convert kubectl --o); COMP_CWORD=3; _greensched; echo \"C:\${COMPREPLY[*]}\"\n")
+     "COMP_WORDS=(greensched convert kubectl --o); COMP_CWORD=3; _greensched; echo \"C:\${COMPREPLY[*]}\"\n"
+     "COMP_WORDS=(greensched simulate --mode r); COMP_CWORD=3; _greensched; echo \"D:\${COMPREPLY[*]}\"\n")
 execute_process(COMMAND bash "${WORK}/complete.sh" OUTPUT_VARIABLE completed RESULT_VARIABLE rc)
-check(completed MATCHES "A:--seeds\n" AND completed MATCHES "B:multi\n" AND completed MATCHES "C:--out\n" MESSAGE
+check(completed MATCHES "A:--seeds\n" AND completed MATCHES "B:multi\n" AND completed MATCHES "C:--out\n" AND completed MATCHES "D:replay\n" MESSAGE
       "bash completion offered:\n${completed}")
 run(zsh_script ARGS completion zsh)
 check(zsh_script_rc EQUAL 0 AND zsh_script_out MATCHES "#compdef greensched" AND zsh_script_out MATCHES "'--seeds.seeds, one run" MESSAGE

@@ -95,6 +95,26 @@ std::string value_of(const CLI::Option* opt) {
   return type;
 }
 
+// The values an option accepts when it checks them against a set ("TEXT:{fifo,backfill}"), for
+// completion; empty otherwise.
+std::vector<std::string> choices_of(const CLI::Option* opt) {
+  const std::string type = opt->get_type_name();
+  const std::size_t open = type.find('{');
+  const std::size_t close = type.find('}', open);
+  std::vector<std::string> out;
+  if (open == std::string::npos || close == std::string::npos) return out;
+  std::string item;
+  for (std::size_t i = open + 1; i <= close; ++i) {
+    if (type[i] == ',' || type[i] == '}') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += type[i];
+    }
+  }
+  return out;
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
@@ -314,6 +334,21 @@ std::string bash_completion(const CLI::App& app) {
       "        esac ;;\n"
       "    esac\n"
       "  done\n"
+      "  local prev=\"${COMP_WORDS[COMP_CWORD - 1]}\"\n"
+      "  case \"$path $prev\" in\n";
+  for (const Command& c : commands) {
+    for (const CLI::Option* opt : options_of(c.app)) {
+      const std::vector<std::string> choices = choices_of(opt);
+      if (choices.empty()) continue;
+      for (const std::string& n : names_of(opt)) {
+        out +=
+            fmt::format("    \"{} {}\") COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n",
+                        c.path, n, join(choices, " "));
+      }
+    }
+  }
+  out +=
+      "  esac\n"
       "  local words\n"
       "  case \"$path\" in\n";
   out += "    \"\") words=\"" + words_of(&app) + " --version\" ;;\n";
@@ -377,7 +412,11 @@ std::string zsh_completion(const CLI::App& app) {
       const bool file = type.find("FILE") != std::string::npos ||
                         type.find("DIR") != std::string::npos ||
                         type.find("PATH") != std::string::npos;
-      const std::string action = is_flag(opt) ? "" : (file ? ":value:_files" : ":value: ");
+      const std::vector<std::string> choices = choices_of(opt);
+      const std::string action = is_flag(opt)       ? ""
+                                 : !choices.empty() ? ":value:(" + join(choices, " ") + ")"
+                                 : file             ? ":value:_files"
+                                                    : ":value: ";
       const std::string repeat = opt->get_items_expected_max() > 1 ? "*" : "";
       for (const std::string& n : names_of(opt)) {
         body += fmt::format("    '{}{}[{}]{}' \\\n", repeat, n, desc, action);

@@ -150,8 +150,9 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   opts->train.tune = kDefaultTune;
   cmd->add_option("--tune", opts->train.tune,
-                  "inflation of the training runs, as in simulate (the objective reads the 100 % "
-                  "arrival bin, which any tune above 1.0 reaches)")
+                  "inflation of the training runs, as in simulate: the objective reads the 100 % "
+                  "arrival bin, which any tune above 1.0 reaches, but the runs differ with the "
+                  "tune (models/*.json were trained with 1.01)")
       ->capture_default_str();
   cmd->add_option("--power-weight", opts->train.power_weight,
                   "allocation points given up per % of power above FGD's")
