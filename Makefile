@@ -89,8 +89,9 @@ demo: build-app
 	@echo "open $(DEMO_OUT)/report.html, $(DEMO_OUT)/replay/report.html and $(DEMO_OUT)/multi/report.html in a browser"
 
 # The binary, its man pages and bash/zsh completion, and share/greensched (power model, learned
-# models, example fleets) under PREFIX; `make install PREFIX=$$HOME/.local` needs no root.
-install: deps $(BUILD)/build.ninja
+# models, example fleets) under PREFIX; `make install PREFIX=$HOME/.local` needs no root (and
+# installs no Debian packages: run `make build-app` first on a new machine).
+install: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target greensched greensched-docs
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
