@@ -22,22 +22,22 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-# name|blocks it writes|run time on a 2-core machine
+# name|blocks it writes|run time with --jobs 1 on a busy 2-core machine
 sections=(
-  "repro-fgd|repro-fgd|5 s"
-  "pwr|pwr-arrival pwr-weights|15 s"
+  "repro-fgd|repro-fgd|6 s"
+  "pwr|pwr-arrival pwr-weights|26 s"
   "single-cluster-load|single-cluster-load single-cluster-load-proportional|5 min"
-  "fleet-load|fleet-load|1.5 min"
-  "fleet-slack|fleet-slack|45 s"
-  "fleet-preempt|fleet-preempt|1.5 min"
-  "fleet-seasons|fleet-seasons|12 min"
-  "energy-sites|energy-sites|10 s"
-  "energy-forecasts|energy-forecasts|40 s"
+  "fleet-load|fleet-load|6.5 min"
+  "fleet-slack|fleet-slack|3 min"
+  "fleet-preempt|fleet-preempt|3 min"
+  "fleet-seasons|fleet-seasons|about 35 min"
+  "energy-sites|energy-sites|45 s"
+  "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|3 min"
-  "bound-families|bound-families|1.5 min"
-  "fgd-online|fgd-online|2 min"
-  "learned-heldout|learned-heldout|30 s"
-  "learned-reverse|learned-reverse|30 s"
+  "bound-families|bound-families|70 s"
+  "fgd-online|fgd-online|65 s"
+  "learned-heldout|learned-heldout|75 s"
+  "learned-reverse|learned-reverse|55 s"
 )
 
 usage() {
@@ -70,7 +70,7 @@ done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "error: --jobs $jobs: not a positive number" >&2; exit 2; }
 
 if [[ $list == 1 ]]; then
-  printf '%-22s %-55s %s\n' section "table blocks in $doc" "run time (2 cores)"
+  printf '%-22s %-55s %s\n' section "table blocks in $doc" "run time (--jobs 1, 2 cores)"
   for s in "${sections[@]}"; do
     IFS='|' read -r name blocks time <<<"$s"
     printf '%-22s %-55s %s\n' "$name" "$blocks" "$time"
