@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The HTML report in a real browser (ctest label: browser). Runs `greensched simulate` and
-# `greensched multi`, writes a report for each, loads both in headless Chromium, and checks
-# that every expected chart is in the rendered DOM with SVG content, that no script failed,
-# and keeps a screenshot of each page.
+# The HTML pages in a real browser (ctest label: browser). Runs `greensched simulate` (twice),
+# `simulate --mode replay` and `multi`, writes a report for each of the first, replay and multi
+# runs and a `greensched compare` page of the two simulate runs, loads each in headless
+# Chromium at window widths 1400 and 1000, and checks that every expected chart is in the
+# rendered DOM with SVG content, that no script failed, and that no table, chart or header
+# cell is wider than its card (the page's own check, read back from the DOM); keeps a
+# screenshot of each page at each width.
 #
 #   browser_test.sh GREENSCHED_BINARY WORK_DIR ARTIFACTS_DIR
 #
@@ -39,12 +42,21 @@ fi
 rm -rf "$work"
 mkdir -p "$work/sim" "$artifacts"
 sim=$work/sim
+sim2=$work/sim-tune
+replay=$work/replay
 multi=$work/multi
+compare=$work/compare
 
 # 1. Runs; decision records (for the failed-pod explanations) from one smaller run, since
 #    recording every decision of all the runs is slow.
 "$bin" simulate --policy all --seeds 42-43 --out "$sim" -q >"$work/simulate.txt" ||
   fail "greensched simulate failed"
+"$bin" simulate --policy fgd,bestfit --seeds 42-43 --tune 1.1 --out "$sim2" -q \
+  >"$work/simulate-tune.txt" || fail "greensched simulate --tune 1.1 failed"
+# Two GPU power rules and two sleep settings: the replay table at its widest.
+"$bin" simulate --mode replay --load 30 --days 1 --queue backfill --policy fgd,bestfit \
+  --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42 --out "$replay" -q \
+  >"$work/replay.txt" || fail "greensched simulate --mode replay failed"
 "$bin" multi --days 3 --power-down-idle 1800 --agent local,green --energy-controller none,greedy \
   --out "$multi" -q \
   >"$work/multi.txt" || fail "greensched multi failed"
@@ -58,11 +70,16 @@ fi
 # 2. Reports.
 "$bin" report --in "$sim" --out "$sim/report.html" "${record[@]}" ||
   fail "greensched report (simulate) failed"
+"$bin" report --in "$replay" --out "$replay/report.html" || fail "greensched report (replay) failed"
 "$bin" report --in "$multi" --out "$multi/report.html" || fail "greensched report (multi) failed"
+"$bin" compare "$sim" "$sim2" --out "$compare" >"$work/compare.txt" ||
+  fail "greensched compare failed"
 rm -f "$work/decisions.jsonl"  # large; the report holds what it needs
 
 sim_charts=(chart-alloc chart-alloc-zoom chart-frag chart-power)
 if [ -f "$sim/occupancy.csv" ]; then sim_charts+=(chart-occupancy-1); fi
+replay_charts=(chart-replay-gpus chart-replay-power chart-replay-energy)
+compare_charts=(chart-compare-0 chart-compare-1)
 multi_charts=(chart-multi-carbon chart-multi-energy chart-multi-intensity chart-multi-carbon-time
   chart-multi-queue chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
 
@@ -74,18 +91,31 @@ chrome() {
     --user-data-dir="$profile" --enable-logging=stderr --v=0 "$@"
 }
 
-# 3. The rendered DOM: every chart with SVG content, every table, the script ran, no errors.
+# 3. The rendered DOM at each width: every chart with SVG content, every table, the script
+#    ran, no errors, nothing wider than its card.
+widths=(1400 1000)
 check_page() {
   local name=$1 html=$2
   shift 2
-  local dom=$work/$name.dom.html err=$work/$name.stderr
-  chrome --dump-dom "file://$html" >"$dom" 2>"$err" || {
-    cat "$err" >&2
-    fail "$name: chromium --dump-dom failed"
-  }
-  if grep -E "Uncaught|SyntaxError" "$err" >&2; then fail "$name: script error in the page"; fi
-  grep -q 'data-report-check="ok"' "$dom" || fail "$name: the page's check script did not pass"
-  local id figure
+  local width dom err layout id figure
+  for width in "${widths[@]}"; do
+    dom=$work/$name-$width.dom.html
+    err=$work/$name-$width.stderr
+    chrome --dump-dom --window-size="$width,3000" --virtual-time-budget=2000 "file://$html" \
+      >"$dom" 2>"$err" || {
+      cat "$err" >&2
+      fail "$name at $width px: chromium --dump-dom failed"
+    }
+    if grep -E "Uncaught|SyntaxError" "$err" >&2; then fail "$name: script error in the page"; fi
+    grep -q 'data-report-check="ok"' "$dom" || fail "$name: the page's check script did not pass"
+    grep -q "data-layout-width=\"$width\"" "$dom" ||
+      fail "$name: the page was not laid out at $width px ($(grep -o 'data-layout-width="[0-9]*"' "$dom"))"
+    layout=$(grep -o 'data-layout-check="[^"]*"' "$dom") ||
+      fail "$name at $width px: the page's layout check did not run"
+    [ "$layout" = 'data-layout-check="ok"' ] ||
+      fail "$name at $width px: wider than its card: $layout"
+    echo "ok: $name fits at $width px"
+  done
   for id in "$@"; do
     figure=$(awk -v id="$id" '
       index($0, "<figure") && index($0, "id=\"" id "\"") { f = 1 }
@@ -100,19 +130,27 @@ check_page() {
   grep -q '<table' "$dom" || fail "$name: no table"
 }
 check_page simulate "$sim/report.html" "${sim_charts[@]}"
+check_page replay "$replay/report.html" "${replay_charts[@]}"
 check_page multi "$multi/report.html" "${multi_charts[@]}"
+check_page compare "$compare/compare.html" "${compare_charts[@]}"
 if [ "${#record[@]}" -gt 0 ]; then
-  grep -q '<article class="failed-pod">' "$work/simulate.dom.html" ||
+  grep -q '<article class="failed-pod">' "$work/simulate-1400.dom.html" ||
     fail "simulate: no failed pod explained"
   echo "ok: simulate failed-pods"
 fi
 
-# 4. Screenshots to look at.
-chrome --screenshot="$artifacts/report.png" --window-size=1400,4000 --hide-scrollbars \
-  "file://$sim/report.html" >/dev/null 2>&1 || fail "screenshot of the simulate report failed"
-chrome --screenshot="$artifacts/report-multi.png" --window-size=1400,4000 --hide-scrollbars \
-  "file://$multi/report.html" >/dev/null 2>&1 || fail "screenshot of the multi report failed"
-[ -s "$artifacts/report.png" ] || fail "no screenshot written"
-echo "screenshot: $artifacts/report.png"
-echo "screenshot: $artifacts/report-multi.png"
-echo "reports: $sim/report.html $multi/report.html"
+# 4. Screenshots to look at: report[-replay|-multi|-compare]-WIDTH.png.
+shoot() {
+  local png=$artifacts/$1-$2.png
+  chrome --screenshot="$png" --window-size="$2,4000" --hide-scrollbars "file://$3" >/dev/null 2>&1 ||
+    fail "screenshot $png failed"
+  [ -s "$png" ] || fail "no screenshot written: $png"
+  echo "screenshot: $png"
+}
+for width in "${widths[@]}"; do
+  shoot report "$width" "$sim/report.html"
+  shoot report-replay "$width" "$replay/report.html"
+  shoot report-multi "$width" "$multi/report.html"
+  shoot report-compare "$width" "$compare/compare.html"
+done
+echo "pages: $sim/report.html $replay/report.html $multi/report.html $compare/compare.html"

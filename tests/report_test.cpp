@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "greensched/explain/explanation.hpp"
+#include "greensched/report/compare.hpp"
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/html_report.hpp"
 #include "greensched/report/svg_chart.hpp"
@@ -629,6 +630,224 @@ TEST(ReportHtml, SameInputsGiveIdenticalPages) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a.value().html, b.value().html);
   EXPECT_TRUE(has(a.value().html, "</html>\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// greensched compare.
+
+const char* const kSimHeader =
+    "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
+    "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
+    "power_watts_at_100,tune,wall_seconds\n";
+
+// Run A: fgd over seeds 1-2 and bestfit; run B (another tune): fgd, and random instead of
+// bestfit.
+struct ComparePair {
+  ScratchDir dir;
+  std::string a, b;
+  ComparePair() {
+    a = dir.path() + "/a";
+    b = dir.path() + "/b";
+    dir.write("a/summary.csv",
+              std::string(kSimHeader) +
+                  "fgd,1,10,9,1,95.0,90.0,95.5,300000.0,95.6,1400000.0,1.3,0.1\n"
+                  "fgd,2,10,8,2,95.5,90.0,95.7,290000.0,95.8,1410000.0,1.3,0.2\n"
+                  "bestfit,1,10,7,3,90.0,88.0,90.5,500000.0,90.6,1300000.0,1.3,0.1\n");
+    dir.write("b/summary.csv",
+              std::string(kSimHeader) +
+                  "fgd,1,10,10,0,96.0,91.0,96.5,200000.0,96.6,1420000.0,1.1,0.1\n"
+                  "fgd,2,10,9,1,96.5,91.0,96.7,210000.0,96.8,1430000.0,1.1,0.1\n"
+                  "random,1,10,6,4,85.0,80.0,85.5,700000.0,85.6,1200000.0,1.1,0.1\n");
+  }
+  Result<Comparison> run(std::vector<std::string> metrics = {}, bool per_seed = false) const {
+    CompareOptions o;
+    o.dirs = {a, b};
+    o.metrics = std::move(metrics);
+    o.per_seed = per_seed;
+    return compare_runs(o);
+  }
+};
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+  return text;
+}
+
+// The table, by hand: means over seeds 1-2 (fgd A: failed (1+2)/2 = 1.5, alloc (95.0+95.5)/2 =
+// 95.25; fgd B: 0.5, 96.25), B-A and (B-A)/A in %: -1.0 and -66.67 %, +1.00 and +1.05 %.
+TEST(Compare, GoldenTable) {
+  ComparePair p;
+  auto c = p.run({"pods_failed", "alloc_gpu_pct_at_100"});
+  ASSERT_TRUE(c.ok()) << c.error();
+  const std::string text = replace_all(replace_all(compare_text(c.value()), p.a, "a/"), p.b, "b/");
+  EXPECT_EQ(text,
+            "2 simulate runs compared, means over seeds (--per-seed: seed by seed); rows matched "
+            "by policy\n"
+            "  A  a/  3 rows, seeds 1-2\n"
+            "  B  b/  3 rows, seeds 1-2\n"
+            "B-A: a run minus run A; %: that as a percentage of A\n"
+            "\n"
+            "policy   metric                    A      B    B-A     B-A %\n"
+            "fgd      pods_failed             1.5    0.5   -1.0  -66.67 %\n"
+            "fgd      alloc_gpu_pct_at_100  95.25  96.25  +1.00   +1.05 %\n"
+            "bestfit  pods_failed             3.0      -      -         -\n"
+            "bestfit  alloc_gpu_pct_at_100  90.00      -      -         -\n"
+            "random   pods_failed               -    4.0      -         -\n"
+            "random   alloc_gpu_pct_at_100      -  85.00      -         -\n"
+            "\n"
+            "2 rows not in every run (- where missing)\n");
+}
+
+TEST(Compare, EveryMetricByDefaultAndSeedBySeed) {
+  ComparePair p;
+  auto all = p.run();
+  ASSERT_TRUE(all.ok()) << all.error();
+  // Settings (tune) and the run time are not metrics; the keys are not either.
+  EXPECT_EQ(all.value().metrics,
+            (std::vector<std::string>{"pods_arrived", "pods_scheduled", "pods_failed",
+                                      "alloc_gpu_pct_at_100", "alloc_gpu_pct_at_90",
+                                      "alloc_gpu_pct_at_130", "frag_gpu_milli_at_100",
+                                      "final_alloc_gpu_pct", "power_watts_at_100"}));
+  EXPECT_EQ(all.value().keys, std::vector<std::string>{"policy"});
+  EXPECT_TRUE(all.value().seeds_averaged);
+  auto seeds = p.run({"pods_failed"}, true);
+  ASSERT_TRUE(seeds.ok()) << seeds.error();
+  const Comparison& c = seeds.value();
+  EXPECT_EQ(c.keys, (std::vector<std::string>{"policy", "seed"}));
+  EXPECT_FALSE(c.seeds_averaged);
+  ASSERT_EQ(c.rows.size(), 4u);  // fgd 1, fgd 2, bestfit 1, random 1
+  EXPECT_EQ(c.rows[1].key, (std::vector<std::string>{"fgd", "2"}));
+  EXPECT_EQ(c.rows[1].values, (std::vector<double>{2.0, 1.0}));
+  EXPECT_DOUBLE_EQ(compare_delta(c.rows[1], 1), -1.0);
+  EXPECT_DOUBLE_EQ(compare_delta_pct(c.rows[1], 1), -50.0);
+  EXPECT_EQ(c.partial_keys, 2u);
+  // CSV: one line per key, metric and run; the baseline has no delta.
+  const std::string csv = compare_csv(c);
+  EXPECT_TRUE(has(csv, "policy,seed,metric,run,dir,value,delta,delta_pct\n")) << csv;
+  EXPECT_TRUE(has(csv, fmt::format("fgd,2,pods_failed,A,{},2,,\n", p.a))) << csv;
+  EXPECT_TRUE(has(csv, fmt::format("fgd,2,pods_failed,B,{},1,-1,-50\n", p.b))) << csv;
+  EXPECT_TRUE(has(csv, fmt::format("random,1,pods_failed,A,{},,,\n", p.a))) << csv;
+  const std::string json = compare_json(c);
+  EXPECT_TRUE(has(json, "\"delta_pct\": [\n        null,\n        -50.0\n      ]")) << json;
+}
+
+// A key column with one value in each run is the run's setting: two replays with different
+// queues still pair their rows; a column varying inside a run (the GPU power rule) is a key.
+TEST(Compare, KeysThatAreSettingsAreNotMatched) {
+  ScratchDir dir;
+  const std::string header =
+      "policy,seed,queue,pods_total,energy_kwh,gpu_power,power_down_idle_s,target_load_pct\n";
+  dir.write("fifo/summary.csv", header +
+                                    "fgd,42,fifo,100,10.0,pwr,-1,30.0\n"
+                                    "fgd,42,fifo,100,8.0,proportional,-1,30.0\n");
+  dir.write("backfill/summary.csv", header +
+                                        "fgd,42,backfill,100,12.0,pwr,-1,30.0\n"
+                                        "fgd,42,backfill,100,9.0,proportional,-1,30.0\n");
+  CompareOptions o;
+  o.dirs = {dir.path() + "/fifo", dir.path() + "/backfill"};
+  auto c = compare_runs(o);
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c.value().kind, "replay");
+  EXPECT_EQ(c.value().keys, (std::vector<std::string>{"policy", "gpu_power"}));
+  ASSERT_EQ(c.value().rows.size(), 4u);  // (pwr, proportional) x (pods_total, energy_kwh)
+  EXPECT_EQ(c.value().rows[3].key, (std::vector<std::string>{"fgd", "proportional"}));
+  EXPECT_EQ(c.value().rows[3].metric, "energy_kwh");
+  EXPECT_EQ(c.value().rows[3].values, (std::vector<double>{8.0, 9.0}));
+  EXPECT_DOUBLE_EQ(compare_delta_pct(c.value().rows[3], 1), 12.5);
+  EXPECT_EQ(c.value().partial_keys, 0u);
+}
+
+TEST(Compare, BadInputsAreNamed) {
+  ComparePair p;
+  const auto error = [](std::vector<std::string> dirs, std::vector<std::string> metrics = {}) {
+    CompareOptions o;
+    o.dirs = std::move(dirs);
+    o.metrics = std::move(metrics);
+    auto c = compare_runs(o);
+    return c.ok() ? std::string("ok") : c.error();
+  };
+  p.dir.write("empty/.keep", "");
+  EXPECT_EQ(error({p.a, p.dir.path() + "/empty"}),
+            p.dir.path() +
+                "/empty/summary.csv: no such file (compare reads the summary.csv that "
+                "simulate, simulate --mode replay and multi write into their --out "
+                "folder)");
+  EXPECT_EQ(error({p.a, p.dir.path() + "/nope"}), p.dir.path() + "/nope: not a directory");
+  p.dir.write("multi/summary.csv", "agent,energy_kwh,carbon_kg\nlocal,1.0,2.0\n");
+  EXPECT_EQ(error({p.a, p.dir.path() + "/multi"}),
+            fmt::format("{}/multi/summary.csv: a multi summary, but {}/summary.csv is a "
+                        "simulate summary: compare runs of one kind",
+                        p.dir.path(), p.a));
+  EXPECT_TRUE(has(error({p.a, p.b}, {"alloc"}), "no metric 'alloc' (its metrics: pods_arrived"));
+  p.dir.write("bad/summary.csv",
+              std::string(kSimHeader) +
+                  "fgd,1,10,9,1,95.0,90.0,95.5,300000.0,95.6,1400000.0,1.3,0.1\n"
+                  "fgd,2,10,8,x,95.5,90.0,95.7,290000.0,95.8,1410000.0,1.3,0.1\n");
+  EXPECT_EQ(error({p.a, p.dir.path() + "/bad"}, {"pods_failed"}),
+            p.dir.path() + "/bad/summary.csv:3: pods_failed 'x' is not a number");
+  p.dir.write("other/summary.csv", "name,value\nx,1\n");
+  EXPECT_TRUE(
+      has(error({p.a, p.dir.path() + "/other"}), "/other/summary.csv:1: not a summary.csv"));
+  EXPECT_EQ(error({p.a}), "compare needs two or more results folders");
+}
+
+TEST(Compare, PageHasAChartPerMetricAndTheTable) {
+  ComparePair p;
+  auto c = p.run({"pods_failed", "alloc_gpu_pct_at_100"});
+  ASSERT_TRUE(c.ok()) << c.error();
+  const std::string html = compare_html(c.value(), "Compare <runs>");
+  EXPECT_TRUE(has(html, "<title>Compare &lt;runs&gt;</title>"));
+  EXPECT_TRUE(has(html, "id=\"chart-compare-0\""));
+  EXPECT_TRUE(has(html, "id=\"chart-compare-1\""));
+  EXPECT_TRUE(has(html, "id=\"table-compare\""));
+  EXPECT_TRUE(has(html, ">fgd · A</text>"));
+  EXPECT_TRUE(has(html, ">random · B</text>"));
+  EXPECT_FALSE(has(html, ">random · A</text>"));  // no bar for a missing row
+  EXPECT_TRUE(has(html, "<td class=\"text\">GPU alloc % at 100 %</td>"));
+  EXPECT_TRUE(has(html, "<td>-66.67 %</td>"));
+  EXPECT_TRUE(has(html, "content=\"greensched compare\""));
+  expect_no_network(html);
+  EXPECT_EQ(html, compare_html(c.value(), "Compare <runs>"));
+}
+
+// The multi tables name every summary.csv column in words with its unit, and a cost column
+// of zeros on a fleet that imported energy says there is no price data.
+TEST(ReportHtml, MultiEnergyTableHasHumanHeadersAndSaysNoPriceData) {
+  ScratchDir dir;
+  dir.write("summary.csv",
+            "agent,energy_kwh,carbon_kg,jobs,controller,cost_usd,grid_import_kwh,"
+            "onsite_kwh_used,self_consumption_pct,battery_cycles,export_kwh,curtailed_kwh,"
+            "generation_kwh,be_preemptions\n"
+            "local,1000.0,400.0,100,none,0.00,1000.000,0.000,0.00,0.000,0.000,0.000,0.000,0\n"
+            "green,900.0,300.0,100,greedy,0.00,800.000,100.000,50.00,1.500,0.000,0.000,200.000,"
+            "3\n");
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  EXPECT_TRUE(has(html, "id=\"table-multi-energy\""));
+  for (const char* raw : {"grid_import_kwh", "onsite_kwh_used", "cost_usd", "be_preemptions",
+                          "self_consumption_pct", "generation_kwh"}) {
+    EXPECT_FALSE(has(html, fmt::format("<th>{}</th>", raw))) << raw;
+  }
+  for (const char* header : {"Grid import (kWh)", "On-site energy used (kWh)", "Grid cost (USD)",
+                             "BE preemptions", "Self-consumption (%)", "Site controller"}) {
+    EXPECT_TRUE(has(html, fmt::format("<th>{}</th>", header))) << header;
+  }
+  EXPECT_EQ(count(html, "<td>no price data</td>"), 2u);
+  EXPECT_FALSE(has(html, "<td>0.00</td>"));
+  EXPECT_TRUE(has(html, "<td>greedy</td>"));
+  EXPECT_TRUE(has(html, "<td>200</td>"));  // generation, kWh
+  // With a price, the cost is shown.
+  dir.write("summary.csv",
+            "agent,energy_kwh,carbon_kg,controller,cost_usd,grid_import_kwh\n"
+            "local,1000.0,400.0,none,12.75,1000.000\n");
+  auto priced = build(dir.path());
+  ASSERT_TRUE(priced.ok()) << priced.error();
+  EXPECT_FALSE(has(priced.value().html, "<td>no price data</td>"));
+  EXPECT_TRUE(has(priced.value().html, "<td>13</td>"));  // 12.75 USD, in whole dollars
 }
 
 }  // namespace

@@ -127,16 +127,23 @@ Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_pa
   carbon.value_label = "Carbon (kg CO₂)";
   auto nums = read_columns(summary_path, {}, {"cost_usd", "carbon_kg"});
   if (!nums.ok()) return Error{nums.error()};
+  bool priced = false;
   for (std::size_t r = 0; r < csv.rows; ++r) {
     const std::string label = csv.text("agent")[r] + " / " + csv.text("controller")[r];
     const std::string& color = colors.color(csv.text("agent")[r]);
     cost.bars.push_back(svg::Bar{label, nums.value().num("cost_usd")[r], color});
     carbon.bars.push_back(svg::Bar{label, nums.value().num("carbon_kg")[r], color});
+    priced = priced || nums.value().num("cost_usd")[r] != 0;
   }
+  if (!priced) cost.title += ": no price data";
   return std::vector<EnergyFigure>{
       {"chart-energy-cost", svg::render_bar_chart(cost),
-       "What each agent and site controller paid for grid energy over the measured window, "
-       "after on-site generation and the battery (export earnings deducted)."},
+       std::string("What each agent and site controller paid for grid energy over the measured "
+                   "window, after on-site generation and the battery (export earnings "
+                   "deducted).") +
+           (priced ? ""
+                   : " No price data: no site of this fleet has a price series, so every "
+                     "cost is 0.")},
       {"chart-energy-carbon", svg::render_bar_chart(carbon),
        "The carbon of the grid energy each agent and controller imported."}};
 }

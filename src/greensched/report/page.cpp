@@ -41,7 +41,7 @@ table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size
 th, td { padding: 5px 8px; text-align: right; border-bottom: 1px solid #eceef1; white-space: nowrap; }
 th { background: #f6f8fa; font-weight: 600; border-bottom: 1px solid #d0d7de;
   white-space: normal; max-width: 9em; vertical-align: bottom; line-height: 1.25; }
-th:first-child, td.name { text-align: left; }
+th:first-child, td.name, th.text, td.text { text-align: left; }
 td.best { font-weight: 700; }
 tbody tr:hover { background: #f6f8fa; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px;
@@ -52,9 +52,11 @@ code { font-size: 12.5px; }
 footer { color: #6e7781; font-size: 12px; padding-bottom: 30px; }
 )";
 
-// Sets data-report-check="ok" on <body> when every chart drew something; a headless browser
-// test reads it back from the DOM.
-const char* const kScript = R"(
+// Sets data-report-check="ok" on <body> when every chart drew something, and
+// data-layout-check="ok" when every table, chart and header cell fits its card (else
+// "overflow: " and what does not, with its width and the room it had) at the window's width
+// (data-layout-width); a headless browser test reads them back from the DOM at several widths.
+const char* const kScript = R"JS(
 (function () {
   var figures = document.querySelectorAll("figure.chart");
   var ok = true;
@@ -63,8 +65,28 @@ const char* const kScript = R"(
     if (!svg || !svg.querySelector("path, rect")) ok = false;
   }
   document.body.setAttribute("data-report-check", ok ? "ok" : "empty-chart");
+  var wide = [];
+  var name = function (el) {
+    var f = el.closest("figure");
+    return (f && f.id ? f.id : el.closest("section").id) + ":" + el.tagName.toLowerCase();
+  };
+  var items = document.querySelectorAll("section table, section svg, section pre");
+  for (var j = 0; j < items.length; j++) {
+    var el = items[j], card = el.closest("section"), cs = getComputedStyle(card);
+    var room = card.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    var w = Math.max(el.scrollWidth || 0, el.getBoundingClientRect().width);
+    if (w > room + 0.5) wide.push(name(el) + "(" + Math.round(w) + ">" + Math.round(room) + ")");
+  }
+  var cells = document.querySelectorAll("section th");
+  for (var k = 0; k < cells.length; k++) {
+    if (cells[k].scrollWidth > cells[k].clientWidth + 0.5) {
+      wide.push(name(cells[k]) + "[" + cells[k].textContent + "]");
+    }
+  }
+  document.body.setAttribute("data-layout-width", String(window.innerWidth));
+  document.body.setAttribute("data-layout-check", wide.length ? "overflow: " + wide.join(" ") : "ok");
 })();
-)";
+)JS";
 
 std::string swatch(const std::string& color) {
   return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>", escape(color));
@@ -98,14 +120,18 @@ void Page::table(const std::string& id, const std::string& table_html,
 
 std::string HtmlTable::render() const {
   std::string out = "<div class=\"table-wrap\"><table>\n<thead><tr>";
-  for (const std::string& h : headers) out += fmt::format("<th>{}</th>", escape(h));
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const bool text = i > 0 && i < text_columns;
+    out += fmt::format("<th{}>{}</th>", text ? " class=\"text\"" : "", escape(headers[i]));
+  }
   out += "</tr></thead>\n<tbody>\n";
   for (const Row& r : rows) {
     out += fmt::format("<tr><td class=\"name\">{}{}</td>",
                        r.color.empty() ? std::string() : swatch(r.color), escape(r.name));
     for (std::size_t i = 0; i < r.cells.size(); ++i) {
       const bool best = i < r.best.size() && r.best[i];
-      out += fmt::format("<td{}>{}</td>", best ? " class=\"best\"" : "", escape(r.cells[i]));
+      const char* cls = i + 1 < text_columns ? " class=\"text\"" : best ? " class=\"best\"" : "";
+      out += fmt::format("<td{}>{}</td>", cls, escape(r.cells[i]));
     }
     out += "</tr>\n";
   }
@@ -129,7 +155,7 @@ void HtmlTable::mark_best(std::size_t col, const std::vector<double>& values, bo
 }
 
 std::string render_document(const Page& page, const std::string& title, const std::string& in_dir,
-                            const std::vector<std::string>& inputs) {
+                            const std::vector<std::string>& inputs, const std::string& generator) {
   std::string input_list;
   for (const std::string& p : inputs) {
     input_list +=
@@ -146,14 +172,13 @@ std::string render_document(const Page& page, const std::string& title, const st
   html +=
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
-  html +=
-      fmt::format("<meta name=\"generator\" content=\"greensched report\">\n<title>{}</title>\n",
-                  escape(title));
+  html += fmt::format("<meta name=\"generator\" content=\"{}\">\n<title>{}</title>\n",
+                      escape(generator), escape(title));
   html += fmt::format("<style>{}</style>\n</head>\n<body>\n", kStyle);
   html += fmt::format(
-      "<header>\n<h1>{}</h1>\n<p class=\"meta\">Made by <code>greensched report</code> from "
+      "<header>\n<h1>{}</h1>\n<p class=\"meta\">Made by <code>{}</code> from "
       "<code>{}</code>: {}.</p>\n<nav><ul>{}</ul></nav>\n</header>\n<main>\n",
-      escape(title), escape(in_dir), input_list, toc);
+      escape(title), escape(generator), escape(in_dir), input_list, toc);
   html += page.body;
   if (!page.toc.empty()) html += "</section>\n";
   html +=

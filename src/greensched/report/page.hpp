@@ -35,6 +35,7 @@ struct HtmlTable {
     std::vector<bool> best;
   };
   std::vector<Row> rows;
+  std::size_t text_columns = 1;  // leading columns of text, aligned left (the name is one)
 
   std::string render() const;
   // Marks the best value of column `col` (higher or lower is better) among finite values.
@@ -42,8 +43,10 @@ struct HtmlTable {
 };
 
 // The whole document: head, a header naming the inputs, the table of contents, the sections.
+// `generator` names the command that made it.
 std::string render_document(const Page& page, const std::string& title, const std::string& in_dir,
-                            const std::vector<std::string>& inputs);
+                            const std::vector<std::string>& inputs,
+                            const std::string& generator = "greensched report");
 
 // Names in order of first appearance.
 class Keys {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/column_label.hpp"
 #include "greensched/report/section.hpp"
 
 namespace greensched::report {
@@ -148,7 +149,7 @@ struct MultiCol {
   int better;  // +1 higher is better, -1 lower, 0 none
 };
 
-// Two tables, so that each fits its card: outcomes, then movement and load.
+// Three tables, so that each fits its card: outcomes, movement and load, site energy.
 const std::vector<MultiCol>& outcome_cols() {
   static const std::vector<MultiCol> cols = {
       {"target_load_pct", "Load (%)", 0, 0},
@@ -177,6 +178,25 @@ const std::vector<MultiCol>& movement_cols() {
       {"jobs_moved", "Jobs moved", -1, 0},
       {"gb_moved", "GB moved", 0, 0},
       {"transfer_kwh", "Transfer (kWh)", 1, 0},
+      {"be_preemptions", "BE preemptions", -1, 0},
+  };
+  return cols;
+}
+
+// The site energy controllers' outcome, on rows that ran one (`controller` set).
+const std::vector<MultiCol>& energy_cols() {
+  static const std::vector<MultiCol> cols = {
+      {"target_load_pct", "Load (%)", 0, 0},
+      {"slack_h", "Slack (h)", -1, 0},
+      {"controller", "Site controller", 0, 0},
+      {"cost_usd", "Grid cost (USD)", 0, -1},
+      {"grid_import_kwh", "Grid import (kWh)", 0, -1},
+      {"generation_kwh", "On-site generation (kWh)", 0, 0},
+      {"onsite_kwh_used", "On-site energy used (kWh)", 0, 0},
+      {"self_consumption_pct", "Self-consumption (%)", 1, 0},
+      {"export_kwh", "Exported (kWh)", 0, 0},
+      {"curtailed_kwh", "Curtailed (kWh)", 0, 0},
+      {"battery_cycles", "Battery cycles", 1, 0},
   };
   return cols;
 }
@@ -189,7 +209,8 @@ std::vector<std::size_t> extra_columns(const Table& summary) {
     if (h == "agent" || h == "wall_seconds" || h == "window_s") continue;
     const auto named = [&](const MultiCol& c) { return c.column == h; };
     if (std::none_of(outcome_cols().begin(), outcome_cols().end(), named) &&
-        std::none_of(movement_cols().begin(), movement_cols().end(), named)) {
+        std::none_of(movement_cols().begin(), movement_cols().end(), named) &&
+        std::none_of(energy_cols().begin(), energy_cols().end(), named)) {
       extra.push_back(i);
     }
   }
@@ -198,6 +219,7 @@ std::vector<std::size_t> extra_columns(const Table& summary) {
 
 // The cell of column c in row r, and its value for marking the best.
 std::pair<std::string, double> multi_cell(const Table& summary, const MultiCol& c, std::size_t r) {
+  if (c.column == "controller") return {summary.text("controller")[r], kNaN};
   if (c.column.empty()) {
     const double base = local_carbon(summary, r);
     const double v = base > 0 ? (summary.num("carbon_kg")[r] / base - 1) * 100 : kNaN;
@@ -205,6 +227,28 @@ std::pair<std::string, double> multi_cell(const Table& summary, const MultiCol& 
   }
   const double v = summary.num(c.column)[r];
   return {std::isfinite(v) ? format_value(v, c.decimals) : "–", v};
+}
+
+// Why column `column` has nothing to show, or "" when it has: no value in any row, or a cost
+// of 0 on every row although energy was imported (no site has a price series).
+std::string no_data(const Table& summary, const std::string& column,
+                    const std::vector<double>& values) {
+  if (column.empty() || column == "controller" || column == "target_load_pct" ||
+      column == "slack_h") {
+    return "";  // a computed column, the controller's name, or a setting ("–": none)
+  }
+  if (std::none_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
+    return "no data";
+  }
+  if (column == "cost_usd" && summary.has("grid_import_kwh")) {
+    const auto& import = summary.num("grid_import_kwh");
+    const bool no_cost = std::all_of(values.begin(), values.end(),
+                                     [](double v) { return !std::isfinite(v) || v == 0; });
+    if (no_cost && std::any_of(import.begin(), import.end(), [](double v) { return v > 0; })) {
+      return "no price data";
+    }
+  }
+  return "";
 }
 
 std::string multi_table(Page& page, const Table& summary, const std::vector<MultiCol>& known,
@@ -219,7 +263,7 @@ std::string multi_table(Page& page, const Table& summary, const std::vector<Mult
   HtmlTable t;
   t.headers = {"Agent"};
   for (const MultiCol& c : cols) t.headers.push_back(c.header);
-  for (std::size_t i : extra) t.headers.push_back(summary.header[i]);
+  for (std::size_t i : extra) t.headers.push_back(column_label(summary.header[i]));
   std::vector<std::vector<double>> values(cols.size());
   for (std::size_t r = 0; r < summary.rows; ++r) {
     HtmlTable::Row row;
@@ -232,6 +276,13 @@ std::string multi_table(Page& page, const Table& summary, const std::vector<Mult
     }
     for (std::size_t i : extra) row.cells.push_back(summary.cells[r][i]);
     t.rows.push_back(std::move(row));
+  }
+  // A column without data says so rather than showing zeros or dashes.
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    const std::string why = no_data(summary, cols[c].column, values[c]);
+    if (why.empty()) continue;
+    for (HtmlTable::Row& row : t.rows) row.cells[c] = why;
+    values[c].assign(values[c].size(), kNaN);
   }
   if (mark) {
     for (std::size_t c = 0; c < cols.size(); ++c) {
@@ -258,8 +309,41 @@ void add_multi_summary(Page& page, const Table& summary) {
   page.table("table-multi-movement",
              multi_table(page, summary, movement_cols(), extra_columns(summary), mark),
              "The same runs: offered load and time-weighted GPU allocation of the fleet, jobs "
-             "deferred by the agent, and jobs moved away from their home site with the data and "
-             "network energy that took.");
+             "deferred by the agent, jobs moved away from their home site with the data and "
+             "network energy that took, and best-effort jobs preempted.");
+  const std::vector<std::string> none;
+  const auto& ctrl = summary.has("controller") ? summary.text("controller") : none;
+  if (std::none_of(ctrl.begin(), ctrl.end(), [](const std::string& c) { return !c.empty(); })) {
+    return;
+  }
+  // Load and slack where they vary; the on-site columns where a site generates or stores.
+  const auto nonzero = [&](const char* c) {
+    if (!summary.has(c)) return false;
+    const auto& v = summary.num(c);
+    return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x != 0; });
+  };
+  const bool onsite = nonzero("generation_kwh") || nonzero("battery_cycles") ||
+                      nonzero("onsite_kwh_used") || nonzero("export_kwh");
+  std::vector<MultiCol> cols;
+  for (const MultiCol& c : energy_cols()) {
+    if ((c.column == "target_load_pct" && !m.by_load) || (c.column == "slack_h" && !m.by_slack)) {
+      continue;
+    }
+    const bool grid = c.column == "controller" || c.column == "cost_usd" ||
+                      c.column == "grid_import_kwh" || c.column == "target_load_pct" ||
+                      c.column == "slack_h";
+    if (grid || onsite) cols.push_back(c);
+  }
+  page.table("table-multi-energy", multi_table(page, summary, cols, {}, mark),
+             std::string("The same runs with each site energy controller: what the grid energy "
+                         "cost (export earnings deducted; “no price data” where no site has a "
+                         "price series) and the energy imported from the grid") +
+                 (onsite ? ", generated on site and used there (self-consumption is the share "
+                           "of generation used on site), exported, curtailed, and the "
+                           "batteries' full charge cycles."
+                         : ". No site of this fleet generates energy or has a battery: there is "
+                           "no on-site generation, self-consumption, export, curtailment or "
+                           "battery data to show."));
 }
 
 // timeline.csv of the first load and slack: per site (of the first agent) the grid carbon
@@ -359,10 +443,30 @@ void add_multi_timeline(Page& page, const Table& tl) {
 std::vector<Column> multi_summary_columns() {
   std::vector<Column> cols = {text_col("agent"), num_col("energy_kwh"), num_col("carbon_kg"),
                               text_col("controller", false)};
-  for (const char* c :
-       {"mean_delay_s_ls", "mean_delay_s_be", "p99_delay_s_be", "ls_slo_violations", "jobs_moved",
-        "gb_moved", "gpu_alloc_pct", "jobs_never_started", "jobs", "jobs_deferred", "transfer_kwh",
-        "target_load_pct", "offered_load_pct", "slack_h", "p99_delay_s_ls"}) {
+  for (const char* c : {"mean_delay_s_ls",
+                        "mean_delay_s_be",
+                        "p99_delay_s_be",
+                        "ls_slo_violations",
+                        "jobs_moved",
+                        "gb_moved",
+                        "gpu_alloc_pct",
+                        "jobs_never_started",
+                        "jobs",
+                        "jobs_deferred",
+                        "transfer_kwh",
+                        "target_load_pct",
+                        "offered_load_pct",
+                        "slack_h",
+                        "p99_delay_s_ls",
+                        "be_preemptions",
+                        "cost_usd",
+                        "grid_import_kwh",
+                        "onsite_kwh_used",
+                        "self_consumption_pct",
+                        "battery_cycles",
+                        "export_kwh",
+                        "curtailed_kwh",
+                        "generation_kwh"}) {
     cols.push_back(num_col(c, true, false));
   }
   return cols;
