@@ -33,7 +33,7 @@ sections=(
   "fleet-seasons|fleet-seasons|about 35 min"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
-  "energy-seasons|energy-seasons|3 min"
+  "energy-seasons|energy-seasons|4.5 min"
   "bound-families|bound-families|70 s"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
@@ -219,7 +219,7 @@ bound_lists=(default cpu0 cpu037 cpu050 cpu072 cpu100 cpu200 cpu235 cpu250 cpu30
 bound() {
   local out=$1
   shift
-  gs bound --nodes "$nodes" --seeds 42-51 --tune 1 --run-tune 1.3 --json -q -j "$jobs" "$@" >"$out"
+  gs bound --nodes "$nodes" --seeds 42-51 --tune 1.3 --arrival 100 --json -q -j "$jobs" "$@" >"$out"
   basename "$out" .json >>"$(dirname "$out")/order.txt"
 }
 
