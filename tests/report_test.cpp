@@ -688,6 +688,7 @@ TEST(Compare, GoldenTable) {
             "by policy\n"
             "  A  a/  3 rows, seeds 1-2\n"
             "  B  b/  3 rows, seeds 1-2\n"
+            "runs differ in tune: A 1.3, B 1.1\n"
             "B-A: a run minus run A; %: that as a percentage of A\n"
             "\n"
             "policy   metric                    A      B    B-A     B-A %\n"
@@ -758,6 +759,9 @@ TEST(Compare, KeysThatAreSettingsAreNotMatched) {
   EXPECT_EQ(c.value().rows[3].values, (std::vector<double>{8.0, 9.0}));
   EXPECT_DOUBLE_EQ(compare_delta_pct(c.value().rows[3], 1), 12.5);
   EXPECT_EQ(c.value().partial_keys, 0u);
+  ASSERT_EQ(c.value().settings.size(), 1u);  // the queue; not the idle sleep, the same in both
+  EXPECT_EQ(c.value().settings[0].first, "queue");
+  EXPECT_EQ(c.value().settings[0].second, (std::vector<std::string>{"fifo", "backfill"}));
 }
 
 TEST(Compare, BadInputsAreNamed) {

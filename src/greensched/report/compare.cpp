@@ -170,6 +170,34 @@ std::vector<std::string> choose_keys(const std::vector<RunTable>& runs, bool per
   return keys;
 }
 
+// Columns other than the keys, seed and run time with one value in each run, which is not
+// the same in all of them: what the runs were made with differently.
+std::vector<std::pair<std::string, std::vector<std::string>>> differing_settings(
+    const std::vector<RunTable>& runs, const std::vector<std::string>& keys) {
+  const KindSpec& spec = *runs[0].spec;
+  std::vector<std::string> candidates = spec.keys;
+  candidates.insert(candidates.end(), spec.settings.begin(), spec.settings.end());
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const std::string& c : candidates) {
+    if (c == "seed" || c == "wall_seconds" ||
+        std::find(keys.begin(), keys.end(), c) != keys.end()) {
+      continue;
+    }
+    std::vector<std::string> values;
+    for (const RunTable& run : runs) {
+      if (!run.table.has(c)) break;
+      const auto& v = run.table.text(c);
+      if (std::set<std::string>(v.begin(), v.end()).size() != 1) break;
+      values.push_back(v[0]);
+    }
+    if (values.size() == runs.size() &&
+        std::set<std::string>(values.begin(), values.end()).size() > 1) {
+      out.emplace_back(c, std::move(values));
+    }
+  }
+  return out;
+}
+
 // "42-44,50": the distinct whole seeds of a run in order, runs of consecutive ones joined.
 std::string seed_list(const Table& t) {
   if (!t.has("seed")) return "";
@@ -243,6 +271,7 @@ Result<Comparison> compare_runs(const CompareOptions& options) {
   c.kind = runs[0].spec->kind;
   if (Status s = choose_metrics(options, runs[0], c.metrics); !s.ok()) return s.error();
   c.keys = choose_keys(runs, options.per_seed);
+  c.settings = differing_settings(runs, c.keys);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     c.runs.push_back(
         CompareRun{runs[i].dir, run_label(i), runs[i].table.rows, seed_list(runs[i].table)});
@@ -316,6 +345,13 @@ std::string compare_text(const Comparison& c) {
   for (const CompareRun& r : c.runs) {
     out += fmt::format("  {}  {:<{}}  {} rows{}\n", r.label, r.dir, dir_w, r.rows,
                        r.seeds.empty() ? "" : ", seeds " + r.seeds);
+  }
+  for (const auto& [column, values] : c.settings) {
+    std::string per_run;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      per_run += fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label, values[i]);
+    }
+    out += fmt::format("runs differ in {}: {}\n", column, per_run);
   }
   std::vector<std::string> deltas;
   for (std::size_t i = 1; i < c.runs.size(); ++i) deltas.push_back(c.runs[i].label + "-A");
@@ -391,6 +427,8 @@ std::string compare_json(const Comparison& c) {
   j["keys"] = c.keys;
   j["metrics"] = c.metrics;
   j["seeds_averaged"] = c.seeds_averaged;
+  j["settings"] = json::object();
+  for (const auto& [column, values] : c.settings) j["settings"][column] = values;
   j["runs"] = json::array();
   for (const CompareRun& r : c.runs) {
     j["runs"].push_back(
@@ -434,6 +472,16 @@ std::string compare_html(const Comparison& c, const std::string& title) {
                   "compared with run A (its value minus A's, and that as a percentage of A).",
                   c.runs.size(), c.kind == "replay" ? "simulate --mode replay" : c.kind, runs_html,
                   keys_html, c.seeds_averaged ? ", and are means over seeds" : ""));
+  std::string settings_html;
+  for (const auto& [column, values] : c.settings) {
+    std::string per_run;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      per_run += fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label, svg::escape(values[i]));
+    }
+    settings_html +=
+        fmt::format(" The runs differ in {} ({}).", svg::escape(column_label(column)), per_run);
+  }
+  if (!settings_html.empty()) page.body += "<p class=\"intro\">" + settings_html + "</p>\n";
   const auto key_text = [&](const CompareRow& row) { return join(row.key, " / "); };
   for (std::size_t m = 0; m < c.metrics.size(); ++m) {
     if (m % 2 == 0) page.body += "<div class=\"row\">\n";

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -46,6 +47,9 @@ struct Comparison {
   std::vector<std::string> metrics;  // as CompareOptions::metrics lists them, else file order
   std::vector<int> decimals;         // per metric: the most decimals its cells were written with
   std::vector<CompareRow> rows;      // keys in order of first appearance, then metrics
+  // Settings with one value in each run that differ between runs (e.g. tune, queue): the
+  // column and its value in each run.
+  std::vector<std::pair<std::string, std::vector<std::string>>> settings;
   bool seeds_averaged = false;
   std::size_t partial_keys = 0;  // keys missing from at least one run
 };
