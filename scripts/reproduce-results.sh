@@ -26,7 +26,7 @@ cd "$repo"
 sections=(
   "repro-fgd|repro-fgd|6 s"
   "pwr|pwr-arrival pwr-weights|26 s"
-  "single-cluster-load|single-cluster-load single-cluster-load-proportional|5 min"
+  "single-cluster-load|single-cluster-load single-cluster-load-proportional|14 min"
   "fleet-load|fleet-load|6.5 min"
   "fleet-slack|fleet-slack|3 min"
   "fleet-preempt|fleet-preempt|3 min"
@@ -102,7 +102,9 @@ pods_default=$openb/openb_pod_list_default.csv
 
 # Runs one command, echoing it first (the progress a user sees).
 run() {
-  echo "  \$ ${*/#$bin/greensched}" >&2
+  local shown=("$@")
+  [[ ${shown[0]} == "$bin" ]] && shown[0]=greensched
+  echo "  \$ ${shown[*]}" >&2
   "$@"
 }
 

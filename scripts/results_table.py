@@ -161,18 +161,18 @@ def single_cluster_load(work):
         )
         if not by:
             raise Error(f"{work}/summary.csv: no rows with gpu_power {rule}")
+        # Rows by load, then policy (in the command's order), then never sleeping (-1) first.
+        policies = list(dict.fromkeys(policy for _, policy, _ in by))
+        order = sorted(by, key=lambda k: (float(k[0]), policies.index(k[1]), float(k[2])))
         out = []
-        for (load, policy, idle), runs in by.items():
-            base = (
-                by.get((load, "fgd", "off"))
-                or by.get((load, "fgd", "0"))
-                or by.get((load, "fgd", ""))
-            )
-            if base is None:
+        for load, policy, idle in order:
+            runs = by[(load, policy, idle)]
+            base = [by[k] for k in by if k[0] == load and k[1] == "fgd" and float(k[2]) < 0]
+            if not base:
                 raise Error(f"{work}/summary.csv: no fgd run with every node on at load {load}")
             energy = mean(num(r, "energy_kwh") for r in runs)
-            base_energy = mean(num(r, "energy_kwh") for r in base)
-            sleeps = "no" if idle in ("", "off", "0") else f"after {int(float(idle)) // 60} min"
+            base_energy = mean(num(r, "energy_kwh") for r in base[0])
+            sleeps = "no" if float(idle) < 0 else f"after {int(float(idle)) // 60} min"
             out.append(
                 [
                     f"{float(load):g}",
