@@ -82,7 +82,7 @@ def group(rows, *keys):
 
 # --- Inflation protocol (the FGD and PWR papers) -----------------------------------------------
 
-PUBLISHED_FGD = {  # Weng et al., ATC'23, Fig. 9(a): GPU allocation % at 100 % arrival
+PUBLISHED_FGD = {  # Weng et al., ATC'23: GPU allocation % at 100 % arrival, as published
     "fgd": ("FGD", "95.23"),
     "bestfit": ("BestFit", "92.86"),
     "packing": ("GpuPacking", "91.78"),
