@@ -30,7 +30,7 @@ sections=(
   "fleet-load|fleet-load|6.5 min"
   "fleet-slack|fleet-slack|3 min"
   "fleet-preempt|fleet-preempt|3 min"
-  "fleet-seasons|fleet-seasons|about 35 min"
+  "fleet-seasons|fleet-seasons|10 min (both cores)"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|4.5 min"
