@@ -257,9 +257,9 @@ TEST(ConvertGpuNames, ProductStringsToRegistryNames) {
   EXPECT_EQ(canonical_gpu_model("NVIDIA-H100-80GB-HBM3"), "H100");
   EXPECT_EQ(canonical_gpu_model("mystery"), "mystery");
   EXPECT_EQ(models_without_power({OpenbNodeRow{"a", 1000, 1, 1, "T4"},
-                                  OpenbNodeRow{"b", 1000, 1, 1, "H100"},
-                                  OpenbNodeRow{"c", 1000, 1, 1, "H100"}}),
-            (std::vector<std::string>{"H100"}));
+                                  OpenbNodeRow{"b", 1000, 1, 1, "H800"},
+                                  OpenbNodeRow{"c", 1000, 1, 1, "H800"}}),
+            (std::vector<std::string>{"H800"}));
 }
 
 // The converted CSVs read back by the openb readers `greensched simulate` uses, replayed: every

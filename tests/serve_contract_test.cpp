@@ -322,6 +322,37 @@ TEST(ServeContract, RejectsUnknownNodeObjectsWhenConfigured) {
             (json{{"gpu-node-new", "Node unknown to greensched (unknown_nodes: reject)"}}));
 }
 
+// A Node object of a GPU model with no power figures is refused, as at start-up and in
+// `greensched simulate` (power::check_gpu_models); one of a known model in any spelling joins.
+TEST(ServeContract, NodeObjectOfAnUnknownGpuModelIsRefused) {
+  testing::TestServer server("fgd");
+  auto client = server.client();
+  const json args = {
+      {"Pod", half_gpu_pod("p")},
+      {"Nodes",
+       {{"items", json::array({testing::node_json("gpu-node-h800", "H800", 8),
+                               testing::node_json("gpu-node-h100", "NVIDIA-H100-80GB-HBM3", 8),
+                               testing::node_json("gpu-node-b", "V100M16", 2)})}}}};
+  for (int round = 0; round < 2; ++round) {  // refused again, not added by a later request
+    auto [code, filter] = post_json(*client, "/filter", args.dump());
+    ASSERT_EQ(code, 200);
+    EXPECT_EQ(
+        filter["FailedAndUnresolvableNodes"],
+        (json{{"gpu-node-h800", "GPU model with no power figures (see greensched serve's log)"}}))
+        << filter.dump(2);
+    ASSERT_EQ(filter["Nodes"]["items"].size(), 2u);
+    EXPECT_EQ(filter["Nodes"]["items"][0]["metadata"]["name"], "gpu-node-h100");
+  }
+  auto metrics = client->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(
+      metrics->body.find(
+          "greensched_node_gpu_capacity_milli{node=\"gpu-node-h100\",gpu_model=\"H100\"} 8000\n"),
+      std::string::npos)
+      << metrics->body;
+  EXPECT_EQ(metrics->body.find("gpu-node-h800"), std::string::npos);
+}
+
 TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   testing::TestServer server;
   auto client = server.client();

@@ -290,28 +290,50 @@ TEST(ServeState, OpenExtenderFromANodeListAndConfig) {
   inputs.nodes_json = nodes;
   inputs.state_dir = dir.path() + "/state";
   inputs.config = config.value();
+  // H800 has no power figures: refused whatever the policy, as `greensched simulate` refuses
+  // it (power::check_gpu_models), naming the file, the node and how to give figures.
+  for (const char* policy : {"bestfit", "pwr"}) {
+    ServiceInputs refused_inputs = inputs;
+    refused_inputs.state_dir = dir.path() + "/state-" + policy;
+    refused_inputs.config.policy = policy;
+    auto refused = open_extender(refused_inputs);
+    ASSERT_FALSE(refused.ok()) << policy;
+    EXPECT_EQ(refused.error().rfind(nodes + ": Node k8s-gpu-2: unknown GPU model \"H800\" (no "
+                                            "figures in the built-in power model); known: A10,",
+                                    0),
+              0u)
+        << refused.error();
+    EXPECT_NE(refused.error().find("add it with \"power_model\": FILE in the --config file"),
+              std::string::npos)
+        << refused.error();
+  }
+
+  // With a power model that has it (same_as a known model), the same nodes serve.
+  const std::string model = dir.path() + "/power.json";
+  {
+    std::ofstream out(model);
+    out << R"({"gpus": {"A100": {"idle_watts": 50, "max_watts": 400},
+                        "H800": {"same_as": "H100-SXM", "source": "as the H100"},
+                        "H100": {"idle_watts": 71, "max_watts": 700}},
+               "cpus": {"c": {"idle_watts": 15, "max_watts": 120, "cores_per_socket": 16}},
+               "default_cpu": "c"})";
+  }
+  ServiceInputs with_model = inputs;
+  with_model.config.power_model = model;
   StartupReport report;
-  auto ext = open_extender(inputs, &report);
+  auto ext = open_extender(with_model, &report);
   ASSERT_TRUE(ext.ok()) << ext.error();
   EXPECT_EQ(report.nodes, 3u);
   EXPECT_EQ(report.target, pods);
-  // H800 has no power figures: fine for bestfit, 0 W in the metrics.
-  EXPECT_EQ(place(*ext.value(), "p", R"({"nvidia.com/gpu": "2"})", "k8s-gpu-2"), "");
+  EXPECT_EQ(place(*ext.value(), "p", R"({"nvidia.com/gpu": "2", "cpu": "2"})", "k8s-gpu-2"), "");
   const StateGauges g = ext.value()->gauges();
   ASSERT_EQ(g.nodes.size(), 3u);
   EXPECT_EQ(g.nodes[1].gpu_model, "H800");
   EXPECT_EQ(g.nodes[1].gpu_allocated_milli, 2000);
-  EXPECT_EQ(g.nodes[1].power_watts, 0);
-  EXPECT_GT(g.nodes[0].power_watts, 0);
+  // 2 of 4 GPUs busy at 700 W, 2 idle at 71 W; 32 vCPU = 16 cores = 1 socket, with a working
+  // core: 120 W.
+  EXPECT_DOUBLE_EQ(g.nodes[1].power_watts, 2 * 700 + 2 * 71 + 120);
   EXPECT_EQ(g.policy, "bestfit");
-
-  // PWR needs figures for every node, so it refuses the H800 node.
-  ServiceInputs pwr = inputs;
-  pwr.state_dir = dir.path() + "/state-pwr";
-  pwr.config.policy = "pwr";
-  auto refused = open_extender(pwr);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("H800"), std::string::npos);
 }
 
 // The decision log is bounded: past its size it moves to <path>.1 and starts afresh.

@@ -42,7 +42,7 @@ struct SimulateOptions {
   std::string gpu_select;
   bool power_by_model = false;
   std::string mode = "inflation";
-  std::string queue = "fifo";
+  std::string queue = "backfill";
   double time_scale = 1.0;
   std::string node_events;
   std::string record;
@@ -151,8 +151,9 @@ std::string tag_run_records(const std::string& records, const std::string& polic
 Result<sim::ReplayConfig> base_replay_config(const SimulateOptions& o,
                                              const trace::Workload& workload) {
   sim::ReplayConfig base;
-  base.queue =
-      o.queue == "backfill" ? sim::QueueDiscipline::kBackfill : sim::QueueDiscipline::kFifo;
+  auto queue = sim::parse_queue_discipline(o.queue);
+  if (!queue.ok()) return Error{fmt::format("--queue: {}", queue.error())};
+  base.queue = queue.value();
   base.time_scale = o.time_scale;
   base.record = !o.record.empty();
   base.wake_delay_s = o.wake_delay_s;
@@ -585,6 +586,12 @@ int run_simulate(const SimulateOptions& o) {
   }
   auto workload = load_simulate_workload(o);
   if (!workload.ok()) return fail(workload);
+  // A GPU model with no power figures is refused, as `greensched serve` refuses it.
+  if (Status s = power::check_gpu_models(power_model.value(), workload.value().nodes,
+                                         workload.value().models, "--power-model FILE");
+      !s.ok()) {
+    return fail(s.message());
+  }
   if (!o.quiet) print_workload_lines(o, workload.value(), lists.value());
   if (o.mode == "replay") {
     return run_replay_mode(o, workload.value(), power_model.value(), lists.value().policies,
@@ -610,8 +617,8 @@ Action add_simulate_command(CLI::App& app) {
       "  greensched simulate --nodes openb_node_list_gpu_node.csv \\\n"
       "      --pods openb_pod_list_default.csv --policy fgd,bestfit --seeds 42-51 --out results/\n"
       "  greensched simulate ... --policy fgd,pwr:200+fgd:800 --report-power-by-model\n"
-      "  greensched simulate ... --mode replay --queue backfill --policy fgd --out replay/\n"
-      "  greensched simulate --mode replay --load 50 --queue backfill --policy fgd,fgd-energy \\\n"
+      "  greensched simulate ... --mode replay --policy fgd --out replay/\n"
+      "  greensched simulate --mode replay --load 50 --policy fgd,fgd-energy \\\n"
       "      --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42-46 --out loaded/");
   cmd->add_option("--nodes", opts->nodes, "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
       ->check(CLI::ExistingFile);
@@ -654,9 +661,10 @@ Action add_simulate_command(CLI::App& app) {
       ->check(CLI::IsMember({"inflation", "replay"}))
       ->capture_default_str();
   cmd->add_option("--queue", opts->queue,
-                  "replay: fifo (the head blocks the rest), backfill (any queued pod that fits, "
-                  "oldest first) or priority (latency-sensitive pods first, then the rest, each "
-                  "backfilled: the queue of every fleet site)")
+                  "replay: backfill (any queued pod that fits starts, oldest first: a pod that "
+                  "fits nowhere does not hold up the ones behind it, as in kube-scheduler), fifo "
+                  "(the head blocks the rest) or priority (latency-sensitive pods first, then the "
+                  "rest, each backfilled: the queue of every fleet site)")
       ->check(CLI::IsMember({"fifo", "backfill", "priority"}))
       ->capture_default_str();
   cmd->add_option("--time-scale", opts->time_scale,

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "greensched/convert/openb_writer.hpp"
+#include "greensched/core/gpu_model.hpp"
 
 namespace greensched::convert {
 
-// The registry's name for `raw` when one is recognised (case-insensitively, or as a token of a
-// product string: "NVIDIA-A100-SXM4-80GB" -> "A100-80G", "Tesla-V100-SXM2-16GB" -> "V100M16");
-// else `raw` unchanged.
-std::string canonical_gpu_model(std::string_view raw);
+// The registry's name for `raw`: greensched::canonical_gpu_model (core/gpu_model.hpp), the one
+// mapping the simulator, the service and the power model also use.
+using greensched::canonical_gpu_model;
 
 // The GPU models of `nodes` (each once) that the built-in power model has no figures for.
 std::vector<std::string> models_without_power(const std::vector<OpenbNodeRow>& nodes);

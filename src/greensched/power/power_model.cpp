@@ -1,5 +1,6 @@
 #include "greensched/power/power_model.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -41,7 +42,11 @@ Result<NodeTypeOverride> parse_override(const json& j, const std::string& path) 
     const std::string where = fmt::format("{}.{}", path, key);
     if (key == "gpu_model" || key == "cpu" || key == "gpu") {
       if (!value.is_string()) return Error{fmt::format("{}: expected a string", where)};
-      (key == "gpu_model" ? o.gpu_model : key == "cpu" ? o.cpu : o.gpu) = value.get<std::string>();
+      const std::string text = value.get<std::string>();
+      // GPU names in the one spelling nodes are read in (core/gpu_model.hpp).
+      (key == "gpu_model" ? o.gpu_model
+       : key == "cpu"     ? o.cpu
+                          : o.gpu) = key == "cpu" ? text : canonical_gpu_model(text);
     } else if (key == "gpu_count") {
       auto count = integer_member(j, key, path, 0, kMaxGpusPerNode);
       if (!count.ok()) return Error{count.error()};
@@ -74,10 +79,25 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
   if (!root.contains("gpus") || !root["gpus"].is_object()) {
     return Error{fmt::format("{}: gpus: missing or not an object", src)};
   }
-  // Plain entries first, then same_as references.
+  // Keys in the spelling nodes are read in: "NVIDIA-H100-80GB-HBM3" and "H100" are one model,
+  // so a file may not give both.
+  std::map<std::string, std::string> spelled;  // canonical -> the key that gave it
   for (const auto& [name, entry] : root["gpus"].items()) {
     const std::string path = fmt::format("{}: gpus.{}", src, name);
     if (!entry.is_object()) return Error{fmt::format("{}: expected an object", path)};
+    if (entry.contains("source") && !entry["source"].is_string()) {
+      return Error{fmt::format("{}.source: expected a string", path)};
+    }
+    const auto [it, fresh] = spelled.emplace(canonical_gpu_model(name), name);
+    if (!fresh) {
+      return Error{
+          fmt::format("{}: names the same GPU model as gpus.{} ({})", path, it->second, it->first)};
+    }
+  }
+  // Plain entries first, then same_as references.
+  for (const auto& [name_as_given, entry] : root["gpus"].items()) {
+    const std::string name = canonical_gpu_model(name_as_given);
+    const std::string path = fmt::format("{}: gpus.{}", src, name_as_given);
     if (entry.contains("same_as")) continue;
     auto idle = number(entry, "idle_watts", path);
     if (!idle.ok()) return Error{idle.error()};
@@ -89,11 +109,12 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     }
     gpus[name] = GpuPower{idle.value(), max.value()};
   }
-  for (const auto& [name, entry] : root["gpus"].items()) {
+  for (const auto& [name_as_given, entry] : root["gpus"].items()) {
     if (!entry.contains("same_as")) continue;
-    const std::string path = fmt::format("{}: gpus.{}.same_as", src, name);
+    const std::string name = canonical_gpu_model(name_as_given);
+    const std::string path = fmt::format("{}: gpus.{}.same_as", src, name_as_given);
     if (!entry["same_as"].is_string()) return Error{fmt::format("{}: expected a string", path)};
-    auto it = gpus.find(entry["same_as"].get<std::string>());
+    auto it = gpus.find(canonical_gpu_model(entry["same_as"].get<std::string>()));
     if (it == gpus.end()) {
       return Error{fmt::format("{}: '{}' is not a GPU with figures", path,
                                entry["same_as"].get<std::string>())};
@@ -171,6 +192,16 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
   return Status::Ok();
 }
 
+// The message of check_gpu_models and resolve.
+std::string unknown_model_message(const std::string& where, const std::string& name,
+                                  const std::string& source, const std::vector<std::string>& known,
+                                  std::string_view how_to_add) {
+  return fmt::format(
+      "{}{}unknown GPU model \"{}\" (no figures in the {}); known: {}; add it with {} (an "
+      "entry in \"gpus\" with idle_watts and max_watts, or \"same_as\" a known model)",
+      where, where.empty() ? "" : ": ", name, source, fmt::join(known, ", "), how_to_add);
+}
+
 bool matches(const NodeTypeOverride& o, const NodeSpec& n, const GpuModelRegistry& models) {
   if (o.gpu_model && (n.model == kNoGpuModel || models.name(n.model) != *o.gpu_model)) return false;
   if (o.gpu_count && n.gpu_count != *o.gpu_count) return false;
@@ -195,7 +226,8 @@ Result<GpuPowerRule> parse_gpu_power_rule(std::string_view text) {
 
 PowerModel PowerModel::builtin() {
   auto model = parse(kBuiltinPowerModelJson, "built-in power model");
-  return std::move(model.value());  // the shipped file is checked by the unit tests
+  model.value().source_ = "built-in power model";  // the shipped file is checked by the tests
+  return std::move(model.value());
 }
 
 Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::string& source) {
@@ -203,6 +235,7 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
   if (!parsed.ok()) return parsed.status().error();
   const json& root = parsed.value();
   PowerModel m;
+  m.source_ = "power model " + source;
   if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_, m.nodes_,
                             m.pue_, m.gpu_rule_);
       !s.ok()) {
@@ -238,12 +271,11 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
     p.gpu_rule = gpu_rule_;
     p.cpu = cpus_.at(cpu);
     if (n.gpu_count > 0) {
-      auto it = gpus_.find(*gpu);
+      auto it = find_gpu(*gpu);
       if (it == gpus_.end()) {
-        return Error{fmt::format(
-            "power model: node {} has GPU model '{}' with no entry in gpus (add it, or map it "
-            "with same_as)",
-            n.name, *gpu)};
+        const std::string& seen = models.first_seen(n.model);
+        return Error{unknown_model_message(seen.empty() ? fmt::format("node {}", n.name) : seen,
+                                           *gpu, source_, gpu_names(), "--power-model FILE")};
       }
       p.gpu = it->second;
       p.gpu_name = *gpu;
@@ -251,6 +283,48 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
     out.push_back(std::move(p));
   }
   return out;
+}
+
+std::vector<std::string> PowerModel::gpu_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, figures] : gpus_) out.push_back(name);
+  return out;  // a std::map's keys: sorted
+}
+
+std::optional<GpuPower> PowerModel::gpu(std::string_view name) const {
+  auto it = find_gpu(name);
+  if (it == gpus_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::map<std::string, GpuPower>::const_iterator PowerModel::find_gpu(std::string_view name) const {
+  const std::string canonical = canonical_gpu_model(name);
+  if (auto it = gpus_.find(canonical); it != gpus_.end()) return it;
+  // A name no built-in spelling knows ("h800") matches a key ignoring case ("H800").
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string wanted = lower(canonical);
+  for (auto it = gpus_.begin(); it != gpus_.end(); ++it) {
+    if (lower(it->first) == wanted) return it;
+  }
+  return gpus_.end();
+}
+
+Status check_gpu_models(const PowerModel& model, std::span<const NodeSpec> nodes,
+                        const GpuModelRegistry& models, std::string_view how_to_add) {
+  for (const NodeSpec& n : nodes) {
+    if (n.gpu_count <= 0 || n.model == kNoGpuModel) continue;
+    // resolve() applies node_types and nodes overrides, which may name figures for the model.
+    auto figures = model.resolve(std::span<const NodeSpec>(&n, 1), models);
+    if (figures.ok()) continue;
+    const std::string& seen = models.first_seen(n.model);
+    return Error{unknown_model_message(seen.empty() ? fmt::format("node {}", n.name) : seen,
+                                       models.name(n.model), model.source(), model.gpu_names(),
+                                       how_to_add)};
+  }
+  return Status::Ok();
 }
 
 double gpu_power_watts(const NodePower& power, int32_t free_milli) {

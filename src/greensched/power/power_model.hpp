@@ -72,15 +72,23 @@ class PowerModel {
   static Result<PowerModel> parse(std::string_view json_text, const std::string& source);
   static Result<PowerModel> load(const std::string& path);
 
-  // Figures for every node; fails naming the node and model when one has no entry.
+  // Figures for every node; fails, as check_gpu_models does, when a GPU model has no entry.
   Result<std::vector<NodePower>> resolve(std::span<const NodeSpec> nodes,
                                          const GpuModelRegistry& models) const;
+  // The GPU models with figures, in their canonical spelling, sorted.
+  std::vector<std::string> gpu_names() const;
+  // Figures of GPU model `name` (any spelling canonical_gpu_model reads), if it has any.
+  std::optional<GpuPower> gpu(std::string_view name) const;
+  // Where the model came from: "built-in power model" or "power model FILE".
+  const std::string& source() const { return source_; }
   double pue() const { return pue_; }
   void set_pue(double pue) { pue_ = pue; }
   GpuPowerRule gpu_rule() const { return gpu_rule_; }
   void set_gpu_rule(GpuPowerRule rule) { gpu_rule_ = rule; }
 
  private:
+  // gpus_'s entry for `name` in any spelling, or end().
+  std::map<std::string, GpuPower>::const_iterator find_gpu(std::string_view name) const;
   std::map<std::string, GpuPower> gpus_;
   std::map<std::string, CpuPower> cpus_;
   std::string default_cpu_;
@@ -88,7 +96,16 @@ class PowerModel {
   std::map<std::string, NodeTypeOverride> nodes_;
   double pue_ = 1.0;
   GpuPowerRule gpu_rule_ = GpuPowerRule::kPwr;
+  std::string source_;
 };
+
+// The one rule for a node whose GPU model the power model has no figures for, the same in
+// every front end (simulate, multi, serve): the node is refused. The error names where the
+// model was first seen (GpuModelRegistry::first_seen: "nodes.csv:12", "Node gpu-7"), the
+// model, the models that have figures, and `how_to_add` (the front end's way to give a power
+// model: "--power-model FILE"). Ok when every GPU node's model has figures.
+Status check_gpu_models(const PowerModel& model, std::span<const NodeSpec> nodes,
+                        const GpuModelRegistry& models, std::string_view how_to_add);
 
 // The same from whole cores: a socket with any working core draws max_watts, an idle one
 // idle_watts; sockets = ceil(physical / cores_per_socket). Inline and, for up to 16 sockets,

@@ -74,7 +74,6 @@ Result<std::unique_ptr<ClusterState>> ClusterState::create(GpuModelRegistry mode
   if (!terms.ok()) return Error{terms.error()};
   std::unique_ptr<ClusterState> state(
       new ClusterState(std::move(models), std::move(nodes), std::move(options)));
-  for (const policy::MixTerm& t : terms.value()) state->needs_power_ |= t.name == "pwr";
   state->pue_ = state->options_.power_model.pue();
   for (std::size_t n = 0; n < state->specs_.size(); ++n) {
     const NodeSpec& spec = state->specs_[n];
@@ -90,18 +89,14 @@ Result<std::unique_ptr<ClusterState>> ClusterState::create(GpuModelRegistry mode
 }
 
 Status ClusterState::rebuild() {
-  std::vector<power::NodePower> figures;
-  figures.reserve(specs_.size());
-  for (const NodeSpec& spec : specs_) {
-    auto one = options_.power_model.resolve(std::span<const NodeSpec>(&spec, 1), models_);
-    if (one.ok()) {
-      figures.push_back(std::move(one.value().front()));
-    } else if (needs_power_) {
-      return Error{one.error()};
-    } else {
-      figures.emplace_back();  // no figures: counts as 0 W in the power metrics
-    }
+  // A node whose GPU model has no power figures is refused, as `greensched simulate` refuses it.
+  if (Status s = power::check_gpu_models(options_.power_model, specs_, models_, kPowerModelHint);
+      !s.ok()) {
+    return s;
   }
+  auto resolved = options_.power_model.resolve(specs_, models_);
+  if (!resolved.ok()) return Error{resolved.error()};
+  std::vector<power::NodePower> figures = std::move(resolved.value());
   auto cluster = std::make_unique<Cluster>(specs_);
   for (const auto& [key, pod] : pods_) {
     const NodeIndex node = node_index_.at(pod.node);

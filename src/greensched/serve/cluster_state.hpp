@@ -41,6 +41,9 @@ struct BoundPod {
   PodId id = 0;
 };
 
+// How a `greensched serve` user gives a power model, for power::check_gpu_models' errors.
+inline constexpr std::string_view kPowerModelHint = "\"power_model\": FILE in the --config file";
+
 struct StateOptions {
   std::string policy = "fgd";   // any spec of policy::make_policy, e.g. "pwr:200+fgd:800"
   std::string gpu_select;       // in a mix: whose rule picks GPUs ("" = default)
@@ -51,21 +54,23 @@ struct StateOptions {
 
 class ClusterState {
  public:
-  // Fails on duplicate node names, a bad policy spec, or (when the policy uses power) a node
-  // whose GPU model has no power figures.
+  // Fails on duplicate node names, a bad policy spec, or a node whose GPU model has no power
+  // figures (power::check_gpu_models: the rule `greensched simulate` follows too).
   static Result<std::unique_ptr<ClusterState>> create(GpuModelRegistry models,
                                                       std::vector<NodeSpec> nodes,
                                                       StateOptions options);
 
   const Cluster& cluster() const { return *cluster_; }
   const GpuModelRegistry& models() const { return models_; }
+  const power::PowerModel& power_model() const { return options_.power_model; }
   std::optional<NodeIndex> find_node(std::string_view name) const;
   // Nodes added after start (for snapshots).
   const std::vector<NodeSpec>& added_nodes() const { return added_; }
 
   // A node spec from a Node object; interns its GPU model (fails when the registry is full).
   Result<NodeSpec> node_spec(const NodeInfo& info);
-  // Adds a node; fails if the name exists. Rebuilds the cluster, policy and trackers.
+  // Adds a node; fails if the name exists or its GPU model has no power figures. Rebuilds the
+  // cluster, policy and trackers.
   Status add_node(NodeSpec spec);
 
   // The request as the policies see it: models resolved (an unknown model matches no node)
@@ -111,7 +116,6 @@ class ClusterState {
   std::vector<NodeSpec> added_;
   std::unordered_map<std::string, NodeIndex> node_index_;
   StateOptions options_;
-  bool needs_power_ = false;
   double pue_ = 1.0;
 
   std::unique_ptr<Cluster> cluster_;

@@ -47,13 +47,24 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
                  item.error);
     } else {
       auto spec = state_->node_spec(*item.info);
-      Status s = spec.ok() ? state_->add_node(spec.value()) : Status(Error{spec.error()});
+      // The rule of power::check_gpu_models, as at start-up and in `greensched simulate`.
+      Status model_known =
+          spec.ok() ? power::check_gpu_models(state_->power_model(), std::span(&spec.value(), 1),
+                                              state_->models(), kPowerModelHint)
+                    : Status::Ok();
+      Status s = !spec.ok()          ? Status(Error{spec.error()})
+                 : !model_known.ok() ? model_known
+                                     : state_->add_node(spec.value());
       if (s.ok()) {
         entries.push_back(ClusterState::node_entry(spec.value(), state_->models()));
         continue;
       }
-      why = kMalformedNodeCategory;
-      fmt::print(stderr, "greensched serve: node {} cannot be added: {}\n", item.name, s.message());
+      why = model_known.ok() ? kMalformedNodeCategory : kUnknownGpuModelCategory;
+      // Said once per node and reason, not on every request that lists the node.
+      if (std::string& said = refused_nodes_[item.name]; said != s.message()) {
+        said = s.message();
+        fmt::print(stderr, "greensched serve: node {} cannot be added: {}\n", item.name, said);
+      }
     }
     if (result != nullptr) result->failed_unresolvable[item.name] = std::string(why);
   }

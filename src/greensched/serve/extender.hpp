@@ -134,6 +134,7 @@ class Extender {
   std::shared_mutex state_mu_;
   std::mutex decide_mu_;  // taken after state_mu_, never before
   std::unique_ptr<ClusterState> state_;
+  std::map<std::string, std::string> refused_nodes_;  // under state_mu_: name -> reason logged
   std::unique_ptr<Journal> journal_;
   ExtenderOptions options_;
   PendingPods pending_;

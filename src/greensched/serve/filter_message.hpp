@@ -43,6 +43,8 @@ inline constexpr std::string_view kUnknownNodeCategory = "Node unknown to greens
 inline constexpr std::string_view kRejectedNodeCategory =
     "Node unknown to greensched (unknown_nodes: reject)";
 inline constexpr std::string_view kMalformedNodeCategory = "Node object malformed";
+inline constexpr std::string_view kUnknownGpuModelCategory =
+    "GPU model with no power figures (see greensched serve's log)";
 inline constexpr std::string_view kBoundElsewhereCategory = "Pod already bound to another node";
 
 std::string filter_message(const FilterFacts& facts, const PodSpec& pod,

@@ -122,7 +122,12 @@ Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models) {
   spec.gpu_count = info.gpu_count;
   if (info.gpu_count > 0) {
     auto id = models.find(info.gpu_model);
-    if (!id && models.size() < kUnknownModelBit) id = models.intern(info.gpu_model);
+    const std::string where = fmt::format("Node {}", info.name);
+    if (id) {
+      (void)models.intern(info.gpu_model, where);  // notes where, if no node named it yet
+    } else if (models.size() < kUnknownModelBit) {
+      id = models.intern(info.gpu_model, where);
+    }
     if (!id) {
       return Error{fmt::format("node {}: GPU model {}: too many distinct GPU models", info.name,
                                info.gpu_model)};

@@ -49,7 +49,8 @@ Result<std::vector<NodeEvent>> parse_node_events(std::string_view text, const st
 struct ReplayConfig {
   std::string policy = "fgd";  // any policy spec make_policy accepts
   uint64_t seed = 42;          // node tie order and the policy's own draws
-  QueueDiscipline queue = QueueDiscipline::kFifo;
+  // As kube-scheduler: a job that fits nowhere does not hold up the ones behind it.
+  QueueDiscipline queue = QueueDiscipline::kBackfill;
   double time_scale = 1.0;  // trace times are divided by this (60: a trace minute per second)
   std::vector<NodeEvent> node_events;
   bool record = false;             // decision records: every start, and each pod's first failed try

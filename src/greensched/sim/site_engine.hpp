@@ -58,7 +58,8 @@ struct SiteJob {
 std::vector<uint32_t> feasibility_keys(const std::vector<SiteJob>& jobs, uint32_t& key_count);
 
 struct SiteEngineConfig {
-  QueueDiscipline queue = QueueDiscipline::kFifo;
+  // As kube-scheduler: a job that fits nowhere does not hold up the ones behind it.
+  QueueDiscipline queue = QueueDiscipline::kBackfill;
   int64_t power_down_idle_s = -1;  // < 0: nodes never sleep
   int64_t wake_delay_s = 300;
   bool preempt_be = false;

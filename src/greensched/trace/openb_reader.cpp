@@ -106,7 +106,7 @@ Result<std::vector<NodeSpec>> parse_openb_nodes(std::string_view text, const std
     const std::string_view model = csv.fields()[c_model];
     if (node.gpu_count > 0) {
       if (model.empty()) return csv.error("model: empty but the node has GPUs");
-      auto id = models.intern(model);
+      auto id = models.intern(model, fmt::format("{}:{}", source, csv.line_number()));
       if (!id)
         return csv.error(fmt::format("model: too many distinct GPU models ({})", kMaxGpuModels));
       node.model = *id;
