@@ -23,9 +23,7 @@ def fail(message):
 def run(args, expect=0):
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != expect:
-        fail(
-            f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}"
-        )
+        fail(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}")
     return p
 
 
@@ -56,9 +54,7 @@ def main():
         "alloc_gpu_pct_at_90",
         "power_watts_at_100",
     ]
-    table = run(
-        [binary, "compare", a, b, "--metrics", ",".join(metrics), "--out", out]
-    ).stdout
+    table = run([binary, "compare", a, b, "--metrics", ",".join(metrics), "--out", out]).stdout
     for name in ("compare.html", "compare.csv"):
         if not os.path.getsize(os.path.join(out, name)):
             fail(f"{name} is empty")
@@ -90,18 +86,12 @@ def main():
     # The table shows the same means (alloc_gpu_pct_at_100 of fgd, written with 4 decimals).
     fgd_alloc = [mean(s, "fgd", "alloc_gpu_pct_at_100") for s in summaries]
     line = next(
-        (
-            l
-            for l in table.splitlines()
-            if l.startswith("fgd ") and "alloc_gpu_pct_at_100" in l
-        ),
+        (l for l in table.splitlines() if l.startswith("fgd ") and "alloc_gpu_pct_at_100" in l),
         "",
     )
     for value in fgd_alloc:
         if f"{value:.4f}" not in line:
-            fail(
-                f"the table's fgd alloc_gpu_pct_at_100 line {line!r} lacks {value:.4f}"
-            )
+            fail(f"the table's fgd alloc_gpu_pct_at_100 line {line!r} lacks {value:.4f}")
     with open(os.path.join(out, "compare.html")) as f:
         html = f.read()
     for m in range(len(metrics)):
@@ -125,14 +115,10 @@ def main():
         key = row["key"]
         for i, value in enumerate(row["values"]):
             text = cells[(i, key["policy"], key["seed"], row["metric"])]
-            if (
-                text == "" and value is None
-            ):  # no value (e.g. alloc at 130 % with --tune 1.1)
+            if text == "" and value is None:  # no value (e.g. alloc at 130 % with --tune 1.1)
                 continue
             if value is None or not close(value, float(text)):
-                fail(
-                    f"--json {key} {row['metric']} run {i}: {value}, summary.csv has {text}"
-                )
+                fail(f"--json {key} {row['metric']} run {i}: {value}, summary.csv has {text}")
             checked += 1
     if "tune" in result["metrics"] or "wall_seconds" in result["metrics"]:
         fail(f"settings compared as metrics: {result['metrics']}")
@@ -156,9 +142,7 @@ def main():
     ):
         p = run([binary, "compare"] + dirs, expect=1)
         if not p.stderr.startswith(message):
-            fail(
-                f"compare {dirs}: stderr {p.stderr!r}, expected it to start with {message!r}"
-            )
+            fail(f"compare {dirs}: stderr {p.stderr!r}, expected it to start with {message!r}")
     print("ok: bad folders exit 1 with the file named")
 
 
