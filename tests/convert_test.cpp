@@ -394,5 +394,26 @@ TEST(ConvertBadInput, SacctBadFieldsAreDroppedWithReasons) {
   EXPECT_EQ(t.drops[3].what, "asks only for GPU model(s) no node has: z9");
 }
 
+// CPU counts past 2^20 are refused, not multiplied into milli-CPUs past int64's range.
+TEST(ConvertBadInput, SacctHugeCpuCountsAreDroppedWithReasons) {
+  const std::string jobs =
+      "JobID|Submit|End|AllocCPUS|ReqMem|AllocTRES\n"
+      "1|2024-01-01T00:00:00|2024-01-01T01:00:00|184467440737505901|1G|cpu=2\n"
+      "2|2024-01-01T00:00:00|2024-01-01T01:00:00|2|1G|cpu=2\n";
+  const std::string nodes =
+      "NodeName=g01 CPUTot=184467440737505901 RealMemory=1000 Gres=gpu:a100:4\n"
+      "NodeName=g02 CPUTot=64 RealMemory=1000 Gres=gpu:a100:4\n";
+  auto r = convert_sacct(SourceText{"j.txt", jobs}, SourceText{"s.txt", nodes});
+  ASSERT_TRUE(r.ok()) << r.error();
+  const TableSummary& n = r.value().summary.tables.at(0);
+  ASSERT_EQ(n.drops.size(), 1U);
+  EXPECT_EQ(n.drops[0].where(), "s.txt:1");
+  EXPECT_EQ(n.drops[0].what, "node g01: CPUTot 184467440737505901 is over 1048576");
+  const TableSummary& j = r.value().summary.tables.at(1);
+  ASSERT_EQ(j.drops.size(), 1U);
+  EXPECT_EQ(j.drops[0].where(), "j.txt:2");
+  EXPECT_EQ(j.drops[0].what, "184467440737505901 CPUs is over 1048576");
+}
+
 }  // namespace
 }  // namespace greensched::convert

@@ -22,6 +22,10 @@
 namespace greensched::convert {
 namespace {
 
+// The most CPUs one node or job may claim (2^20): far beyond any machine, and small enough that
+// milli-CPUs stay far from int64's range.
+constexpr int64_t kMaxCpus = int64_t{1} << 20;
+
 struct Line {
   std::size_t number = 0;
   std::string_view text;
@@ -273,6 +277,10 @@ Result<std::vector<OpenbNodeRow>> convert_scontrol_nodes(const SourceText& src,
                                        !cpus ? "CPUTot" : "RealMemory"));
       continue;
     }
+    if (*cpus > kMaxCpus) {
+      table.drop(l.number, fmt::format("node {}: CPUTot {} is over {}", row.name, *cpus, kMaxCpus));
+      continue;
+    }
     row.cpu_milli = *cpus * 1000;
     row.memory_mib = *mem;
     auto gpus = gres_gpus(f["Gres"]);
@@ -494,6 +502,10 @@ Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
     if (cpus == 0) {
       cpus = 1;
       d.inferred.push_back("1 CPU: no AllocCPUS, ReqCPUS or TRES cpu");
+    }
+    if (cpus > kMaxCpus) {
+      table.drop(l.number, fmt::format("{} CPUs is over {}", cpus, kMaxCpus));
+      continue;
     }
     int64_t job_nodes = 1;
     if (auto v = trace::parse_int(field(c_nnodes)); v && *v > 0) {
