@@ -18,7 +18,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
-.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench format format-check clean \
+.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench fuzz format format-check clean \
         install
 
 all: build
@@ -97,6 +97,12 @@ install: $(BUILD)/build.ninja
 
 bench: build
 	./$(BUILD)/greensched_bench
+
+# Longer fuzzing than `make test` does (10 s a reader, 30 s the extender's parser): every
+# fuzzer for FUZZ_SECONDS each, findings kept in build/tests/*fuzz*/.
+FUZZ_SECONDS ?= 300
+fuzz: build
+	GREENSCHED_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(BUILD) --output-on-failure -L fuzz -j $(JOBS)
 
 GO_SOURCES = $(shell git ls-files '*.go' 2>/dev/null)
 PY_SOURCES = $(shell git ls-files '*.py' 2>/dev/null)

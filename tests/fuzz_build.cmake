@@ -50,15 +50,26 @@ endfunction()
 
 # greensched_fuzz_run(BINARY <path> WORK <dir> SECONDS <n> MAX_LEN <bytes> CORPUS <dir...>
 #                     FAILURE <message>)
-# Fuzzes for SECONDS; new inputs go to the first CORPUS directory, findings to WORK/. Fails
-# with FAILURE when the fuzzer finds a crash, leak or timeout.
+# Fuzzes for SECONDS ($GREENSCHED_FUZZ_SECONDS overrides it: `make fuzz` runs longer); new
+# inputs go to the first CORPUS directory, findings to WORK/. Fails with FAILURE when the fuzzer
+# finds a crash, leak or timeout, and prints the finding in hex, so that a log alone (a CI run's)
+# is enough to reproduce it.
 function(greensched_fuzz_run)
   cmake_parse_arguments(arg "" "BINARY;WORK;SECONDS;MAX_LEN;FAILURE" "CORPUS" ${ARGN})
+  if(DEFINED ENV{GREENSCHED_FUZZ_SECONDS})
+    set(arg_SECONDS $ENV{GREENSCHED_FUZZ_SECONDS})
+  endif()
   execute_process(
     COMMAND ${arg_BINARY} -max_total_time=${arg_SECONDS} -max_len=${arg_MAX_LEN} -timeout=10
             -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=${arg_WORK}/ ${arg_CORPUS}
     RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
+    file(GLOB findings ${arg_WORK}/crash-* ${arg_WORK}/leak-* ${arg_WORK}/timeout-*
+         ${arg_WORK}/oom-*)
+    foreach(finding ${findings})
+      file(READ ${finding} hex HEX)
+      message(STATUS "finding ${finding} (hex; xxd -r -p turns it back into the file):\n${hex}")
+    endforeach()
     message(FATAL_ERROR "${arg_FAILURE}")
   endif()
 endfunction()
