@@ -15,6 +15,7 @@ Action add_multi_command(CLI::App& app);
 Action add_explain_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
+Action add_merge_command(CLI::App& app);
 Action add_monitor_command(CLI::App& app);
 Action add_profile_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);

@@ -34,6 +34,7 @@ int run(int argc, char** argv) {
   auto explain = greensched::app::add_explain_command(app);
   auto report = greensched::app::add_report_command(app);
   auto compare = greensched::app::add_compare_command(app);
+  auto merge = greensched::app::add_merge_command(app);
   auto monitor = greensched::app::add_monitor_command(app);
   auto profile = greensched::app::add_profile_command(app);
   auto calibrate = greensched::app::add_calibrate_command(app);
@@ -56,6 +57,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("explain")) return explain();
   if (app.got_subcommand("report")) return report();
   if (app.got_subcommand("compare")) return compare();
+  if (app.got_subcommand("merge")) return merge();
   if (app.got_subcommand("monitor")) return monitor();
   if (app.got_subcommand("profile")) return profile();
   if (app.got_subcommand("calibrate")) return calibrate();

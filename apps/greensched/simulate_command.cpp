@@ -15,9 +15,11 @@
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/report/results_writer.hpp"
+#include "greensched/report/shard_files.hpp"
 #include "greensched/report/timeline_writer.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/sim/replay.hpp"
+#include "greensched/sim/shard.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/csv.hpp"
 #include "greensched/trace/load_generator.hpp"
@@ -54,7 +56,45 @@ struct SimulateOptions {
   std::string power_down_idle;   // replay: comma list of seconds or "off"
   int64_t wake_delay_s = 300;    // replay
   int64_t timeline_step_s = -1;  // replay: -1 = every instant, or 3600 with --load
+  std::string shard;             // I/N: run only block I of N of the plan
 };
+
+// What the outputs depend on besides the runs' ids: every option but where results go, how
+// they are shown and how many cores run them. Shards of one sweep share it.
+std::string plan_description(const SimulateOptions& o) {
+  return fmt::format(
+      "simulate|{}|nodes={}|pods={}|tune={}|power_model={}|pue={}|gpu_select={}|queue={}|"
+      "time_scale={}|node_events={}|snapshot={}|gpu_power={}|days={}|warmup={}|wake={}|"
+      "step={}|record={}",
+      o.mode, o.nodes, o.pods, o.tune, o.power_model, o.pue, o.gpu_select, o.queue, o.time_scale,
+      o.node_events, o.snapshot_pct, o.gpu_power, o.days, o.warmup_days, o.wake_delay_s,
+      o.timeline_step_s, !o.record.empty());
+}
+
+// --shard's slice of a plan of `total` runs (the whole plan without --shard), or a usage error.
+Result<sim::RunRange> shard_runs(const SimulateOptions& o, std::size_t total) {
+  if (o.shard.empty()) return sim::RunRange{0, total};
+  auto shard = sim::parse_shard(o.shard);
+  if (!shard.ok()) return shard.status().error();
+  if (Status s = sim::check_shard_fits(shard.value(), total); !s.ok()) return s.error();
+  return sim::shard_range(shard.value(), total);
+}
+
+// With --shard, OUT/shard.json: what `greensched merge` needs to put the shards together.
+Status write_simulate_manifest(const SimulateOptions& o, const std::vector<std::string>& run_ids,
+                               std::vector<std::string> files) {
+  if (o.shard.empty()) return Status::Ok();
+  report::ShardManifest m;
+  m.command = "simulate " + o.mode;
+  m.fingerprint = sim::plan_fingerprint(plan_description(o), run_ids);
+  m.shard = sim::parse_shard(o.shard).value();
+  m.total_runs = run_ids.size();
+  m.runs = sim::shard_range(m.shard, run_ids.size());
+  m.run_ids.assign(run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.begin),
+                   run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.end));
+  m.files = std::move(files);
+  return report::write_shard_manifest(o.out, m);
+}
 
 Result<std::vector<power::GpuPowerRule>> parse_gpu_rules(std::string_view text) {
   std::vector<power::GpuPowerRule> out;
@@ -300,7 +340,7 @@ Status draw_group(const ReplaySetup& s, const sim::ReplayConfig& base, int64_t c
 Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
                                                        const sim::ReplayConfig& base,
                                                        const std::vector<uint64_t>& seeds,
-                                                       ProgressBar& bar) {
+                                                       sim::RunRange range, ProgressBar& bar) {
   int64_t capacity = 0;
   for (const NodeSpec& n : s.workload.nodes) capacity += int64_t{n.gpu_count} * kGpuMilli;
   const std::size_t rule_count = s.grid.rules.size();
@@ -316,13 +356,22 @@ Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
   for (std::size_t g = 0; g < groups.size(); ++g) {
     groups[g].load = s.grid.loads[g / seeds.size()];
     groups[g].seed = seeds[g % seeds.size()];
-    groups[g].runs_left = s.policies.size() * power_down_count;
     for (std::size_t p = 0; p < s.policies.size(); ++p) {
-      for (std::size_t d = 0; d < power_down_count; ++d) tasks.push_back(Task{g, p, d});
+      for (std::size_t d = 0; d < power_down_count; ++d) {
+        // Only the tasks with a run in the shard's range (all of them without --shard).
+        bool wanted = false;
+        for (std::size_t k = 0; k < rule_count; ++k) {
+          wanted = wanted ||
+                   range.contains(g * variant_count + (p * rule_count + k) * power_down_count + d);
+        }
+        if (!wanted) continue;
+        tasks.push_back(Task{g, p, d});
+        ++groups[g].runs_left;
+      }
     }
   }
-  const std::size_t total = groups.size() * variant_count;
-  std::vector<sim::ReplayResult> results(total);
+  const std::size_t total = tasks.size() * rule_count;
+  std::vector<sim::ReplayResult> results(range.end - range.begin);
   std::size_t done = 0;
   std::mutex progress;
   const Status status = parallel_for(tasks.size(), s.o.jobs, [&](std::size_t i) -> Status {
@@ -338,8 +387,9 @@ Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
     double wall = 0;
     for (std::size_t k = 0; k < rule_count; ++k) {
       wall += r.value()[k].wall_seconds;
-      results[t.group * variant_count + (t.policy * rule_count + k) * power_down_count +
-              t.power_down] = std::move(r.value()[k]);
+      const std::size_t run =
+          t.group * variant_count + (t.policy * rule_count + k) * power_down_count + t.power_down;
+      if (range.contains(run)) results[run - range.begin] = std::move(r.value()[k]);
     }
     {
       std::lock_guard<std::mutex> lock(g.mutex);
@@ -431,10 +481,29 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
                           frag::build_target_workload(workload.pods)};
   // Held to the end of the command: its line ends when it goes, after the output.
   ProgressBar bar(!o.quiet && stderr_is_terminal());
-  auto results = run_replay_grid(setup, base.value(), seeds, bar);
+  // The plan's runs, in the order of the results: load, seed, policy, GPU rule, power-down.
+  std::vector<std::string> run_ids;
+  for (double load : grid.value().loads) {
+    for (uint64_t seed : seeds) {
+      for (const std::string& policy : policies) {
+        for (power::GpuPowerRule rule : grid.value().rules) {
+          for (int64_t down : grid.value().power_downs) {
+            run_ids.push_back(fmt::format("{}/{}/{:g}/{}/{}", policy, seed, load,
+                                          power::gpu_power_rule_name(rule), down));
+          }
+        }
+      }
+    }
+  }
+  auto range = shard_runs(o, run_ids.size());
+  if (!range.ok()) return fail(range.status().message(), kExitUsage);
+  auto results = run_replay_grid(setup, base.value(), seeds, range.value(), bar);
   if (!results.ok()) return fail(results);
   print_results(o, results.value(), replay_table);
   if (Status s = write_replay_files(o, results.value()); !s.ok()) return fail(s);
+  if (Status s = write_simulate_manifest(o, run_ids, {"timeline.csv", "summary.csv"}); !s.ok()) {
+    return fail(s);
+  }
   return 0;
 }
 
@@ -527,8 +596,11 @@ void print_workload_lines(const SimulateOptions& o, const trace::Workload& workl
 Result<std::vector<sim::RunResult>> run_inflation_experiments(const SimulateOptions& o,
                                                               const trace::Workload& workload,
                                                               const power::PowerModel& power_model,
-                                                              const SimulateLists& lists) {
+                                                              const SimulateLists& lists,
+                                                              sim::RunRange range) {
   sim::ExperimentPlan plan;
+  plan.first_run = range.begin;
+  plan.end_run = range.end;
   plan.policies = lists.policies;
   plan.seeds = lists.seeds;
   plan.tune = o.tune;
@@ -567,18 +639,38 @@ Status write_inflation_files(const SimulateOptions& o, const trace::Workload& wo
 
 int run_inflation_mode(const SimulateOptions& o, const trace::Workload& workload,
                        const power::PowerModel& power_model, const SimulateLists& lists) {
-  auto results = run_inflation_experiments(o, workload, power_model, lists);
+  std::vector<std::string> run_ids;  // policy-major, as run_experiments orders the runs
+  for (const std::string& policy : lists.policies) {
+    for (uint64_t seed : lists.seeds) run_ids.push_back(fmt::format("{}/{}", policy, seed));
+  }
+  auto range = shard_runs(o, run_ids.size());
+  if (!range.ok()) return fail(range.status().message(), kExitUsage);
+  auto results = run_inflation_experiments(o, workload, power_model, lists, range.value());
   if (!results.ok()) return fail(results);
   print_results(o, results.value(), [&](const std::vector<sim::RunResult>& runs) {
     return report::summary_table(runs, o.power_by_model);
   });
   if (Status s = write_inflation_files(o, workload, results.value()); !s.ok()) return fail(s);
+  std::vector<std::string> files = {"curves.csv", "summary.csv"};
+  for (const auto& r : results.value()) {
+    if (!r.snapshot_used_milli.empty()) {
+      files.push_back("occupancy.csv");
+      break;
+    }
+  }
+  if (Status s = write_simulate_manifest(o, run_ids, files); !s.ok()) return fail(s);
   return 0;
 }
 
 int run_simulate(const SimulateOptions& o) {
   auto lists = parse_simulate_lists(o);
   if (!lists.ok()) return fail(lists.error(), kExitUsage);
+  if (!o.shard.empty()) {
+    if (auto shard = sim::parse_shard(o.shard); !shard.ok()) {
+      return fail(shard.status().message(), kExitUsage);
+    }
+    if (o.out.empty()) return fail("--shard needs --out (the shard's own folder)", kExitUsage);
+  }
   auto power_model = load_simulate_power_model(o);
   if (!power_model.ok()) return fail(power_model);
   if (Status s = check_mode_options(o, power_model.value()); !s.ok()) {
@@ -619,7 +711,14 @@ Action add_simulate_command(CLI::App& app) {
       "  greensched simulate ... --policy fgd,pwr:200+fgd:800 --report-power-by-model\n"
       "  greensched simulate ... --mode replay --policy fgd --out replay/\n"
       "  greensched simulate --mode replay --load 50 --policy fgd,fgd-energy \\\n"
-      "      --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42-46 --out loaded/");
+      "      --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42-46 --out "
+      "loaded/\n\n"
+      "Sweeps over several machines: --shard I/N runs block I (0-based) of N contiguous, equal\n"
+      "(+-1) blocks of the plan's runs and writes the same files restricted to them, plus\n"
+      "shard.json; greensched merge rebuilds the one-machine files byte for byte:\n"
+      "  for i in 0 1 2; do greensched simulate --policy fgd,bestfit --seeds 42-51 \\\n"
+      "      --shard $i/3 --out shard-$i; done\n"
+      "  greensched merge shard-0 shard-1 shard-2 --out results/");
   cmd->add_option("--nodes", opts->nodes, "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", opts->pods,
@@ -692,6 +791,10 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--timeline-step", opts->timeline_step_s,
                   "replay: seconds between timeline.csv points (default: every instant; 3600 "
                   "with --load)");
+  cmd->add_option("--shard", opts->shard,
+                  "I/N: run only block I (0-based) of N of the plan's runs (policy x seed, and "
+                  "replay's loads x GPU rules x power-down settings) and write OUT/shard.json for "
+                  "greensched merge; needs --out");
   cmd->add_option("--node-events", opts->node_events,
                   "replay: CSV time,node,event with event down or up (pods on a downed node are "
                   "re-queued)")

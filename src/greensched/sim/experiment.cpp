@@ -24,6 +24,12 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
       specs.push_back(std::move(spec));
     }
   }
+  if (plan.first_run > 0 || plan.end_run < specs.size()) {
+    const std::size_t end = std::min(plan.end_run, specs.size());
+    specs = std::vector<RunSpec>(
+        specs.begin() + static_cast<std::ptrdiff_t>(std::min(plan.first_run, end)),
+        specs.begin() + static_cast<std::ptrdiff_t>(end));
+  }
   auto scenario = make_scenario(workload, plan.power_model);
   if (!scenario.ok()) return Error{scenario.error()};
 

@@ -25,6 +25,9 @@ struct ExperimentPlan {
   std::string gpu_select;  // for mixes; "" = FGD's rule when fgd is in the mix
   bool record = false;     // decision records for every run
   int snapshot_pct = -1;   // >= 0: GPU occupancy snapshot of each policy's first seed
+  // Only the runs [first_run, end_run) of the plan (policy-major order): one shard of it.
+  std::size_t first_run = 0;
+  std::size_t end_run = static_cast<std::size_t>(-1);
 };
 
 // Called after each finished run, from one thread at a time.
