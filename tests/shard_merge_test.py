@@ -1,4 +1,4 @@
-"""simulate --shard I/N and greensched merge: a sweep run as N shards and merged gives the
+"""simulate and multi --shard I/N and greensched merge: a sweep run as N shards and merged gives the
 files of the sweep run on one machine, byte for byte (summary.csv compared without its
 wall_seconds column, the time each machine measured), for every N from 1 to the number of runs;
 bad --shard values are usage errors (exit 2); missing, duplicate or foreign shards are refused
@@ -19,11 +19,12 @@ GREENSCHED, WORK = sys.argv[1], sys.argv[2]
 # Each sweep: its arguments and its number of runs.
 SWEEPS = {
     # 2 policies x 2 seeds; occupancy.csv from each policy's first seed.
-    "inflation": (["--policy", "fgd,bestfit", "--seeds", "42-43", "--tune", "1.0"], 4),
+    "inflation": (["simulate", "--policy", "fgd,bestfit", "--seeds", "42-43", "--tune", "1.0"], 4),
     # 2 policies x 2 GPU rules x 2 power-down settings: a shard boundary can fall between two
     # GPU rules of one simulated run.
     "replay": (
         [
+            "simulate",
             "--mode",
             "replay",
             "--load",
@@ -42,6 +43,18 @@ SWEEPS = {
             "off,1800",
         ],
         8,
+    ),
+    # 2 seeds (OUT/seed-N folders) x 2 slacks x 3 agents.
+    "multi": (
+        ["multi", "--agent", "local,green,round-robin", "--seeds", "42-43", "--days", "2"]
+        + ["--slack", "0,4"],
+        12,
+    ),
+    # One seed (the files in OUT itself) x 2 loads x 2 agents, with two energy controllers.
+    "multi-load": (
+        ["multi", "--agent", "local,green", "--seeds", "42", "--load", "30,60", "--days", "1"]
+        + ["--warmup-days", "0.25", "--energy-controller", "greedy,mpc"],
+        4,
     ),
 }
 
@@ -62,7 +75,12 @@ def without_wall(text):
 
 
 def csv_files(folder):
-    return sorted(f for f in os.listdir(folder) if f.endswith(".csv"))
+    return sorted(
+        os.path.relpath(os.path.join(d, f), folder)
+        for d, _, names in os.walk(folder)
+        for f in names
+        if f.endswith(".csv")
+    )
 
 
 def same_files(whole, merged, what):
@@ -72,7 +90,7 @@ def same_files(whole, merged, what):
     for name in names:
         a = open(os.path.join(whole, name), encoding="utf-8").read()
         b = open(os.path.join(merged, name), encoding="utf-8").read()
-        if name == "summary.csv":
+        if os.path.basename(name) == "summary.csv":
             a, b = without_wall(a), without_wall(b)
         if a != b:
             sys.exit(f"FAIL: {what}: {name} differs from the one-machine run's")
@@ -83,7 +101,7 @@ def shards(mode, args, n):
     dirs = []
     for i in range(n):
         d = os.path.join(WORK, f"{mode}-{n}-shard-{i}")
-        run(["simulate", "-q", "-j", "2"] + args + ["--shard", f"{i}/{n}", "--out", d])
+        run(args[:1] + ["-q", "-j", "2"] + args[1:] + ["--shard", f"{i}/{n}", "--out", d])
         dirs.append(d)
     return dirs
 
@@ -92,7 +110,7 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 for mode, (args, total) in SWEEPS.items():
     whole = os.path.join(WORK, f"{mode}-whole")
-    run(["simulate", "-q", "-j", "2"] + args + ["--out", whole])
+    run(args[:1] + ["-q", "-j", "2"] + args[1:] + ["--out", whole])
     if mode == "inflation" and "occupancy.csv" not in csv_files(whole):
         sys.exit("FAIL: the inflation sweep wrote no occupancy.csv")
     for n in range(1, total + 1):
@@ -105,11 +123,11 @@ for mode, (args, total) in SWEEPS.items():
 # Errors: bad --shard values and too many shards are usage errors.
 args = SWEEPS["inflation"][0]
 for bad in ["3/3", "1", "a/3", "-1/3", "0/0", "1/2/3"]:
-    p = run(["simulate", "-q"] + args + ["--shard", bad, "--out", os.path.join(WORK, "x")], 2)
+    p = run(args + ["-q"] + ["--shard", bad, "--out", os.path.join(WORK, "x")], 2)
     if "--shard" not in p.stderr:
         sys.exit(f"FAIL: --shard {bad}: the error does not name --shard: {p.stderr}")
-run(["simulate", "-q"] + args + ["--shard", "0/5", "--out", os.path.join(WORK, "x")], 2)
-run(["simulate", "-q"] + args + ["--shard", "0/2"], 2)  # no --out
+run(args + ["-q"] + ["--shard", "0/5", "--out", os.path.join(WORK, "x")], 2)
+run(args + ["-q"] + ["--shard", "0/2"], 2)  # no --out
 
 # Merge errors name the shard.
 dirs = [os.path.join(WORK, f"inflation-3-shard-{i}") for i in range(3)]
@@ -129,21 +147,19 @@ if other not in p.stderr or "another sweep" not in p.stderr:
     sys.exit(f"FAIL: a shard of another sweep is not refused by name: {p.stderr}")
 p = run(["merge", "--out", os.path.join(WORK, "m4"), WORK], 1)
 # --record: each shard's file, concatenated in shard order, is the one-machine file.
-args = SWEEPS["inflation"][0]
-whole_record = os.path.join(WORK, "whole.jsonl")
-run(["simulate", "-q"] + args + ["--record", whole_record])
-parts = []
-for i in range(3):
-    part = os.path.join(WORK, f"record-{i}.jsonl")
-    run(
-        ["simulate", "-q"]
-        + args
-        + ["--record", part, "--shard", f"{i}/3"]
-        + ["--out", os.path.join(WORK, f"record-shard-{i}")]
-    )
-    parts.append(open(part, encoding="utf-8").read())
-if "".join(parts) != open(whole_record, encoding="utf-8").read():
-    sys.exit("FAIL: the shards' --record files concatenated differ from the one-machine file")
+for mode in ["inflation", "multi"]:
+    args = SWEEPS[mode][0]
+    whole_record = os.path.join(WORK, f"{mode}-whole.jsonl")
+    run(args + ["-q", "--record", whole_record])
+    parts = []
+    for i in range(3):
+        part = os.path.join(WORK, f"{mode}-record-{i}.jsonl")
+        out = os.path.join(WORK, f"{mode}-record-shard-{i}")
+        run(args + ["-q", "--record", part, "--shard", f"{i}/3", "--out", out])
+        parts.append(open(part, encoding="utf-8").read())
+    if "".join(parts) != open(whole_record, encoding="utf-8").read():
+        sys.exit(f"FAIL: {mode}: the shards' --record files concatenated differ from one run's")
 print("--record: the shards' files concatenated equal the one-machine file")
+run(SWEEPS["multi"][0] + ["-q", "--bound", "--shard", "0/2", "--out", os.path.join(WORK, "x")], 2)
 print("errors: bad --shard exit 2; missing, duplicate and foreign shards exit 1, named")
 print("PASS")

@@ -1,5 +1,5 @@
-// greensched merge: the shard folders of a sweep run with --shard I/N (simulate, both modes)
-// put back together into the files one machine would have written, byte for byte.
+// greensched merge: the shard folders of a sweep run with --shard I/N (simulate, both modes, and
+// multi) put back together into the files one machine would have written, byte for byte.
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,13 +36,15 @@ Action add_merge_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "merge", "put the shard folders of a sweep run with --shard I/N back together");
   cmd->footer(
-      "Each shard folder holds shard.json (written by simulate --shard I/N): the plan's\n"
-      "fingerprint, the shard's index and count and the files it wrote. Every shard of one\n"
-      "sweep must be given exactly once, in any order; a missing or duplicate shard, or a shard\n"
-      "of another sweep, is an error that names it. The merged files (summary.csv,\n"
-      "curves.csv, occupancy.csv; replay: timeline.csv, summary.csv) equal those of the sweep\n"
-      "run on one machine, byte for byte, but for the wall_seconds column (time measured by\n"
-      "each machine). --record files are not merged: concatenate them in shard order.\n\n"
+      "Each shard folder holds shard.json (written by simulate or multi --shard I/N): the\n"
+      "plan's fingerprint, the shard's index and count and the files it wrote. Every shard of\n"
+      "one sweep must be given exactly once, in any order; a missing or duplicate shard, or a\n"
+      "shard of another sweep, is an error that names it. The merged files equal those of the\n"
+      "sweep run on one machine, byte for byte, but for inflation summary.csv's wall_seconds (the\n"
+      "time each machine measured): simulate's summary.csv, curves.csv and occupancy.csv;\n"
+      "replay's summary.csv and timeline.csv; multi's summary.csv, timeline.csv,\n"
+      "decisions.csv and energy_timeline.csv (in OUT/seed-N with several seeds). --record\n"
+      "files are not merged: concatenate the shards' files in shard order.\n\n"
       "Example:\n"
       "  for i in 0 1 2; do greensched simulate --mode replay --load 50 --days 1 \\\n"
       "      --policy fgd,bestfit --seeds 42-45 --shard $i/3 --out shard-$i; done\n"

@@ -26,7 +26,9 @@
 #include "greensched/multi/site_controller.hpp"
 #include "greensched/report/energy_writer.hpp"
 #include "greensched/report/multi_writer.hpp"
+#include "greensched/report/shard_files.hpp"
 #include "greensched/sim/experiment.hpp"
+#include "greensched/sim/shard.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -62,6 +64,9 @@ struct MultiCliOptions {
   bool quiet = false;
   bool json = false;
   std::string record;
+  std::string shard;               // I/N: run only block I of N of the plan (over every seed)
+  std::string description;         // every option that changes the results, for shard.json
+  sim::RunRange runs;              // of the seed being run: its plan's runs that this shard runs
   bool predict_durations = false;  // monitor subsystem
   bool preempt_be = false;
   bool bound = false;
@@ -360,7 +365,11 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
                                                        uint32_t shapes,
                                                        const power::PowerModel& power_model,
                                                        ProgressBar& bar) {
-  const std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
+  std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
+  if (o.runs.end < plan.size() || o.runs.begin > 0) {  // --shard: a block of the plan
+    plan = std::vector<MultiRunSpec>(plan.begin() + static_cast<std::ptrdiff_t>(o.runs.begin),
+                                     plan.begin() + static_cast<std::ptrdiff_t>(o.runs.end));
+  }
   std::vector<multi::MultiResult> results(plan.size());
   std::mutex mutex;
   std::size_t done = 0;
@@ -515,7 +524,7 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
 
 // One seed's runs: `out` is its folder ("" for none), `several_seeds` whether --seeds named more.
 int run_multi_seed(const MultiCliOptions& o, const MultiArgs& a, const std::string& out,
-                   bool several_seeds, nlohmann::json& json_rows) {
+                   bool several_seeds, bool append_records, nlohmann::json& json_rows) {
   auto fleet = load_multi_fleet(o);
   if (!fleet.ok()) return fail(fleet);
   if (Status s = apply_start(o, a, fleet.value()); !s.ok()) {
@@ -548,8 +557,7 @@ int run_multi_seed(const MultiCliOptions& o, const MultiArgs& a, const std::stri
                                  power_model.value());
   if (!bounds.ok()) return fail(bounds);
   print_multi_results(o, fleet.value(), results, bounds.value(), several_seeds, json_rows);
-  if (Status s = write_multi_files(o, fleet.value(), results, bounds.value(), out,
-                                   several_seeds && o.seed != a.seeds.front());
+  if (Status s = write_multi_files(o, fleet.value(), results, bounds.value(), out, append_records);
       !s.ok()) {
     return fail(s);
   }
@@ -565,20 +573,72 @@ int run_multi(MultiCliOptions o) {
   const MultiArgs& a = args.value();
   o.power_down_idle_s = a.power_down_idle_s;
   const bool several = a.seeds.size() > 1;
-  nlohmann::json json_rows = nlohmann::json::array();
+  // The plan over every seed: seed, then load, slack and agent, as the files hold the runs.
+  std::vector<std::string> run_ids;
+  const std::size_t workload_count = std::max<std::size_t>(a.loads.size(), 1);
   for (uint64_t seed : a.seeds) {
+    for (std::size_t w = 0; w < workload_count; ++w) {
+      for (double slack : a.slacks) {
+        for (const AgentRun& run : a.runs) {
+          run_ids.push_back(fmt::format("{}/{:g}/{:g}/{}{}", seed,
+                                        a.loads.empty() ? 0.0 : a.loads[w], slack, run.name,
+                                        run.oracle ? "+oracle" : ""));
+        }
+      }
+    }
+  }
+  const std::size_t per_seed = run_ids.size() / a.seeds.size();
+  sim::RunRange range{0, run_ids.size()};
+  if (!o.shard.empty()) {
+    auto shard = sim::parse_shard(o.shard);
+    if (!shard.ok()) return fail(shard.status().message(), kExitUsage);
+    if (o.out.empty()) return fail("--shard needs --out (the shard's own folder)", kExitUsage);
+    if (o.bound) return fail("--shard: --bound is not supported with --shard", kExitUsage);
+    if (Status s = sim::check_shard_fits(shard.value(), run_ids.size()); !s.ok()) {
+      return fail(s.message(), kExitUsage);
+    }
+    range = sim::shard_range(shard.value(), run_ids.size());
+  }
+  nlohmann::json json_rows = nlohmann::json::array();
+  std::vector<std::string> files;
+  bool first_seed = true;
+  for (std::size_t k = 0; k < a.seeds.size(); ++k) {
+    const uint64_t seed = a.seeds[k];
+    // This seed's runs in the shard's range (all of them without --shard).
+    const std::size_t from = std::max(range.begin, k * per_seed);
+    const std::size_t to = std::min(range.end, (k + 1) * per_seed);
+    if (from >= to) continue;
+    o.runs = {from - k * per_seed, to - k * per_seed};
     o.seed = seed;
     MultiArgs seed_args = a;
     seed_args.generation.seed = seed;
+    const std::string sub = several ? fmt::format("seed-{}", seed) : "";
     const std::string out =
-        o.out.empty() || !several
-            ? o.out
-            : (std::filesystem::path(o.out) / fmt::format("seed-{}", seed)).string();
-    if (int rc = run_multi_seed(o, seed_args, out, several, json_rows); rc != 0) return rc;
-    if (several && !o.json && seed != a.seeds.back()) std::cout << "\n";
+        o.out.empty() || !several ? o.out : (std::filesystem::path(o.out) / sub).string();
+    if (int rc = run_multi_seed(o, seed_args, out, several, !first_seed, json_rows); rc != 0) {
+      return rc;
+    }
+    for (const char* name :
+         {"summary.csv", "timeline.csv", "decisions.csv", "energy_timeline.csv"}) {
+      files.push_back(sub.empty() ? std::string(name) : sub + "/" + name);
+    }
+    first_seed = false;
+    if (several && !o.json && to < range.end) std::cout << "\n";
   }
   if (o.json) std::cout << json_rows.dump(2) << "\n";
   std::cout.flush();
+  if (!o.shard.empty()) {
+    report::ShardManifest m;
+    m.command = "multi";
+    m.shard = sim::parse_shard(o.shard).value();
+    m.fingerprint = sim::plan_fingerprint(o.description, run_ids);
+    m.total_runs = run_ids.size();
+    m.runs = range;
+    m.run_ids.assign(run_ids.begin() + static_cast<std::ptrdiff_t>(range.begin),
+                     run_ids.begin() + static_cast<std::ptrdiff_t>(range.end));
+    m.files = std::move(files);
+    if (Status s = report::write_shard_manifest(o.out, m); !s.ok()) return fail(s);
+  }
   return 0;
 }
 
@@ -601,7 +661,10 @@ Action add_multi_command(CLI::App& app) {
       "  greensched multi --fleet examples/fleet-4-regions.json --data-dir ../shared/data \\\n"
       "      --pods ../shared/data/openb/openb_pod_list_default.csv --agent local,green \\\n"
       "      --power-down-idle 1800 --out multi/\n"
-      "  greensched multi ... --load 70 --slack 0,1,4,12 --power-down-idle 1800 --out loaded/\n\n"
+      "  greensched multi ... --load 70 --slack 0,1,4,12 --power-down-idle 1800 --out loaded/\n"
+      "  greensched multi --agent local,green --seeds 42-43 --shard 0/2 --out shard-0\n"
+      "      (and --shard 1/2 --out shard-1, on another machine), then\n"
+      "  greensched merge shard-0 shard-1 --out multi/\n\n"
       "Replayed at its own rate a sampled pod list keeps the fleet nearly empty, and any\n"
       "saving is an empty fleet's: use --load for figures an operator would see.");
   cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
@@ -711,7 +774,23 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");
-  return [o] { return run_multi(*o); };
+  cmd->add_option("--shard", o->shard,
+                  "I/N: run only block I (0-based) of N of the plan's runs (seeds x loads x "
+                  "slacks x agents) and write OUT/shard.json for greensched merge; needs --out, "
+                  "not with --bound");
+  return [o, cmd] {
+    // What shards of one sweep share: every option given but where results go, how they are
+    // shown and how many cores run them.
+    std::istringstream config(cmd->config_to_str(false, false));
+    for (std::string line; std::getline(config, line);) {
+      const std::string key = line.substr(0, line.find('='));
+      if (key != "shard" && key != "out" && key != "jobs" && key != "quiet" && key != "json" &&
+          key != "record") {
+        o->description += line + "\n";
+      }
+    }
+    return run_multi(*o);
+  };
 }
 
 }  // namespace greensched::app

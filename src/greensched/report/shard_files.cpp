@@ -66,7 +66,11 @@ Result<ShardManifest> read_shard_manifest(const std::string& dir) {
     m.run_ids = j.at("run_ids").get<std::vector<std::string>>();
     m.files = j.at("files").get<std::vector<std::string>>();
     for (const std::string& f : m.files) {
-      if (f.empty() || f.find('/') != std::string::npos || f.find("..") != std::string::npos) {
+      // A name, or one folder and a name (multi's seed-N/summary.csv).
+      const std::size_t slash = f.find('/');
+      if (f.empty() || f.front() == '/' || f.back() == '/' || f.find("..") != std::string::npos ||
+          f.find('\\') != std::string::npos ||
+          (slash != std::string::npos && f.find('/', slash + 1) != std::string::npos)) {
         return Error{fmt::format("{}:1: bad file name '{}'", path, f)};
       }
     }
@@ -128,7 +132,8 @@ Result<std::vector<std::string>> merge_shards(const std::vector<std::string>& di
     return Error{
         fmt::format("the shards hold {} of the plan's {} runs", next_run, first.total_runs)};
   }
-  std::vector<std::pair<std::string, std::string>> files;
+  // By folder (multi with several seeds writes one per seed), each name's text.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> folders;
   for (const std::string& name : names) {
     std::string merged;
     std::string header;
@@ -149,9 +154,17 @@ Result<std::vector<std::string>> merge_shards(const std::vector<std::string>& di
       }
       merged += body;
     }
-    files.emplace_back(name, std::move(merged));
+    const std::size_t slash = name.find('/');
+    if (slash == std::string::npos) {
+      folders[out].emplace_back(name, std::move(merged));
+    } else {
+      folders[out + "/" + name.substr(0, slash)].emplace_back(name.substr(slash + 1),
+                                                              std::move(merged));
+    }
   }
-  if (Status s = write_text_files(out, files); !s.ok()) return s.error();
+  for (const auto& [folder, files] : folders) {
+    if (Status s = write_text_files(folder, files); !s.ok()) return s.error();
+  }
   return names;
 }
 

@@ -26,7 +26,7 @@ struct ShardManifest {
   std::vector<std::string> files;    // the CSV files it wrote, by name
 };
 
-// Writes DIR/shard.json.
+// Writes DIR/shard.json. A file name is a name or one folder and a name (seed-42/summary.csv).
 Status write_shard_manifest(const std::string& dir, const ShardManifest& manifest);
 
 // Reads DIR/shard.json; errors name the file.
