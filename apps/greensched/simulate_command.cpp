@@ -65,10 +65,10 @@ std::string plan_description(const SimulateOptions& o) {
   return fmt::format(
       "simulate|{}|nodes={}|pods={}|tune={}|power_model={}|pue={}|gpu_select={}|queue={}|"
       "time_scale={}|node_events={}|snapshot={}|gpu_power={}|days={}|warmup={}|wake={}|"
-      "step={}|record={}",
+      "step={}",
       o.mode, o.nodes, o.pods, o.tune, o.power_model, o.pue, o.gpu_select, o.queue, o.time_scale,
       o.node_events, o.snapshot_pct, o.gpu_power, o.days, o.warmup_days, o.wake_delay_s,
-      o.timeline_step_s, !o.record.empty());
+      o.timeline_step_s);
 }
 
 // --shard's slice of a plan of `total` runs (the whole plan without --shard), or a usage error.
