@@ -341,6 +341,33 @@ TEST(ReplayPowerDown, WindowLimitsEveryMetric) {
   EXPECT_DOUBLE_EQ(r.value().offered_load_pct, 100.0 * 50 / 300);
 }
 
+// A window that ends after the last event is measured to its end: the cluster idles, then
+// sleeps, until then, and the window is its whole length.
+TEST(ReplayPowerDown, WindowPastTheLastEventIsMeasuredToItsEnd) {
+  const trace::Workload w = one_node({timed_pod("p0", 0, 50), timed_pod("p1", 300, 50)});
+  sim::ReplayConfig config;
+  config.power_down_idle_s = 100;
+  config.wake_delay_s = 30;
+  config.measure_from_s = 100;
+  config.measure_to_s = 1000;
+  auto r = replay_one_node(w, config);
+  ASSERT_TRUE(r.ok()) << r.error();
+  // [100,150) idle 60 W, [150,300) asleep, [300,330) waking 60 W, [330,380) 307.5 W,
+  // [380,480) idle 60 W, [480,1000) asleep.
+  EXPECT_DOUBLE_EQ(r.value().energy_kwh, (3000 + 1800 + 15375 + 6000) / 3.6e6);
+  EXPECT_DOUBLE_EQ(r.value().window_s, 900);
+  EXPECT_DOUBLE_EQ(r.value().offered_load_pct, 100.0 * 50 / 900);
+  EXPECT_DOUBLE_EQ(r.value().gpu_alloc_pct, 100.0 * 50 / 900);
+  EXPECT_DOUBLE_EQ(r.value().makespan_s, 480);  // the last event, not the window's end
+
+  // Never sleeping: [100,300) and [350,1000) idle 60 W, [300,350) 307.5 W.
+  config.power_down_idle_s = -1;
+  auto always_on = replay_one_node(w, config);
+  ASSERT_TRUE(always_on.ok());
+  EXPECT_DOUBLE_EQ(always_on.value().energy_kwh, (12000 + 15375 + 39000) / 3.6e6);
+  EXPECT_DOUBLE_EQ(always_on.value().window_s, 900);
+}
+
 // All three nodes sleep from t = 51 (a CPU pod at t = 0 starts the clock). Two GPU pods arrive
 // together at 200 and each wakes its own node; a CPU pod arriving at 205 claims a node already
 // waking instead of waking the third. At 220 all three start.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -142,8 +143,16 @@ void FleetSim::set_up_clock() {
 }
 
 bool FleetSim::finished() const {
-  // Every job has finished: only power-state timers remain.
-  if (jobs_done_ == jobs_.size()) return true;
+  // Every job has finished: only power-state timers remain, and those inside a stated window
+  // still change what the idle fleet draws there (run() then measures the window to its end).
+  if (jobs_done_ == jobs_.size()) {
+    if (options_.measure_to_s == std::numeric_limits<int64_t>::max()) return true;
+    for (const SiteRuntime& s : sites_) {
+      const std::optional<int64_t> e = s.engine->next_time();
+      if (e && *e < options_.measure_to_s) return false;
+    }
+    return true;
+  }
   // Past the measured window with every job submitted and started: nothing left changes a
   // metric.
   return now_ >= options_.measure_to_s && jobs_submitted_ == jobs_.size() && nothing_waits();
@@ -206,6 +215,13 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
     }
     if (!broken_.ok()) return broken_.error();
     if (finished()) break;
+  }
+  // A stated window is measured to its end even when the last job ends before it: the fleet
+  // idles (or sleeps) until then, and that energy, carbon and the window's length count.
+  if (options_.measure_to_s != std::numeric_limits<int64_t>::max() &&
+      last_ < options_.measure_to_s) {
+    advance(options_.measure_to_s);
+    now_ = options_.measure_to_s;
   }
   sample();
   summarize_delays();

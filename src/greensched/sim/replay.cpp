@@ -193,6 +193,19 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
       break;
     }
   }
+  // A stated window is measured to its end even when the last event comes before it: the
+  // cluster idles (or sleeps) until then, and that energy and the window's length count.
+  const int64_t last_event = last;
+  if (!result.timeline.empty() && config_.measure_to_s != std::numeric_limits<int64_t>::max() &&
+      last < config_.measure_to_s) {
+    const int64_t end = config_.measure_to_s;
+    energy_joules += facility_watts() * scaled(end - last);
+    for (std::size_t k = 0; k < shadows(); ++k) {
+      shadow_energy_joules[k] += shadow_facility_watts(k) * scaled(end - last);
+    }
+    integrate(last, end);
+    last = end;
+  }
   if (config_.timeline_step_s > 0 && !result.timeline.empty() &&
       result.timeline.back().time_s != scaled(last)) {
     add_point(last);
@@ -203,7 +216,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   result.pods_queued_at_end = static_cast<int64_t>(engine_.queued());
   result.pods_never_started = result.pods_total - engine_.started();
   result.wakeups = engine_.wakeups();
-  result.makespan_s = result.timeline.empty() ? 0.0 : scaled(last);
+  result.makespan_s = result.timeline.empty() ? 0.0 : scaled(last_event);
 
   const int64_t from = std::max(first, config_.measure_from_s);
   const int64_t to = std::min(last, config_.measure_to_s);
