@@ -435,7 +435,7 @@ spec:
 		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: gpu, namespace: default}\nspec: {clusterQueue: gpu}\n"),
 	}
 	if err := apply(ctx, c.client, objs...); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return waitFor(c.name+": ClusterQueue active", 60*time.Second, func() (bool, error) {
 		var cq kueue.ClusterQueue

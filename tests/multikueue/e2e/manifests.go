@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,7 +114,9 @@ func renderManifests(goBin, moduleRoot string) (*manifests, error) {
 	return m, nil
 }
 
-// apply server-side applies `objs` with the test's field manager.
+// apply server-side applies `objs` with the test's field manager. A call that the API server
+// could not deliver to Kueue's webhook (its listener not yet reachable from the API server,
+// though Kueue reports ready) is retried for up to webhookRetry; any other error is final.
 func apply(ctx context.Context, c client.Client, objs ...client.Object) error {
 	for _, o := range objs {
 		u, ok := o.(*unstructured.Unstructured)
@@ -123,11 +126,30 @@ func apply(ctx context.Context, c client.Client, objs ...client.Object) error {
 		u = u.DeepCopy()
 		u.SetManagedFields(nil)
 		u.SetResourceVersion("")
-		if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("greensched-e2e"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		deadline := time.Now().Add(webhookRetry)
+		for {
+			err := c.Patch(ctx, u.DeepCopy(), client.Apply, client.FieldOwner("greensched-e2e"),
+				client.ForceOwnership)
+			if err == nil {
+				break
+			}
+			if !webhookUnreachable(err) || time.Now().After(deadline) {
+				return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	return nil
+}
+
+const webhookRetry = 60 * time.Second
+
+// webhookUnreachable: the API server failed to call an admission webhook at the transport level.
+func webhookUnreachable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "failed calling webhook") &&
+		(strings.Contains(msg, "connection refused") || strings.Contains(msg, "no route to host") ||
+			strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "EOF"))
 }
 
 // fromYAML reads one object.
