@@ -11,10 +11,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,14 +62,56 @@ func init() {
 	}
 }
 
-// freePort asks the kernel for a free TCP port on the loopback.
+// freePort returns a TCP port that is free on every interface now, was not handed out before in
+// this run, and lies below the kernel's ephemeral range. Asking the kernel for port 0 is not
+// enough: the port is free again once the probe closes, so a later call (or an outgoing
+// connection's source port) can get the same one before the process it was meant for binds it,
+// and that process then fails, or a health check reaches the wrong one.
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+	ports.Lock()
+	defer ports.Unlock()
+	if ports.used == nil {
+		ports.used = map[int]bool{}
+		ports.rng = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	low := 10000
+	high := ephemeralLow()
+	if high-low < 1000 {
+		low, high = 1024, max(high, 2048)
+	}
+	for range 10000 {
+		p := low + ports.rng.IntN(high-low)
+		if ports.used[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports.used[p] = true
+		return p
+	}
+	panic(fmt.Sprintf("no free TCP port in %d-%d", low, high))
+}
+
+var ports struct {
+	sync.Mutex
+	used map[int]bool
+	rng  *rand.Rand
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768 where unreadable).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				return v
+			}
+		}
+	}
+	return 32768
 }
 
 // hostIP is this machine's first non-loopback IPv4 address: EndpointSlices may not point at
