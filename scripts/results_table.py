@@ -256,84 +256,69 @@ def bound_vs_local(r):
     return pct(float(value)) if value != "" else ""
 
 
-def fleet_load(work):
+# The columns of the fleet-load and fleet-slack tables: each header with how a run's cell is
+# written (rows: all the section's runs, for the comparison with `local` at the same point).
+FLEET_COLUMNS = {
+    "load %": lambda r, rows: f"{float(r['target_load_pct']):g}",
+    "slack h": lambda r, rows: f"{float(r['slack_h']):g}",
+    "agent": lambda r, rows: r["agent"],
+    "carbon t": lambda r, rows: f"{num(r, 'carbon_kg') / 1000:.1f}",
+    "vs local": lambda r, rows: pct(carbon_vs_local(r, rows)),
+    "bound vs local": lambda r, rows: bound_vs_local(r),
+    "share of bound": lambda r, rows: share(r),
+    "LS SLO violations": lambda r, rows: r["ls_slo_violations"],
+    "LS p99 s": lambda r, rows: thousands(num(r, "p99_delay_s_ls")),
+    "BE mean s": lambda r, rows: thousands(num(r, "mean_delay_s_be")),
+    "BE p99 s": lambda r, rows: thousands(num(r, "p99_delay_s_be")),
+    "transfer kWh": lambda r, rows: thousands(num(r, "transfer_kwh")),
+    "never started": lambda r, rows: r["jobs_never_started"],
+    "GPU alloc %": lambda r, rows: f"{num(r, 'gpu_alloc_pct'):.1f}",
+}
+
+
+def fleet_row(r, rows, columns):
+    """The cells of run r under the given FLEET_COLUMNS headers."""
+    return [FLEET_COLUMNS[c](r, rows) for c in columns]
+
+
+def fleet_table(work, columns):
     rows = fleet_rows(work)
-    out = []
-    for r in rows:
-        out.append(
-            [
-                f"{float(r['target_load_pct']):g}",
-                r["agent"],
-                f"{num(r, 'carbon_kg') / 1000:.1f}",
-                pct(carbon_vs_local(r, rows)),
-                bound_vs_local(r),
-                share(r),
-                r["ls_slo_violations"],
-                thousands(num(r, "p99_delay_s_ls")),
-                thousands(num(r, "mean_delay_s_be")),
-                thousands(num(r, "p99_delay_s_be")),
-                r["jobs_never_started"],
-                f"{num(r, 'gpu_alloc_pct'):.1f}",
-            ]
-        )
-    return {
-        "fleet-load": table(
-            [
-                "load %",
-                "agent",
-                "carbon t",
-                "vs local",
-                "bound vs local",
-                "share of bound",
-                "LS SLO violations",
-                "LS p99 s",
-                "BE mean s",
-                "BE p99 s",
-                "never started",
-                "GPU alloc %",
-            ],
-            out,
-        )
-    }
+    return table(columns, [fleet_row(r, rows, columns) for r in rows])
+
+
+def fleet_load(work):
+    columns = [
+        "load %",
+        "agent",
+        "carbon t",
+        "vs local",
+        "bound vs local",
+        "share of bound",
+        "LS SLO violations",
+        "LS p99 s",
+        "BE mean s",
+        "BE p99 s",
+        "never started",
+        "GPU alloc %",
+    ]
+    return {"fleet-load": fleet_table(work, columns)}
 
 
 def fleet_slack(work):
-    rows = fleet_rows(work)
-    out = []
-    for r in rows:
-        out.append(
-            [
-                f"{float(r['slack_h']):g}",
-                r["agent"],
-                f"{num(r, 'carbon_kg') / 1000:.1f}",
-                pct(carbon_vs_local(r, rows)),
-                bound_vs_local(r),
-                share(r),
-                r["ls_slo_violations"],
-                thousands(num(r, "mean_delay_s_be")),
-                thousands(num(r, "p99_delay_s_be")),
-                thousands(num(r, "transfer_kwh")),
-                f"{num(r, 'gpu_alloc_pct'):.1f}",
-            ]
-        )
-    return {
-        "fleet-slack": table(
-            [
-                "slack h",
-                "agent",
-                "carbon t",
-                "vs local",
-                "bound vs local",
-                "share of bound",
-                "LS SLO violations",
-                "BE mean s",
-                "BE p99 s",
-                "transfer kWh",
-                "GPU alloc %",
-            ],
-            out,
-        )
-    }
+    columns = [
+        "slack h",
+        "agent",
+        "carbon t",
+        "vs local",
+        "bound vs local",
+        "share of bound",
+        "LS SLO violations",
+        "BE mean s",
+        "BE p99 s",
+        "transfer kWh",
+        "GPU alloc %",
+    ]
+    return {"fleet-slack": fleet_table(work, columns)}
 
 
 def fleet_preempt(work):
