@@ -4,20 +4,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/require_data.cmake)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
-function(expect_run)
-  cmake_parse_arguments(E "" "RESULT;OUT_MATCH;ERR_MATCH" "ARGS" ${ARGN})
-  execute_process(COMMAND "${GREENSCHED}" ${E_ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT rc EQUAL E_RESULT)
-    message(FATAL_ERROR "greensched ${E_ARGS}: exit ${rc}, expected ${E_RESULT}\n${out}\n${err}")
-  endif()
-  if(E_OUT_MATCH AND NOT out MATCHES "${E_OUT_MATCH}")
-    message(FATAL_ERROR "greensched ${E_ARGS}: stdout does not match ${E_OUT_MATCH}:\n${out}")
-  endif()
-  if(E_ERR_MATCH AND NOT err MATCHES "${E_ERR_MATCH}")
-    message(FATAL_ERROR "greensched ${E_ARGS}: stderr does not match ${E_ERR_MATCH}:\n${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 # The shared-data rule itself: a missing file skips with a message, and fails under CI=true.
 file(WRITE "${WORK}/require.cmake"
