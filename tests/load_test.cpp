@@ -322,14 +322,23 @@ TEST(ReplayPowerDown, SleepWakeAndDelayByHand) {
   EXPECT_EQ(always_on.value().wakeups, 0);
 }
 
-TEST(ReplayPowerDown, WindowLimitsEveryMetric) {
-  const trace::Workload w = one_node({timed_pod("p0", 0, 50), timed_pod("p1", 300, 50)});
+// The windowed case: p0 runs 0-50 and p1 300-350 on one node that sleeps after 100 s idle and
+// takes 30 s to wake, measured from t = 100 to `measure_to_s`.
+struct WindowCase {
+  trace::Workload w = one_node({timed_pod("p0", 0, 50), timed_pod("p1", 300, 50)});
   sim::ReplayConfig config;
-  config.power_down_idle_s = 100;
-  config.wake_delay_s = 30;
-  config.measure_from_s = 100;
-  config.measure_to_s = 400;
-  auto r = replay_one_node(w, config);
+
+  explicit WindowCase(int64_t measure_to_s) {
+    config.power_down_idle_s = 100;
+    config.wake_delay_s = 30;
+    config.measure_from_s = 100;
+    config.measure_to_s = measure_to_s;
+  }
+  Result<sim::ReplayResult> run() const { return replay_one_node(w, config); }
+};
+
+TEST(ReplayPowerDown, WindowLimitsEveryMetric) {
+  auto r = WindowCase(400).run();
   ASSERT_TRUE(r.ok()) << r.error();
   // [100,150) idle 60 W, [150,300) asleep, [300,330) waking 60 W, [330,380) 307.5 W,
   // [380,400) idle 60 W.
@@ -344,13 +353,8 @@ TEST(ReplayPowerDown, WindowLimitsEveryMetric) {
 // A window that ends after the last event is measured to its end: the cluster idles, then
 // sleeps, until then, and the window is its whole length.
 TEST(ReplayPowerDown, WindowPastTheLastEventIsMeasuredToItsEnd) {
-  const trace::Workload w = one_node({timed_pod("p0", 0, 50), timed_pod("p1", 300, 50)});
-  sim::ReplayConfig config;
-  config.power_down_idle_s = 100;
-  config.wake_delay_s = 30;
-  config.measure_from_s = 100;
-  config.measure_to_s = 1000;
-  auto r = replay_one_node(w, config);
+  WindowCase c(1000);
+  auto r = c.run();
   ASSERT_TRUE(r.ok()) << r.error();
   // [100,150) idle 60 W, [150,300) asleep, [300,330) waking 60 W, [330,380) 307.5 W,
   // [380,480) idle 60 W, [480,1000) asleep.
@@ -361,8 +365,8 @@ TEST(ReplayPowerDown, WindowPastTheLastEventIsMeasuredToItsEnd) {
   EXPECT_DOUBLE_EQ(r.value().makespan_s, 480);  // the last event, not the window's end
 
   // Never sleeping: [100,300) and [350,1000) idle 60 W, [300,350) 307.5 W.
-  config.power_down_idle_s = -1;
-  auto always_on = replay_one_node(w, config);
+  c.config.power_down_idle_s = -1;
+  auto always_on = c.run();
   ASSERT_TRUE(always_on.ok());
   EXPECT_DOUBLE_EQ(always_on.value().energy_kwh, (12000 + 15375 + 39000) / 3.6e6);
   EXPECT_DOUBLE_EQ(always_on.value().window_s, 900);
