@@ -157,6 +157,14 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
       shadow_results[k].timeline.push_back(p);
     }
   };
+  // Power was constant from the last instant to `t`: its energy, and the window's metrics.
+  const auto run_to = [&](int64_t t) {
+    energy_joules += facility_watts() * scaled(t - last);
+    for (std::size_t k = 0; k < shadows(); ++k) {
+      shadow_energy_joules[k] += shadow_facility_watts(k) * scaled(t - last);
+    }
+    integrate(last, t);
+  };
   for (std::optional<int64_t> t = next_time(events); t; t = next_time(events)) {
     const int64_t now = *t;
     if (result.timeline.empty()) {
@@ -164,12 +172,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
       first = now;
       engine_.begin(now);
     } else {
-      // Power was constant since the last instant.
-      energy_joules += facility_watts() * scaled(now - last);
-      for (std::size_t k = 0; k < shadows(); ++k) {
-        shadow_energy_joules[k] += shadow_facility_watts(k) * scaled(now - last);
-      }
-      integrate(last, now);
+      run_to(now);
     }
     last = now;
     if (Status s = engine_.handle_departures(now); !s.ok()) return s;
@@ -198,13 +201,8 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   const int64_t last_event = last;
   if (!result.timeline.empty() && config_.measure_to_s != std::numeric_limits<int64_t>::max() &&
       last < config_.measure_to_s) {
-    const int64_t end = config_.measure_to_s;
-    energy_joules += facility_watts() * scaled(end - last);
-    for (std::size_t k = 0; k < shadows(); ++k) {
-      shadow_energy_joules[k] += shadow_facility_watts(k) * scaled(end - last);
-    }
-    integrate(last, end);
-    last = end;
+    run_to(config_.measure_to_s);
+    last = config_.measure_to_s;
   }
   if (config_.timeline_step_s > 0 && !result.timeline.empty() &&
       result.timeline.back().time_s != scaled(last)) {
