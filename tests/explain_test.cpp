@@ -186,6 +186,23 @@ TEST(Explain, DispatchRecord) {
             "It used 3600 s of its 43200 s slack.\n");
 }
 
+// Several runs share a --record file: every record gets its run first, the name JSON-escaped;
+// a line that is not an object is dropped.
+TEST(Explain, RecordsCarryTheirRun) {
+  const std::string tagged =
+      sim::tag_run_records("{\"pod\":\"a\"}\n\n{\"pod\":\"b\"}", "policy", "pwr:200+fgd:800", 42);
+  EXPECT_EQ(tagged,
+            "{\"run\":{\"policy\":\"pwr:200+fgd:800\",\"seed\":42},\"pod\":\"a\"}\n"
+            "{\"run\":{\"policy\":\"pwr:200+fgd:800\",\"seed\":42},\"pod\":\"b\"}\n");
+  const std::string quoted = sim::tag_run_records("{\"step\":0}\n", "agent", "a\"b", 7);
+  EXPECT_EQ(quoted, "{\"run\":{\"agent\":\"a\\\"b\",\"seed\":7},\"step\":0}\n");
+  const nlohmann::json parsed = nlohmann::json::parse(quoted);
+  EXPECT_EQ(parsed["run"]["agent"], "a\"b");
+  EXPECT_EQ(parsed["run"]["seed"], 7);
+  EXPECT_EQ(parsed["step"], 0);
+  EXPECT_EQ(sim::tag_run_records("", "agent", "local", 1), "");
+}
+
 // A local OpenAI-compatible endpoint.
 class NarratorServer : public ::testing::Test {
  protected:

@@ -27,6 +27,7 @@
 #include "greensched/report/energy_writer.hpp"
 #include "greensched/report/multi_writer.hpp"
 #include "greensched/report/shard_files.hpp"
+#include "greensched/sim/decision_record.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/sim/shard.hpp"
 #include "greensched/trace/builtin_workload.hpp"
@@ -459,19 +460,6 @@ void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
   std::cout.flush();
 }
 
-// Each dispatch record prefixed with its run, {"run":{"agent":A,"seed":N}, as simulate's are, so
-// that explain --policy AGENT --seeds N picks them out of a file several runs share.
-std::string tag_agent_records(const std::string& records, const std::string& agent, uint64_t seed) {
-  std::string out;
-  std::istringstream lines(records);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.size() < 2 || line.front() != '{') continue;
-    out += fmt::format("{{\"run\":{{\"agent\":{},\"seed\":{}}},{}\n", nlohmann::json(agent).dump(),
-                       seed, line.substr(1));
-  }
-  return out;
-}
-
 Status append_text_file(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::app);
   if (!file) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
@@ -489,7 +477,8 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
                          bool append) {
   if (!o.record.empty()) {
     std::string records;
-    for (const auto& r : results) records += tag_agent_records(r.records, r.agent, o.seed);
+    for (const auto& r : results)
+      records += sim::tag_run_records(r.records, "agent", r.agent, o.seed);
     if (Status s =
             append ? append_text_file(o.record, records) : write_text_file(o.record, records);
         !s.ok()) {

@@ -17,6 +17,7 @@
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/shard_files.hpp"
 #include "greensched/report/timeline_writer.hpp"
+#include "greensched/sim/decision_record.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/sim/replay.hpp"
 #include "greensched/sim/shard.hpp"
@@ -171,18 +172,6 @@ std::string replay_table(const std::vector<sim::ReplayResult>& results) {
         power::gpu_power_rule_name(r.gpu_rule), sleep, r.gpu_alloc_pct, r.energy_kwh,
         r.energy_floor_kwh > 0 ? r.energy_kwh / r.energy_floor_kwh : 0.0, r.mean_nodes_awake,
         r.delay_ls.p99_s, r.delay_be.p99_s, r.pods_never_started);
-  }
-  return out;
-}
-
-// A run's decision records, each prefixed with the run's policy and seed so that several runs
-// can share one file.
-std::string tag_run_records(const std::string& records, const std::string& policy, uint64_t seed) {
-  std::string out;
-  std::istringstream lines(records);
-  for (std::string line; std::getline(lines, line);) {
-    out += fmt::format("{{\"run\":{{\"policy\":\"{}\",\"seed\":{}}},{}\n", policy, seed,
-                       line.substr(1));
   }
   return out;
 }
@@ -447,7 +436,7 @@ Status write_replay_files(const SimulateOptions& o, const std::vector<sim::Repla
   if (!o.record.empty()) {
     std::string records;
     for (const auto& r : results)
-      records += tag_run_records(r.records, r.config.policy, r.config.seed);
+      records += sim::tag_run_records(r.records, "policy", r.config.policy, r.config.seed);
     if (Status s = write_text_file(o.record, records); !s.ok()) return s;
   }
   if (o.out.empty()) return Status::Ok();
@@ -623,7 +612,8 @@ Status write_inflation_files(const SimulateOptions& o, const trace::Workload& wo
                              const std::vector<sim::RunResult>& results) {
   if (!o.record.empty()) {
     std::string records;
-    for (const auto& r : results) records += tag_run_records(r.records, r.spec.policy, r.spec.seed);
+    for (const auto& r : results)
+      records += sim::tag_run_records(r.records, "policy", r.spec.policy, r.spec.seed);
     if (Status s = write_text_file(o.record, records); !s.ok()) return s;
     if (!o.quiet) {
       fmt::print(stderr, "wrote the decision records of {} run(s) to {}\n", results.size(),

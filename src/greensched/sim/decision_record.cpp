@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "greensched/core/rng.hpp"
 
 namespace greensched::sim {
@@ -267,6 +269,28 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
                         {"shrink", shrink_counterfactual(in, pod)},
                         {"move", move_counterfactual(in, pod)}};
   return r;
+}
+
+std::string tag_run_records(std::string_view records, std::string_view key, std::string_view name,
+                            uint64_t seed) {
+  const std::string prefix =
+      fmt::format("{{\"run\":{{\"{}\":{},\"seed\":{}}},", key,
+                  nlohmann::json(std::string(name))
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  seed);
+  std::string out;
+  out.reserve(records.size() + prefix.size() * static_cast<std::size_t>(std::count(
+                                                   records.begin(), records.end(), '\n')));
+  while (!records.empty()) {
+    const std::size_t nl = records.find('\n');
+    const std::string_view line = records.substr(0, nl);
+    records.remove_prefix(nl == std::string_view::npos ? records.size() : nl + 1);
+    if (line.size() < 2 || line.front() != '{') continue;
+    out += prefix;
+    out += line.substr(1);
+    out += '\n';
+  }
+  return out;
 }
 
 }  // namespace greensched::sim

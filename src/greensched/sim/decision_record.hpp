@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,5 +45,11 @@ nlohmann::json make_record(const RecordInputs& in, const PodSpec& pod,
 
 // The request of `pod` as in a record.
 nlohmann::json request_json(const PodSpec& pod, const GpuModelRegistry& models);
+
+// Each record (one JSON object a line) of `records` with its run put first,
+// {"run":{"KEY":NAME,"seed":SEED},...}, so that explain --policy NAME --seeds SEED picks them
+// out of a file several runs share. KEY is "policy" (simulate) or "agent" (multi).
+std::string tag_run_records(std::string_view records, std::string_view key, std::string_view name,
+                            uint64_t seed);
 
 }  // namespace greensched::sim
