@@ -1,5 +1,7 @@
 #include "greensched/serve/node_object.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "greensched/core/resources.hpp"
@@ -114,19 +116,20 @@ Result<std::vector<NodeInfo>> parse_node_list(const json& list) {
   return out;
 }
 
-Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models) {
+Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models,
+                              std::string_view source) {
   NodeSpec spec;
   spec.name = info.name;
   spec.cpu_milli = info.cpu_milli;
   spec.memory_mib = info.memory_mib;
   spec.gpu_count = info.gpu_count;
   if (info.gpu_count > 0) {
-    auto id = models.find(info.gpu_model);
-    const std::string where = fmt::format("Node {}", info.name);
-    if (id) {
-      (void)models.intern(info.gpu_model, where);  // notes where, if no node named it yet
-    } else if (models.size() < kUnknownModelBit) {
-      id = models.intern(info.gpu_model, where);
+    // A known model notes where, if no node named it yet; a new one takes an id if one is free.
+    std::optional<GpuModelId> id;
+    if (models.size() < kUnknownModelBit || models.find(info.gpu_model)) {
+      id = models.intern(info.gpu_model, source.empty()
+                                             ? fmt::format("Node {}", info.name)
+                                             : fmt::format("{}: Node {}", source, info.name));
     }
     if (!id) {
       return Error{fmt::format("node {}: GPU model {}: too many distinct GPU models", info.name,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +38,9 @@ Result<std::vector<NodeInfo>> parse_node_list(const nlohmann::json& list);
 inline constexpr GpuModelId kUnknownModelBit = kMaxGpuModels - 1;
 
 // The simulator's spec of a node; interns its GPU model into `models` (fails when all ids
-// but kUnknownModelBit are taken).
-Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models);
+// but kUnknownModelBit are taken), noting "Node NAME" as where the model was first named, or
+// "SOURCE: Node NAME" when the node came from a file.
+Result<NodeSpec> to_node_spec(const NodeInfo& info, GpuModelRegistry& models,
+                              std::string_view source = {});
 
 }  // namespace greensched::serve

@@ -24,11 +24,7 @@ Result<std::vector<NodeSpec>> read_node_list_json(const std::string& path,
   if (!infos.ok()) return Error{fmt::format("{}: {}", path, infos.error())};
   std::vector<NodeSpec> nodes;
   for (const NodeInfo& info : infos.value()) {
-    // Errors about the node's GPU model name the file too.
-    if (info.gpu_count > 0 && (models.find(info.gpu_model) || models.size() < kUnknownModelBit)) {
-      (void)models.intern(info.gpu_model, fmt::format("{}: Node {}", path, info.name));
-    }
-    auto spec = to_node_spec(info, models);
+    auto spec = to_node_spec(info, models, path);  // errors about its GPU model name the file
     if (!spec.ok()) return Error{fmt::format("{}: {}", path, spec.error())};
     nodes.push_back(std::move(spec.value()));
   }
