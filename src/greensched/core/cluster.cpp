@@ -1,6 +1,7 @@
 #include "greensched/core/cluster.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include <fmt/format.h>
@@ -35,7 +36,23 @@ int32_t saturate(int64_t v) {
 }
 }  // namespace
 
+uint64_t Cluster::InstanceId::next() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
+std::optional<std::span<const NodeIndex>> Cluster::changes_since(uint64_t seq) const {
+  if (seq < journal_base_ || seq > change_count()) return std::nullopt;
+  return std::span<const NodeIndex>(journal_).subspan(
+      static_cast<std::size_t>(seq - journal_base_));
+}
+
 void Cluster::sync_fit_columns(NodeIndex n) {
+  if (journal_.size() >= 2 * specs_.size() + 1024) {
+    journal_base_ += journal_.size();
+    journal_.clear();
+  }
+  journal_.push_back(n);
   const NodeState& s = states_[n];
   const bool has_gpus = specs_[n].gpu_count > 0;
   fit_columns_.cpu_free_milli[n] = s.online ? saturate(s.cpu_free_milli) : -1;

@@ -93,7 +93,32 @@ class Cluster {
   // Recomputes the derived fields of a node state after its free shares were edited.
   static void refresh_derived(NodeState& s, int gpu_count);
 
+  // Every change of a node is journalled, so that an index over the nodes (policy::NodeClasses)
+  // applies only what changed. change_count() counts the changes since construction;
+  // changes_since(seq) gives the nodes changed after the first `seq` changes, in order (a node
+  // may repeat), or nullopt when the journal no longer reaches back that far (it is cut when
+  // it outgrows twice the node count): rebuild from the states then.
+  uint64_t change_count() const { return journal_base_ + journal_.size(); }
+  std::optional<std::span<const NodeIndex>> changes_since(uint64_t seq) const;
+  // Distinct for every cluster object (a copy gets a new one), so that an index can tell that
+  // it is handed another cluster.
+  uint64_t instance() const { return instance_.value; }
+
  private:
+  struct InstanceId {
+    uint64_t value = next();
+    InstanceId() = default;
+    InstanceId(const InstanceId&) : value(next()) {}
+    InstanceId& operator=(const InstanceId&) {
+      value = next();
+      return *this;
+    }
+    static uint64_t next();
+  };
+  InstanceId instance_;
+  std::vector<NodeIndex> journal_;
+  uint64_t journal_base_ = 0;
+
   std::vector<NodeSpec> specs_;
   std::vector<NodeState> states_;
   FitColumns fit_columns_;

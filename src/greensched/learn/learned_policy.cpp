@@ -7,6 +7,7 @@
 
 #include "greensched/learn/features.hpp"
 #include "greensched/learn/score_memo.hpp"
+#include "greensched/policy/power_delta.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -17,9 +18,15 @@ class LearnedPolicy final : public policy::Policy {
       : model_(std::move(model)),
         name_(std::move(name)),
         features_(context.frag, context.shape_count, context.power),
-        inverse_resolution_(1.0 / model_.resolution) {}
+        inverse_resolution_(1.0 / model_.resolution),
+        power_ids_(policy::power_profile_ids(*context.power)) {}
 
   std::string_view name() const override { return name_; }
+  // The score is a function of the memo's key (FeatureExtractor::option_key): the node's
+  // fragmentation state, spec and power figures, whether it is empty, its free memory and CPU.
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return kKeyMemory | kKeyPods | kKeyCapacity; }
+  uint32_t node_class_tag(NodeIndex node) const override { return power_ids_[node]; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<policy::Candidate> candidates,
              Rng&) override {
@@ -90,6 +97,7 @@ class LearnedPolicy final : public policy::Policy {
   double inverse_resolution_;
   FeatureVector weights_{};
   ScoreMemo memo_;
+  std::vector<uint32_t> power_ids_;
 };
 
 }  // namespace

@@ -8,6 +8,8 @@ namespace {
 class DotProductPolicy final : public Policy {
  public:
   std::string_view name() const override { return "dotprod"; }
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return 0; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

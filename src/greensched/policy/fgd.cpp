@@ -20,6 +20,8 @@ class FgdPolicy final : public Policy {
       : model_(std::move(model)), stride_(std::max<uint32_t>(shape_count, 1)) {}
 
   std::string_view name() const override { return "fgd"; }
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return 0; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

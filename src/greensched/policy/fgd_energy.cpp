@@ -19,10 +19,16 @@ class FgdEnergyPolicy final : public Policy {
  public:
   FgdEnergyPolicy(std::unique_ptr<Policy> fgd, std::unique_ptr<Policy> best_fit,
                   std::shared_ptr<const std::vector<power::NodePower>> power)
-      : fgd_(std::move(fgd)), best_fit_(std::move(best_fit)), power_(std::move(power)) {}
+      : fgd_(std::move(fgd)),
+        best_fit_(std::move(best_fit)),
+        power_(std::move(power)),
+        power_ids_(power_profile_ids(*power_)) {}
 
   std::string_view name() const override { return "fgd-energy"; }
   bool reads_gpu_power_rule() const override { return true; }
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return kKeyPods | kKeyCapacity; }
+  uint32_t node_class_tag(NodeIndex node) const override { return power_ids_[node]; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng& rng) override {
@@ -56,6 +62,7 @@ class FgdEnergyPolicy final : public Policy {
   std::unique_ptr<Policy> fgd_;
   std::unique_ptr<Policy> best_fit_;
   std::shared_ptr<const std::vector<power::NodePower>> power_;
+  std::vector<uint32_t> power_ids_;
   std::vector<int64_t> fgd_raw_;
 };
 

@@ -9,6 +9,8 @@ namespace {
 class GpuClusteringPolicy final : public Policy {
  public:
   std::string_view name() const override { return "clustering"; }
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return kKeyPodsByTag; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "greensched/policy/policies.hpp"
 
 namespace greensched::policy {
@@ -16,6 +18,25 @@ class MixPolicy final : public Policy {
       if (m.policy->reads_gpu_power_rule()) return true;
     }
     return false;
+  }
+
+  bool scores_by_class() const override {
+    for (const MixMember& m : members_) {
+      if (!m.policy->scores_by_class()) return false;
+    }
+    return true;
+  }
+  uint32_t class_key_parts() const override {
+    uint32_t parts = 0;
+    for (const MixMember& m : members_) parts |= m.policy->class_key_parts();
+    return parts;
+  }
+  // The members' tags all come from the run's one power model (or are 0), so they are equal
+  // wherever they are not 0: the largest is exact.
+  uint32_t node_class_tag(NodeIndex node) const override {
+    uint32_t tag = 0;
+    for (const MixMember& m : members_) tag = std::max(tag, m.policy->node_class_tag(node));
+    return tag;
   }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,

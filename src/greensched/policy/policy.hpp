@@ -51,6 +51,31 @@ class Policy {
   // if not, a replay can account one schedule under several rules.
   virtual bool reads_gpu_power_rule() const { return false; }
 
+  // Node classes (node_classes.hpp): true when the raw score of a node depends only on the
+  // pod, the node's spec (bar the name), its state (bar the version) and node_class_tag(node),
+  // and normalisation only on the set of distinct raw scores (min-max does), so that scoring
+  // one node of each class scores them all. Off by default; Random, which draws one of the
+  // candidates, stays off.
+  virtual bool scores_by_class() const { return false; }
+  // What the score reads of a node beyond what the filter reads anyway (free CPU, the free GPU
+  // shares as a multiset, GPU model and count, online), so that the class key holds it: the
+  // fewer parts, the fewer classes. Default: all of them.
+  enum ClassKeyPart : uint32_t {
+    kKeyMemory = 1,     // free memory
+    kKeyGpuOrder = 2,   // which GPU index has which free share
+    kKeyPods = 4,       // how many pods the node hosts
+    kKeyPodsByTag = 8,  // pods per GPU tag
+    kKeyCapacity = 16,  // the spec's CPU and memory capacity
+    kKeyAll = 31,
+  };
+  virtual uint32_t class_key_parts() const { return kKeyAll; }
+  // What the score reads of a node beyond its spec and state (its power figures, say), as an id
+  // that is equal for nodes the score cannot tell apart.
+  virtual uint32_t node_class_tag(NodeIndex node) const {
+    (void)node;
+    return 0;
+  }
+
   // For explanations: keep each term's scores of the last cycle (off by default, so the fast
   // path pays nothing), and report them for candidate i of that cycle. The default is the
   // policy as its single term.

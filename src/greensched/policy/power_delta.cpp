@@ -1,5 +1,8 @@
 #include "greensched/policy/power_delta.hpp"
 
+#include <map>
+#include <tuple>
+
 namespace greensched::policy {
 
 PowerDelta least_power_increase(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
@@ -33,6 +36,19 @@ PowerDelta least_power_increase(const Cluster& cluster, NodeIndex node, const Po
     gpus_powering_up = pod.num_gpu;
   }
   out.watts = (cpu_after - cpu_before) + gpus_powering_up * gpu_up;
+  return out;
+}
+
+std::vector<uint32_t> power_profile_ids(std::span<const power::NodePower> figures) {
+  using Key = std::tuple<double, double, double, double, int, power::GpuPowerRule>;
+  std::map<Key, uint32_t> ids;
+  std::vector<uint32_t> out;
+  out.reserve(figures.size());
+  for (const power::NodePower& f : figures) {
+    const Key key{f.gpu.idle_watts, f.gpu.max_watts,        f.cpu.idle_watts,
+                  f.cpu.max_watts,  f.cpu.cores_per_socket, f.gpu_rule};
+    out.push_back(ids.emplace(key, static_cast<uint32_t>(ids.size())).first->second);
+  }
   return out;
 }
 

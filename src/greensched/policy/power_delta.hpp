@@ -6,6 +6,10 @@
 // wherever it goes, so no GPU is preferred (mask 0: let the caller's rule pick).
 #pragma once
 
+#include <cstdint>
+#include <span>
+#include <vector>
+
 #include "greensched/core/cluster.hpp"
 #include "greensched/core/pod.hpp"
 #include "greensched/power/power_model.hpp"
@@ -20,5 +24,10 @@ struct PowerDelta {
 // `pod` must fit on `node`.
 PowerDelta least_power_increase(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
                                 const power::NodePower& figures);
+
+// An id per node, equal for nodes whose figures are equal in everything
+// least_power_increase reads (the numbers, not the names): the node tag of the policies that
+// score power (Policy::node_class_tag).
+std::vector<uint32_t> power_profile_ids(std::span<const power::NodePower> figures);
 
 }  // namespace greensched::policy

@@ -11,10 +11,13 @@ namespace {
 class PwrPolicy final : public Policy {
  public:
   explicit PwrPolicy(std::shared_ptr<const std::vector<power::NodePower>> power)
-      : power_(std::move(power)) {}
+      : power_(std::move(power)), power_ids_(power_profile_ids(*power_)) {}
 
   std::string_view name() const override { return "pwr"; }
   bool reads_gpu_power_rule() const override { return true; }
+  bool scores_by_class() const override { return true; }
+  uint32_t class_key_parts() const override { return kKeyCapacity; }
+  uint32_t node_class_tag(NodeIndex node) const override { return power_ids_[node]; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {
@@ -39,6 +42,7 @@ class PwrPolicy final : public Policy {
   }
 
   std::shared_ptr<const std::vector<power::NodePower>> power_;
+  std::vector<uint32_t> power_ids_;
 };
 
 }  // namespace

@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "greensched/policy/filter.hpp"
+#include "greensched/policy/node_classes.hpp"
 #include "greensched/policy/policy.hpp"
 
 namespace greensched::policy {
@@ -22,28 +24,47 @@ struct Decision {
   NodeIndex node = -1;  // -1: no feasible node
   GpuMask gpus = 0;
   int64_t score = 0;
-  int32_t feasible_nodes = 0;
+  int32_t feasible_nodes = -1;  // nodes that passed the filter; -1: not counted (node classes)
 };
+
+// Whether a scheduler scores node classes (node_classes.hpp) instead of every node. The
+// decisions are the same either way; kAuto uses classes where the policy allows them and the
+// cluster has at least kNodeClassesFrom nodes. The GREENSCHED_NODE_CLASSES environment
+// variable (on, off, auto) sets the default, to compare the two on a whole run.
+enum class NodeClassMode { kAuto, kOn, kOff };
+inline constexpr std::size_t kNodeClassesFrom = 256;
+NodeClassMode default_node_class_mode();
 
 class Scheduler {
  public:
   // tie_rank[n] is node n's position in the tie order (a permutation of 0..nodes-1).
   Scheduler(Policy& policy, std::vector<uint32_t> tie_rank);
 
-  // With `counts`, also tallies the filter reason of every node.
+  // With `counts`, also tallies the filter reason of every node (a pass over every node, so
+  // that explanations name every candidate).
   Decision schedule(const Cluster& cluster, const PodSpec& pod, Rng& rng,
                     FilterCounts* counts = nullptr);
   Policy& policy() { return policy_; }
   const std::vector<uint32_t>& tie_rank() const { return tie_rank_; }
+  void set_node_class_mode(NodeClassMode mode) { class_mode_ = mode; }
+  // How many node classes the last cycle over classes had (0: none yet).
+  std::size_t class_count() const { return classes_ ? classes_->size() : 0; }
 
-  // Feasible candidates of the last cycle, with raw and normalised scores.
+  // Feasible candidates of the last cycle, with raw and normalised scores: every feasible node
+  // when `counts` was given, else one node per feasible class where classes were used.
   const std::vector<Candidate>& last_candidates() const { return candidates_; }
 
  private:
+  bool use_classes(const Cluster& cluster) const;
+  Decision schedule_classes(const Cluster& cluster, const PodSpec& pod, Rng& rng);
+
   Policy& policy_;
   std::vector<uint32_t> tie_rank_;
   std::vector<Candidate> candidates_;
   std::vector<NodeIndex> fitting_;  // scratch for the filter pass
+  NodeClassMode class_mode_ = default_node_class_mode();
+  std::unique_ptr<NodeClasses> classes_;
+  std::vector<uint32_t> candidate_class_;  // class of each candidate (class path)
 };
 
 // A uniformly random permutation of 0..n-1 drawn from `rng`, as a rank per node.

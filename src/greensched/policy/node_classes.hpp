@@ -1,0 +1,100 @@
+// Node equivalence classes: the nodes a policy cannot tell apart, scored once per pod.
+//
+// Two nodes share a class when the filter's fields of their specs and states (free CPU, the
+// free GPU shares as a multiset, GPU model and count, online), the parts of the rest that the
+// policy's score reads (Policy::class_key_parts) and the policy's node tag are equal: the policy
+// gives them the same score for every pod (Policy::scores_by_class). A class
+// keeps its members in the run's tie order, so the node a pass over every node would pick (the
+// best score, then the first in tie order) is, among the best-scoring classes, the first member
+// that passes the filter; only free memory, when it is not in the key, can differ inside a
+// class, and the class keeps the largest so that the filter can rule a class out whole.
+//
+// The classes follow the cluster through its change journal: each sync costs the changed
+// nodes, and a scheduling cycle costs the number of classes instead of the number of nodes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/policy/policy.hpp"
+
+namespace greensched::policy {
+
+class NodeClasses {
+ public:
+  // `tie_rank` must outlive this object.
+  NodeClasses(const Policy& policy, std::span<const uint32_t> tie_rank);
+
+  // Brings the classes up to date with `cluster` (a full build the first time, for another
+  // cluster, or when the cluster's journal no longer reaches back to the last sync).
+  void sync(const Cluster& cluster);
+
+  // The live classes, densely numbered 0..size()-1 (numbers change as classes come and go).
+  std::size_t size() const { return reps_.size(); }
+  // One member of class i: its score is every member's.
+  NodeIndex representative(std::size_t i) const { return reps_[i]; }
+
+  // Filter columns per class, as Cluster::FitColumns per node (saturated at INT32_MAX;
+  // offline: cpu -1; no GPUs: -1 room), the memory one the largest free among the members.
+  struct Columns {
+    std::vector<int32_t> cpu_free_milli;
+    std::vector<int32_t> max_memory_free_mib;
+    std::vector<int32_t> max_gpu_free_milli;
+    std::vector<int32_t> whole_free_gpus;
+    std::vector<GpuModelId> model;
+  };
+  const Columns& columns() const { return columns_; }
+
+  // The first member of class i in tie order with at least `memory_mib` free, or -1.
+  NodeIndex first_fitting(std::size_t i, int64_t memory_mib) const;
+
+  // The members of class i, in tie order.
+  std::span<const NodeIndex> members(std::size_t i) const;
+
+ private:
+  // spec (3 words), free CPU and memory (2), pods, online and tag (1), free GPU shares (2 per
+  // word), pods per GPU tag (4 per word); a part the policy does not read is left 0.
+  static constexpr std::size_t kKeyWords = 6 + (kMaxGpusPerNode + 1) / 2 + (kGpuTagCount + 3) / 4;
+  using Key = std::array<uint64_t, kKeyWords>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  struct Class {
+    Key key{};
+    std::vector<NodeIndex> members;  // sorted by tie rank
+    int64_t max_memory = -1;
+    uint32_t at_max = 0;  // members whose free memory is max_memory
+    uint32_t dense = 0;   // position in the dense columns
+  };
+
+  Key key_of(const Cluster& cluster, NodeIndex n) const;
+  void rebuild(const Cluster& cluster);
+  void add(const Cluster& cluster, NodeIndex n, const Key& key);
+  void remove(NodeIndex n);
+  void rescan_memory(Class& c) const;
+
+  const Policy& policy_;
+  std::span<const uint32_t> tie_rank_;
+  uint32_t parts_;  // Policy::class_key_parts()
+  uint64_t instance_ = 0;
+  uint64_t seq_ = 0;
+
+  std::vector<Class> classes_;  // by slot; free slots are reused
+  std::vector<uint32_t> free_slots_;
+  std::unordered_map<Key, uint32_t, KeyHash> slot_of_key_;
+  std::vector<uint32_t> slot_of_node_;
+  std::vector<int64_t> memory_of_node_;  // free memory when last synced
+  std::vector<uint32_t> seen_;           // sync stamp per node, to apply each change once
+  uint32_t stamp_ = 0;
+
+  // Dense, by class position.
+  std::vector<NodeIndex> reps_;
+  std::vector<uint32_t> slot_of_dense_;
+  Columns columns_;
+};
+
+}  // namespace greensched::policy
