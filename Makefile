@@ -98,6 +98,17 @@ install: $(BUILD)/build.ninja
 bench: build
 	./$(BUILD)/greensched_bench
 
+# The Python package as a user installs it (docs/PYTHON.md): `pip install .` into a fresh
+# virtual environment (the build kept in build-python/), then its tests against the command
+# line. Not part of `make test` (a cold `pip install .` compiles the C++ core once more).
+PY_VENV ?= build-python/venv
+.PHONY: python
+python: build-app
+	rm -rf $(PY_VENV) && python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q . pytest pandas
+	cd $(PY_VENV) && GREENSCHED_CLI=$(CURDIR)/$(BUILD)/greensched PYTHONDONTWRITEBYTECODE=1 \
+	  bin/python -m pytest -q -p no:cacheprovider $(CURDIR)/python/tests
+
 # Longer fuzzing than `make test` does (10 s a reader, 30 s the extender's parser): every
 # fuzzer for FUZZ_SECONDS each, findings kept in build/tests/*fuzz*/.
 FUZZ_SECONDS ?= 300

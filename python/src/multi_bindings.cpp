@@ -1,0 +1,355 @@
+// multi for Python: the command line's `multi` (a fleet of sites, a dispatch agent per run)
+// over the same library calls (multi::run_fleet), returning tables of numpy arrays and, with
+// `out`, writing summary.csv, timeline.csv, decisions.csv and energy_timeline.csv as the command
+// line does. The fleet bound and oracle runs are the command line's only.
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "greensched/core/parallel_for.hpp"
+#include "greensched/core/text_file.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/energy/controller.hpp"
+#include "greensched/multi/agent.hpp"
+#include "greensched/multi/fleet.hpp"
+#include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/site_controller.hpp"
+#include "greensched/report/energy_writer.hpp"
+#include "greensched/report/multi_writer.hpp"
+#include "greensched/sim/decision_record.hpp"
+#include "greensched/trace/builtin_workload.hpp"
+#include "greensched/trace/load_generator.hpp"
+#include "greensched/trace/openb_reader.hpp"
+#include "greensched/trace/synthetic_times.hpp"
+#include "python_policy.hpp"
+
+namespace greensched::python {
+namespace {
+
+struct MultiRun {
+  std::size_t workload;
+  double slack_h;
+  std::size_t agent;
+};
+
+struct Jobs {
+  std::vector<PodSpec> pods;
+  double target = 0;
+  int64_t from = std::numeric_limits<int64_t>::min();
+  int64_t to = std::numeric_limits<int64_t>::max();
+};
+
+py::dict multi_tables(const multi::Fleet& fleet, const std::vector<multi::MultiResult>& results,
+                      const std::vector<uint64_t>& run_seeds) {
+  std::vector<std::string> agent, t_agent, t_site, d_agent, d_pod, d_home, d_site, d_reason;
+  std::vector<int64_t> seed, jobs, moved, deferred, never, preempt, violations, t_seed, t_time,
+      t_running, t_queued, t_waiting, t_online, d_seed, d_ls, d_submit, d_not_before, d_start;
+  std::vector<double> load, slack, offered, window, energy, carbon, ls_mean, ls_p99, be_mean,
+      be_p99, gb, transfer, alloc, wall, t_power, t_energy, t_carbon, t_intensity, t_gpus, t_alloc,
+      d_slack, t_slack;
+  const auto site_name = [&](int s) {
+    return s < 0 ? std::string("fleet") : fleet.sites[static_cast<std::size_t>(s)].name;
+  };
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const multi::MultiResult& r = results[i];
+    agent.push_back(r.agent);
+    seed.push_back(static_cast<int64_t>(run_seeds[i]));
+    load.push_back(r.target_load_pct > 0 ? r.target_load_pct
+                                         : std::numeric_limits<double>::quiet_NaN());
+    slack.push_back(r.be_slack_h);
+    offered.push_back(r.offered_load_pct);
+    window.push_back(r.window_s);
+    jobs.push_back(r.jobs);
+    energy.push_back(r.energy_kwh);
+    carbon.push_back(r.carbon_kg);
+    ls_mean.push_back(r.mean_delay_s_ls);
+    ls_p99.push_back(r.p99_delay_s_ls);
+    be_mean.push_back(r.mean_delay_s_be);
+    be_p99.push_back(r.p99_delay_s_be);
+    violations.push_back(r.ls_slo_violations);
+    moved.push_back(r.jobs_moved);
+    gb.push_back(r.gb_moved);
+    transfer.push_back(r.transfer_kwh);
+    deferred.push_back(r.jobs_deferred);
+    alloc.push_back(r.gpu_alloc_pct);
+    never.push_back(r.jobs_never_started);
+    preempt.push_back(r.be_preemptions);
+    wall.push_back(r.wall_seconds);
+    for (const multi::FleetSample& s : r.timeline) {
+      t_agent.push_back(r.agent);
+      t_seed.push_back(seed.back());
+      t_slack.push_back(r.be_slack_h);
+      t_time.push_back(s.time_s);
+      t_site.push_back(site_name(s.site));
+      t_power.push_back(s.power_watts);
+      t_energy.push_back(s.energy_kwh);
+      t_carbon.push_back(s.carbon_kg);
+      t_intensity.push_back(s.carbon_intensity);
+      t_running.push_back(s.running_jobs);
+      t_queued.push_back(s.queued_jobs);
+      t_waiting.push_back(s.waiting_jobs);
+      t_gpus.push_back(s.allocated_gpus);
+      t_alloc.push_back(s.gpu_alloc_pct);
+      t_online.push_back(s.online_nodes);
+    }
+    for (const multi::JobDecision& d : r.decisions) {
+      d_agent.push_back(r.agent);
+      d_seed.push_back(seed.back());
+      d_slack.push_back(r.be_slack_h);
+      d_pod.push_back(d.pod);
+      d_home.push_back(site_name(d.home_site));
+      d_site.push_back(site_name(d.site));
+      d_ls.push_back(d.latency_sensitive ? 1 : 0);
+      d_submit.push_back(d.submit_s);
+      d_not_before.push_back(d.not_before_s);
+      d_start.push_back(d.start_s);
+      d_reason.push_back(d.reason);
+    }
+  }
+  TableBuilder summary, timeline, decisions;
+  summary.add("agent", agent);
+  summary.add("seed", seed);
+  summary.add("load_pct", load);
+  summary.add("slack_h", slack);
+  summary.add("offered_load_pct", offered);
+  summary.add("window_s", window);
+  summary.add("jobs", jobs);
+  summary.add("energy_kwh", energy);
+  summary.add("carbon_kg", carbon);
+  summary.add("mean_delay_s_ls", ls_mean);
+  summary.add("p99_delay_s_ls", ls_p99);
+  summary.add("mean_delay_s_be", be_mean);
+  summary.add("p99_delay_s_be", be_p99);
+  summary.add("ls_slo_violations", violations);
+  summary.add("jobs_moved", moved);
+  summary.add("gb_moved", gb);
+  summary.add("transfer_kwh", transfer);
+  summary.add("jobs_deferred", deferred);
+  summary.add("gpu_alloc_pct", alloc);
+  summary.add("jobs_never_started", never);
+  summary.add("be_preemptions", preempt);
+  summary.add("wall_seconds", wall);
+  timeline.add("agent", t_agent);
+  timeline.add("seed", t_seed);
+  timeline.add("slack_h", t_slack);
+  timeline.add("time_s", t_time);
+  timeline.add("site", t_site);
+  timeline.add("power_watts", t_power);
+  timeline.add("energy_kwh", t_energy);
+  timeline.add("carbon_kg", t_carbon);
+  timeline.add("carbon_intensity", t_intensity);
+  timeline.add("running_jobs", t_running);
+  timeline.add("queued_jobs", t_queued);
+  timeline.add("waiting_jobs", t_waiting);
+  timeline.add("allocated_gpus", t_gpus);
+  timeline.add("gpu_alloc_pct", t_alloc);
+  timeline.add("online_nodes", t_online);
+  decisions.add("agent", d_agent);
+  decisions.add("seed", d_seed);
+  decisions.add("slack_h", d_slack);
+  decisions.add("pod", d_pod);
+  decisions.add("home_site", d_home);
+  decisions.add("site", d_site);
+  decisions.add("latency_sensitive", d_ls);
+  decisions.add("submit_s", d_submit);
+  decisions.add("not_before_s", d_not_before);
+  decisions.add("start_s", d_start);
+  decisions.add("reason", d_reason);
+  py::dict out;
+  out["summary"] = summary.release();
+  out["timeline"] = timeline.release();
+  out["decisions"] = decisions.release();
+  return out;
+}
+
+// OUT's summary.csv, timeline.csv, decisions.csv and energy_timeline.csv, as the command line
+// writes them.
+void write_multi_out(const std::string& out, const multi::Fleet& fleet,
+                     const std::vector<multi::MultiResult>& results) {
+  std::ostringstream summary, timeline, decisions, energy_timeline;
+  report::write_multi_summary_csv(summary, results);
+  report::write_multi_timeline_csv(timeline, fleet, results);
+  report::write_decisions_csv(decisions, fleet, results);
+  report::write_energy_timeline_csv(energy_timeline, fleet, results);
+  check(write_text_files(out, {{"summary.csv", summary.str()},
+                               {"timeline.csv", timeline.str()},
+                               {"decisions.csv", decisions.str()},
+                               {"energy_timeline.csv", energy_timeline.str()}}));
+}
+
+py::dict run_multi(const std::vector<std::string>& agents, const std::vector<uint64_t>& seeds,
+                   const std::vector<double>& slacks, const std::vector<double>& loads, double days,
+                   double warmup_days, const std::string& fleet_path, const std::string& data_dir,
+                   const std::string& pods_path, int64_t power_down_idle_s, int64_t wake_delay_s,
+                   int64_t ls_bound_s, int64_t sample_s, double data_gb, const std::string& start,
+                   const std::string& power_model_path, bool preempt_be,
+                   const std::vector<std::string>& controllers, bool record, int jobs,
+                   const std::string& out) {
+  std::vector<energy::ControllerKind> kinds;
+  for (const std::string& c : controllers) {
+    auto kind = energy::parse_controller(c);
+    if (!kind.ok()) throw BindingError(fmt::format("energy_controllers: {}", kind.error()));
+    kinds.push_back(kind.value());
+  }
+  if (seeds.empty()) throw BindingError("seeds: give at least one seed");
+  std::vector<std::string> agent_list;
+  for (const std::string& a : agents) {
+    if (a == "all") {
+      for (const std::string& n : multi::agent_names()) agent_list.push_back(n);
+      continue;
+    }
+    (void)unwrap(multi::make_agent(a));
+    agent_list.push_back(a);
+  }
+  if (agent_list.empty()) throw BindingError("agents: give at least one agent");
+  if (ls_bound_s < 0 || wake_delay_s < 0 || sample_s <= 0) {
+    throw BindingError("ls_bound, wake_delay must be >= 0 and sample > 0");
+  }
+  if (!(days >= 0 && days <= 366) || !(warmup_days >= 0 && warmup_days <= 366)) {
+    throw BindingError("days must be in (0, 366] and warmup_days in [0, 366]");
+  }
+  for (double s : slacks) {
+    if (!(s >= 0 && s <= 24 * 366)) throw BindingError(fmt::format("slack: {} is out of range", s));
+  }
+  for (double l : loads) {
+    if (!(l > 0 && l <= 1000)) throw BindingError(fmt::format("load: {} is not in (0, 1000]", l));
+  }
+  const double run_days = days > 0 ? days : loads.empty() ? 30.0 : 14.0;
+  multi::Fleet fleet =
+      fleet_path.empty() ? multi::builtin_fleet() : unwrap(multi::load_fleet(fleet_path, data_dir));
+  if (!start.empty()) {
+    auto t = parse_utc_time(start);
+    if (!t.ok()) throw BindingError(fmt::format("start: {}", t.error()));
+    fleet.start_s = t.value();
+    if (!loads.empty()) fleet.start_s -= std::llround(warmup_days * 86400.0);
+  }
+  const power::PowerModel power_model = power_model_path.empty()
+                                            ? power::PowerModel::builtin()
+                                            : unwrap(power::PowerModel::load(power_model_path));
+  for (const multi::SiteSpec& site : fleet.sites) {
+    check(power::check_gpu_models(power_model, site.nodes, fleet.models, "power_model"));
+  }
+  std::vector<multi::MultiResult> results;
+  std::vector<uint64_t> run_seeds;
+  int64_t capacity = 0;
+  for (const auto& site : fleet.sites) capacity += multi::site_gpu_milli(site);
+  for (uint64_t seed : seeds) {
+    std::vector<PodSpec> pods;
+    if (!pods_path.empty()) {
+      pods = unwrap(trace::read_openb_pods(pods_path, fleet.models));
+    } else {
+      pods = trace::builtin_openb_workload().pods;
+      const int span = loads.empty() ? static_cast<int>(std::lround(run_days)) : 28;
+      trace::assign_synthetic_times(pods, seed, span);
+    }
+    const uint32_t shapes = trace::assign_shape_ids(pods);
+    std::vector<Jobs> workloads;
+    if (loads.empty()) {
+      workloads.push_back(Jobs{std::move(pods)});
+    } else {
+      for (double load : loads) {
+        trace::LoadSpec spec;
+        spec.load_pct = load;
+        spec.days = run_days;
+        spec.warmup_days = warmup_days;
+        spec.seed = seed;
+        auto generated = trace::generate_load(pods, capacity, spec);
+        if (!generated.ok()) {
+          throw BindingError(fmt::format("load {}: {}", load, generated.error()));
+        }
+        workloads.push_back(Jobs{std::move(generated.value().pods), load,
+                                 generated.value().window.start_s, generated.value().window.end_s});
+      }
+    }
+    std::vector<MultiRun> plan;
+    for (std::size_t w = 0; w < workloads.size(); ++w) {
+      for (double slack : slacks) {
+        for (std::size_t a = 0; a < agent_list.size(); ++a) plan.push_back(MultiRun{w, slack, a});
+      }
+    }
+    bool python_policy = false;
+    for (const auto& site : fleet.sites) python_policy |= uses_python_policy(site.policy);
+    std::vector<multi::MultiResult> runs(plan.size());
+    clear_policy_error();
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = parallel_for(plan.size(), python_policy ? 1 : jobs, [&](std::size_t i) -> Status {
+        const MultiRun& p = plan[i];
+        const Jobs& w = workloads[p.workload];
+        multi::MultiOptions o;
+        o.agent = agent_list[p.agent];
+        o.seed = seed;
+        o.ls_bound_s = ls_bound_s;
+        o.be_slack_s = static_cast<int64_t>(std::llround(p.slack_h * 3600.0));
+        o.measure_from_s = w.from;
+        o.measure_to_s = w.to;
+        o.target_load_pct = w.target;
+        o.power_down_idle_s = power_down_idle_s;
+        o.wake_delay_s = wake_delay_s;
+        o.sample_s = sample_s;
+        o.data_gb_per_job = data_gb;
+        o.power_model = power_model;
+        o.record = record;
+        o.preempt_be = preempt_be;
+        o.generation_forecast.seed = seed;
+        auto r = multi::run_fleet(fleet, w.pods, shapes, o);
+        if (!r.ok()) return Error{r.error()};
+        runs[i] = std::move(r.value());
+        // Each site energy controller on the sites' hourly demand, as the command line runs
+        // them: they minimise what the agent minimises.
+        energy::ControllerOptions controller;
+        controller.forecast_days = 7;
+        controller.carbon_price_usd_per_t =
+            multi::controller_carbon_price_usd_per_t(o.agent, o.agent_options);
+        controller.mpc_day_ahead = o.day_ahead_prices;
+        for (energy::ControllerKind kind : kinds) {
+          auto e =
+              multi::run_site_controllers(fleet, runs[i], kind, controller, o.generation_forecast);
+          if (!e.ok()) return Error{e.error()};
+          runs[i].energy.push_back(std::move(e.value()));
+        }
+        return Status::Ok();
+      });
+    }
+    rethrow_policy_error();
+    check(s);
+    // Several seeds: each seed's files in OUT/seed-N, as the command line does.
+    if (!out.empty()) {
+      write_multi_out(seeds.size() > 1 ? fmt::format("{}/seed-{}", out, seed) : out, fleet, runs);
+    }
+    for (auto& r : runs) {
+      results.push_back(std::move(r));
+      run_seeds.push_back(seed);
+    }
+  }
+  py::dict tables = multi_tables(fleet, results, run_seeds);
+  if (record) {
+    std::string records;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      records += sim::tag_run_records(results[i].records, "agent", results[i].agent, run_seeds[i]);
+    }
+    tables["records"] = py::str(records);
+  }
+  return tables;
+}
+
+}  // namespace
+
+void bind_multi(py::module_& m) {
+  m.def("_multi", &run_multi, py::arg("agents"), py::arg("seeds"), py::arg("slack"),
+        py::arg("loads"), py::arg("days"), py::arg("warmup_days"), py::arg("fleet"),
+        py::arg("data_dir"), py::arg("pods"), py::arg("power_down_idle"), py::arg("wake_delay"),
+        py::arg("ls_bound"), py::arg("sample"), py::arg("data_gb"), py::arg("start"),
+        py::arg("power_model"), py::arg("preempt_be"), py::arg("energy_controllers"),
+        py::arg("record"), py::arg("jobs"), py::arg("out"));
+}
+
+}  // namespace greensched::python
