@@ -43,9 +43,9 @@ Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod,
     need = share ? pod.gpu_milli : pod.num_gpu;
   }
   const bool any_model = !pod.needs_gpu() || pod.gpu_spec == 0;
-  // Branch-free in blocks, then compacted, as fitting_nodes does over the nodes.
-  candidates_.resize(n);
-  candidate_class_.resize(n);
+  // Branch-free in blocks, then compacted, as fitting_nodes does over the nodes. The scratch
+  // only grows: resizing it to every class each cycle would write it whole.
+  if (candidate_class_.size() < n) candidate_class_.resize(n);
   std::size_t kept = 0;
   constexpr std::size_t kBlock = 256;
   std::array<uint8_t, kBlock> ok;
@@ -66,10 +66,9 @@ Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod,
       kept += ok[i];
     }
   }
-  candidates_.resize(kept);
-  candidate_class_.resize(kept);
+  candidates_.clear();
   for (std::size_t j = 0; j < kept; ++j) {
-    candidates_[j] = Candidate{classes_->representative(candidate_class_[j]), 0, 0};
+    candidates_.push_back(Candidate{classes_->representative(candidate_class_[j]), 0, 0});
   }
   Decision d;
   if (candidates_.empty()) return d;
@@ -80,6 +79,9 @@ Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod,
   NodeIndex best = -1;
   for (std::size_t j = 0; j < candidates_.size(); ++j) {
     if (candidates_[j].score != best_score) continue;
+    // The representative is the class's first member in tie order: no member of a class
+    // whose representative ranks after the best so far can win.
+    if (best >= 0 && tie_rank_[candidates_[j].node] > tie_rank_[best]) continue;
     const NodeIndex node = classes_->first_fitting(candidate_class_[j], pod.memory_mib);
     if (best < 0 || tie_rank_[node] < tie_rank_[best]) best = node;
   }
