@@ -28,6 +28,11 @@ class FGD:
         self.cpu, self.num_gpu, self.milli = t["cpu_milli"], t["num_gpu"], t["gpu_milli"]
         self.spec, self.count = t["gpu_spec"], t["count"]
         self.covered = context["covered_pods"]
+        # Per GPU model id + 1 (0: no GPU): the shapes that need GPUs and may run on it.
+        model = np.arange(-1, 64)[:, None]
+        on_model = (self.spec >> np.maximum(model, 0).astype(np.uint64)) & 1 == 1
+        self.gpu_shape_on = (self.num_gpu > 0) & ((self.spec == 0) | ((model >= 0) & on_model))
+        self.zero_share = bool(np.any((self.num_gpu > 0) & (self.milli <= 0)))
         self.ids: Dict[Tuple[int, ...], int] = {}  # state -> id
         self.states: List[Tuple[int, ...]] = []  # id -> (model, gpu_count, cpu, free sorted)
         self.node_version = np.full(0, -1)  # per node: the version its state id is of
@@ -36,13 +41,12 @@ class FGD:
 
     def frag(self, model, count, cpu_free, gpus):
         """Scaled fragmentation sum_m count_m F_n(m) of node states (any leading shape)."""
-        valid = np.arange(gpus.shape[-1]) < count[..., None]
-        fits = (gpus[..., None, :] >= self.milli[:, None]) & valid[..., None, :]
-        stranded = (gpus[..., None, :] * ~fits).sum(-1)
+        fits = gpus[..., None, :] >= self.milli[:, None]
+        if self.zero_share:  # a 0-milli shape would fit the padding past gpu_count
+            fits = fits & (np.arange(gpus.shape[-1]) < count[..., None])[..., None, :]
         total = gpus.sum(-1)
-        shift = np.maximum(model, 0)[..., None].astype(np.uint64)
-        allowed = (self.spec == 0) | ((model[..., None] >= 0) & ((self.spec >> shift) & 1 == 1))
-        hosts = (self.num_gpu > 0) & allowed & (cpu_free[..., None] >= self.cpu)
+        stranded = total[..., None] - (gpus[..., None, :] * fits).sum(-1)
+        hosts = self.gpu_shape_on[model + 1] & (cpu_free[..., None] >= self.cpu)
         hosts = hosts & (fits.sum(-1) >= self.num_gpu)
         return np.where(total > 0, np.where(hosts, stranded, total[..., None]) @ self.count, 0)
 
