@@ -14,11 +14,11 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
             libcpp-httplib-dev \
             chromium \
             coinor-libclp-dev coinor-libcbc-dev \
-            libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go black
+            libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go black python3-venv
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 
-.PHONY: all deps build build-app build-asan test unit-asan tsan demo bench fuzz format format-check clean \
+.PHONY: all deps build build-app build-asan python-configure test unit-asan tsan demo bench fuzz format format-check clean \
         install
 
 all: build
@@ -42,6 +42,19 @@ $(ASAN_BUILD)/build.ninja:
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python module's build and test dependencies (pybind11, numpy, pytest, pandas from PyPI)
+# in a virtual environment inside the build; `make test` builds the module with them and runs
+# its tests (label python).
+PY_TEST_VENV ?= $(BUILD)/venv
+$(PY_TEST_VENV)/bin/python:
+	python3 -m venv $(PY_TEST_VENV)
+	$(PY_TEST_VENV)/bin/pip install -q pybind11 numpy pytest pandas
+
+python-configure: deps $(BUILD)/build.ninja $(PY_TEST_VENV)/bin/python
+	@grep -q '^GREENSCHED_PYTHON:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DGREENSCHED_PYTHON=ON \
+	    -DPython_EXECUTABLE=$(CURDIR)/$(PY_TEST_VENV)/bin/python
 
 # The command-line binary only (what `make demo` runs): no tests, no benchmarks.
 build-app: deps $(BUILD)/build.ninja
@@ -67,7 +80,7 @@ tsan: deps $(TSAN_BUILD)/build.ninja
 # layering (seconds), the unit tests (one binary), then the rest of the build and every other
 # test (CLI, reproduction of published figures, browser, serve, fuzz), then the unit tests
 # under ASan+UBSan.
-test: format-check deps $(BUILD)/build.ninja
+test: format-check deps $(BUILD)/build.ninja python-configure
 	python3 tests/check_layers.py
 	cmake --build $(BUILD) -j $(JOBS) --target greensched_unit_tests
 	ctest --test-dir $(BUILD) --output-on-failure -L unit -j $(JOBS)
