@@ -276,6 +276,13 @@ void BM_ExtenderFilterPrioritize(benchmark::State& state) {
   }
   std::vector<double> filter_ms, prioritize_ms, both_ms, both_cpu_ms;
   int64_t passed = 0;
+  // FNV-1a over every reply, printed when GREENSCHED_BENCH_REPLY_DIGEST is set: two builds that
+  // print the same digest gave the same replies.
+  uint64_t digest = 14695981039346656037ULL;
+  auto hash = [&digest](const std::string& text) {
+    for (const char c : text) digest = (digest ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+  };
+  const bool want_digest = std::getenv("GREENSCHED_BENCH_REPLY_DIGEST") != nullptr;
   std::size_t i = 0;
   for (auto _ : state) {
     const std::size_t p = i++ % b->filter_bodies.size();
@@ -298,6 +305,7 @@ void BM_ExtenderFilterPrioritize(benchmark::State& state) {
     for (std::size_t k : result.passed) feasible.push_back(args.value().node_names[k]);
     passed += static_cast<int64_t>(feasible.size());
     const std::string prioritize_body = args_text(b->pods[p], feasible);
+    if (want_digest) hash(reply);
     state.ResumeTiming();
 
     const Stamp t1;
@@ -310,6 +318,11 @@ void BM_ExtenderFilterPrioritize(benchmark::State& state) {
     benchmark::DoNotOptimize(scores.data());
     const double pr = t1.wall_ms();
     const double pr_cpu = t1.cpu_since();
+    if (want_digest) {
+      state.PauseTiming();
+      hash(scores);
+      state.ResumeTiming();
+    }
     filter_ms.push_back(f);
     prioritize_ms.push_back(pr);
     both_ms.push_back(f + pr);
@@ -326,6 +339,7 @@ void BM_ExtenderFilterPrioritize(benchmark::State& state) {
   state.counters["passed_nodes"] =
       both_ms.empty() ? 0.0 : static_cast<double>(passed) / static_cast<double>(both_ms.size());
   state.SetLabel(b->label);
+  if (want_digest) fmt::print(stderr, "replies of {} nodes: digest {:016x}\n", node_count, digest);
 }
 BENCHMARK(BM_ExtenderFilterPrioritize)
     ->Arg(1213)

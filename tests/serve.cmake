@@ -53,6 +53,7 @@ target_sources(greensched_unit_tests PRIVATE
   serve_parse_test.cpp
   serve_state_test.cpp
   serve_contract_test.cpp
+  serve_reply_text_test.cpp
   serve_bad_input_test.cpp
   serve_watch_test.cpp
 )

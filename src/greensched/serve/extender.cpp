@@ -1,6 +1,7 @@
 #include "greensched/serve/extender.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include <fmt/format.h>
@@ -131,6 +132,70 @@ void Extender::set_awaiting_bind(const std::string& key, bool awaiting) {
   bind_applied_.notify_all();
 }
 
+// A request's node names and their nodes (see Extender::last_names_). The names are kept back
+// to back in one text; a node added later may carry a name that was unknown, so the nodes are
+// valid while the state has `known` nodes (nodes are only ever added).
+struct Extender::ResolvedNames {
+  std::string text;
+  std::vector<uint32_t> end;     // name i is text[end[i-1], end[i])
+  std::vector<NodeIndex> nodes;  // -1: unknown
+  std::size_t known = 0;
+  mutable std::once_flag order_once;
+  mutable std::shared_ptr<const std::vector<uint32_t>> order;
+
+  std::size_t size() const { return end.size(); }
+  std::string_view name(std::size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : end[i - 1];
+    return std::string_view(text).substr(begin, end[i] - begin);
+  }
+  bool same_names(const std::vector<std::string>& names) const {
+    if (names.size() != size()) return false;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != name(i)) return false;
+    }
+    return true;
+  }
+  // Every position, ordered by name (request order among equal names); made on first use.
+  std::shared_ptr<const std::vector<uint32_t>> name_order() const {
+    std::call_once(order_once, [this] {
+      auto o = std::make_shared<std::vector<uint32_t>>(size());
+      for (uint32_t i = 0; i < o->size(); ++i) (*o)[i] = i;
+      std::stable_sort(o->begin(), o->end(),
+                       [this](uint32_t a, uint32_t b) { return name(a) < name(b); });
+      order = std::move(o);
+    });
+    return order;
+  }
+};
+
+std::shared_ptr<const Extender::ResolvedNames> Extender::resolve_names(
+    const std::vector<std::string>& names, bool* reused) {
+  const std::size_t known = state_->cluster().size();
+  std::shared_ptr<const ResolvedNames> last;
+  {
+    std::lock_guard lock(names_mu_);
+    last = last_names_;
+  }
+  *reused = last && last->known == known && last->same_names(names);
+  if (*reused) return last;
+  auto fresh = std::make_shared<ResolvedNames>();
+  fresh->known = known;
+  std::size_t chars = 0;
+  for (const std::string& name : names) chars += name.size();
+  if (chars > UINT32_MAX) return fresh;  // not kept; the caller looks the names up itself
+  fresh->text.reserve(chars);
+  fresh->end.reserve(names.size());
+  fresh->nodes.reserve(names.size());
+  for (const std::string& name : names) {
+    fresh->text += name;
+    fresh->end.push_back(static_cast<uint32_t>(fresh->text.size()));
+    fresh->nodes.push_back(state_->find_node(name).value_or(-1));
+  }
+  std::lock_guard lock(names_mu_);
+  last_names_ = fresh;
+  return fresh;
+}
+
 FilterResult Extender::filter(ExtenderArgs& args) {
   wait_for_binds(args.pod.ref.key());
   FilterResult result;
@@ -150,6 +215,10 @@ FilterResult Extender::filter(ExtenderArgs& args) {
     // only go back to its node: the retried bind then answers as the first one did.
     const std::string bound_node = bound_node_of(args.pod.ref);
     const Cluster& cluster = state_->cluster();
+    bool reused = false;
+    const std::shared_ptr<const ResolvedNames> resolved = resolve_names(args.node_names, &reused);
+    const bool have_nodes = resolved->size() == n;
+    if (reused) result.name_order = resolved->name_order();
     bool any_fits = false;
     for (std::size_t i = 0; i < n; ++i) {
       const std::string& name = args.node_names[i];
@@ -157,7 +226,10 @@ FilterResult Extender::filter(ExtenderArgs& args) {
         verdict[i] = Verdict::kRejected;
         continue;
       }
-      const auto node = state_->find_node(name);
+      const std::optional<NodeIndex> node = !have_nodes ? state_->find_node(name)
+                                            : resolved->nodes[i] >= 0
+                                                ? std::optional<NodeIndex>(resolved->nodes[i])
+                                                : std::nullopt;
       if (!node) {
         verdict[i] = Verdict::kUnknown;
         continue;
@@ -186,29 +258,43 @@ FilterResult Extender::filter(ExtenderArgs& args) {
   }
   static const GpuModelRegistry kNoModels;
   const GpuModelRegistry& names = models ? *models : kNoModels;
-  auto fail = [&](const std::string& node, std::string_view category, bool unresolvable) {
-    (unresolvable ? result.failed_unresolvable : result.failed)[node] = std::string(category);
-    ++result.reason_counts[std::string(category)];
+  // Failed nodes by position (the reply writes their names); reasons counted per category.
+  constexpr std::size_t kUnknownSlot = policy::kFilterReasonCount;
+  constexpr std::size_t kBoundElsewhereSlot = kUnknownSlot + 1;
+  std::array<int64_t, kBoundElsewhereSlot + 1> counts{};
+  auto fail = [&](std::size_t i, std::string_view category, bool unresolvable, std::size_t slot) {
+    result.failed_nodes.push_back(
+        FilterResult::FailedNode{static_cast<uint32_t>(i), unresolvable, category});
+    ++counts[slot];
   };
+  result.failed_nodes.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string& name = args.node_names[i];
     switch (verdict[i]) {
       case Verdict::kFits:
         result.passed.push_back(i);
         break;
       case Verdict::kRejected:
-        ++result.reason_counts[result.failed_unresolvable[name]];
+        ++result.reason_counts[result.failed_unresolvable[args.node_names[i]]];
         break;
       case Verdict::kUnknown:
-        fail(name, kUnknownNodeCategory, true);
+        fail(i, kUnknownNodeCategory, true, kUnknownSlot);
         break;
       case Verdict::kBoundElsewhere:
-        fail(name, kBoundElsewhereCategory, true);
+        fail(i, kBoundElsewhereCategory, true, kBoundElsewhereSlot);
         break;
       case Verdict::kFails:
-        fail(name, filter_category(facts[i].reason), filter_unresolvable(facts[i], pod));
+        fail(i, filter_category(facts[i].reason), filter_unresolvable(facts[i], pod),
+             static_cast<std::size_t>(facts[i].reason));
         break;
     }
+  }
+  for (std::size_t slot = 0; slot < counts.size(); ++slot) {
+    if (counts[slot] == 0) continue;
+    const std::string_view category =
+        slot == kUnknownSlot          ? kUnknownNodeCategory
+        : slot == kBoundElsewhereSlot ? kBoundElsewhereCategory
+                                      : filter_category(static_cast<policy::FilterReason>(slot));
+    result.reason_counts[std::string(category)] += counts[slot];
   }
   set_awaiting_bind(args.pod.ref.key(), !result.passed.empty());
   if (result.passed.empty() && n > 0 && decision_log_) {
@@ -252,6 +338,64 @@ FilterResult Extender::filter(ExtenderArgs& args) {
   return result;
 }
 
+std::vector<NodeIndex> Extender::nodes_in_order(const std::vector<std::string>& names) {
+  std::vector<NodeIndex> out(names.size(), -1);
+  std::shared_ptr<const ResolvedNames> last;
+  {
+    std::lock_guard lock(names_mu_);
+    last = last_names_;
+  }
+  if (last && last->known != state_->cluster().size()) last.reset();
+  // Each name is searched for after the previous one's place in the last list; once one is not
+  // there, the rest are looked up by name.
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (last) {
+      while (j < last->size() && last->name(j) != names[i]) ++j;
+      if (j < last->size()) {
+        out[i] = last->nodes[j++];
+        continue;
+      }
+      last.reset();
+    }
+    out[i] = state_->find_node(names[i]).value_or(-1);
+  }
+  return out;
+}
+
+void Extender::score_by_class(const Cluster& cluster, const PodSpec& pod,
+                              std::vector<policy::Candidate>& candidates) {
+  if (!classes_ || class_tie_rank_.size() != cluster.size()) {
+    classes_.reset();
+    class_tie_rank_.resize(cluster.size());
+    for (std::size_t i = 0; i < class_tie_rank_.size(); ++i) {
+      class_tie_rank_[i] = static_cast<uint32_t>(i);
+    }
+    classes_ = std::make_unique<policy::NodeClasses>(state_->policy(), class_tie_rank_);
+  }
+  classes_->sync(cluster);
+  class_of_node_.assign(cluster.size(), -1);
+  for (std::size_t k = 0; k < classes_->size(); ++k) {
+    for (NodeIndex m : classes_->members(k)) class_of_node_[m] = static_cast<int32_t>(k);
+  }
+  // The first candidate of each class met stands for the class (a candidate: it fits the pod).
+  std::vector<int32_t> scored(classes_->size(), -1);
+  std::vector<policy::Candidate> ones;
+  for (const policy::Candidate& c : candidates) {
+    if (class_of_node_[c.node] < 0) {  // not in a class (never expected): score every node
+      state_->policy().score(cluster, pod, candidates, state_->rng());
+      return;
+    }
+    int32_t& at = scored[class_of_node_[c.node]];
+    if (at < 0) {
+      at = static_cast<int32_t>(ones.size());
+      ones.push_back(policy::Candidate{c.node, 0, 0});
+    }
+  }
+  state_->policy().score(cluster, pod, ones, state_->rng());
+  for (policy::Candidate& c : candidates) c.raw = ones[scored[class_of_node_[c.node]]].raw;
+}
+
 std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   const std::size_t n = args.node_names.size();
   std::vector<int32_t> slot(n, -1);
@@ -262,8 +406,10 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
     const PodSpec pod = note_pending(args.pod);
     const std::string bound_node = bound_node_of(args.pod.ref);
     const Cluster& cluster = state_->cluster();
+    const std::vector<NodeIndex> nodes = nodes_in_order(args.node_names);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto node = state_->find_node(args.node_names[i]);
+      const std::optional<NodeIndex> node =
+          nodes[i] >= 0 ? std::optional<NodeIndex>(nodes[i]) : std::nullopt;
       if (!node) continue;
       if (!bound_node.empty()) {
         // Already bound (see filter): only its node, as the one candidate.
@@ -282,8 +428,17 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
     }
     if (!candidates.empty() && bound_node.empty()) {
       std::lock_guard decide(decide_mu_);
-      state_->policy().score(cluster, pod, candidates, state_->rng());
-      state_->policy().normalize(candidates);
+      policy::Policy& policy = state_->policy();
+      const bool by_class = options_.node_classes != policy::NodeClassMode::kOff &&
+                            policy.scores_by_class() &&
+                            (options_.node_classes == policy::NodeClassMode::kOn ||
+                             cluster.size() >= policy::kNodeClassesFrom);
+      if (by_class) {
+        score_by_class(cluster, pod, candidates);
+      } else {
+        policy.score(cluster, pod, candidates, state_->rng());
+      }
+      policy.normalize(candidates);
     }
   }
   int64_t low = 0;

@@ -15,7 +15,8 @@
 // bind_wait_ms) until every other pod that passed a filter has had its bind applied, so that
 // it decides on the state kube-scheduler assumes; without it the next pod may be sent to the
 // room the previous one is taking, and its bind is refused. `await_mu_` guards the pods
-// awaiting their bind and is never held with another lock.
+// awaiting their bind and is never held with another lock; neither is `names_mu_`, which guards
+// only the node list a filter remembers for the next request (see last_names_).
 //
 // Per-node filter reasons are categorical (filter_message.hpp); when no node fits, the numbers
 // behind them go to the decision log (decision_log.hpp), written after both locks are
@@ -41,6 +42,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/policy/node_classes.hpp"
+#include "greensched/policy/scheduler.hpp"
 #include "greensched/serve/cluster_state.hpp"
 #include "greensched/serve/decision_log.hpp"
 #include "greensched/serve/extender_protocol.hpp"
@@ -60,6 +63,9 @@ struct ExtenderOptions {
   // A filter first waits up to this long for the binds of other pods that passed a filter
   // (0: no wait); see Extender::wait_for_binds.
   int bind_wait_ms = 1000;
+  // Whether prioritize scores one node per node class (policy/node_classes.hpp) instead of
+  // every node; the scores are the same (kAuto: from policy::kNodeClassesFrom nodes).
+  policy::NodeClassMode node_classes = policy::default_node_class_mode();
 };
 
 // Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
@@ -126,6 +132,18 @@ class Extender {
   void set_awaiting_bind(const std::string& key, bool awaiting);
   // The node of the pod if it is bound under the same UID, else "" (state lock held).
   std::string bound_node_of(const PodRef& ref) const;
+  // The nodes of a request's names, by position (-1: unknown), each name looked up once per
+  // distinct list (state lock held; see ResolvedNames).
+  struct ResolvedNames;
+  std::shared_ptr<const ResolvedNames> resolve_names(const std::vector<std::string>& names,
+                                                     bool* reused);
+  // The nodes of prioritize's names (-1: unknown): matched in order against the last list a
+  // filter resolved, of which they are usually a part, else looked up (state lock held).
+  std::vector<NodeIndex> nodes_in_order(const std::vector<std::string>& names);
+  // Sets the raw scores of the candidates by scoring one of them per node class (state lock
+  // and decide_mu_ held).
+  void score_by_class(const Cluster& cluster, const PodSpec& pod,
+                      std::vector<policy::Candidate>& candidates);
   // Snapshot when the journal tail is long (lock held).
   void maybe_compact();
   // Rolls back a bind whose journal commit failed.
@@ -143,6 +161,17 @@ class Extender {
   std::condition_variable bind_applied_;
   std::map<std::string, std::chrono::steady_clock::time_point> awaiting_bind_;  // key -> since
   std::unique_ptr<DecisionLog> decision_log_;                                   // null when none
+  // The last node list a filter resolved: kube-scheduler sends the same list in the same order
+  // to filter after filter, so the next one reuses its nodes when its text is the same (and no
+  // node was added since), and prioritize's list, the passing part of it, is matched in order.
+  // `names_mu_` guards only the pointer and is never held while taking another lock.
+  std::mutex names_mu_;
+  std::shared_ptr<const ResolvedNames> last_names_;
+  // Prioritize's node classes and their scratch, under decide_mu_ (made again when nodes are
+  // added: the tie ranks cover every node).
+  std::vector<uint32_t> class_tie_rank_;
+  std::unique_ptr<policy::NodeClasses> classes_;
+  std::vector<int32_t> class_of_node_;
   static constexpr std::size_t kLogExamples = 3;  // nodes quoted per reason in the log
 };
 

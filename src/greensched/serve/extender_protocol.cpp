@@ -1,5 +1,8 @@
 #include "greensched/serve/extender_protocol.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "greensched/serve/gpu_index.hpp"
@@ -133,28 +136,98 @@ Result<ExtenderArgs> parse_extender_args(json body) {
   return args;
 }
 
+namespace {
+
+// One failed node of the reply: its name, its message, whether it is unresolvable.
+struct FailedEntry {
+  std::string_view name;
+  std::string_view message;
+  bool unresolvable = false;
+};
+
+// The failed nodes of `result` in the order of the reply: by name, each name once per map
+// (for a name in both, the unresolvable entry first), as the two maps merged would give.
+std::vector<FailedEntry> failed_entries(const FilterResult& result, const ExtenderArgs& args) {
+  // The positional ones, stable-sorted by name (request order among equal names).
+  std::vector<FailedEntry> positional;
+  positional.reserve(result.failed_nodes.size());
+  const auto& names = args.node_names;
+  if (result.name_order && result.name_order->size() == names.size()) {
+    constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> at(names.size(), kNone);
+    for (uint32_t k = 0; k < result.failed_nodes.size(); ++k)
+      at[result.failed_nodes[k].position] = k;
+    for (uint32_t p : *result.name_order) {
+      if (at[p] == kNone) continue;
+      const FilterResult::FailedNode& f = result.failed_nodes[at[p]];
+      positional.push_back(FailedEntry{names[p], f.reason, f.unresolvable});
+    }
+  } else {
+    for (const FilterResult::FailedNode& f : result.failed_nodes) {
+      positional.push_back(FailedEntry{names[f.position], f.reason, f.unresolvable});
+    }
+    std::stable_sort(positional.begin(), positional.end(),
+                     [](const FailedEntry& a, const FailedEntry& b) { return a.name < b.name; });
+  }
+  // A map keeps one entry per name, the last one put: of each run of equal names, the last
+  // unresolvable entry, then the last other one.
+  std::vector<FailedEntry> merged_positional;
+  merged_positional.reserve(positional.size());
+  for (std::size_t i = 0; i < positional.size();) {
+    std::size_t j = i;
+    const FailedEntry* last_unresolvable = nullptr;
+    const FailedEntry* last_failed = nullptr;
+    for (; j < positional.size() && positional[j].name == positional[i].name; ++j) {
+      (positional[j].unresolvable ? last_unresolvable : last_failed) = &positional[j];
+    }
+    if (last_unresolvable != nullptr) merged_positional.push_back(*last_unresolvable);
+    if (last_failed != nullptr) merged_positional.push_back(*last_failed);
+    i = j;
+  }
+  if (result.failed.empty() && result.failed_unresolvable.empty()) return merged_positional;
+  // The two maps merged (for a name in both, the unresolvable entry first).
+  std::vector<FailedEntry> from_maps;
+  from_maps.reserve(result.failed.size() + result.failed_unresolvable.size());
+  auto x = result.failed.begin();
+  auto y = result.failed_unresolvable.begin();
+  while (x != result.failed.end() || y != result.failed_unresolvable.end()) {
+    const bool take_failed =
+        y == result.failed_unresolvable.end() || (x != result.failed.end() && x->first < y->first);
+    const auto& [name, message] = take_failed ? *x++ : *y++;
+    from_maps.push_back(FailedEntry{name, message, !take_failed});
+  }
+  if (merged_positional.empty()) return from_maps;
+  // For a name in both lists, the unresolvable entries first, as above.
+  std::vector<FailedEntry> out;
+  out.reserve(merged_positional.size() + from_maps.size());
+  auto before = [](const FailedEntry& a, const FailedEntry& b) {
+    return a.name < b.name || (a.name == b.name && a.unresolvable && !b.unresolvable);
+  };
+  std::merge(merged_positional.begin(), merged_positional.end(), from_maps.begin(), from_maps.end(),
+             std::back_inserter(out), before);
+  return out;
+}
+
+}  // namespace
+
 std::string filter_result_text(const FilterResult& result, const ExtenderArgs& args) {
   std::string out;
   out.reserve(256 + args.node_names.size() * 96);
-  using Map = std::map<std::string, std::string>;
-  // Writes the union of two maps with disjoint keys, in key order.
-  auto append_maps = [&out](const Map& a, const Map& b) {
+  const std::vector<FailedEntry> failed = failed_entries(result, args);
+  // Writes the entries (only the unresolvable ones when `unresolvable_only`) as an object.
+  auto append_failed = [&out, &failed](bool unresolvable_only) {
     out += '{';
     bool first = true;
-    auto x = a.begin();
-    auto y = b.begin();
-    while (x != a.end() || y != b.end()) {
-      const bool take_a = y == b.end() || (x != a.end() && x->first < y->first);
-      const auto& [name, message] = take_a ? *x++ : *y++;
+    for (const FailedEntry& e : failed) {
+      if (unresolvable_only && !e.unresolvable) continue;
       if (!first) out += ',';
       first = false;
-      append_json_string(out, name);
+      append_json_string(out, e.name);
       out += ':';
-      append_json_string(out, message);
+      append_json_string(out, e.message);
     }
     out += '}';
   };
-  static const Map kNone;
   if (args.node_objects) {
     out += R"({"Nodes":{"apiVersion":"v1","kind":"NodeList","metadata":{},"items":[)";
     bool first = true;
@@ -178,9 +251,9 @@ std::string filter_result_text(const FilterResult& result, const ExtenderArgs& a
   // FailedNodes, and later versions let FailedAndUnresolvableNodes take precedence for a node
   // in both, so every client counts every node that failed.
   out += R"(,"FailedNodes":)";
-  append_maps(result.failed, result.failed_unresolvable);
+  append_failed(false);
   out += R"(,"FailedAndUnresolvableNodes":)";
-  append_maps(result.failed_unresolvable, kNone);
+  append_failed(true);
   out += R"(,"Error":)";
   append_json_string(out, result.error);
   out += '}';

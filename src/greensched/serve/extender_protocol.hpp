@@ -18,8 +18,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,17 @@ struct FilterResult {
   std::vector<std::size_t> passed;  // indices into the request's nodes, in request order
   std::map<std::string, std::string> failed;
   std::map<std::string, std::string> failed_unresolvable;
+  // More failed nodes, as positions in the request's node_names with a static reason (the
+  // extender's form: no copy of the name). The reply lists them as if each were put into
+  // `failed` or `failed_unresolvable` by name, in request order.
+  struct FailedNode {
+    uint32_t position = 0;
+    bool unresolvable = false;
+    std::string_view reason;  // a static phrase (filter_message.hpp)
+  };
+  std::vector<FailedNode> failed_nodes;
+  // Optional: every position of node_names, ordered by name (stable); saves sorting.
+  std::shared_ptr<const std::vector<uint32_t>> name_order;
   std::map<std::string, int64_t> reason_counts;  // per-node reason -> nodes (for /metrics)
   std::string error;
 };
