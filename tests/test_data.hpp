@@ -31,18 +31,9 @@ inline bool running_in_ci() {
 }  // namespace greensched::testing
 
 // Skips the test when the openb data is missing (fails under CI=true).
-#define GREENSCHED_REQUIRE_OPENB()                                                 \
-  do {                                                                             \
-    const std::string dir__ = ::greensched::testing::shared_data_dir() + "/openb"; \
-    if (!std::filesystem::exists(dir__ + "/openb_pod_list_default.csv")) {         \
-      if (::greensched::testing::running_in_ci()) {                                \
-        FAIL() << "CI=true but the openb data is missing at " << dir__;            \
-      }                                                                            \
-      GTEST_SKIP() << "openb data not found at " << dir__                          \
-                   << " (set GREENSCHED_DATA or place ../shared/data beside the "  \
-                      "checkout)";                                                 \
-    }                                                                              \
-  } while (0)
+#define GREENSCHED_REQUIRE_OPENB()                                          \
+  GREENSCHED_REQUIRE_SHARED_FILE(::greensched::testing::shared_data_dir() + \
+                                 "/openb/openb_pod_list_default.csv")
 
 // Skips the test when a file of the shared data is missing (fails under CI=true).
 #define GREENSCHED_REQUIRE_SHARED_FILE(path)                                      \
