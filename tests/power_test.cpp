@@ -163,6 +163,32 @@ TEST(PowerModel, ErrorsNameTheKey) {
   EXPECT_NE(r.error().find("n7"), std::string::npos);
 }
 
+// check_gpu_models is resolve's status: a node whose own model has no figures passes when an
+// override gives it some, and the error is resolve's, naming the GPU with no figures and the
+// front end's way to add one.
+TEST(PowerModel, CheckGpuModelsIsResolvesStatus) {
+  auto model = PowerModel::parse(R"({
+    "gpus": {"X": {"idle_watts": 1, "max_watts": 2}},
+    "cpus": {"a": {"idle_watts": 15, "max_watts": 120, "cores_per_socket": 16}},
+    "default_cpu": "a",
+    "nodes": {"special": {"gpu": "X"}}})",
+                                 "m.json");
+  ASSERT_TRUE(model.ok()) << model.error();
+  GpuModelRegistry models;
+  const GpuModelId t4 = *models.intern("T4");
+  const std::vector<NodeSpec> covered = {{"special", 8000, 1, 2, t4}};
+  EXPECT_TRUE(check_gpu_models(model.value(), covered, models, "a hint").ok());
+  const std::vector<NodeSpec> uncovered = {{"special", 8000, 1, 2, t4}, {"n7", 8000, 1, 2, t4}};
+  const Status s = check_gpu_models(model.value(), uncovered, models, "a hint");
+  ASSERT_FALSE(s.ok());
+  auto resolved = model.value().resolve(uncovered, models, "a hint");
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_EQ(s.message(), resolved.error());
+  EXPECT_NE(s.message().find("node n7: unknown GPU model \"T4\""), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("add it with a hint"), std::string::npos) << s.message();
+}
+
 TEST(ClusterPower, TracksChangesAndOfflineNodes) {
   Cluster c({kT4Node, kT4Node});
   ClusterPower p({kT4Power, kT4Power}, c);

@@ -251,7 +251,8 @@ Result<PowerModel> PowerModel::load(const std::string& path) {
 }
 
 Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nodes,
-                                                   const GpuModelRegistry& models) const {
+                                                   const GpuModelRegistry& models,
+                                                   std::string_view how_to_add) const {
   std::vector<NodePower> out;
   out.reserve(nodes.size());
   for (const NodeSpec& n : nodes) {
@@ -270,12 +271,12 @@ Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nod
     NodePower p;
     p.gpu_rule = gpu_rule_;
     p.cpu = cpus_.at(cpu);
-    if (n.gpu_count > 0) {
+    if (n.gpu_count > 0 && gpu) {
       auto it = find_gpu(*gpu);
       if (it == gpus_.end()) {
         const std::string& seen = models.first_seen(n.model);
         return Error{unknown_model_message(seen.empty() ? fmt::format("node {}", n.name) : seen,
-                                           *gpu, source_, gpu_names(), "--power-model FILE")};
+                                           *gpu, source_, gpu_names(), how_to_add)};
       }
       p.gpu = it->second;
       p.gpu_name = *gpu;
@@ -314,16 +315,8 @@ std::map<std::string, GpuPower>::const_iterator PowerModel::find_gpu(std::string
 
 Status check_gpu_models(const PowerModel& model, std::span<const NodeSpec> nodes,
                         const GpuModelRegistry& models, std::string_view how_to_add) {
-  for (const NodeSpec& n : nodes) {
-    if (n.gpu_count <= 0 || n.model == kNoGpuModel) continue;
-    // resolve() applies node_types and nodes overrides, which may name figures for the model.
-    auto figures = model.resolve(std::span<const NodeSpec>(&n, 1), models);
-    if (figures.ok()) continue;
-    const std::string& seen = models.first_seen(n.model);
-    return Error{unknown_model_message(seen.empty() ? fmt::format("node {}", n.name) : seen,
-                                       models.name(n.model), model.source(), model.gpu_names(),
-                                       how_to_add)};
-  }
+  auto figures = model.resolve(nodes, models, how_to_add);
+  if (!figures.ok()) return Error{figures.error()};
   return Status::Ok();
 }
 

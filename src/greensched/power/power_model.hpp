@@ -72,9 +72,12 @@ class PowerModel {
   static Result<PowerModel> parse(std::string_view json_text, const std::string& source);
   static Result<PowerModel> load(const std::string& path);
 
-  // Figures for every node; fails, as check_gpu_models does, when a GPU model has no entry.
+  // Figures for every node, after the node_types and nodes overrides. Fails when a GPU node's
+  // GPU (its own model, or the one an override names) has no figures; the error names that GPU
+  // and `how_to_add`, the front end's way to give a power model (see check_gpu_models).
   Result<std::vector<NodePower>> resolve(std::span<const NodeSpec> nodes,
-                                         const GpuModelRegistry& models) const;
+                                         const GpuModelRegistry& models,
+                                         std::string_view how_to_add = "--power-model FILE") const;
   // The GPU models with figures, in their canonical spelling, sorted.
   std::vector<std::string> gpu_names() const;
   // Figures of GPU model `name` (any spelling canonical_gpu_model reads), if it has any.
@@ -103,7 +106,9 @@ class PowerModel {
 // every front end (simulate, multi, serve): the node is refused. The error names where the
 // model was first seen (GpuModelRegistry::first_seen: "nodes.csv:12", "Node gpu-7"), the
 // model, the models that have figures, and `how_to_add` (the front end's way to give a power
-// model: "--power-model FILE"). Ok when every GPU node's model has figures.
+// model: "--power-model FILE"). Ok when every GPU node's model has figures. It is the status
+// of PowerModel::resolve, so a node_types or nodes override that points at a GPU with no
+// figures is refused too, naming that GPU.
 Status check_gpu_models(const PowerModel& model, std::span<const NodeSpec> nodes,
                         const GpuModelRegistry& models, std::string_view how_to_add);
 
