@@ -89,12 +89,9 @@ Result<std::unique_ptr<ClusterState>> ClusterState::create(GpuModelRegistry mode
 }
 
 Status ClusterState::rebuild() {
-  // A node whose GPU model has no power figures is refused, as `greensched simulate` refuses it.
-  if (Status s = power::check_gpu_models(options_.power_model, specs_, models_, kPowerModelHint);
-      !s.ok()) {
-    return s;
-  }
-  auto resolved = options_.power_model.resolve(specs_, models_);
+  // A node whose GPU model has no power figures is refused, as `greensched simulate` refuses it
+  // (power::check_gpu_models is this resolve's status).
+  auto resolved = options_.power_model.resolve(specs_, models_, kPowerModelHint);
   if (!resolved.ok()) return Error{resolved.error()};
   std::vector<power::NodePower> figures = std::move(resolved.value());
   auto cluster = std::make_unique<Cluster>(specs_);
