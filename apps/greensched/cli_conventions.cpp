@@ -107,6 +107,11 @@ int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char
       kExitUsage);
 }
 
+CLI::Option* add_data_dir_option(CLI::App* cmd, std::string& dir) {
+  dir = default_data_dir();
+  return cmd->add_option("--data-dir", dir, kDataDirHelp);
+}
+
 std::string default_data_dir() {
   if (const char* env = std::getenv("GREENSCHED_DATA"); env != nullptr && *env != '\0') {
     return env;

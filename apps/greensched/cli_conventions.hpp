@@ -60,6 +60,9 @@ inline constexpr const char* kDataDirHelp =
     "PREFIX/share/greensched/data for an installed binary, else the source tree's "
     "../shared/data; never the working directory)";
 
+// Adds --data-dir to `cmd`, filling `dir`; `dir` holds default_data_dir() when it is not given.
+CLI::Option* add_data_dir_option(CLI::App* cmd, std::string& dir);
+
 // A command-line parse error ends like every other error: one line "greensched COMMAND: ..."
 // and exit 2 (1 where a file or folder it names does not exist). --help and --version print
 // and exit 0.

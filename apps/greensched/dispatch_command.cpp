@@ -24,7 +24,7 @@ namespace {
 
 struct DispatchOptions {
   std::string config;
-  std::string data_dir;  // "": default_data_dir()
+  std::string data_dir;  // add_data_dir_option: default_data_dir() unless given
   std::string listen = "127.0.0.1:8090";
   std::string agent = "green";
   std::string journal;
@@ -52,8 +52,7 @@ int run_dispatch(const DispatchOptions& o) {
   const int port = std::stoi(o.listen.substr(colon + 1));
   auto seed = parse_one_seed(o.seeds);
   if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
-  auto config = dispatch::load_dispatch_config(
-      o.config, o.data_dir.empty() ? default_data_dir() : o.data_dir);
+  auto config = dispatch::load_dispatch_config(o.config, o.data_dir);
   if (!config.ok()) return fail(config);
   dispatch::DispatchConfig c = std::move(config.value());
   c.agent = o.agent;
@@ -140,7 +139,7 @@ Action add_dispatch_command(CLI::App& app) {
                   "JSON: {\"fleet\": fleet file or object, \"clusters\": {name: {\"api\": "
                   "{server, token_file, ca_file}, \"carbon_forecast\": {url, format}}}}")
       ->required();
-  cmd->add_option("--data-dir", opts->data_dir, kDataDirHelp);
+  add_data_dir_option(cmd, opts->data_dir);
   cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--agent", opts->agent,

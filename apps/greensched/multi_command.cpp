@@ -42,7 +42,7 @@ namespace {
 
 struct MultiCliOptions {
   std::string fleet;
-  std::string data_dir;  // "": default_data_dir()
+  std::string data_dir;  // add_data_dir_option: default_data_dir() unless given
   std::string pods;
   std::string agents = "all";
   bool oracle = false;
@@ -192,7 +192,7 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
 // The fleet file, or the built-in fleet without --fleet.
 Result<multi::Fleet> load_multi_fleet(const MultiCliOptions& o) {
   if (o.fleet.empty()) return multi::builtin_fleet();
-  return multi::load_fleet(o.fleet, o.data_dir.empty() ? default_data_dir() : o.data_dir);
+  return multi::load_fleet(o.fleet, o.data_dir);
 }
 
 // --start: with --load, the first instant of the measured window (trace time 0 is that less
@@ -658,7 +658,7 @@ Action add_multi_command(CLI::App& app) {
       "saving is an empty fleet's: use --load for figures an operator would see.");
   cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--data-dir", o->data_dir, kDataDirHelp);
+  add_data_dir_option(cmd, o->data_dir);
   cmd->add_option("--pods", o->pods, "openb pod list with creation/deletion times")
       ->check(CLI::ExistingFile);
   cmd->add_option("--agent", o->agents, "comma list of agents, or all")->capture_default_str();
