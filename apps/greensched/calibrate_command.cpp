@@ -84,10 +84,9 @@ int run_calibrate(const CalibrateCliOptions& o) {
   if (c.fits.empty()) return fail("nothing could be fitted; no model written");
   auto model = monitor::calibrated_model_json(c, base_text, base_source);
   if (!model.ok()) return fail(model);
-  const OutFile out = resolve_out_file(o.out, "power-model.json", ".json");
-  if (!out.legacy) {
-    if (Status s = write_text_files(o.out, {}); !s.ok()) return fail(s);  // creates the folder
-  }
+  auto created = create_out_file(o.out, "power-model.json", ".json");
+  if (!created.ok()) return fail(created.status());
+  const OutFile& out = created.value();
   if (Status s = write_text_file(out.path, model.value()); !s.ok()) return fail(s);
   fmt::print(stderr, "wrote {} (use it with --power-model {})\n", out.path, out.path);
   return 0;

@@ -80,6 +80,16 @@ OutFile resolve_out_file(const std::string& out, const std::string& name,
   return OutFile{(std::filesystem::path(out) / name).string(), false};
 }
 
+Result<OutFile> create_out_file(const std::string& out, const std::string& name,
+                                std::string_view old_suffix) {
+  OutFile file = resolve_out_file(out, name, old_suffix);
+  const std::filesystem::path folder = std::filesystem::path(file.path).parent_path();
+  if (!folder.empty()) {
+    if (Status s = write_text_files(folder.string(), {}); !s.ok()) return s.error();
+  }
+  return file;
+}
+
 int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
   if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
   // The command it was for: the first argument that names one.

@@ -47,6 +47,10 @@ struct OutFile {
 };
 OutFile resolve_out_file(const std::string& out, const std::string& name,
                          std::string_view old_suffix);
+// resolve_out_file, then creates the folder the file goes in (the --out folder, or the old
+// form's parent folder); fails when it cannot be created.
+Result<OutFile> create_out_file(const std::string& out, const std::string& name,
+                                std::string_view old_suffix);
 
 // Where relative data paths (a fleet file's carbon, price and weather series) start when
 // --data-dir is not given: $GREENSCHED_DATA; else, for an installed binary

@@ -33,11 +33,9 @@ int run_report(const ReportCliOptions& o) {
   auto built = report::build_html_report(options);
   if (!built.ok()) return fail(built);
   const std::string folder = o.out.empty() ? o.in : o.out;
-  const OutFile out = resolve_out_file(folder, "report.html", ".html");
-  const std::filesystem::path path(out.path);
-  std::error_code ec;
-  // A failure here shows as the write's own error below.
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  auto created = create_out_file(folder, "report.html", ".html");
+  if (!created.ok()) return fail(created.status());
+  const OutFile& out = created.value();
   if (Status s = write_text_file(out.path, built.value().html); !s.ok()) return fail(s);
   const auto& figures = built.value().figures;
   std::string list;

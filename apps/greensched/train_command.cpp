@@ -36,13 +36,12 @@ int run_train(TrainCliOptions o) {
   auto seed = parse_one_seed(o.seeds);
   if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
   o.train.seed = seed.value();
-  const OutFile out = resolve_out_file(o.out, "model.json", ".json");
+  auto created = create_out_file(o.out, "model.json", ".json");
+  if (!created.ok()) return fail(created.status());
+  const OutFile& out = created.value();
   if (o.checkpoint.empty()) {
     o.checkpoint = out.legacy ? out.path + ".ckpt.json"
                               : (std::filesystem::path(o.out) / "checkpoint.json").string();
-  }
-  if (!out.legacy) {
-    if (Status s = write_text_files(o.out, {}); !s.ok()) return fail(s);  // creates the folder
   }
   o.out = out.path;
   const std::size_t dash = o.seed_pool.find('-');
