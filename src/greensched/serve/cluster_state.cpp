@@ -131,19 +131,31 @@ Result<NodeSpec> ClusterState::node_spec(const NodeInfo& info) {
 }
 
 Status ClusterState::add_node(NodeSpec spec) {
-  if (node_index_.contains(spec.name)) {
-    return Error{fmt::format("node {} already exists", spec.name)};
+  std::vector<NodeSpec> one;
+  one.push_back(std::move(spec));
+  return add_nodes(std::move(one));
+}
+
+Status ClusterState::add_nodes(std::vector<NodeSpec> specs) {
+  const std::size_t before = specs_.size();
+  const auto undo = [&] {
+    for (std::size_t i = before; i < specs_.size(); ++i) node_index_.erase(specs_[i].name);
+    specs_.resize(before);
+  };
+  for (const NodeSpec& spec : specs) {
+    if (!node_index_.emplace(spec.name, static_cast<NodeIndex>(specs_.size())).second) {
+      undo();
+      return Error{fmt::format("node {} already exists", spec.name)};
+    }
+    specs_.push_back(spec);
   }
-  const auto index = static_cast<NodeIndex>(specs_.size());
-  specs_.push_back(spec);
-  node_index_.emplace(spec.name, index);
+  if (specs.empty()) return Status::Ok();
   if (Status s = rebuild(); !s.ok()) {
-    node_index_.erase(spec.name);
-    specs_.pop_back();
+    undo();
     if (Status again = rebuild(); !again.ok()) return again;
     return s;
   }
-  added_.push_back(std::move(spec));
+  for (NodeSpec& spec : specs) added_.push_back(std::move(spec));
   return Status::Ok();
 }
 

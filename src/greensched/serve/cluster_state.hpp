@@ -72,6 +72,9 @@ class ClusterState {
   // Adds a node; fails if the name exists or its GPU model has no power figures. Rebuilds the
   // cluster, policy and trackers.
   Status add_node(NodeSpec spec);
+  // Adds the nodes in order and rebuilds once; fails, adding none, if a name exists or repeats
+  // or a GPU model has no power figures.
+  Status add_nodes(std::vector<NodeSpec> specs);
 
   // The request as the policies see it: models resolved (an unknown model matches no node)
   // and a shape id for the policies' caches.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,9 +39,11 @@ Extender::~Extender() {
 }
 
 void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result) {
-  std::vector<std::string> entries;
+  // The nodes that can join, added together below: one rebuild for the whole request.
+  std::vector<NodeSpec> joining;
+  std::set<std::string, std::less<>> joining_names;
   for (const NodeItem& item : args.nodes) {
-    if (state_->find_node(item.name)) continue;
+    if (state_->find_node(item.name) || joining_names.contains(item.name)) continue;
     std::string_view why;
     if (options_.unknown_nodes == UnknownNodes::kReject) {
       why = kRejectedNodeCategory;
@@ -53,11 +58,10 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
           spec.ok() ? power::check_gpu_models(state_->power_model(), std::span(&spec.value(), 1),
                                               state_->models(), kPowerModelHint)
                     : Status::Ok();
-      Status s = !spec.ok()          ? Status(Error{spec.error()})
-                 : !model_known.ok() ? model_known
-                                     : state_->add_node(spec.value());
+      Status s = !spec.ok() ? Status(Error{spec.error()}) : model_known;
       if (s.ok()) {
-        entries.push_back(ClusterState::node_entry(spec.value(), state_->models()));
+        joining_names.insert(item.name);
+        joining.push_back(std::move(spec.value()));
         continue;
       }
       why = model_known.ok() ? kMalformedNodeCategory : kUnknownGpuModelCategory;
@@ -69,8 +73,22 @@ void Extender::add_unknown_nodes(const ExtenderArgs& args, FilterResult* result)
     }
     if (result != nullptr) result->failed_unresolvable[item.name] = std::string(why);
   }
+  if (joining.empty()) return;
+  std::vector<std::string> entries;
+  for (const NodeSpec& spec : joining) {
+    entries.push_back(ClusterState::node_entry(spec, state_->models()));
+  }
+  if (Status s = state_->add_nodes(std::move(joining)); !s.ok()) {
+    fmt::print(stderr, "greensched serve: nodes cannot be added: {}\n", s.message());
+    if (result != nullptr) {
+      for (const std::string& name : joining_names) {
+        result->failed_unresolvable[name] = std::string(kMalformedNodeCategory);
+      }
+    }
+    return;
+  }
   // No wait: a later bind's commit carries these first (the journal keeps queue order).
-  if (!entries.empty()) journal_->enqueue(std::move(entries));
+  journal_->enqueue(std::move(entries));
 }
 
 Extender::RequestLock Extender::lock_for_request(const ExtenderArgs& args, FilterResult* result) {
