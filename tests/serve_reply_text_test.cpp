@@ -3,7 +3,7 @@
 // would write them (order by name, one entry per name, duplicates included), and the node list
 // a filter remembers for the next request (Extender::last_names_) is reused only for the same
 // list: a reordered or changed list, or prioritize's list out of the filter's order, is looked
-// up again. Prioritize scoring one node per node class gives the priorities of scoring each.
+// up again.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -12,10 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "greensched/policy/scheduler.hpp"
 #include "greensched/serve/args_reader.hpp"
-#include "greensched/serve/cluster_state.hpp"
-#include "greensched/serve/journal.hpp"
 #include "serve_test_support.hpp"
 
 namespace greensched::serve {
@@ -114,50 +111,6 @@ TEST(ServeReplyText, PrioritizeFindsItsNodesInAnyOrder) {
       prioritize_text(server.extender(), {"gpu-node-g", "gpu-node-a", "nowhere", "gpu-node-b"}),
       R"([{"Host":"gpu-node-g","Score":10},{"Host":"gpu-node-a","Score":9},)"
       R"({"Host":"nowhere","Score":0},{"Host":"gpu-node-b","Score":0}])");
-}
-
-// An extender over 300 nodes of three types, with pods bound so that many nodes share a state,
-// scoring by node class or node by node.
-std::unique_ptr<Extender> many_nodes(const testing::TempDir& dir, policy::NodeClassMode mode) {
-  GpuModelRegistry models;
-  std::vector<NodeSpec> nodes;
-  for (int i = 0; i < 300; ++i) {
-    const std::string name = "node-" + std::to_string(i);
-    nodes.push_back(i % 3 == 0   ? testing::node(models, name, 2, "V100M16")
-                    : i % 3 == 1 ? testing::node(models, name, 1, "T4")
-                                 : testing::node(models, name, 8, "V100M16", 64000));
-  }
-  StateOptions options;
-  options.policy = "fgd";
-  options.target = testing::two_shape_target();
-  auto state = ClusterState::create(models, nodes, options);
-  if (!state.ok()) throw std::runtime_error(state.error());
-  for (int i = 0; i < 300; i += 7) {
-    const Status s = state.value()->bind(testing::existing_pod("p" + std::to_string(i), 300 + i),
-                                         nodes[i].name, GpuMask{1});
-    if (!s.ok()) throw std::runtime_error(s.message());
-  }
-  auto journal = Journal::open(dir.path() + "/state");
-  if (!journal.ok()) throw std::runtime_error(journal.error());
-  ExtenderOptions extender_options;
-  extender_options.node_classes = mode;
-  return std::make_unique<Extender>(std::move(state.value()), std::move(journal.value()),
-                                    extender_options);
-}
-
-TEST(ServeReplyText, ScoringByNodeClassGivesTheSamePriorities) {
-  testing::TempDir on_dir;
-  testing::TempDir off_dir;
-  const std::unique_ptr<Extender> on = many_nodes(on_dir, policy::NodeClassMode::kOn);
-  const std::unique_ptr<Extender> off = many_nodes(off_dir, policy::NodeClassMode::kOff);
-  std::vector<std::string> names;
-  for (int i = 299; i >= 0; --i) names.push_back("node-" + std::to_string(i));
-  const std::string by_class = prioritize_text(*on, names);
-  EXPECT_EQ(by_class, prioritize_text(*off, names));
-  // Not all the same score: the classes differ.
-  EXPECT_NE(by_class.find(R"("Score":10)"), std::string::npos);
-  EXPECT_NE(by_class.find(R"("Score":0)"), std::string::npos);
-  EXPECT_EQ(filter_text(*on, names), filter_text(*off, names));
 }
 
 // Property: for random lists (with repeated names) and random failures, the positional form,

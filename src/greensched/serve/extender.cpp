@@ -381,39 +381,6 @@ std::vector<NodeIndex> Extender::nodes_in_order(const std::vector<std::string>& 
   return out;
 }
 
-void Extender::score_by_class(const Cluster& cluster, const PodSpec& pod,
-                              std::vector<policy::Candidate>& candidates) {
-  if (!classes_ || class_tie_rank_.size() != cluster.size()) {
-    classes_.reset();
-    class_tie_rank_.resize(cluster.size());
-    for (std::size_t i = 0; i < class_tie_rank_.size(); ++i) {
-      class_tie_rank_[i] = static_cast<uint32_t>(i);
-    }
-    classes_ = std::make_unique<policy::NodeClasses>(state_->policy(), class_tie_rank_);
-  }
-  classes_->sync(cluster);
-  class_of_node_.assign(cluster.size(), -1);
-  for (std::size_t k = 0; k < classes_->size(); ++k) {
-    for (NodeIndex m : classes_->members(k)) class_of_node_[m] = static_cast<int32_t>(k);
-  }
-  // The first candidate of each class met stands for the class (a candidate: it fits the pod).
-  std::vector<int32_t> scored(classes_->size(), -1);
-  std::vector<policy::Candidate> ones;
-  for (const policy::Candidate& c : candidates) {
-    if (class_of_node_[c.node] < 0) {  // not in a class (never expected): score every node
-      state_->policy().score(cluster, pod, candidates, state_->rng());
-      return;
-    }
-    int32_t& at = scored[class_of_node_[c.node]];
-    if (at < 0) {
-      at = static_cast<int32_t>(ones.size());
-      ones.push_back(policy::Candidate{c.node, 0, 0});
-    }
-  }
-  state_->policy().score(cluster, pod, ones, state_->rng());
-  for (policy::Candidate& c : candidates) c.raw = ones[scored[class_of_node_[c.node]]].raw;
-}
-
 std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
   const std::size_t n = args.node_names.size();
   std::vector<int32_t> slot(n, -1);
@@ -446,17 +413,8 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
     }
     if (!candidates.empty() && bound_node.empty()) {
       std::lock_guard decide(decide_mu_);
-      policy::Policy& policy = state_->policy();
-      const bool by_class = options_.node_classes != policy::NodeClassMode::kOff &&
-                            policy.scores_by_class() &&
-                            (options_.node_classes == policy::NodeClassMode::kOn ||
-                             cluster.size() >= policy::kNodeClassesFrom);
-      if (by_class) {
-        score_by_class(cluster, pod, candidates);
-      } else {
-        policy.score(cluster, pod, candidates, state_->rng());
-      }
-      policy.normalize(candidates);
+      state_->policy().score(cluster, pod, candidates, state_->rng());
+      state_->policy().normalize(candidates);
     }
   }
   int64_t low = 0;

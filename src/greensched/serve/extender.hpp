@@ -42,8 +42,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "greensched/policy/node_classes.hpp"
-#include "greensched/policy/scheduler.hpp"
 #include "greensched/serve/cluster_state.hpp"
 #include "greensched/serve/decision_log.hpp"
 #include "greensched/serve/extender_protocol.hpp"
@@ -63,9 +61,6 @@ struct ExtenderOptions {
   // A filter first waits up to this long for the binds of other pods that passed a filter
   // (0: no wait); see Extender::wait_for_binds.
   int bind_wait_ms = 1000;
-  // Whether prioritize scores one node per node class (policy/node_classes.hpp) instead of
-  // every node; the scores are the same (kAuto: from policy::kNodeClassesFrom nodes).
-  policy::NodeClassMode node_classes = policy::default_node_class_mode();
 };
 
 // Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
@@ -140,10 +135,6 @@ class Extender {
   // The nodes of prioritize's names (-1: unknown): matched in order against the last list a
   // filter resolved, of which they are usually a part, else looked up (state lock held).
   std::vector<NodeIndex> nodes_in_order(const std::vector<std::string>& names);
-  // Sets the raw scores of the candidates by scoring one of them per node class (state lock
-  // and decide_mu_ held).
-  void score_by_class(const Cluster& cluster, const PodSpec& pod,
-                      std::vector<policy::Candidate>& candidates);
   // Snapshot when the journal tail is long (lock held).
   void maybe_compact();
   // Rolls back a bind whose journal commit failed.
@@ -167,11 +158,6 @@ class Extender {
   // `names_mu_` guards only the pointer and is never held while taking another lock.
   std::mutex names_mu_;
   std::shared_ptr<const ResolvedNames> last_names_;
-  // Prioritize's node classes and their scratch, under decide_mu_ (made again when nodes are
-  // added: the tie ranks cover every node).
-  std::vector<uint32_t> class_tie_rank_;
-  std::unique_ptr<policy::NodeClasses> classes_;
-  std::vector<int32_t> class_of_node_;
   static constexpr std::size_t kLogExamples = 3;  // nodes quoted per reason in the log
 };
 
