@@ -44,19 +44,28 @@ std::size_t fitting_nodes(const Cluster& cluster, const PodSpec& pod, std::span<
     return kept;
   }
   const FitColumns& c = cluster.fit_columns();
+  return fitting_rows(
+      FitView{c.cpu_free_milli.data(), c.memory_free_mib.data(), c.max_gpu_free_milli.data(),
+              c.whole_free_gpus.data(), c.model.data(), n},
+      pod, out.data());
+}
+
+std::size_t fitting_rows(const FitView& view, const PodSpec& pod, int32_t* out) {
   const auto cpu = static_cast<int32_t>(pod.cpu_milli);
   const auto memory = static_cast<int32_t>(pod.memory_mib);
   // The GPU room to compare; a pod without GPUs compares the CPU column again.
-  const int32_t* room = c.cpu_free_milli.data();
+  const int32_t* room = view.cpu_free_milli;
   int32_t need = cpu;
   if (pod.needs_gpu()) {
     const bool share = pod.gpu_milli < kGpuMilli;
-    room = share ? c.max_gpu_free_milli.data() : c.whole_free_gpus.data();
+    room = share ? view.max_gpu_free_milli : view.whole_free_gpus;
     need = share ? pod.gpu_milli : pod.num_gpu;
   }
   const bool any_model = !pod.needs_gpu() || pod.gpu_spec == 0;
-  const int32_t* cpu_free = c.cpu_free_milli.data();
-  const int32_t* memory_free = c.memory_free_mib.data();
+  const int32_t* cpu_free = view.cpu_free_milli;
+  const int32_t* memory_free = view.memory_free_mib;
+  const std::size_t n = view.rows;
+  std::size_t kept = 0;
   constexpr std::size_t kBlock = 256;
   std::array<uint8_t, kBlock> ok;
   for (std::size_t base = 0; base < n; base += kBlock) {
@@ -67,11 +76,11 @@ std::size_t fitting_nodes(const Cluster& cluster, const PodSpec& pod, std::span<
     }
     if (!any_model) {
       for (std::size_t i = 0; i < len; ++i) {
-        ok[i] &= static_cast<uint8_t>(model_allowed(pod.gpu_spec, c.model[base + i]));
+        ok[i] &= static_cast<uint8_t>(model_allowed(pod.gpu_spec, view.model[base + i]));
       }
     }
     for (std::size_t i = 0; i < len; ++i) {
-      out[kept] = static_cast<NodeIndex>(base + i);
+      out[kept] = static_cast<int32_t>(base + i);
       kept += ok[i];
     }
   }

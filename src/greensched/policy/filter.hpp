@@ -40,10 +40,26 @@ inline FilterReason filter_node(const NodeSpec& spec, const NodeState& s, const 
                                           : FilterReason::kInsufficientWholeGpus;
 }
 
+// What the filter reads of each row (a node, or a node class), one 32-bit column per field as
+// Cluster::FitColumns: saturated at INT32_MAX, -1 CPU offline, -1 GPU room without GPUs.
+struct FitView {
+  const int32_t* cpu_free_milli;
+  const int32_t* memory_free_mib;
+  const int32_t* max_gpu_free_milli;
+  const int32_t* whole_free_gpus;
+  const GpuModelId* model;
+  std::size_t rows;
+};
+
+// The rows `pod` fits (its CPU and memory within the columns' range), in order, written to the
+// front of `out` (room for every row); returns how many. Compared in blocks without branches
+// (whether a row fits is unpredictable, so branches would mispredict on every other row), then
+// compacted.
+std::size_t fitting_rows(const FitView& view, const PodSpec& pod, int32_t* out);
+
 // Every node where filter_node(...) == kFits, in index order, written to the front of `out`
-// (room for every node); returns how many. The scheduler's pass over the whole cluster: it reads
-// the cluster's fit columns in blocks, compares without branches (whether a node fits is
-// unpredictable, so branches would mispredict on every other node) and then compacts.
+// (room for every node); returns how many. The scheduler's pass over the whole cluster:
+// fitting_rows over the cluster's fit columns.
 std::size_t fitting_nodes(const Cluster& cluster, const PodSpec& pod, std::span<NodeIndex> out);
 
 }  // namespace greensched::policy

@@ -1,7 +1,6 @@
 #include "greensched/policy/scheduler.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
@@ -33,39 +32,12 @@ Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod,
   classes_->sync(cluster);
   const NodeClasses::Columns& c = classes_->columns();
   const std::size_t n = classes_->size();
-  const auto cpu = static_cast<int32_t>(pod.cpu_milli);
-  const auto memory = static_cast<int32_t>(pod.memory_mib);
-  const int32_t* room = c.cpu_free_milli.data();
-  int32_t need = cpu;
-  if (pod.needs_gpu()) {
-    const bool share = pod.gpu_milli < kGpuMilli;
-    room = share ? c.max_gpu_free_milli.data() : c.whole_free_gpus.data();
-    need = share ? pod.gpu_milli : pod.num_gpu;
-  }
-  const bool any_model = !pod.needs_gpu() || pod.gpu_spec == 0;
-  // Branch-free in blocks, then compacted, as fitting_nodes does over the nodes. The scratch
-  // only grows: resizing it to every class each cycle would write it whole.
+  // The scratch only grows: resizing it to every class each cycle would write it whole.
   if (candidate_class_.size() < n) candidate_class_.resize(n);
-  std::size_t kept = 0;
-  constexpr std::size_t kBlock = 256;
-  std::array<uint8_t, kBlock> ok;
-  for (std::size_t base = 0; base < n; base += kBlock) {
-    const std::size_t len = std::min(kBlock, n - base);
-    for (std::size_t i = 0; i < len; ++i) {
-      ok[i] = static_cast<uint8_t>((c.cpu_free_milli[base + i] >= cpu) &
-                                   (c.max_memory_free_mib[base + i] >= memory) &
-                                   (room[base + i] >= need));
-    }
-    if (!any_model) {
-      for (std::size_t i = 0; i < len; ++i) {
-        ok[i] &= static_cast<uint8_t>(model_allowed(pod.gpu_spec, c.model[base + i]));
-      }
-    }
-    for (std::size_t i = 0; i < len; ++i) {
-      candidate_class_[kept] = static_cast<uint32_t>(base + i);
-      kept += ok[i];
-    }
-  }
+  const std::size_t kept = fitting_rows(
+      FitView{c.cpu_free_milli.data(), c.max_memory_free_mib.data(), c.max_gpu_free_milli.data(),
+              c.whole_free_gpus.data(), c.model.data(), n},
+      pod, candidate_class_.data());
   candidates_.clear();
   for (std::size_t j = 0; j < kept; ++j) {
     candidates_.push_back(Candidate{classes_->representative(candidate_class_[j]), 0, 0});

@@ -64,7 +64,7 @@ class Scheduler {
   std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   NodeClassMode class_mode_ = default_node_class_mode();
   std::unique_ptr<NodeClasses> classes_;
-  std::vector<uint32_t> candidate_class_;  // class of each candidate (class path)
+  std::vector<int32_t> candidate_class_;  // class of each candidate (class path)
 };
 
 // A uniformly random permutation of 0..n-1 drawn from `rng`, as a rank per node.
