@@ -36,6 +36,7 @@
 #include "greensched/serve/extender.hpp"
 #include "greensched/serve/extender_protocol.hpp"
 #include "greensched/serve/journal.hpp"
+#include "greensched/serve/pod_request.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/workload.hpp"
 
@@ -112,33 +113,6 @@ serve::PodRequest request_of(const PodSpec& pod, const std::string& name) {
   r.num_gpu = pod.needs_gpu() ? pod.num_gpu : 0;
   r.gpu_milli = pod.needs_gpu() ? pod.gpu_milli : 0;
   return r;
-}
-
-// The v1.Pod JSON kube-scheduler sends for an openb pod.
-json pod_object(const PodSpec& pod, const std::string& name, const GpuModelRegistry& models) {
-  json limits = json::object();
-  if (pod.needs_gpu()) {
-    limits["alibabacloud.com/gpu-milli"] = std::to_string(pod.gpu_milli);
-    limits["alibabacloud.com/gpu-count"] = std::to_string(pod.num_gpu);
-  }
-  json annotations = json::object();
-  if (pod.gpu_spec != 0)
-    annotations["alibabacloud.com/gpu-card-model"] = models.describe(pod.gpu_spec);
-  return {{"metadata",
-           {{"name", name},
-            {"namespace", "bench"},
-            {"uid", "uid-" + name},
-            {"annotations", annotations}}},
-          {"spec",
-           {{"containers", json::array({{{"name", "main"},
-                                         {"image", "registry.example.com/job:1"},
-                                         {"resources",
-                                          {{"requests",
-                                            {{"cpu", fmt::format("{}m", pod.cpu_milli)},
-                                             {"memory", fmt::format("{}Mi", pod.memory_mib)}}},
-                                           {"limits", limits}}}}})},
-            {"schedulerName", "default-scheduler"}}},
-          {"status", {{"phase", "Pending"}}}};
 }
 
 std::string args_text(const json& pod, const std::vector<std::string>& names) {
@@ -237,7 +211,8 @@ std::unique_ptr<Bench> make_bench(std::size_t node_count) {
   for (const NodeSpec& n : nodes) names.push_back(n.name);
   for (int i = 0; i < kDistinctPods; ++i) {
     const PodSpec& pod = w.pods[rng.uniform(w.pods.size())];
-    b->pods.push_back(pod_object(pod, fmt::format("pod-{:04}", i), w.models));
+    const std::string name = fmt::format("pod-{:04}", i);
+    b->pods.push_back(serve::pending_pod_object(pod, {"bench", name, "uid-" + name}, w.models));
     b->filter_bodies.push_back(args_text(b->pods.back(), names));
   }
   return b;

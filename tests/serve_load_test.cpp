@@ -27,6 +27,7 @@
 
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/serve/gpu_index.hpp"
+#include "greensched/serve/pod_request.hpp"
 #include "greensched/trace/workload.hpp"
 #include "serve_test_support.hpp"
 #include "test_data.hpp"
@@ -53,31 +54,9 @@ double quantile(std::vector<double> v, double q) {
 }
 
 std::string pod_body(const PodSpec& pod, int i, const GpuModelRegistry& models) {
-  json limits = json::object();
-  if (pod.needs_gpu()) {
-    limits["alibabacloud.com/gpu-milli"] = std::to_string(pod.gpu_milli);
-    limits["alibabacloud.com/gpu-count"] = std::to_string(pod.num_gpu);
-  }
-  json annotations = json::object();
-  if (pod.gpu_spec != 0)
-    annotations["alibabacloud.com/gpu-card-model"] = models.describe(pod.gpu_spec);
-  const json p = {
-      {"metadata",
-       {{"name", fmt::format("load-{:05}", i)},
-        {"namespace", "load"},
-        {"uid", fmt::format("uid-{:05}", i)},
-        {"annotations", annotations}}},
-      {"spec",
-       {{"containers", json::array({{{"name", "main"},
-                                     {"image", "registry.example.com/job:1"},
-                                     {"resources",
-                                      {{"requests",
-                                        {{"cpu", fmt::format("{}m", pod.cpu_milli)},
-                                         {"memory", fmt::format("{}Mi", pod.memory_mib)}}},
-                                       {"limits", limits}}}}})},
-        {"schedulerName", "default-scheduler"}}},
-      {"status", {{"phase", "Pending"}}}};
-  return p.dump();
+  return serve::pending_pod_object(
+             pod, {"load", fmt::format("load-{:05}", i), fmt::format("uid-{:05}", i)}, models)
+      .dump();
 }
 
 // The client reads replies the way the server writes them ({"Nodes":null,"NodeNames":[...],

@@ -192,6 +192,39 @@ TEST(ServePodRequest, DefaultsNamespaceAndAcceptsLowercaseKeys) {
   EXPECT_EQ(parse_ok(upper).ref.name, "x");
 }
 
+// Every pod shape (no GPU, a share, whole GPUs, with and without models) survives the trip
+// to the v1.Pod load tests send and back through parse_pod.
+TEST(ServePodRequest, PendingPodObjectReadsBackToTheSameRequest) {
+  GpuModelRegistry models;
+  const GpuModelSet v100 =
+      (GpuModelSet{1} << *models.intern("V100M16")) | (GpuModelSet{1} << *models.intern("V100M32"));
+  const struct {
+    int64_t cpu, mem;
+    int num_gpu;
+    int32_t milli;
+    GpuModelSet spec;
+  } cases[] = {{4000, 8192, 0, 0, 0}, {1500, 3000, 1, 250, 0}, {32000, 65536, 4, 1000, v100}};
+  for (const auto& c : cases) {
+    PodSpec pod;
+    pod.cpu_milli = c.cpu;
+    pod.memory_mib = c.mem;
+    pod.num_gpu = c.num_gpu;
+    pod.gpu_milli = c.milli;
+    pod.gpu_spec = c.spec;
+    const json object = pending_pod_object(pod, {"load", "p-1", "uid-1"}, models);
+    const PodRequest r = parse_ok(object);
+    EXPECT_EQ(r.ref.key(), "load/p-1");
+    EXPECT_EQ(r.ref.uid, "uid-1");
+    EXPECT_EQ(r.cpu_milli, c.cpu);
+    EXPECT_EQ(r.memory_mib, c.mem);
+    EXPECT_EQ(r.num_gpu, c.num_gpu);
+    EXPECT_EQ(r.gpu_milli, c.milli);
+    const std::vector<std::string> want_models =
+        c.spec ? std::vector<std::string>{"V100M16", "V100M32"} : std::vector<std::string>{};
+    EXPECT_EQ(r.gpu_models, want_models);
+  }
+}
+
 TEST(ServePodRequest, RejectsBadRequestsWithTheField) {
   auto with = [](json limits) { return testing::pod_json("p", "u", resources(std::move(limits))); };
   EXPECT_NE(parse_error(with({{"cpu", "-1"}})).find("negative request"), std::string::npos);

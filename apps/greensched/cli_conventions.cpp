@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -120,6 +122,19 @@ int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char
 CLI::Option* add_data_dir_option(CLI::App* cmd, std::string& dir) {
   dir = default_data_dir();
   return cmd->add_option("--data-dir", dir, kDataDirHelp);
+}
+
+std::string sweep_description(const CLI::App& cmd) {
+  std::string description;
+  std::istringstream config(cmd.config_to_str(false, false));
+  for (std::string line; std::getline(config, line);) {
+    const std::string key = line.substr(0, line.find('='));
+    if (key != "shard" && key != "out" && key != "jobs" && key != "quiet" && key != "json" &&
+        key != "record") {
+      description += line + "\n";
+    }
+  }
+  return description;
 }
 
 std::string default_data_dir() {

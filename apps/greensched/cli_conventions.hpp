@@ -52,6 +52,12 @@ OutFile resolve_out_file(const std::string& out, const std::string& name,
 Result<OutFile> create_out_file(const std::string& out, const std::string& name,
                                 std::string_view old_suffix);
 
+// What the shards of one sweep (--shard I/N) must share, for their plan's fingerprint: every
+// option given on `cmd` (CLI11's config form, a name=value line each) but those that only say
+// where results go (out, record), how they are shown (json, quiet), how many cores run them
+// (jobs) and which shard runs (shard).
+std::string sweep_description(const CLI::App& cmd);
+
 // Where relative data paths (a fleet file's carbon, price and weather series) start when
 // --data-dir is not given: $GREENSCHED_DATA; else, for an installed binary
 // (PREFIX/bin/greensched), PREFIX/share/greensched/data; else the source tree's ../shared/data

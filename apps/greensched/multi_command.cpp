@@ -577,17 +577,13 @@ int run_multi(MultiCliOptions o) {
     }
   }
   const std::size_t per_seed = run_ids.size() / a.seeds.size();
-  sim::RunRange range{0, run_ids.size()};
   if (!o.shard.empty()) {
-    auto shard = sim::parse_shard(o.shard);
-    if (!shard.ok()) return fail(shard.status().message(), kExitUsage);
     if (o.out.empty()) return fail("--shard needs --out (the shard's own folder)", kExitUsage);
     if (o.bound) return fail("--shard: --bound is not supported with --shard", kExitUsage);
-    if (Status s = sim::check_shard_fits(shard.value(), run_ids.size()); !s.ok()) {
-      return fail(s.message(), kExitUsage);
-    }
-    range = sim::shard_range(shard.value(), run_ids.size());
   }
+  const auto shard_range = sim::shard_runs(o.shard, run_ids.size());
+  if (!shard_range.ok()) return fail(shard_range.status().message(), kExitUsage);
+  const sim::RunRange range = shard_range.value();
   nlohmann::json json_rows = nlohmann::json::array();
   std::vector<std::string> files;
   bool first_seed = true;
@@ -617,15 +613,8 @@ int run_multi(MultiCliOptions o) {
   if (o.json) std::cout << json_rows.dump(2) << "\n";
   std::cout.flush();
   if (!o.shard.empty()) {
-    report::ShardManifest m;
-    m.command = "multi";
-    m.shard = sim::parse_shard(o.shard).value();
-    m.fingerprint = sim::plan_fingerprint(o.description, run_ids);
-    m.total_runs = run_ids.size();
-    m.runs = range;
-    m.run_ids.assign(run_ids.begin() + static_cast<std::ptrdiff_t>(range.begin),
-                     run_ids.begin() + static_cast<std::ptrdiff_t>(range.end));
-    m.files = std::move(files);
+    const report::ShardManifest m = report::make_shard_manifest(
+        "multi", o.description, sim::parse_shard(o.shard).value(), run_ids, std::move(files));
     if (Status s = report::write_shard_manifest(o.out, m); !s.ok()) return fail(s);
   }
   return 0;
@@ -768,16 +757,7 @@ Action add_multi_command(CLI::App& app) {
                   "slacks x agents) and write OUT/shard.json for greensched merge; needs --out, "
                   "not with --bound");
   return [o, cmd] {
-    // What shards of one sweep share: every option given but where results go, how they are
-    // shown and how many cores run them.
-    std::istringstream config(cmd->config_to_str(false, false));
-    for (std::string line; std::getline(config, line);) {
-      const std::string key = line.substr(0, line.find('='));
-      if (key != "shard" && key != "out" && key != "jobs" && key != "quiet" && key != "json" &&
-          key != "record") {
-        o->description += line + "\n";
-      }
-    }
+    o->description = sweep_description(*cmd);
     return run_multi(*o);
   };
 }

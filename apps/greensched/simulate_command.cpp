@@ -58,43 +58,17 @@ struct SimulateOptions {
   int64_t wake_delay_s = 300;    // replay
   int64_t timeline_step_s = -1;  // replay: -1 = every instant, or 3600 with --load
   std::string shard;             // I/N: run only block I of N of the plan
+  std::string description;       // what the shards of one sweep share (sweep_description)
 };
-
-// What the outputs depend on besides the runs' ids: every option but where results go, how
-// they are shown and how many cores run them. Shards of one sweep share it.
-std::string plan_description(const SimulateOptions& o) {
-  return fmt::format(
-      "simulate|{}|nodes={}|pods={}|tune={}|power_model={}|pue={}|gpu_select={}|queue={}|"
-      "time_scale={}|node_events={}|snapshot={}|gpu_power={}|days={}|warmup={}|wake={}|"
-      "step={}",
-      o.mode, o.nodes, o.pods, o.tune, o.power_model, o.pue, o.gpu_select, o.queue, o.time_scale,
-      o.node_events, o.snapshot_pct, o.gpu_power, o.days, o.warmup_days, o.wake_delay_s,
-      o.timeline_step_s);
-}
-
-// --shard's slice of a plan of `total` runs (the whole plan without --shard), or a usage error.
-Result<sim::RunRange> shard_runs(const SimulateOptions& o, std::size_t total) {
-  if (o.shard.empty()) return sim::RunRange{0, total};
-  auto shard = sim::parse_shard(o.shard);
-  if (!shard.ok()) return shard.status().error();
-  if (Status s = sim::check_shard_fits(shard.value(), total); !s.ok()) return s.error();
-  return sim::shard_range(shard.value(), total);
-}
 
 // With --shard, OUT/shard.json: what `greensched merge` needs to put the shards together.
 Status write_simulate_manifest(const SimulateOptions& o, const std::vector<std::string>& run_ids,
                                std::vector<std::string> files) {
   if (o.shard.empty()) return Status::Ok();
-  report::ShardManifest m;
-  m.command = "simulate " + o.mode;
-  m.fingerprint = sim::plan_fingerprint(plan_description(o), run_ids);
-  m.shard = sim::parse_shard(o.shard).value();
-  m.total_runs = run_ids.size();
-  m.runs = sim::shard_range(m.shard, run_ids.size());
-  m.run_ids.assign(run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.begin),
-                   run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.end));
-  m.files = std::move(files);
-  return report::write_shard_manifest(o.out, m);
+  return report::write_shard_manifest(
+      o.out,
+      report::make_shard_manifest("simulate " + o.mode, o.description,
+                                  sim::parse_shard(o.shard).value(), run_ids, std::move(files)));
 }
 
 Result<std::vector<power::GpuPowerRule>> parse_gpu_rules(std::string_view text) {
@@ -394,29 +368,6 @@ Result<std::vector<sim::ReplayResult>> run_replay_grid(const ReplaySetup& s,
   return results;
 }
 
-// One timeline for all runs, each row prefixed with its policy, seed and setting.
-std::string replay_timeline_csv(const std::vector<sim::ReplayResult>& results) {
-  std::string timeline;
-  for (const auto& r : results) {
-    std::ostringstream one;
-    report::write_timeline_csv(one, r);
-    std::istringstream lines(one.str());
-    std::string line;
-    std::getline(lines, line);
-    if (timeline.empty()) {
-      timeline = "policy,seed,load_pct,gpu_power,power_down_idle_s," + line + "\n";
-    }
-    const std::string load =
-        r.config.target_load_pct > 0 ? fmt::format("{:g}", r.config.target_load_pct) : "";
-    while (std::getline(lines, line)) {
-      timeline +=
-          fmt::format("{},{},{},{},{},{}\n", r.config.policy, r.config.seed, load,
-                      power::gpu_power_rule_name(r.gpu_rule), r.config.power_down_idle_s, line);
-    }
-  }
-  return timeline;
-}
-
 // The runs on stdout: a JSON array of to_json(run) with --json, else the table `table` writes.
 template <typename RunResult, typename Table>
 void print_results(const SimulateOptions& o, const std::vector<RunResult>& results,
@@ -440,7 +391,7 @@ Status write_replay_files(const SimulateOptions& o, const std::vector<sim::Repla
     if (Status s = write_text_file(o.record, records); !s.ok()) return s;
   }
   if (o.out.empty()) return Status::Ok();
-  const std::string timeline = replay_timeline_csv(results);
+  const std::string timeline = report::replay_timeline_csv(results);
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, results);
   if (Status s =
@@ -484,7 +435,7 @@ int run_replay_mode(const SimulateOptions& o, const trace::Workload& workload,
       }
     }
   }
-  auto range = shard_runs(o, run_ids.size());
+  auto range = sim::shard_runs(o.shard, run_ids.size());
   if (!range.ok()) return fail(range.status().message(), kExitUsage);
   auto results = run_replay_grid(setup, base.value(), seeds, range.value(), bar);
   if (!results.ok()) return fail(results);
@@ -633,7 +584,7 @@ int run_inflation_mode(const SimulateOptions& o, const trace::Workload& workload
   for (const std::string& policy : lists.policies) {
     for (uint64_t seed : lists.seeds) run_ids.push_back(fmt::format("{}/{}", policy, seed));
   }
-  auto range = shard_runs(o, run_ids.size());
+  auto range = sim::shard_runs(o.shard, run_ids.size());
   if (!range.ok()) return fail(range.status().message(), kExitUsage);
   auto results = run_inflation_experiments(o, workload, power_model, lists, range.value());
   if (!results.ok()) return fail(results);
@@ -789,7 +740,10 @@ Action add_simulate_command(CLI::App& app) {
                   "replay: CSV time,node,event with event down or up (pods on a downed node are "
                   "re-queued)")
       ->check(CLI::ExistingFile);
-  return [opts] { return run_simulate(*opts); };
+  return [opts, cmd] {
+    opts->description = sweep_description(*cmd);
+    return run_simulate(*opts);
+  };
 }
 
 }  // namespace greensched::app

@@ -50,22 +50,6 @@ py::dict node_table(const std::vector<NodeSpec>& nodes, const GpuModelRegistry& 
   return t.release();
 }
 
-const char* qos_name(Qos q) {
-  switch (q) {
-    case Qos::kLS:
-      return "LS";
-    case Qos::kBE:
-      return "BE";
-    case Qos::kBurstable:
-      return "Burstable";
-    case Qos::kGuaranteed:
-      return "Guaranteed";
-    case Qos::kUnknown:
-      break;
-  }
-  return "";
-}
-
 py::dict pod_table(const std::vector<PodSpec>& pods, const GpuModelRegistry& models) {
   std::vector<std::string> name, spec, qos;
   std::vector<int64_t> cpu, memory, num_gpu, gpu_milli, created, deleted, scheduled, shape;
@@ -76,7 +60,7 @@ py::dict pod_table(const std::vector<PodSpec>& pods, const GpuModelRegistry& mod
     num_gpu.push_back(p.num_gpu);
     gpu_milli.push_back(p.gpu_milli);
     spec.push_back(p.gpu_spec == 0 ? std::string() : models.describe(p.gpu_spec));
-    qos.push_back(qos_name(p.qos));
+    qos.emplace_back(p.qos == Qos::kUnknown ? "" : qos_name(p.qos));  // as the file wrote it
     created.push_back(p.creation_time);
     deleted.push_back(p.deletion_time);
     scheduled.push_back(p.scheduled_time);

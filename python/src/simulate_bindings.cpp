@@ -321,28 +321,6 @@ Result<std::vector<sim::ReplayResult>> run_replays(const ReplayArgs& a,
   return results;
 }
 
-std::string replay_timeline_csv(const std::vector<sim::ReplayResult>& results) {
-  std::string timeline;
-  for (const auto& r : results) {
-    std::ostringstream one;
-    report::write_timeline_csv(one, r);
-    std::istringstream lines(one.str());
-    std::string line;
-    std::getline(lines, line);
-    if (timeline.empty()) {
-      timeline = "policy,seed,load_pct,gpu_power,power_down_idle_s," + line + "\n";
-    }
-    const std::string load =
-        r.config.target_load_pct > 0 ? fmt::format("{:g}", r.config.target_load_pct) : "";
-    while (std::getline(lines, line)) {
-      timeline +=
-          fmt::format("{},{},{},{},{},{}\n", r.config.policy, r.config.seed, load,
-                      power::gpu_power_rule_name(r.gpu_rule), r.config.power_down_idle_s, line);
-    }
-  }
-  return timeline;
-}
-
 py::dict replay_tables(const std::vector<sim::ReplayResult>& results) {
   TableBuilder summary;
   TableBuilder timeline;
@@ -514,8 +492,8 @@ py::dict replay(const std::vector<std::string>& policies, const std::vector<uint
   if (!out.empty()) {
     std::ostringstream summary;
     report::write_replay_summary_csv(summary, runs);
-    check(write_text_files(
-        out, {{"timeline.csv", replay_timeline_csv(runs)}, {"summary.csv", summary.str()}}));
+    check(write_text_files(out, {{"timeline.csv", report::replay_timeline_csv(runs)},
+                                 {"summary.csv", summary.str()}}));
   }
   return tables;
 }

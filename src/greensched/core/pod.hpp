@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "greensched/core/gpu_model.hpp"
 #include "greensched/core/resources.hpp"
@@ -11,6 +12,34 @@
 namespace greensched {
 
 enum class Qos : uint8_t { kUnknown, kLS, kBE, kBurstable, kGuaranteed };
+
+// The QoS class as pod lists write it ("LS", "BE", "Burstable", "Guaranteed"; "unknown").
+constexpr std::string_view qos_name(Qos q) {
+  switch (q) {
+    case Qos::kLS:
+      return "LS";
+    case Qos::kBE:
+      return "BE";
+    case Qos::kBurstable:
+      return "Burstable";
+    case Qos::kGuaranteed:
+      return "Guaranteed";
+    case Qos::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+// The class a pod list's qos field names; false for any other text (empty included).
+constexpr bool parse_qos(std::string_view name, Qos& out) {
+  for (Qos q : {Qos::kLS, Qos::kBE, Qos::kBurstable, Qos::kGuaranteed}) {
+    if (name == qos_name(q)) {
+      out = q;
+      return true;
+    }
+  }
+  return false;
+}
 
 struct PodSpec {
   std::string name;

@@ -6,22 +6,6 @@ namespace greensched::monitor {
 
 namespace {
 
-const char* qos_name(Qos q) {
-  switch (q) {
-    case Qos::kLS:
-      return "LS";
-    case Qos::kBE:
-      return "BE";
-    case Qos::kBurstable:
-      return "Burstable";
-    case Qos::kGuaranteed:
-      return "Guaranteed";
-    case Qos::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
 double ratio(double a, double b) {
   return b > 0 ? a / b : 0.0;
 }

@@ -26,6 +26,21 @@ std::pair<std::string_view, std::string_view> split_header(std::string_view text
 
 }  // namespace
 
+ShardManifest make_shard_manifest(std::string command, std::string_view description,
+                                  const sim::Shard& shard, const std::vector<std::string>& run_ids,
+                                  std::vector<std::string> files) {
+  ShardManifest m;
+  m.command = std::move(command);
+  m.fingerprint = sim::plan_fingerprint(description, run_ids);
+  m.shard = shard;
+  m.total_runs = run_ids.size();
+  m.runs = sim::shard_range(shard, run_ids.size());
+  m.run_ids.assign(run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.begin),
+                   run_ids.begin() + static_cast<std::ptrdiff_t>(m.runs.end));
+  m.files = std::move(files);
+  return m;
+}
+
 Status write_shard_manifest(const std::string& dir, const ShardManifest& m) {
   nlohmann::ordered_json j;
   j["format"] = kFormat;

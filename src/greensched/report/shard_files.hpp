@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -25,6 +26,12 @@ struct ShardManifest {
   std::vector<std::string> run_ids;  // the shard's runs, in plan order
   std::vector<std::string> files;    // the CSV files it wrote, by name
 };
+
+// The manifest of shard `shard` of a plan: `description` (what the shards must share) and the
+// plan's run ids give its fingerprint; it holds the shard's runs and the files it wrote.
+ShardManifest make_shard_manifest(std::string command, std::string_view description,
+                                  const sim::Shard& shard, const std::vector<std::string>& run_ids,
+                                  std::vector<std::string> files);
 
 // Writes DIR/shard.json. A file name is a name or one folder and a name (seed-42/summary.csv).
 Status write_shard_manifest(const std::string& dir, const ShardManifest& manifest);

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <sstream>
+
+#include "greensched/power/power_model.hpp"
+
 namespace greensched::report {
 
 void write_timeline_csv(std::ostream& out, const sim::ReplayResult& result) {
@@ -13,6 +17,28 @@ void write_timeline_csv(std::ostream& out, const sim::ReplayResult& result) {
     fmt::print(out, "{:.3f},{},{},{:.3f},{:.3f},{:.3f},{}\n", p.time_s, p.running_pods,
                p.queued_pods, p.allocated_gpus, p.power_watts, p.energy_joules, p.nodes_awake);
   }
+}
+
+std::string replay_timeline_csv(std::span<const sim::ReplayResult> results) {
+  std::string timeline;
+  for (const auto& r : results) {
+    std::ostringstream one;
+    write_timeline_csv(one, r);
+    std::istringstream lines(one.str());
+    std::string line;
+    std::getline(lines, line);
+    if (timeline.empty()) {
+      timeline = "policy,seed,load_pct,gpu_power,power_down_idle_s," + line + "\n";
+    }
+    const std::string load =
+        r.config.target_load_pct > 0 ? fmt::format("{:g}", r.config.target_load_pct) : "";
+    while (std::getline(lines, line)) {
+      timeline +=
+          fmt::format("{},{},{},{},{},{}\n", r.config.policy, r.config.seed, load,
+                      power::gpu_power_rule_name(r.gpu_rule), r.config.power_down_idle_s, line);
+    }
+  }
+  return timeline;
 }
 
 void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResult> results) {

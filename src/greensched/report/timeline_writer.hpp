@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <span>
+#include <string>
 
 #include "greensched/sim/replay.hpp"
 
@@ -13,6 +14,10 @@ namespace greensched::report {
 // Header time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules,nodes_awake;
 // times in scaled seconds, fixed three decimals.
 void write_timeline_csv(std::ostream& out, const sim::ReplayResult& result);
+
+// The timelines of several replays in one file (simulate --mode replay --out's timeline.csv):
+// each row of write_timeline_csv prefixed with policy,seed,load_pct,gpu_power,power_down_idle_s.
+std::string replay_timeline_csv(std::span<const sim::ReplayResult> results);
 
 // Header policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,
 // mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s, then the energy-management and

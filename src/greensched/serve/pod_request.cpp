@@ -293,4 +293,31 @@ Result<PodRequest> parse_pod(const json& pod) {
   return out;
 }
 
+nlohmann::json pending_pod_object(const PodSpec& pod, const PodRef& ref,
+                                  const GpuModelRegistry& models) {
+  using nlohmann::json;
+  json limits = json::object();
+  if (pod.needs_gpu()) {
+    limits[std::string(kGpuMilliResource)] = std::to_string(pod.gpu_milli);
+    limits[std::string(kGpuCountResource)] = std::to_string(pod.num_gpu);
+  }
+  json annotations = json::object();
+  if (pod.gpu_spec != 0) annotations[std::string(kGpuModelKey)] = models.describe(pod.gpu_spec);
+  json requests = {{"cpu", fmt::format("{}m", pod.cpu_milli)},
+                   {"memory", fmt::format("{}Mi", pod.memory_mib)}};
+  json container = {
+      {"name", "main"},
+      {"image", "registry.example.com/job:1"},
+      {"resources", {{"requests", std::move(requests)}, {"limits", std::move(limits)}}}};
+  return {{"metadata",
+           {{"name", ref.name},
+            {"namespace", ref.ns},
+            {"uid", ref.uid},
+            {"annotations", std::move(annotations)}}},
+          {"spec",
+           {{"containers", json::array({std::move(container)})},
+            {"schedulerName", "default-scheduler"}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
 }  // namespace greensched::serve

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/gpu_model.hpp"
+#include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 
 namespace greensched::serve {
@@ -53,6 +55,12 @@ struct PodRequest {
 
 // Reads a v1.Pod object.
 Result<PodRequest> parse_pod(const nlohmann::json& pod);
+
+// The Pending v1.Pod kube-scheduler sends for `pod` (one container; cpu and memory requests;
+// the openb GPU resources as limits; its GPU models as the annotation): parse_pod reads it back
+// to the same request. For load tests and benchmarks that play the scheduler's side.
+nlohmann::json pending_pod_object(const PodSpec& pod, const PodRef& ref,
+                                  const GpuModelRegistry& models);
 
 // Checks and normalises a GPU request given as (count, milli per GPU) where either may be
 // unknown (-1): milli alone means one GPU, count alone means whole GPUs.

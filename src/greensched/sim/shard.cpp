@@ -44,6 +44,14 @@ Status check_shard_fits(const Shard& shard, std::size_t total) {
   return Status::Ok();
 }
 
+Result<RunRange> shard_runs(std::string_view text, std::size_t total) {
+  if (text.empty()) return RunRange{0, total};
+  auto shard = parse_shard(text);
+  if (!shard.ok()) return shard.status().error();
+  if (Status s = check_shard_fits(shard.value(), total); !s.ok()) return s.error();
+  return shard_range(shard.value(), total);
+}
+
 std::string plan_fingerprint(std::string_view description,
                              const std::vector<std::string>& run_ids) {
   uint64_t h = 14695981039346656037ull;

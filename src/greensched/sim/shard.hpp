@@ -34,6 +34,10 @@ RunRange shard_range(const Shard& shard, std::size_t total);
 // Refuses a shard count above the plan's run count (a shard with no run is a mistake).
 Status check_shard_fits(const Shard& shard, std::size_t total);
 
+// What `--shard TEXT` runs of a plan of `total` runs: parse_shard, check_shard_fits and
+// shard_range in one; the whole plan when TEXT is empty (no --shard).
+Result<RunRange> shard_runs(std::string_view text, std::size_t total);
+
 // A plan's fingerprint: FNV-1a (64 bits, hex) of its description and every run's id, so that
 // shards of different sweeps are told apart.
 std::string plan_fingerprint(std::string_view description, const std::vector<std::string>& run_ids);

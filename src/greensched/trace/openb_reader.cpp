@@ -192,15 +192,7 @@ Result<std::vector<PodSpec>> parse_openb_pods(std::string_view text, const std::
     }
     if (c_qos) {
       const std::string_view q = csv.fields()[*c_qos];
-      if (q == "LS")
-        pod.qos = Qos::kLS;
-      else if (q == "BE")
-        pod.qos = Qos::kBE;
-      else if (q == "Burstable")
-        pod.qos = Qos::kBurstable;
-      else if (q == "Guaranteed")
-        pod.qos = Qos::kGuaranteed;
-      else if (!q.empty()) {
+      if (!q.empty() && !parse_qos(q, pod.qos)) {
         return csv.error(fmt::format("qos: unknown class '{}' (LS, BE, Burstable, Guaranteed)", q));
       }
     }
