@@ -143,42 +143,39 @@ void add_multi_bars(Page& page, const Table& summary, const MultiRows& m) {
   page.body += "</div>\n";
 }
 
+// A column of the multi tables; its header is column_label(column) (the computed "Carbon vs
+// local" column has no column of its own).
 struct MultiCol {
-  std::string column, header;
+  std::string column;
   int decimals;
   int better;  // +1 higher is better, -1 lower, 0 none
+  std::string header() const { return column.empty() ? "Carbon vs local" : column_label(column); }
 };
 
 // Three tables, so that each fits its card: outcomes, movement and load, site energy.
 const std::vector<MultiCol>& outcome_cols() {
   static const std::vector<MultiCol> cols = {
-      {"target_load_pct", "Load (%)", 0, 0},
-      {"slack_h", "Slack (h)", -1, 0},
-      {"energy_kwh", "Energy (kWh)", 0, -1},
-      {"carbon_kg", "Carbon (kg)", 0, -1},
-      {"", "Carbon vs local", 1, -1},
-      {"mean_delay_s_ls", "LS wait, mean (s)", 1, -1},
-      {"p99_delay_s_ls", "LS wait, p99 (s)", 0, -1},
-      {"mean_delay_s_be", "BE wait, mean (s)", 0, -1},
-      {"p99_delay_s_be", "BE wait, p99 (s)", 0, -1},
-      {"ls_slo_violations", "LS SLO violations", -1, -1},
-      {"jobs_never_started", "Never started", -1, -1},
+      {"target_load_pct", 0, 0},
+      {"slack_h", -1, 0},
+      {"energy_kwh", 0, -1},
+      {"carbon_kg", 0, -1},
+      {"", 1, -1},
+      {"mean_delay_s_ls", 1, -1},
+      {"p99_delay_s_ls", 0, -1},
+      {"mean_delay_s_be", 0, -1},
+      {"p99_delay_s_be", 0, -1},
+      {"ls_slo_violations", -1, -1},
+      {"jobs_never_started", -1, -1},
   };
   return cols;
 }
 
 const std::vector<MultiCol>& movement_cols() {
   static const std::vector<MultiCol> cols = {
-      {"target_load_pct", "Load (%)", 0, 0},
-      {"slack_h", "Slack (h)", -1, 0},
-      {"offered_load_pct", "Offered load (%)", 1, 0},
-      {"gpu_alloc_pct", "GPU alloc (%)", 1, 0},
-      {"jobs", "Jobs", -1, 0},
-      {"jobs_deferred", "Deferred", -1, 0},
-      {"jobs_moved", "Jobs moved", -1, 0},
-      {"gb_moved", "GB moved", 0, 0},
-      {"transfer_kwh", "Transfer (kWh)", 1, 0},
-      {"be_preemptions", "BE preemptions", -1, 0},
+      {"target_load_pct", 0, 0}, {"slack_h", -1, 0}, {"offered_load_pct", 1, 0},
+      {"gpu_alloc_pct", 1, 0},   {"jobs", -1, 0},    {"jobs_deferred", -1, 0},
+      {"jobs_moved", -1, 0},     {"gb_moved", 0, 0}, {"transfer_kwh", 1, 0},
+      {"be_preemptions", -1, 0},
   };
   return cols;
 }
@@ -186,17 +183,12 @@ const std::vector<MultiCol>& movement_cols() {
 // The site energy controllers' outcome, on rows that ran one (`controller` set).
 const std::vector<MultiCol>& energy_cols() {
   static const std::vector<MultiCol> cols = {
-      {"target_load_pct", "Load (%)", 0, 0},
-      {"slack_h", "Slack (h)", -1, 0},
-      {"controller", "Site controller", 0, 0},
-      {"cost_usd", "Grid cost (USD)", 0, -1},
-      {"grid_import_kwh", "Grid import (kWh)", 0, -1},
-      {"generation_kwh", "On-site generation (kWh)", 0, 0},
-      {"onsite_kwh_used", "On-site energy used (kWh)", 0, 0},
-      {"self_consumption_pct", "Self-consumption (%)", 1, 0},
-      {"export_kwh", "Exported (kWh)", 0, 0},
-      {"curtailed_kwh", "Curtailed (kWh)", 0, 0},
-      {"battery_cycles", "Battery cycles", 1, 0},
+      {"target_load_pct", 0, 0},  {"slack_h", -1, 0},
+      {"controller", 0, 0},       {"cost_usd", 0, -1},
+      {"grid_import_kwh", 0, -1}, {"generation_kwh", 0, 0},
+      {"onsite_kwh_used", 0, 0},  {"self_consumption_pct", 1, 0},
+      {"export_kwh", 0, 0},       {"curtailed_kwh", 0, 0},
+      {"battery_cycles", 1, 0},
   };
   return cols;
 }
@@ -262,7 +254,7 @@ std::string multi_table(Page& page, const Table& summary, const std::vector<Mult
   }
   HtmlTable t;
   t.headers = {"Agent"};
-  for (const MultiCol& c : cols) t.headers.push_back(c.header);
+  for (const MultiCol& c : cols) t.headers.push_back(c.header());
   for (std::size_t i : extra) t.headers.push_back(column_label(summary.header[i]));
   std::vector<std::vector<double>> values(cols.size());
   for (std::size_t r = 0; r < summary.rows; ++r) {
