@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "greensched/core/http_listener.hpp"
+
 namespace greensched::dispatch {
 
 int64_t wall_clock_s() {
@@ -48,24 +50,11 @@ DispatchServer::~DispatchServer() {
 }
 
 Result<int> DispatchServer::start(const std::string& host, int port) {
-  int bound = -1;
-  if (port == 0) {
-    bound = server_->bind_to_any_port(host);
-  } else if (server_->bind_to_port(host, port)) {
-    bound = port;
-  }
-  if (bound <= 0) return Error{fmt::format("cannot listen on {}:{}", host, port)};
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  // stop() does nothing until the listen loop runs: wait for it (as serve/http_server.cpp).
-  for (int i = 0; i < 50000 && !server_->is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return bound;
+  return start_http(*server_, thread_, host, port);
 }
 
 void DispatchServer::stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  stop_http(server_.get(), thread_);
 }
 
 }  // namespace greensched::dispatch

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "greensched/core/http_listener.hpp"
 #include "greensched/monitor/prometheus.hpp"
 #include "greensched/monitor/sample_json.hpp"
 
@@ -87,25 +88,18 @@ Status MonitorAgent::start() {
       res.set_content("greensched monitor: GET /metrics (Prometheus), GET /sample (JSON)\n",
                       "text/plain");
     });
-    const auto& [host, port] = *listen;
-    if (port == 0) {
-      port_ = server_->bind_to_any_port(host.c_str());
-    } else {
-      port_ = server_->bind_to_port(host.c_str(), port) ? port : -1;
-    }
-    if (port_ < 0) {
-      server_.reset();
-      return Error{
-          fmt::format("--listen {}: cannot bind (address in use or not local?)", options_.listen)};
-    }
   }
   sampler_ = std::make_unique<Sampler>(options_.sampler, note_);
   if (server_) {
-    server_thread_ = std::thread([this] { server_->listen_after_bind(); });
-    // stop() only takes effect once the server runs: wait for it (it starts at once).
-    for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto& [host, port] = *listen;
+    auto bound = start_http(*server_, server_thread_, host, port);
+    if (!bound.ok()) {
+      server_.reset();
+      sampler_.reset();
+      return Error{
+          fmt::format("--listen {}: cannot bind (address in use or not local?)", options_.listen)};
     }
+    port_ = bound.value();
   }
   sample_thread_ = std::thread([this] { loop(); });
   return Status::Ok();
@@ -148,8 +142,7 @@ void MonitorAgent::stop() {
   }
   cv_.notify_all();
   if (sample_thread_.joinable()) sample_thread_.join();
-  if (server_) server_->stop();
-  if (server_thread_.joinable()) server_thread_.join();
+  stop_http(server_.get(), server_thread_);
   std::lock_guard lock(mutex_);
   finished_ = true;
 }

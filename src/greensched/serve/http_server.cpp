@@ -8,6 +8,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/http_listener.hpp"
 #include "greensched/serve/args_reader.hpp"
 #include "greensched/serve/gpu_index.hpp"
 #include "greensched/serve/json_fields.hpp"
@@ -264,25 +265,11 @@ void ExtenderServer::routes() {
 }
 
 Result<int> ExtenderServer::start(const std::string& host, int port) {
-  int bound = -1;
-  if (port == 0) {
-    bound = server_->bind_to_any_port(host);
-  } else if (server_->bind_to_port(host, port)) {
-    bound = port;
-  }
-  if (bound <= 0) return Error{fmt::format("cannot listen on {}:{}", host, port)};
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  // httplib's stop() does nothing until the listen loop runs; wait for it, so that a stop()
-  // right after start() cannot be lost (and leave join() waiting forever).
-  for (int i = 0; i < 50000 && !server_->is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return bound;
+  return start_http(*server_, thread_, host, port);
 }
 
 void ExtenderServer::stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  stop_http(server_.get(), thread_);
 }
 
 }  // namespace greensched::serve
