@@ -79,7 +79,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   if (node < 0 || static_cast<std::size_t>(node) >= specs_.size()) {
     return Error{fmt::format("pod {}: node index {} out of range", pod.name, node)};
   }
-  if (id < allocations_.size() && allocations_[id]) {
+  if (id < allocations_.size() && allocations_[id].node >= 0) {
     return Error{fmt::format("pod {} is already placed", pod.name)};
   }
   const NodeSpec& spec = specs_[node];
@@ -127,19 +127,22 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
     free_gpu_milli_by_model_[spec.model] -= int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
   }
 
-  if (id >= allocations_.size())
-    allocations_.resize(std::max<std::size_t>(id + 1, allocations_.size() * 2));
-  allocations_[id] =
-      Allocation{node, gpus, want > 0 ? pod.gpu_milli : 0, pod.cpu_milli, pod.memory_mib, tag};
+  if (id >= allocations_.size()) {
+    // Up to what reserve_pods made room for, else doubling.
+    allocations_.resize(
+        std::max({std::size_t{id} + 1, allocations_.capacity(), allocations_.size() * 2}));
+  }
+  allocations_[id] = StoredAllocation{
+      pod.cpu_milli, pod.memory_mib, node, gpus, want > 0 ? pod.gpu_milli : 0, tag};
   return Status::Ok();
 }
 
 Status Cluster::release(PodId id) {
-  if (id >= allocations_.size() || !allocations_[id]) {
+  if (id >= allocations_.size() || allocations_[id].node < 0) {
     return Error{fmt::format("pod id {} holds no allocation", id)};
   }
-  const Allocation a = *allocations_[id];
-  allocations_[id].reset();
+  const Allocation a = allocations_[id].unpack();
+  allocations_[id] = StoredAllocation{};
   NodeState& s = states_[a.node];
   s.cpu_free_milli += a.cpu_milli;
   s.memory_free_mib += a.memory_mib;
@@ -172,8 +175,8 @@ Status Cluster::set_online(NodeIndex node, bool online) {
 }
 
 std::optional<Allocation> Cluster::allocation_of(PodId id) const {
-  if (id >= allocations_.size()) return std::nullopt;
-  return allocations_[id];
+  if (id >= allocations_.size() || allocations_[id].node < 0) return std::nullopt;
+  return allocations_[id].unpack();
 }
 
 }  // namespace greensched

@@ -81,13 +81,16 @@ class Cluster {
   // Frees what `id` holds. Fails if it holds nothing.
   Status release(PodId id);
   std::optional<Allocation> allocation_of(PodId id) const;
+  // Room for pods with ids below `count` (ids are dense: a replay's job indexes), so that
+  // their records are not over-allocated by growth.
+  void reserve_pods(std::size_t count) { allocations_.reserve(count); }
   // Takes a node offline (it must host no pod) or back online.
   Status set_online(NodeIndex node, bool online);
   // Every placed pod, in id order (for explanations; not on the scheduling path).
   template <typename Fn>
   void for_each_allocation(Fn&& fn) const {
     for (std::size_t id = 0; id < allocations_.size(); ++id) {
-      if (allocations_[id]) fn(static_cast<PodId>(id), *allocations_[id]);
+      if (allocations_[id].node >= 0) fn(static_cast<PodId>(id), allocations_[id].unpack());
     }
   }
   // Recomputes the derived fields of a node state after its free shares were edited.
@@ -123,7 +126,20 @@ class Cluster {
   std::vector<NodeState> states_;
   FitColumns fit_columns_;
   void sync_fit_columns(NodeIndex n);
-  std::vector<std::optional<Allocation>> allocations_;  // indexed by PodId
+  // What a placed pod holds, packed (32 bytes instead of an optional Allocation's 48: a replay
+  // keeps one per job it ever ran); node -1 when the pod holds nothing.
+  struct StoredAllocation {
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;
+    NodeIndex node = -1;
+    GpuMask gpus = 0;
+    int32_t gpu_milli_each = 0;
+    int32_t tag = 0;
+    Allocation unpack() const {
+      return Allocation{node, gpus, gpu_milli_each, cpu_milli, memory_mib, tag};
+    }
+  };
+  std::vector<StoredAllocation> allocations_;  // indexed by PodId
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;
   std::array<int64_t, kMaxGpuModels> free_gpu_milli_by_model_{};

@@ -48,7 +48,8 @@ struct ResolvedEvent {
   bool up = false;
 };
 
-DelayStats delay_stats(std::vector<double> delays) {
+// Sorts `delays` in place.
+DelayStats delay_stats(std::vector<double>& delays) {
   DelayStats d;
   d.pods = static_cast<int64_t>(delays.size());
   if (delays.empty()) return d;
@@ -234,24 +235,28 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
     result.mean_nodes_awake = window_awake_node_s_ / result.window_s;
   }
 
-  std::vector<double> all, ls, be;
-  all.reserve(static_cast<std::size_t>(engine_.started()));
-  for (PodId id = 0; id < workload_.pods.size(); ++id) {
-    const PodSpec& p = pod(id);
-    const int64_t started = engine_.first_start(id);
-    if (started < 0 || p.creation_time < config_.measure_from_s ||
-        p.creation_time >= config_.measure_to_s) {
-      continue;
+  // The measured pods' delays, all of them and then by class, through one buffer (a replay of
+  // millions of jobs keeps one list of them at a time).
+  std::vector<double> delays;
+  delays.reserve(static_cast<std::size_t>(engine_.started()));
+  const auto stats_of = [&](auto wanted) {
+    delays.clear();
+    for (PodId id = 0; id < workload_.pods.size(); ++id) {
+      const PodSpec& p = pod(id);
+      const int64_t started = engine_.first_start(id);
+      if (started < 0 || p.creation_time < config_.measure_from_s ||
+          p.creation_time >= config_.measure_to_s || !wanted(p)) {
+        continue;
+      }
+      delays.push_back(scaled(started - p.creation_time));
     }
-    const double delay = scaled(started - p.creation_time);
-    all.push_back(delay);
-    (is_latency_sensitive(p) ? ls : be).push_back(delay);
-  }
-  const DelayStats overall = delay_stats(std::move(all));
+    return delay_stats(delays);
+  };
+  const DelayStats overall = stats_of([](const PodSpec&) { return true; });
   result.mean_queue_delay_s = overall.mean_s;
   result.p99_queue_delay_s = overall.p99_s;
-  result.delay_ls = delay_stats(std::move(ls));
-  result.delay_be = delay_stats(std::move(be));
+  result.delay_ls = stats_of([](const PodSpec& p) { return is_latency_sensitive(p); });
+  result.delay_be = stats_of([](const PodSpec& p) { return !is_latency_sensitive(p); });
   for (std::size_t k = 0; k < shadows(); ++k) {
     ReplayResult& r = shadow_results[k];
     std::vector<TimelinePoint> timeline = std::move(r.timeline);

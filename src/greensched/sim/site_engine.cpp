@@ -64,6 +64,7 @@ SiteEngine::SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng,
       held_awake_(cluster.size(), false),
       wake_generation_(cluster.size(), 0),
       idle_since_(cluster.size(), 0) {
+  cluster.reserve_pods(jobs.size());
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster.size()); ++n) {
     awake_ += cluster.state(n).online ? 1 : 0;
   }

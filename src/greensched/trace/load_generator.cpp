@@ -52,12 +52,12 @@ ArrivalProfile arrival_profile(std::span<const PodSpec> templates) {
   return profile;
 }
 
-// GPU milli-seconds of `pod` inside `window`.
-double work_in_window(const PodSpec& pod, LoadWindow window) {
-  const int64_t from = std::max(pod.creation_time, window.start_s);
-  const int64_t to = std::min(pod.deletion_time, window.end_s);
+// GPU milli-seconds inside `window` of a job of `gpu_milli` running [creation, deletion).
+double work_in_window(int64_t gpu_milli, int64_t creation, int64_t deletion, LoadWindow window) {
+  const int64_t from = std::max(creation, window.start_s);
+  const int64_t to = std::min(deletion, window.end_s);
   if (to <= from) return 0.0;
-  return static_cast<double>(pod.total_gpu_milli()) * static_cast<double>(to - from);
+  return static_cast<double>(gpu_milli) * static_cast<double>(to - from);
 }
 
 // Index i with cumulative[i-1] <= u < cumulative[i].
@@ -73,7 +73,9 @@ double offered_load_pct(std::span<const PodSpec> pods, int64_t cluster_gpu_milli
                         LoadWindow window) {
   if (cluster_gpu_milli <= 0 || window.length_s() <= 0) return 0.0;
   double work = 0;
-  for (const PodSpec& p : pods) work += work_in_window(p, window);
+  for (const PodSpec& p : pods) {
+    work += work_in_window(p.total_gpu_milli(), p.creation_time, p.deletion_time, window);
+  }
   return 100.0 * work /
          (static_cast<double>(cluster_gpu_milli) * static_cast<double>(window.length_s()));
 }
@@ -138,40 +140,58 @@ Result<GeneratedLoad> generate_load(std::span<const PodSpec> templates, int64_t 
 
   const double target =
       spec.load_pct / 100.0 * static_cast<double>(cluster_gpu_milli) * static_cast<double>(days_s);
+  // The draws first, as 24-byte records sorted by creation time (draw order among equal
+  // times); the jobs are built from them once, in a list of the exact length: at hundreds of
+  // millions of GPU-hours a list grown by doubling, and its sort buffer, held gigabytes.
+  struct Draw {
+    uint32_t template_index = 0;
+    uint32_t draw = 0;
+    int64_t creation_time = 0;
+    int64_t deletion_time = 0;
+  };
+  std::vector<Draw> draws;
   Rng rng(spec.seed);
   double offered = 0;
   while (offered < target) {
-    if (out.pods.size() >= kMaxJobs) {
+    if (draws.size() >= kMaxJobs) {
       return Error{
           fmt::format("more than {} jobs would be needed for {} % load", kMaxJobs, spec.load_pct)};
     }
-    const std::size_t draw = out.pods.size();
-    PodSpec job;
+    Draw d;
+    d.draw = static_cast<uint32_t>(draws.size());
     if (rng.uniform_real() < p_alive && duration_total > 0) {
       // Running since before time 0: length-biased template, uniform age.
-      const PodSpec& t = templates[pick(duration_cumulative, rng.uniform_real() * duration_total)];
+      d.template_index =
+          static_cast<uint32_t>(pick(duration_cumulative, rng.uniform_real() * duration_total));
+      const PodSpec& t = templates[d.template_index];
       const auto duration = static_cast<uint64_t>(t.deletion_time - t.creation_time);
-      job = t;
-      job.creation_time = 0;
-      job.deletion_time = 1 + static_cast<int64_t>(rng.uniform(duration));
+      d.creation_time = 0;
+      d.deletion_time = 1 + static_cast<int64_t>(rng.uniform(duration));
       ++out.running_at_start;
     } else {
-      const PodSpec& t = templates[rng.uniform(templates.size())];
+      d.template_index = static_cast<uint32_t>(rng.uniform(templates.size()));
+      const PodSpec& t = templates[d.template_index];
       const std::size_t hour = pick(hour_cumulative, rng.uniform_real() * arrivals_expected);
       const int64_t length = std::min(kHour, horizon_s - static_cast<int64_t>(hour) * kHour);
-      job = t;
-      job.creation_time =
+      d.creation_time =
           static_cast<int64_t>(hour) * kHour + static_cast<int64_t>(rng.uniform(length));
-      job.deletion_time = job.creation_time + (t.deletion_time - t.creation_time);
+      d.deletion_time = d.creation_time + (t.deletion_time - t.creation_time);
     }
-    job.name = fmt::format("{}~{}", job.name, draw);
-    job.scheduled_time = -1;
-    offered += work_in_window(job, out.window);
-    out.pods.push_back(std::move(job));
+    offered += work_in_window(templates[d.template_index].total_gpu_milli(), d.creation_time,
+                              d.deletion_time, out.window);
+    draws.push_back(d);
   }
-  std::stable_sort(out.pods.begin(), out.pods.end(), [](const PodSpec& a, const PodSpec& b) {
-    return a.creation_time < b.creation_time;
-  });
+  std::stable_sort(draws.begin(), draws.end(),
+                   [](const Draw& a, const Draw& b) { return a.creation_time < b.creation_time; });
+  out.pods.reserve(draws.size());
+  for (const Draw& d : draws) {
+    PodSpec& job = out.pods.emplace_back(templates[d.template_index]);
+    job.creation_time = d.creation_time;
+    job.deletion_time = d.deletion_time;
+    job.name = fmt::format("{}~{}", job.name, d.draw);
+    job.scheduled_time = -1;
+  }
+  std::vector<Draw>().swap(draws);
   out.offered_load_pct = offered_load_pct(out.pods, cluster_gpu_milli, out.window);
   return out;
 }
