@@ -1,0 +1,49 @@
+"""The shipped PPO dispatcher (models/fleet_ppo.npz, greensched.examples.fleet_ppo) with numpy
+only: its forward pass on a hand-made network, and a short held-out FleetDispatch-v0 episode."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+from greensched.examples.fleet_ppo import NumpyPolicy, flatten_observation, run_episode
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODEL = ROOT / "models" / "fleet_ppo.npz"
+
+
+def tiny_policy(tmp_path: pathlib.Path, activation: str = "tanh") -> NumpyPolicy:
+    """2 inputs -> 2 hidden -> 3 actions, normalisation mean (1, 2), variance (4, 1)."""
+    arrays = dict(
+        obs_mean=np.array([1.0, 2.0]),
+        obs_var=np.array([4.0, 1.0]),
+        w0=np.array([[1.0, 0.0], [0.0, -1.0]], dtype=np.float32),
+        b0=np.array([0.0, 0.5], dtype=np.float32),
+        w1=np.array([[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]], dtype=np.float32),
+        b1=np.array([0.0, 0.0, 0.1], dtype=np.float32),
+        meta=np.array(json.dumps(dict(activation=activation, obs_epsilon=0.0, clip_obs=10.0))),
+    )
+    path = tmp_path / "tiny.npz"
+    np.savez(path, **arrays)
+    return NumpyPolicy.load(path)
+
+
+def test_forward_pass_by_hand(tmp_path):
+    p = tiny_policy(tmp_path)
+    # x = (3, 1): normalised (1, -1); hidden tanh(1), tanh(1.5).
+    h = np.tanh([1.0, 1.5])
+    want = [h[0] + h[1], 2 * h[0], 2 * h[1] + 0.1]
+    np.testing.assert_allclose(p.logits(np.array([3.0, 1.0])), want, rtol=1e-6)
+    assert p.act(np.array([3.0, 1.0]), None) == 2  # 2*tanh(1.5)+0.1 is the largest
+    assert p.act(np.array([3.0, 1.0]), np.array([True, True, False])) == 0
+    assert p.act(np.array([3.0, 1.0]), np.array([False, True, False])) == 1
+    with pytest.raises(ValueError, match="allows no action"):
+        p.act(np.array([3.0, 1.0]), np.zeros(3, dtype=bool))
+    # Clipping: a far input saturates at +-clip standard deviations.
+    np.testing.assert_allclose(p.logits(np.array([1e9, 2.0])), p.logits(np.array([21.0, 2.0])))
+    relu = tiny_policy(tmp_path, "relu")
+    np.testing.assert_allclose(relu.logits(np.array([3.0, 1.0])), [2.5, 2.0, 3.1], rtol=1e-6)
