@@ -2,9 +2,15 @@
 """Trains the PPO dispatcher for greensched/FleetDispatch-v0 and exports it for numpy.
 
 MaskablePPO (sb3-contrib) with invalid (site, start hour) actions masked out, on CPU, within a
-wall-clock and a CPU-time limit. Each episode is a short window (--days) starting on a random
-day of the training windows (--train-windows) with a random training seed (--train-seeds); the
-evaluation windows and seeds (scripts/eval_fleet_ppo.py) are others. Writes the trained actor
+wall-clock and a CPU-time limit for everything (data, cloning, PPO). The reward (minus the
+fleet's carbon between two decisions) reaches a dispatch only over the hours its job runs,
+thousands of decisions later, more than PPO can sort out in minutes; so the policy starts as
+a copy of an expert agent (--expert, default green): its decisions on --bc-steps jobs are
+cloned into the actor (cross-entropy over the masked actions) and the discounted returns of
+those runs into the critic, then PPO improves it on the reward itself. Each episode is a
+short window (--days) starting on a random day of the training windows (--train-windows) with
+a random training seed (--train-seeds); the evaluation windows and seeds
+(scripts/eval_fleet_ppo.py) are others. Writes the trained actor
 as OUT.npz (observation normalisation and weights, read by
 greensched.examples.fleet_ppo.NumpyPolicy without torch), the full sb3 model as OUT.zip unless
 --no-zip, and OUT.json (options, steps, wall and CPU seconds, machine).
@@ -39,10 +45,21 @@ def window_days(start: str, days: float, length: int = 14) -> List[str]:
     return [str(d0 + dt.timedelta(days=i)) for i in range(0, max(1, int(length - days) + 1))]
 
 
-def make_env_fn(env_kwargs: Dict[str, Any], starts: List[str], seeds: List[int], rank: int):
+def expert_action(env: Any, info: Dict[str, Any]) -> int:
+    """The expert agent's choice for the offered job (the env made with expert=...)."""
+    if "expert_action" in info:
+        return int(info["expert_action"])
+    return int(env.unwrapped.expert_action())
+
+
+def make_env_fn(
+    env_kwargs: Dict[str, Any], starts: List[str], seeds: List[int], rank: int, norm=None
+):
     """A factory for one training environment: FleetDispatch-v0, re-made on each reset with a
-    random start day and seed, its observation flattened, its action mask exposed."""
+    random start day and seed, its observation flattened (and normalised with `norm`: mean,
+    variance, epsilon, clip), its action mask exposed."""
     import gymnasium as gym
+    import numpy as np
     from sb3_contrib.common.wrappers import ActionMasker
 
     import greensched.envs  # noqa: F401  (registers greensched/FleetDispatch-v0)
@@ -60,12 +77,23 @@ def make_env_fn(env_kwargs: Dict[str, Any], starts: List[str], seeds: List[int],
             env = gym.make("greensched/FleetDispatch-v0", **kw)
             if isinstance(env.observation_space, gym.spaces.Dict):
                 env = gym.wrappers.FlattenObservation(env)
+            if norm is not None:
+                mean, var, eps, clip = norm
+                std = np.sqrt(var + eps)
+                env = gym.wrappers.TransformObservation(
+                    env,
+                    lambda o: np.clip((o - mean) / std, -clip, clip).astype(np.float32),
+                    gym.spaces.Box(-clip, clip, mean.shape, np.float32),
+                )
             return env
 
         def reset(self, *, seed=None, options=None):
             self.env.close()
             self.env = self._make()
             return self.env.reset(seed=self.rng.choice(seeds))
+
+        def expert_action(self, info):
+            return expert_action(self.env, info)
 
         def step(self, action):
             return self.env.step(action)
@@ -79,9 +107,10 @@ def make_env_fn(env_kwargs: Dict[str, Any], starts: List[str], seeds: List[int],
     return fn
 
 
-def export_npz(model: Any, vecnorm: Any, path: str, meta: Dict[str, Any]) -> None:
-    """The actor of a MaskablePPO MlpPolicy (and VecNormalize's observation statistics) as
-    arrays w0, b0, w1, b1, ... (the last layer gives the action logits) and a JSON `meta`."""
+def export_npz(model: Any, norm: Any, path: str, meta: Dict[str, Any]) -> None:
+    """The actor of a MaskablePPO MlpPolicy and the observation normalisation `norm` (mean,
+    variance, epsilon, clip) as arrays w0, b0, w1, b1, ... (the last layer gives the action
+    logits), obs_mean, obs_var and a JSON `meta`."""
     import numpy as np
     import torch as th
 
@@ -92,19 +121,69 @@ def export_npz(model: Any, vecnorm: Any, path: str, meta: Dict[str, Any]) -> Non
     for i, lin in enumerate(linears):
         arrays[f"w{i}"] = lin.weight.detach().cpu().numpy().astype(np.float32)
         arrays[f"b{i}"] = lin.bias.detach().cpu().numpy().astype(np.float32)
-    n_obs = linears[0].in_features
-    if vecnorm is not None and vecnorm.norm_obs:
-        arrays["obs_mean"] = vecnorm.obs_rms.mean.astype(np.float64)
-        arrays["obs_var"] = vecnorm.obs_rms.var.astype(np.float64)
-        meta.update(obs_epsilon=float(vecnorm.epsilon), clip_obs=float(vecnorm.clip_obs))
-    else:
-        arrays["obs_mean"] = np.zeros(n_obs)
-        arrays["obs_var"] = np.ones(n_obs)
-        meta.update(obs_epsilon=0.0, clip_obs=float("inf"))
+    mean, var, eps, clip = norm
+    arrays["obs_mean"] = np.asarray(mean, dtype=np.float64)
+    arrays["obs_var"] = np.asarray(var, dtype=np.float64)
+    meta.update(obs_epsilon=float(eps), clip_obs=float(clip))
     act = policy.activation_fn
     meta["activation"] = {th.nn.Tanh: "tanh", th.nn.ReLU: "relu"}[act]
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
     np.savez_compressed(path, **arrays)
+
+
+def collect_expert(make_env, steps: int, gamma: float):
+    """Runs the expert on fresh episodes of `make_env()` for `steps` decisions: observations
+    (raw, flattened), masks, the expert's actions and the discounted returns that followed."""
+    import numpy as np
+
+    env = make_env()
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    while len(act_l) < steps:
+        obs, info = env.reset()
+        rewards = []
+        while True:
+            a = env.unwrapped.expert_action(info)
+            mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+            obs_l.append(np.asarray(obs, dtype=np.float32))
+            mask_l.append(mask)
+            act_l.append(a)
+            obs, r, term, trunc, info = env.step(a)
+            rewards.append(float(r))
+            if term or trunc or len(act_l) >= steps:
+                break
+        g, rets = 0.0, []
+        for r in reversed(rewards):
+            g = r + gamma * g
+            rets.append(g)
+        ret_l += rets[::-1]
+    return np.array(obs_l), np.array(mask_l), np.array(act_l), np.array(ret_l)
+
+
+def clone(model, obs, masks, actions, returns, epochs: int, batch: int, lr: float) -> List[float]:
+    """Behaviour cloning: the actor's masked cross-entropy on the expert's actions and the
+    critic's squared error on the (standardised) returns, with Adam. Returns the accuracy on
+    the data after each epoch."""
+    import numpy as np
+    import torch as th
+
+    policy = model.policy
+    opt = th.optim.Adam(policy.parameters(), lr=lr)
+    o, m = th.as_tensor(obs), th.as_tensor(masks)
+    a, r = th.as_tensor(actions), th.as_tensor(returns, dtype=th.float32)
+    rng = np.random.default_rng(0)
+    acc = []
+    for _ in range(epochs):
+        for idx in np.array_split(rng.permutation(len(a)), max(1, len(a) // batch)):
+            idx = th.as_tensor(idx)
+            values, logp, _ = policy.evaluate_actions(o[idx], a[idx], action_masks=m[idx])
+            loss = -logp.mean() + 0.5 * ((values.flatten() - r[idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with th.no_grad():
+            dist = policy.get_distribution(o, action_masks=m)
+            acc.append(float((dist.distribution.probs.argmax(1) == a).float().mean()))
+    return acc
 
 
 def main() -> int:
@@ -112,18 +191,22 @@ def main() -> int:
     p.add_argument("--out", default="models/fleet_ppo", help="OUT.npz, OUT.json (and OUT.zip)")
     p.add_argument("--minutes", type=float, default=25, help="wall-clock limit of training")
     p.add_argument("--cpu-minutes", type=float, default=30, help="CPU-time limit of training")
-    p.add_argument("--timesteps", type=int, default=3_000_000, help="most dispatch decisions")
+    p.add_argument("--timesteps", type=int, default=3_000_000, help="most PPO decisions")
     p.add_argument("--train-windows", default="2023-01-01,2023-07-01")
     p.add_argument("--train-seeds", default="1-20")
     p.add_argument("--days", type=float, default=1.0, help="days of one training episode")
+    p.add_argument("--warmup-days", type=float, default=0.25)
     p.add_argument("--env-kwargs", default="{}", help="JSON: more FleetDispatch-v0 options")
+    p.add_argument("--expert", default="green", help="agent to clone first, or none")
+    p.add_argument("--bc-steps", type=int, default=60_000, help="expert decisions to clone")
+    p.add_argument("--bc-epochs", type=int, default=10)
     p.add_argument("--n-envs", type=int, default=4)
-    p.add_argument("--n-steps", type=int, default=512)
+    p.add_argument("--n-steps", type=int, default=1024)
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--gamma", type=float, default=0.9)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--gamma", type=float, default=0.999)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--ent-coef", type=float, default=0.0)
     p.add_argument("--net", default="64,64", help="hidden layer sizes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-zip", action="store_true", help="do not write the sb3 model OUT.zip")
@@ -133,18 +216,57 @@ def main() -> int:
     import torch as th
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
 
     th.set_num_threads(1)
+    th.manual_seed(args.seed)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    wall0, cpu0 = time.monotonic(), cpu_seconds()
     seeds: List[int] = []
     for part in args.train_seeds.split(","):
         a, _, b = part.partition("-")
         seeds += list(range(int(a), int(b or a) + 1))
     starts = [d for w in args.train_windows.split(",") for d in window_days(w, args.days)]
-    env_kwargs = dict(json.loads(args.env_kwargs), days=args.days)
-    venv = DummyVecEnv([make_env_fn(env_kwargs, starts, seeds, i) for i in range(args.n_envs)])
-    venv = VecNormalize(venv, norm_obs=True, norm_reward=True, gamma=args.gamma)
+    env_kwargs = dict(json.loads(args.env_kwargs), days=args.days, warmup_days=args.warmup_days)
+    expert = None if args.expert in ("", "none") else args.expert
+    log: List[Dict[str, float]] = []
 
+    def stamp(what: str, **more: Any) -> None:
+        row = dict(
+            what=what,
+            wall_s=round(time.monotonic() - wall0, 1),
+            cpu_s=round(cpu_seconds() - cpu0, 1),
+            **more,
+        )
+        log.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+
+    # Observation normalisation (fixed, shipped with the policy) from expert or random runs.
+    data = None
+    if expert:
+        kw = dict(env_kwargs, expert=expert)
+        data = collect_expert(make_env_fn(kw, starts, seeds, 99), args.bc_steps, args.gamma)
+        obs = data[0]
+        stamp("expert data", decisions=len(obs))
+    else:
+        env = make_env_fn(env_kwargs, starts, seeds, 99)()
+        obs, info = env.reset()
+        rows = []
+        for _ in range(20_000):
+            rows.append(obs)
+            valid = np.flatnonzero(env.unwrapped.action_masks())
+            obs, _, term, trunc, info = env.step(
+                int(np.random.default_rng(len(rows)).choice(valid))
+            )
+            if term or trunc:
+                obs, info = env.reset()
+        obs = np.array(rows)
+    norm = (obs.mean(0), obs.var(0), 1e-8, 10.0)
+
+    venv = DummyVecEnv(
+        [make_env_fn(env_kwargs, starts, seeds, i, norm) for i in range(args.n_envs)]
+    )
+    venv = VecNormalize(VecMonitor(venv), norm_obs=False, norm_reward=True, gamma=args.gamma)
     net = [int(x) for x in args.net.split(",")]
     model = MaskablePPO(
         "MlpPolicy",
@@ -160,9 +282,21 @@ def main() -> int:
         device="cpu",
         verbose=0,
     )
-
-    wall0, cpu0 = time.monotonic(), cpu_seconds()
-    log: List[Dict[str, float]] = []
+    if data is not None:
+        o, masks, actions, returns = data
+        mean, var, eps, clip = norm
+        o = np.clip((o - mean) / np.sqrt(var + eps), -clip, clip).astype(np.float32)
+        returns = ((returns - returns.mean()) / (returns.std() + 1e-8)).astype(np.float32)
+        acc = clone(model, o, masks, actions, returns, args.bc_epochs, 256, 1e-3)
+        stamp("cloned", accuracy=[round(x, 3) for x in acc])
+        bc_meta = dict(
+            algorithm=f"behaviour cloning of {expert}",
+            env_id="greensched/FleetDispatch-v0",
+            env_kwargs={
+                k: v for k, v in env_kwargs.items() if k not in ("start", "days", "warmup_days")
+            },
+        )
+        export_npz(model, norm, args.out + "_bc.npz", bc_meta)
 
     class Limits(BaseCallback):
         def _on_step(self) -> bool:
@@ -171,28 +305,25 @@ def main() -> int:
 
         def _on_rollout_end(self) -> None:
             ep = [e["r"] for e in self.model.ep_info_buffer] if self.model.ep_info_buffer else []
-            row = dict(
+            stamp(
+                "ppo",
                 steps=self.num_timesteps,
-                wall_s=round(time.monotonic() - wall0, 1),
-                cpu_s=round(cpu_seconds() - cpu0, 1),
-                ep_return=float(np.mean(ep)) if ep else float("nan"),
+                ep_return=float(np.mean(ep)) if ep else None,
             )
-            log.append(row)
-            if len(log) % 10 == 1:
-                print(json.dumps(row), file=sys.stderr, flush=True)
 
     model.learn(total_timesteps=args.timesteps, callback=Limits())
     wall, cpu = time.monotonic() - wall0, cpu_seconds() - cpu0
 
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     meta = dict(
-        algorithm="MaskablePPO (sb3-contrib)",
+        algorithm="MaskablePPO (sb3-contrib)" + (f", cloned from {expert} first" if expert else ""),
         env_id="greensched/FleetDispatch-v0",
         env_kwargs={k: v for k, v in env_kwargs.items() if k not in ("start", "days")},
         train_windows=args.train_windows.split(","),
         train_seeds=args.train_seeds,
         train_days=args.days,
-        timesteps=int(model.num_timesteps),
+        expert=expert,
+        bc_decisions=0 if data is None else int(len(data[2])),
+        ppo_timesteps=int(model.num_timesteps),
         wall_seconds=round(wall, 1),
         cpu_seconds=round(cpu, 1),
         hyperparameters=dict(
@@ -206,17 +337,19 @@ def main() -> int:
             net=net,
             seed=args.seed,
         ),
-        machine=f"{platform.machine()} {os.cpu_count()} CPUs, {platform.python_version()}, "
+        machine=f"{platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"torch {th.__version__}",
     )
-    export_npz(model, venv, args.out + ".npz", dict(meta))
+    meta["env_kwargs"].pop("warmup_days", None)
+    export_npz(model, norm, args.out + ".npz", dict(meta))
     if not args.no_zip:
         model.save(args.out + ".zip")
     meta["log"] = log
     with open(args.out + ".json", "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
     print(
-        f"trained {model.num_timesteps} steps in {wall:.0f} s wall, {cpu:.0f} s CPU: {args.out}.npz",
+        f"trained in {wall:.0f} s wall, {cpu:.0f} s CPU ({model.num_timesteps} PPO decisions): "
+        f"{args.out}.npz",
         file=sys.stderr,
     )
     return 0
