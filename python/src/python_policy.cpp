@@ -1,6 +1,7 @@
 #include "python_policy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@ namespace {
 struct Registered {
   py::object fn;
   bool min_max = false;
+  uint32_t columns = 0;  // the columns of `nodes` (bits of Column)
 };
 
 // Touched only with the GIL held. Never freed: Python objects must not be released after the
@@ -65,18 +67,65 @@ py::dict target_table(const frag::TargetWorkload& target) {
   return t.release();
 }
 
+// The columns of `nodes`, by bit: the policy's `reads` picks them (node always).
+enum Column { kNode, kGpuCount, kModel, kCpuFree, kMemoryFree, kGpuFree, kPods, kVersion, kState };
+constexpr int kColumns = 9;
+constexpr const char* kColumnNames[kColumns] = {
+    "node",           "gpu_count", "model",   "cpu_free_milli", "memory_free_mib",
+    "gpu_free_milli", "pods",      "version", "state"};
+constexpr uint32_t kAllColumns = (1u << kColumns) - 1;
+
+// The columns named by `reads` (a sequence of column names), checked.
+uint32_t columns_read(const std::string& name, py::handle reads) {
+  if (py::isinstance<py::str>(reads)) {
+    throw BindingError(fmt::format("policy '{}': reads must be a list of column names", name));
+  }
+  uint32_t columns = 1u << kNode;
+  for (py::handle item : reads) {
+    const auto column = py::cast<std::string>(item);
+    const auto* it = std::find(std::begin(kColumnNames), std::end(kColumnNames), column);
+    if (it == std::end(kColumnNames) || column == "node" || column == "version") {
+      throw BindingError(fmt::format(
+          "policy '{}': reads names '{}'; expected some of gpu_count, model, cpu_free_milli, "
+          "memory_free_mib, gpu_free_milli, pods, state (a score that reads node or version "
+          "cannot be shared by identical nodes: leave reads out)",
+          name, column));
+    }
+    columns |= 1u << (it - std::begin(kColumnNames));
+  }
+  return columns;
+}
+
 class PythonPolicy final : public policy::Policy {
  public:
-  PythonPolicy(std::string name, py::object fn, bool min_max)
-      : name_(std::move(name)), fn_(std::move(fn)), min_max_(min_max) {
+  PythonPolicy(std::string name, py::object fn, bool min_max, uint32_t columns,
+               std::shared_ptr<frag::FragmentationModel> frag)
+      : name_(std::move(name)),
+        fn_(std::move(fn)),
+        min_max_(min_max),
+        columns_(columns),
+        frag_(std::move(frag)) {
     has_select_ = py::hasattr(fn_, "select_gpu");
   }
   ~PythonPolicy() override {
     py::gil_scoped_acquire gil;
     fn_ = py::object();
+    views_.release().dec_ref();  // leaves no object to drop without the GIL
+    for (py::array& b : buffers_) b.release().dec_ref();
   }
 
   std::string_view name() const override { return name_; }
+
+  // With `reads` the score reads only those columns: nodes equal in them (and in what the
+  // filter reads) score alike, so the scheduler may pass one row per class of such nodes.
+  bool scores_by_class() const override { return columns_ != kAllColumns; }
+  uint32_t class_key_parts() const override {
+    uint32_t parts = 0;
+    if (columns_ >> kMemoryFree & 1) parts |= kKeyMemory;
+    if (columns_ >> kGpuFree & 1) parts |= kKeyGpuOrder;
+    if (columns_ >> kPods & 1) parts |= kKeyPods;
+    return parts;
+  }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<policy::Candidate> candidates,
              Rng&) override {
@@ -145,40 +194,55 @@ class PythonPolicy final : public policy::Policy {
   }
 
  private:
-  // The features of `nodes` (a node index each), one numpy array per feature.
+  // The columns of `nodes` (a node index each), one numpy array per column: views of buffers
+  // kept for the run and overwritten by the next call (the docs say so).
   py::dict features(const Cluster& cluster, std::span<const NodeIndex> nodes) {
     if (width_ == 0) {
       for (const NodeSpec& s : cluster.specs()) width_ = std::max(width_, s.gpu_count);
       width_ = std::max(width_, 1);
     }
     const auto n = static_cast<py::ssize_t>(nodes.size());
-    py::array_t<int32_t> node(n), gpu_count(n), model(n), pods(n);
-    py::array_t<int64_t> cpu_free(n), memory_free(n), version(n);
-    py::array_t<int32_t> gpu_free({n, static_cast<py::ssize_t>(width_)});
-    int32_t* gf = gpu_free.mutable_data();
+    if (n > capacity_) {
+      capacity_ = std::max<py::ssize_t>(n, static_cast<py::ssize_t>(cluster.size()));
+      for (int c = 0; c < kColumns; ++c) {
+        if (!(columns_ >> c & 1)) continue;
+        if (c == kGpuFree) {
+          buffers_[c] = py::array_t<int32_t>({capacity_, static_cast<py::ssize_t>(width_)});
+        } else if (c == kCpuFree || c == kMemoryFree || c == kVersion) {
+          buffers_[c] = py::array_t<int64_t>(capacity_);
+        } else {
+          buffers_[c] = py::array_t<int32_t>(capacity_);
+        }
+      }
+      views_n_ = -1;
+    }
+    auto i32 = [&](int c) { return static_cast<int32_t*>(buffers_[c].mutable_data()); };
+    auto i64 = [&](int c) { return static_cast<int64_t*>(buffers_[c].mutable_data()); };
     for (py::ssize_t i = 0; i < n; ++i) {
       const NodeIndex k = nodes[static_cast<std::size_t>(i)];
       const NodeSpec& spec = cluster.spec(k);
       const NodeState& st = cluster.state(k);
-      node.mutable_data()[i] = k;
-      gpu_count.mutable_data()[i] = spec.gpu_count;
-      model.mutable_data()[i] = spec.model == kNoGpuModel ? -1 : spec.model;
-      pods.mutable_data()[i] = st.pods;
-      cpu_free.mutable_data()[i] = st.cpu_free_milli;
-      memory_free.mutable_data()[i] = st.memory_free_mib;
-      version.mutable_data()[i] = st.version;
-      std::copy_n(st.gpu_free_milli.begin(), width_, gf + i * width_);
+      i32(kNode)[i] = k;
+      if (columns_ >> kGpuCount & 1) i32(kGpuCount)[i] = spec.gpu_count;
+      if (columns_ >> kModel & 1) i32(kModel)[i] = spec.model == kNoGpuModel ? -1 : spec.model;
+      if (columns_ >> kPods & 1) i32(kPods)[i] = st.pods;
+      if (columns_ >> kCpuFree & 1) i64(kCpuFree)[i] = st.cpu_free_milli;
+      if (columns_ >> kMemoryFree & 1) i64(kMemoryFree)[i] = st.memory_free_mib;
+      if (columns_ >> kVersion & 1) i64(kVersion)[i] = st.version;
+      if (columns_ >> kState & 1)
+        i32(kState)[i] = static_cast<int32_t>(frag_->node_state(cluster, k));
+      if (columns_ >> kGpuFree & 1)
+        std::copy_n(st.gpu_free_milli.begin(), width_, i32(kGpuFree) + i * width_);
     }
-    py::dict out;
-    out["node"] = node;
-    out["gpu_count"] = gpu_count;
-    out["model"] = model;
-    out["cpu_free_milli"] = cpu_free;
-    out["memory_free_mib"] = memory_free;
-    out["gpu_free_milli"] = gpu_free;
-    out["pods"] = pods;
-    out["version"] = version;
-    return out;
+    if (views_n_ != n) {  // views of the first n rows, made again only when n changes
+      views_ = py::dict();
+      for (int c = 0; c < kColumns; ++c) {
+        if (!(columns_ >> c & 1)) continue;
+        views_[kColumnNames[c]] = buffers_[c][py::slice(0, n, 1)];
+      }
+      views_n_ = n;
+    }
+    return py::reinterpret_steal<py::dict>(PyDict_Copy(views_.ptr()));
   }
 
   static py::dict pod_dict(const PodSpec& pod) {
@@ -222,6 +286,12 @@ class PythonPolicy final : public policy::Policy {
     }
     const int64_t* sc = scores.data();
     for (py::ssize_t i = 0; i < n; ++i) candidates[static_cast<std::size_t>(i)].raw = sc[i];
+    if (gpus_obj && !gpus_obj.is_none() && scores_by_class()) {
+      return keep_value_error(fmt::format(
+          "policy '{}' has reads and returned GPU choices; with reads, choose GPUs with "
+          "select_gpu(pod, node)",
+          name_));
+    }
     if (gpus_obj && !gpus_obj.is_none() && pod.shares_gpu()) {
       auto gpus = Int64Array::ensure(gpus_obj);
       if (!gpus) throw py::error_already_set();
@@ -241,8 +311,15 @@ class PythonPolicy final : public policy::Policy {
   std::string name_;
   py::object fn_;
   bool min_max_;
-  bool has_select_ = false;  // the policy has select_gpu(pod, node)
+  bool has_select_ = false;                         // the policy has select_gpu(pod, node)
+  uint32_t columns_;                                // bit per Column passed in `nodes`
+  std::shared_ptr<frag::FragmentationModel> frag_;  // interns the node states (column state)
   int width_ = 0;
+  // Per column, a buffer of `capacity_` rows; `views_` holds views of their first views_n_.
+  std::array<py::array, kColumns> buffers_;
+  py::ssize_t capacity_ = 0;
+  py::dict views_;
+  py::ssize_t views_n_ = -1;
   std::vector<NodeIndex> scratch_;
   std::vector<std::pair<NodeIndex, int>> gpu_choice_;  // of the last cycle
 };
@@ -252,7 +329,10 @@ Result<std::unique_ptr<policy::Policy>> make_python_policy(const std::string& na
   py::gil_scoped_acquire gil;
   auto it = registered().find(name);
   if (it == registered().end()) return Error{fmt::format("no Python policy named '{}'", name)};
-  auto p = std::make_unique<PythonPolicy>(name, it->second.fn, it->second.min_max);
+  auto frag = context.frag;
+  if (!frag) frag = std::make_shared<frag::FragmentationModel>(frag::TargetWorkload{});
+  auto p = std::make_unique<PythonPolicy>(name, it->second.fn, it->second.min_max,
+                                          it->second.columns, std::move(frag));
   if (py::hasattr(it->second.fn, "reset")) {
     py::dict ctx;
     ctx["shape_count"] = context.shape_count;
@@ -279,6 +359,8 @@ void register_python_policy(const std::string& name, py::object fn, const std::s
   if (!PyCallable_Check(fn.ptr())) {
     throw BindingError(fmt::format("policy '{}' is not callable", name));
   }
+  const uint32_t columns =
+      py::hasattr(fn, "reads") ? columns_read(name, fn.attr("reads")) : kAllColumns;
   check(policy::register_policy_factory(
       name, "a policy written in Python",
       [name](std::string_view arg,
@@ -288,7 +370,7 @@ void register_python_policy(const std::string& name, py::object fn, const std::s
         }
         return make_python_policy(name, context);
       }));
-  registered()[name] = Registered{std::move(fn), normalize == "min-max"};
+  registered()[name] = Registered{std::move(fn), normalize == "min-max", columns};
 }
 
 bool uses_python_policy(const std::string& spec) {
