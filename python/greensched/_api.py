@@ -27,7 +27,9 @@ def register_policy(name: str, policy: Callable[..., Any], normalize: str = "non
     `policy(pod, nodes)` is called once per pod with the feasible nodes' features (numpy arrays)
     and returns one score per node (higher is better), or ``(scores, gpus)`` where ``gpus``
     picks the GPU of each node for a GPU-sharing pod (-1: the default rule). If it has a
-    ``reset(context)`` method, that is called at the start of every run. `normalize` is
+    ``reset(context)`` method, that is called at the start of every run; with a ``reads`` list
+    of the columns its score reads, it gets one row per class of nodes equal in them (see
+    docs/PYTHON.md) and chooses GPUs with ``select_gpu(pod, node)``. `normalize` is
     ``"none"`` (scores are used as returned, converted to int64) or ``"min-max"`` (mapped to
     0..100). Returns `name`.
     """
