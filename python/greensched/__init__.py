@@ -28,6 +28,13 @@ from ._readers import (
 )
 from ._tables import Table
 
+try:  # the Gymnasium environments (the ``gym`` extra), registered when gymnasium is there
+    import gymnasium as _gymnasium  # noqa: F401
+except ImportError:
+    pass
+else:
+    from . import envs
+
 __version__ = "0.1.0"
 
 __all__ = [

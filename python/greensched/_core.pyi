@@ -84,3 +84,34 @@ def read_records(path: str) -> List[Dict[str, Any]]: ...
 def explain_text(record: Any) -> str: ...
 def explain_facts(record: Any) -> Dict[str, Any]: ...
 def is_failed_placement(record: Any) -> bool: ...
+
+class _PlacementEnvCore:
+    """The engine of greensched.envs.ClusterPlacementEnv (use that class)."""
+
+    gpu_free_milli: np.ndarray
+    cpu_free_milli: np.ndarray
+    memory_free_mib: np.ndarray
+    pod: np.ndarray
+    load: np.ndarray
+    mask: np.ndarray
+    done: bool
+    expert_node: int
+    feasible_nodes: int
+    def __init__(
+        self,
+        nodes: str,
+        pods: str,
+        power_model: str,
+        pue: float,
+        gpu_power: str,
+        policy: str,
+        tune: float,
+        expert: bool,
+        alloc_weight: float,
+        energy_weight: float,
+        invalid_penalty: float,
+    ) -> None: ...
+    def reset(self, seed: int) -> None: ...
+    def step(self, node: int) -> Tuple[float, bool, bool, float]: ...
+    def counts(self) -> Dict[str, Any]: ...
+    def spec(self) -> Dict[str, Any]: ...

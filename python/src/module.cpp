@@ -34,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
   bind_multi(m);
   bind_readers(m);
   bind_explain(m);
+  bind_placement_env(m);
 }

@@ -27,12 +27,7 @@
 #include "python_policy.hpp"
 
 namespace greensched::python {
-namespace {
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
-
-// The node and pod lists, or the built-in workload (with synthetic times for replay), as the
-// command line loads them.
 trace::Workload load_workload(const std::string& nodes, const std::string& pods, bool replay) {
   if (nodes.empty() != pods.empty()) {
     throw BindingError("give both nodes and pods, or neither for the built-in workload");
@@ -55,6 +50,10 @@ power::PowerModel load_power_model(const std::string& path, double pue) {
   }
   return model;
 }
+
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<std::string> policy_list(const std::vector<std::string>& policies) {
   std::string joined;
