@@ -201,6 +201,24 @@ def test_sync_vector_env(three_nodes):
     envs.close()
 
 
+def test_async_vector_env(three_nodes):
+    nodes, pods = three_nodes
+    make = [lambda: gym.make(ENV_ID, nodes=nodes, pods=pods, tune=1.0) for _ in range(2)]
+    envs = gym.vector.AsyncVectorEnv(make)
+    sync = gym.vector.SyncVectorEnv(make)
+    obs, infos = envs.reset(seed=[3, 4])
+    want, _ = sync.reset(seed=[3, 4])
+    for _ in range(6):
+        actions = np.array(
+            [int(np.flatnonzero(m)[0]) if m.any() else 0 for m in infos["action_mask"]]
+        )
+        obs, rewards, _, _, infos = envs.step(actions)
+        want, want_rewards, _, _, _ = sync.step(actions)
+        assert _same(obs, want) and np.array_equal(rewards, want_rewards)
+    envs.close()
+    sync.close()
+
+
 def test_gymnasium_env_checker(three_nodes):
     from gymnasium.utils.env_checker import check_env
 
