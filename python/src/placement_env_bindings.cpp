@@ -100,11 +100,13 @@ class PlacementEnvCore {
       memory.push_back(n.memory_mib);
       gpus.push_back(n.gpu_count);
     }
-    int64_t pod_cpu = 0, pod_memory = 0, pod_gpus = 0;
+    int64_t pod_cpu = 0, pod_memory = 0, pod_gpus = 0, pod_gpu_milli = 0, trace_gpu_milli = 0;
     for (const PodSpec& p : workload_.pods) {
       pod_cpu = std::max(pod_cpu, p.cpu_milli);
       pod_memory = std::max(pod_memory, p.memory_mib);
       pod_gpus = std::max<int64_t>(pod_gpus, p.needs_gpu() ? p.num_gpu : 0);
+      pod_gpu_milli = std::max(pod_gpu_milli, p.total_gpu_milli());
+      trace_gpu_milli += p.total_gpu_milli();
     }
     TableBuilder nodes;
     nodes.add("name", names);
@@ -118,6 +120,9 @@ class PlacementEnvCore {
     d["max_pod_cpu_milli"] = pod_cpu;
     d["max_pod_memory_mib"] = pod_memory;
     d["max_pod_gpus"] = pod_gpus;
+    d["max_pod_gpu_milli"] = pod_gpu_milli;
+    d["trace_gpu_milli"] = trace_gpu_milli;  // the pod list's pods, each arriving once
+    d["cluster_gpu_milli"] = episode_->counts().cluster_gpu_milli;
     d["idle_facility_watts"] = episode_->idle_facility_watts();
     d["full_facility_watts"] = episode_->full_facility_watts();
     d["nodes_source"] = workload_.nodes_source;

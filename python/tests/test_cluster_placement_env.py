@@ -96,6 +96,30 @@ def test_hand_computed_rewards_and_masks(three_nodes):
         env.step(0)
 
 
+def test_every_listed_pod_arrives_even_below_tune(tmp_path):
+    # The pod list alone asks for 8 x 1000 + 2 x 600 milli of a 3000-milli cluster: all of it
+    # arrives whatever `tune`, so the arrived share (load[0]) passes tune and stays in the space.
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,262144,2,T4\nn1,96000,262144,1,T4\n"
+    )
+    pods = tmp_path / "pods.csv"
+    pods.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+        "w,1000,1024,8,1000\np0,1000,1024,1,600\np1,1000,1024,1,600\n"
+    )
+    env = ClusterPlacementEnv(nodes, pods, tune=0.1)
+    obs, info = env.reset(seed=1)
+    terminated = not info["action_mask"].any()
+    while not terminated:
+        assert env.observation_space.contains(obs)
+        obs, _, terminated, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert env.observation_space.contains(obs)
+    counts = env.episode_counts()
+    assert counts["pods_arrived"] == 3 and counts["pods_failed"] == 1  # 8 GPUs fit nowhere
+    assert counts["arrived_gpu_milli"] == 9200 and obs["load"][0] == pytest.approx(9200 / 3000)
+
+
 def _follow_expert(env: ClusterPlacementEnv, seed: int) -> dict:
     _, info = env.reset(seed=seed)
     terminated = False

@@ -78,6 +78,10 @@ class ClusterPlacementEnv(gym.Env):
         n = len(self.nodes["name"])
         slots = int(spec["gpu_slots"])
         f32 = np.float32
+        capacity = max(int(spec["cluster_gpu_milli"]), 1)
+        arrived_high = (
+            max(int(spec["trace_gpu_milli"]), tune * capacity) + int(spec["max_pod_gpu_milli"])
+        ) / capacity
         self.observation_space = spaces.Dict(
             {
                 "gpu_free_milli": spaces.Box(-1.0, 1000.0, (n, slots), f32),
@@ -98,7 +102,9 @@ class ClusterPlacementEnv(gym.Env):
                     ),
                     dtype=f32,
                 ),
-                "load": spaces.Box(0.0, np.array([tune + 1.0, 1.0], f32), (2,), f32),
+                # Every pod of the list arrives once, then draws until tune x capacity; the
+                # last draw may pass it by its GPUs beyond the first.
+                "load": spaces.Box(0.0, np.array([arrived_high, 1.0], f32), (2,), f32),
             }
         )
         self.action_space = spaces.Discrete(n)

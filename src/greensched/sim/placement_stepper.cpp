@@ -41,6 +41,7 @@ Result<std::unique_ptr<PlacementStepper>> PlacementStepper::create(const Scenari
   const Cluster cluster(e->nodes_);
   e->cluster_gpu_milli_ = cluster.total_gpu_milli();
   if (e->cluster_gpu_milli_ <= 0) return Error{"the cluster has no GPUs"};
+  e->counts_.cluster_gpu_milli = e->cluster_gpu_milli_;
   const power::ClusterPower idle(*scenario.power, cluster);
   e->idle_facility_watts_ = idle.watts() * scenario.pue;
   const std::array<int32_t, kMaxGpusPerNode> all_used{};
