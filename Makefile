@@ -49,7 +49,7 @@ build: deps $(BUILD)/build.ninja
 PY_TEST_VENV ?= $(BUILD)/venv
 $(PY_TEST_VENV)/bin/python:
 	python3 -m venv $(PY_TEST_VENV)
-	$(PY_TEST_VENV)/bin/pip install -q pybind11 numpy pytest pandas gymnasium==1.0.0
+	$(PY_TEST_VENV)/bin/pip install -q pybind11 numpy pytest pandas gymnasium==1.0.0 pettingzoo==1.25.0
 
 python-configure: deps $(BUILD)/build.ninja $(PY_TEST_VENV)/bin/python
 	@grep -q '^GREENSCHED_PYTHON:BOOL=ON' $(BUILD)/CMakeCache.txt || \

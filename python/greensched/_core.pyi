@@ -115,3 +115,39 @@ class _PlacementEnvCore:
     def step(self, node: int) -> Tuple[float, bool, bool, float]: ...
     def counts(self) -> Dict[str, Any]: ...
     def spec(self) -> Dict[str, Any]: ...
+
+class FleetEnv:
+    """The engine of greensched.envs.FleetDispatchEnv (use that class)."""
+
+    site_names: List[str]
+    sites: int
+    slots: int
+    actions: int
+    obs_size: int
+    done: bool
+    expert_action: int
+    def __init__(
+        self,
+        fleet: str,
+        data_dir: str,
+        pods: str,
+        start: str,
+        load: float,
+        days: float,
+        warmup_days: float,
+        slack: float,
+        ls_bound: int,
+        wake_delay: int,
+        power_down_idle: int,
+        sample: int,
+        data_gb: float,
+        preempt_be: bool,
+        horizon: int,
+        reward: str,
+        ls_penalty: float,
+        expert: str,
+    ) -> None: ...
+    def reset(self, seed: int, obs: np.ndarray, mask: np.ndarray) -> None: ...
+    def step(self, action: int, obs: np.ndarray, mask: np.ndarray) -> Tuple[float, bool]: ...
+    def result(self) -> Dict[str, Any]: ...
+    def job(self) -> Dict[str, Any]: ...

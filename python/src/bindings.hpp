@@ -17,6 +17,7 @@ void bind_multi(py::module_& m);          // multi (fleet)
 void bind_readers(py::module_& m);        // a reader per input format
 void bind_explain(py::module_& m);        // decision records to explanations
 void bind_placement_env(py::module_& m);  // the ClusterPlacement-v0 environment's engine
+void bind_fleet_env(py::module_& m);      // the FleetDispatch-v0 environment's engine
 
 // The node and pod lists, or the built-in workload (with synthetic times for replay), as the
 // command line loads them (both paths, or neither).

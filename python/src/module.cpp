@@ -35,4 +35,5 @@ PYBIND11_MODULE(_core, m) {
   bind_readers(m);
   bind_explain(m);
   bind_placement_env(m);
+  bind_fleet_env(m);
 }

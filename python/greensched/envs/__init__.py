@@ -21,3 +21,13 @@ if "greensched/ClusterPlacement-v0" not in registry:
         id="greensched/ClusterPlacement-v0",
         entry_point="greensched.envs.cluster_placement:ClusterPlacementEnv",
     )
+
+from .fleet_dispatch import FleetDispatchEnv  # noqa: E402
+
+__all__.append("FleetDispatchEnv")
+
+if "greensched/FleetDispatch-v0" not in registry:
+    register(
+        id="greensched/FleetDispatch-v0",
+        entry_point="greensched.envs.fleet_dispatch:FleetDispatchEnv",
+    )

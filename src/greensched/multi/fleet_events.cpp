@@ -14,20 +14,13 @@
 
 namespace greensched::multi::detail {
 
-Dispatch FleetSim::decide(std::size_t j, DispatchAgent& agent) {
-  const Job& job = jobs_[j];
+void FleetSim::begin_submit(std::size_t j) {
+  ++jobs_submitted_;
   // --predict-durations: the agent sees the predicted duration, the job runs its true one.
-  JobInfo predicted = job.info;
-  if (!predicted_s_.empty()) predicted.duration_s = predicted_s_[j];
-  Dispatch d = agent.decide(predicted_s_.empty() ? job.info : predicted, *this);
-  if (d.site < 0 || d.site >= static_cast<int>(sites_.size())) d.site = job.info.home_site;
-  d.not_before_s = std::max(d.not_before_s, now_);
-  if (!job.info.latency_sensitive) {
-    d.not_before_s = std::min(d.not_before_s, job.info.submit_s + job.info.slack_s);
-  } else {
-    d.not_before_s = now_;
-  }
-  return d;
+  pending_.kind = Pending::Kind::kSubmit;
+  pending_.job = j;
+  pending_.info = jobs_[j].info;
+  if (!predicted_s_.empty()) pending_.info.duration_s = predicted_s_[j];
 }
 
 int64_t FleetSim::move_data(const Job& job, SiteRuntime& s, int64_t ready) {
@@ -38,6 +31,7 @@ int64_t FleetSim::move_data(const Job& job, SiteRuntime& s, int64_t ready) {
     result_.transfer_kwh += kwh;
     s.energy_j += kwh * 3.6e6;
     s.carbon_g += kwh * s.spec->carbon.at(epoch_s(now_));
+    if (s.spec->price) s.cost += kwh * s.spec->price->at(epoch_s(now_));
     add_hourly(s, epoch_s(now_), epoch_s(now_) + 1, kwh * 3.6e6);  // kWh in this hour
   }
   return std::max(ready, now_ + static_cast<int64_t>(
@@ -75,10 +69,15 @@ void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   records_[j] = std::move(r);
 }
 
-void FleetSim::on_submit(std::size_t j, DispatchAgent& agent) {
-  ++jobs_submitted_;
+void FleetSim::end_submit(std::size_t j, Dispatch d) {
   Job& job = jobs_[j];
-  Dispatch d = decide(j, agent);
+  if (d.site < 0 || d.site >= static_cast<int>(sites_.size())) d.site = job.info.home_site;
+  d.not_before_s = std::max(d.not_before_s, now_);
+  if (!job.info.latency_sensitive) {
+    d.not_before_s = std::min(d.not_before_s, job.info.submit_s + job.info.slack_s);
+  } else {
+    d.not_before_s = now_;
+  }
   job.site = d.site;
   SiteRuntime& s = sites_[d.site];
   ++s.jobs;
@@ -151,25 +150,35 @@ void FleetSim::on_ready(std::size_t j) {
   }
 }
 
-void FleetSim::on_latest_start(std::size_t j, DispatchAgent& agent) {
+bool FleetSim::begin_latest_start(std::size_t j) {
   Job& job = jobs_[j];
   SiteRuntime& from = sites_[job.site];
-  const auto id = static_cast<PodId>(j);
   // Started (and maybe evicted since: it waits where it ran), or chosen for again already.
-  if (job.done || job.chosen_again || from.engine->first_start(id) >= 0) return;
+  if (job.done || job.chosen_again || from.engine->first_start(static_cast<PodId>(j)) >= 0) {
+    return false;
+  }
   job.chosen_again = true;
   // The agent chooses where it starts now, from where its data is; the site it waits at
   // sees it out of its queue while it does.
-  const int64_t milli = job.info.pod->total_gpu_milli();
-  from.pending_gpu_milli -= milli;
+  from.pending_gpu_milli -= job.info.pod->total_gpu_milli();
   ++from.version;
-  JobInfo info = job.info;
+  pending_.kind = Pending::Kind::kLatestStart;
+  pending_.job = j;
+  JobInfo& info = pending_.info;
+  info = job.info;
   if (!predicted_s_.empty()) info.duration_s = predicted_s_[j];
   info.home_site = job.site;
   info.submit_s = now_;
   info.slack_s = 0;
   info.again = true;
-  Dispatch d = agent.decide(info, *this);
+  return true;
+}
+
+void FleetSim::end_latest_start(std::size_t j, const Dispatch& d) {
+  Job& job = jobs_[j];
+  SiteRuntime& from = sites_[job.site];
+  const auto id = static_cast<PodId>(j);
+  const int64_t milli = job.info.pod->total_gpu_milli();
   if (d.site < 0 || d.site >= static_cast<int>(sites_.size()) || d.site == job.site ||
       !from.engine->withdraw(id)) {
     from.pending_gpu_milli += milli;  // it waits where it is
@@ -216,6 +225,13 @@ void FleetSim::on_started(std::size_t site, std::size_t j, NodeIndex node) {
   s.pending_gpu_milli -= milli;
   ++s.version;
   job.start_s = now_;
+  if (!job.started_once) {
+    job.started_once = true;
+    if (job.info.latency_sensitive && in_window(job.info.submit_s) &&
+        now_ - job.info.submit_s > options_.ls_bound_s) {
+      ++ls_started_late_;
+    }
+  }
   s.ledger.add(now_, now_ + known_duration(j), milli);
   if (job.info.latency_sensitive) {
     s.ls_ledger.add(now_, now_ + known_duration(j), milli);

@@ -40,6 +40,7 @@ void FleetSim::accumulate(SiteRuntime& s, int64_t from, int64_t to, double it_wa
     const double watts = it_watts * s.spec->pue;
     s.energy_j += watts * static_cast<double>(to - from);
     s.carbon_g += watts * s.spec->carbon.integral(from, to) / 3.6e6;
+    if (s.spec->price) s.cost += watts * s.spec->price->integral(from, to) / 3.6e6;
     add_hourly(s, from, to, watts);
     return;
   }
@@ -48,6 +49,7 @@ void FleetSim::accumulate(SiteRuntime& s, int64_t from, int64_t to, double it_wa
     const double watts = it_watts * s.spec->pue_at(a);
     s.energy_j += watts * static_cast<double>(b - a);
     s.carbon_g += watts * s.spec->carbon.integral(a, b) / 3.6e6;
+    if (s.spec->price) s.cost += watts * s.spec->price->integral(a, b) / 3.6e6;
     add_hourly(s, a, b, watts);
     a = b;
   }

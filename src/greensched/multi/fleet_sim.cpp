@@ -168,11 +168,9 @@ std::optional<int64_t> FleetSim::next_time() {
   return t;
 }
 
-Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t shape_count) {
-  const auto wall_start = std::chrono::steady_clock::now();
+Status FleetSim::begin(const std::vector<PodSpec>& pods, uint32_t shape_count) {
+  wall_start_ = std::chrono::steady_clock::now();
   pods_ = &pods;
-  auto agent = make_agent(options_.agent, options_.agent_options);
-  if (!agent.ok()) return Error{agent.error()};
   result_.agent = options_.agent + (options_.oracle ? " (oracle)" : "");
   if (options_.ls_bound_s < 0 || options_.be_slack_s < 0 || options_.wake_delay_s < 0 ||
       options_.sample_s <= 0) {
@@ -180,31 +178,48 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   }
   Rng seeds(options_.seed);
   std::vector<double> weights;
-  if (Status s = set_up_sites(pods, shape_count, seeds, weights); !s.ok()) return s.error();
-  if (Status s = set_up_jobs(pods, weights, seeds); !s.ok()) return s.error();
+  if (Status s = set_up_sites(pods, shape_count, seeds, weights); !s.ok()) return s;
+  if (Status s = set_up_jobs(pods, weights, seeds); !s.ok()) return s;
   set_up_clock();
+  return Status{};
+}
 
+Result<bool> FleetSim::next_decision() {
   // Each instant: the sites' departures and power-state timers and a scheduling pass where
   // they changed something, then submissions and jobs becoming ready (each scheduled as it
-  // arrives), then the samples.
-  for (std::optional<int64_t> t = next_time(); t; t = next_time()) {
-    advance(*t);
-    now_ = *t;
-    for (SiteRuntime& s : sites_) {
-      const std::optional<int64_t> e = s.engine->next_time();
-      if (e && *e == now_) {
-        expect_ok(s.engine->handle_events(now_));
-        expect_ok(s.engine->schedule(now_));
+  // arrives), then the samples. A submission (or a job at its latest start) stops the loop
+  // mid-instant until apply() books its dispatch.
+  if (pending_.kind != Pending::Kind::kNone) {
+    return Error{"a decision is pending: apply a dispatch first", ErrorCode::kInternal};
+  }
+  while (!ended_) {
+    if (!in_instant_) {
+      const std::optional<int64_t> t = next_time();
+      if (!t) {
+        ended_ = true;
+        break;
       }
+      advance(*t);
+      now_ = *t;
+      for (SiteRuntime& s : sites_) {
+        const std::optional<int64_t> e = s.engine->next_time();
+        if (e && *e == now_) {
+          expect_ok(s.engine->handle_events(now_));
+          expect_ok(s.engine->schedule(now_));
+        }
+      }
+      in_instant_ = true;
     }
     while (!events_.empty() && events_.top().time == now_ &&
            events_.top().kind != EventKind::kSample) {
       const Event e = events_.top();
       events_.pop();
       if (e.kind == EventKind::kJobSubmit) {
-        on_submit(e.a, *agent.value());
-      } else if (e.kind == EventKind::kLatestStart) {
-        on_latest_start(e.a, *agent.value());
+        begin_submit(e.a);
+        return true;
+      }
+      if (e.kind == EventKind::kLatestStart) {
+        if (begin_latest_start(e.a)) return true;
       } else {
         on_ready(e.a);
       }
@@ -213,8 +228,26 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
       events_.pop();
       on_sample();
     }
+    in_instant_ = false;
     if (!broken_.ok()) return broken_.error();
-    if (finished()) break;
+    if (finished()) ended_ = true;
+  }
+  return false;
+}
+
+void FleetSim::apply(Dispatch d) {
+  const Pending::Kind kind = pending_.kind;
+  pending_.kind = Pending::Kind::kNone;
+  if (kind == Pending::Kind::kSubmit) {
+    end_submit(pending_.job, std::move(d));
+  } else if (kind == Pending::Kind::kLatestStart) {
+    end_latest_start(pending_.job, d);
+  }
+}
+
+Result<MultiResult> FleetSim::finish() {
+  if (!ended_ || pending_.kind != Pending::Kind::kNone) {
+    return Error{"the run has not ended", ErrorCode::kInternal};
   }
   // A stated window is measured to its end even when the last job ends before it: the fleet
   // idles (or sleeps) until then, and that energy, carbon and the window's length count.
@@ -225,10 +258,35 @@ Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t sha
   }
   sample();
   summarize_delays();
-  summarize_sites(pods);
+  summarize_sites(*pods_);
   result_.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   return std::move(result_);
+}
+
+double FleetSim::carbon_g() const {
+  double g = 0;
+  for (const SiteRuntime& s : sites_) g += s.carbon_g;
+  return g;
+}
+
+double FleetSim::cost() const {
+  double c = 0;
+  for (const SiteRuntime& s : sites_) c += s.cost;
+  return c;
+}
+
+Result<MultiResult> FleetSim::run(const std::vector<PodSpec>& pods, uint32_t shape_count) {
+  auto agent = make_agent(options_.agent, options_.agent_options);
+  if (!agent.ok()) return Error{agent.error()};
+  if (Status s = begin(pods, shape_count); !s.ok()) return s.error();
+  for (;;) {
+    Result<bool> more = next_decision();
+    if (!more.ok()) return Error{more.error(), more.code()};
+    if (!more.value()) break;
+    apply(agent.value()->decide(pending(), *this));
+  }
+  return finish();
 }
 
 }  // namespace detail

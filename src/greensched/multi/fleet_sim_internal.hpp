@@ -4,6 +4,7 @@
 // time series and summary metrics (fleet_metrics.cpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -38,7 +39,8 @@ struct Job {
   // A latency-sensitive job moving here holds an empty node (or one waking for it) until it
   // arrives, so that what arrives first does not take it: the node, or -1.
   NodeIndex held = -1;
-  bool chosen_again = false;  // at its latest start (on_latest_start), once at most
+  bool chosen_again = false;  // at its latest start (begin_latest_start), once at most
+  bool started_once = false;  // has started at least once
 };
 
 class FleetSim;
@@ -79,6 +81,7 @@ struct SiteRuntime {
   // Accumulators.
   double energy_j = 0;
   double carbon_g = 0;
+  double cost = 0;  // at the site's price series (0 without one)
   double alloc_milli_seconds = 0;
   int64_t jobs = 0;
 
@@ -121,6 +124,23 @@ class FleetSim final : public FleetView {
                    options.day_ahead_prices) {}
 
   Result<MultiResult> run(const std::vector<PodSpec>& pods, uint32_t shape_count);
+
+  // The run split at the agent's decisions (run() is these calls with an agent; the
+  // FleetStepper of multi/fleet_stepper.hpp hands them to a caller). begin() sets the run up;
+  // next_decision() runs the events up to the next job an agent must dispatch (true) or to
+  // the end of the run (false); pending() is that job as the agent sees it; apply() books the
+  // dispatch chosen for it; finish() measures the rest of the window and returns the result.
+  [[nodiscard]] Status begin(const std::vector<PodSpec>& pods, uint32_t shape_count);
+  [[nodiscard]] Result<bool> next_decision();
+  const JobInfo& pending() const { return pending_.info; }
+  void apply(Dispatch d);
+  Result<MultiResult> finish();
+  // Running totals for a caller between decisions: carbon (g) and energy cost (currency
+  // units, at the sites' price series) integrated inside the measured window up to now, and
+  // the LS jobs submitted inside it that have started later than the LS bound.
+  double carbon_g() const;
+  double cost() const;
+  int64_t ls_started_late() const { return ls_started_late_; }
 
   // FleetView.
   const Fleet& fleet() const override { return fleet_; }
@@ -170,12 +190,15 @@ class FleetSim final : public FleetView {
   bool finished() const;
 
   // One handler per event kind (fleet_events.cpp).
-  void on_submit(std::size_t j, DispatchAgent& agent);
   void on_ready(std::size_t j);
-  void on_latest_start(std::size_t j, DispatchAgent& agent);
   void on_sample();
-  // The agent's dispatch with the site and start bounds enforced.
-  Dispatch decide(std::size_t j, DispatchAgent& agent);
+  // The submission of job j up to its dispatch (begin_submit: what the agent sees), and
+  // from it (end_submit, with the site and start bounds enforced); the same for a job chosen
+  // for again at its latest start (begin_latest_start: false when it needs no choice).
+  void begin_submit(std::size_t j);
+  void end_submit(std::size_t j, Dispatch d);
+  bool begin_latest_start(std::size_t j);
+  void end_latest_start(std::size_t j, const Dispatch& d);
   // Moves a job's data to `site`: charges its energy and returns when it can be ready.
   int64_t move_data(const Job& job, SiteRuntime& s, int64_t ready);
   void record_dispatch(std::size_t j, const Dispatch& d);
@@ -235,6 +258,18 @@ class FleetSim final : public FleetView {
   std::size_t jobs_done_ = 0;
   std::size_t jobs_submitted_ = 0;
   MultiResult result_;
+  // Stepping state: the instant's site events are handled and its fleet events are being
+  // popped; the decision handed out (kind kNone: none); the run has ended.
+  struct Pending {
+    enum class Kind { kNone, kSubmit, kLatestStart } kind = Kind::kNone;
+    std::size_t job = 0;
+    JobInfo info;
+  };
+  Pending pending_;
+  bool in_instant_ = false;
+  bool ended_ = false;
+  std::chrono::steady_clock::time_point wall_start_;
+  int64_t ls_started_late_ = 0;
   std::vector<nlohmann::json> records_;  // per job, when recording
   // The first refused cluster change: the policy and the event order guarantee each one fits,
   // so a refusal is a bug; run() stops and returns it.
