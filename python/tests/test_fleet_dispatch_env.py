@@ -4,6 +4,8 @@ that acts as a built-in agent gets that agent's `greensched.multi` result exactl
 from __future__ import annotations
 
 import math
+import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -166,3 +168,28 @@ def test_cost_reward_and_bad_arguments():
     with pytest.raises(greensched.Error):
         env.step(env.action_space.n)
     assert math.isfinite(env.step(0)[1])
+
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "data"
+
+
+@pytest.mark.parametrize("start", ["2023-01-01", "2023-07-01"])
+def test_four_regions_season_replays_green(start):
+    """The 4-region fleet on real carbon series with the openb default pod list, at a stated
+    load in a seasonal window: replaying green gives green's `greensched.multi` result."""
+    pods = SHARED / "openb" / "openb_pod_list_default.csv"
+    if not pods.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {pods} is missing")
+        pytest.skip(f"{pods} is missing (../shared/data)")
+    args = dict(fleet=REPO / "examples" / "fleet-4-regions.json", data_dir=SHARED, pods=pods)
+    env = make(load=70, warmup_days=0.25, start=start, expert="green", **args)
+    total, result, _ = replay(env, 42)
+    ref = greensched.multi(
+        "green", seeds=42, load=70, days=DAYS, warmup_days=0.25, start=start, **args
+    )["summary"]
+    assert result["carbon_kg"] == pytest.approx(float(ref["carbon_kg"][0]), rel=1e-12)
+    assert result["energy_kwh"] == pytest.approx(float(ref["energy_kwh"][0]), rel=1e-12)
+    assert result["ls_slo_violations"] == int(ref["ls_slo_violations"][0])
+    assert total == pytest.approx(-(result["carbon_kg"] + 10.0 * result["ls_slo_violations"]))
