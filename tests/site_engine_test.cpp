@@ -115,7 +115,7 @@ struct Bench {
       pods.push_back(multi::fixtures::job(("j" + std::to_string(i)).c_str(), 1000,
                                           nodes[0].gpu_count, 1000, 0, 1000));
     }
-    for (const PodSpec& p : pods) jobs.push_back(sim::SiteJob{&p, 1000, false});
+    for (const PodSpec& p : pods) jobs.push_back(sim::SiteJob{&p, 1000});
     cluster = std::make_unique<Cluster>(nodes);
     policy::PolicyContext context;
     context.shape_count = trace::assign_shape_ids(pods);

@@ -32,8 +32,7 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
   const frag::TargetWorkload target = frag::build_target_workload(pods);
   site_jobs_.resize(pods.size());
   for (std::size_t j = 0; j < pods.size(); ++j) {
-    site_jobs_[j] = sim::SiteJob{&pods[j], pods[j].deletion_time - pods[j].creation_time,
-                                 is_latency_sensitive(pods[j])};
+    site_jobs_[j] = sim::SiteJob{&pods[j], pods[j].deletion_time - pods[j].creation_time};
   }
   uint32_t key_count = 0;
   site_keys_ = sim::feasibility_keys(site_jobs_, key_count);

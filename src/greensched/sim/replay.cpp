@@ -331,7 +331,7 @@ Result<std::vector<ReplayResult>> replay_accounted(
   std::vector<SiteJob> jobs(n);
   for (std::size_t i = 0; i < n; ++i) {
     const PodSpec& p = workload.pods[i];
-    jobs[i] = SiteJob{&p, p.deletion_time - p.creation_time, is_latency_sensitive(p)};
+    jobs[i] = SiteJob{&p, p.deletion_time - p.creation_time};
   }
   uint32_t key_count = 0;
   const std::vector<uint32_t> keys = feasibility_keys(jobs, key_count);

@@ -55,7 +55,6 @@ SiteEngine::SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng,
       generation_(jobs.size(), 0),
       node_of_(jobs.size(), -1),
       reserved_(jobs.size(), -1),
-      floor_watts_of_(jobs.size(), 0.0),
       node_jobs_(cluster.size()),
       failed_(cluster.size(), false),
       sleeping_(cluster.size(), false),
@@ -81,7 +80,7 @@ void SiteEngine::record_to(const RecordInputs* inputs, std::string* out,
 SiteEngine::QueueEntry SiteEngine::queue_entry(PodId id) const {
   const uint64_t rank = rank_[id];
   if (config_.queue != QueueDiscipline::kPriority) return {rank, id};
-  return {(jobs_[id].latency_sensitive ? uint64_t{0} : uint64_t{1}) << 32 | rank, id};
+  return {(jobs_[id].latency_sensitive() ? uint64_t{0} : uint64_t{1}) << 32 | rank, id};
 }
 
 void SiteEngine::update_power(NodeIndex n) {
@@ -189,9 +188,7 @@ void SiteEngine::started(PodId id, NodeIndex node, int64_t now) {
   start_[id] = now;
   node_of_[id] = node;
   node_jobs_[node].push_back(id);
-  floor_watts_of_[id] =
-      power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
-  floor_watts_ += floor_watts_of_[id];
+  floor_watts_ += power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
   ++running_;
   departures_.push(Departure{now + jobs_[id].duration_s, id, generation_[id]});
   if (listener_ != nullptr) listener_->on_start(id, node, now);
@@ -210,8 +207,8 @@ Status SiteEngine::start_reserved(PodId id, int64_t now) {
 Status SiteEngine::stop(PodId id, NodeIndex node, int64_t now, bool finished) {
   if (Status s = cluster_.release(id); !s.ok()) return s;
   update_power(node);
-  floor_watts_ -= floor_watts_of_[id];
-  floor_watts_of_[id] = 0;
+  // The figure its start added (the node's spec and power figures do not change).
+  floor_watts_ -= power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
   node_of_[id] = -1;
   start_[id] = -1;
   std::vector<PodId>& on = node_jobs_[node];
@@ -434,7 +431,7 @@ bool SiteEngine::preempt_for(PodId id, int64_t now) {
     if (!cluster_.state(n).online) continue;
     be.clear();
     for (PodId j : node_jobs_[n]) {
-      if (!jobs_[j].latency_sensitive) be.push_back(j);
+      if (!jobs_[j].latency_sensitive()) be.push_back(j);
     }
     if (be.empty()) continue;
     std::sort(be.begin(), be.end(), [&](PodId a, PodId b) {
@@ -514,7 +511,8 @@ Status SiteEngine::pass(int64_t now) {
       const bool recording = record_inputs_ != nullptr;
       policy::Decision d =
           scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
-      if (d.node < 0 && config_.preempt_be && jobs_[id].latency_sensitive && preempt_for(id, now)) {
+      if (d.node < 0 && config_.preempt_be && jobs_[id].latency_sensitive() &&
+          preempt_for(id, now)) {
         d = scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
       }
       if (recording && (d.node >= 0 || !failure_recorded_[id])) {

@@ -50,7 +50,7 @@ namespace greensched::sim {
 struct SiteJob {
   const PodSpec* pod = nullptr;
   int64_t duration_s = 0;
-  bool latency_sensitive = false;
+  bool latency_sensitive() const { return is_latency_sensitive(*pod); }  // LS or Guaranteed
 };
 
 // Dense ids of the jobs' (cpu, GPU count, GPU share, GPU model) requests: whether a job fits
@@ -221,7 +221,6 @@ class SiteEngine {
   std::vector<uint32_t> generation_;  // bumped whenever a job stops (departs or is evicted)
   std::vector<NodeIndex> node_of_;    // -1 when not running
   std::vector<NodeIndex> reserved_;   // where a job on its way has room reserved, else -1
-  std::vector<double> floor_watts_of_;
   std::vector<std::vector<PodId>> node_jobs_;  // per node: running jobs, in start order
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
