@@ -49,6 +49,36 @@ TEST(Cluster, AllocateSharedThenReleaseRestoresState) {
   EXPECT_FALSE(c.release(7).ok());
 }
 
+TEST(Cluster, AllocationRecordsAreReusedAndListedInIdOrder) {
+  Cluster c = two_node_cluster();
+  // Pods 5, 2, 9 placed; 5 leaves and 3 takes its record: every pod still reads its own.
+  ASSERT_TRUE(c.allocate(5, pod(1000, 1000, 1, 1000), 0, 0b01).ok());
+  ASSERT_TRUE(c.allocate(2, pod(500, 700, 0, 0), 1, 0).ok());
+  ASSERT_TRUE(c.allocate(9, pod(200, 300, 1, 400), 0, 0b10).ok());
+  ASSERT_TRUE(c.release(5).ok());
+  EXPECT_FALSE(c.allocation_of(5).has_value());
+  ASSERT_TRUE(c.allocate(3, pod(300, 100, 1, 1000), 0, 0b01).ok());
+  EXPECT_FALSE(c.allocation_of(5).has_value());
+  EXPECT_FALSE(c.allocate(3, pod(1, 1, 0, 0), 1, 0).ok());  // already placed
+  std::vector<PodId> ids;
+  std::vector<int64_t> cpu;
+  c.for_each_allocation([&](PodId id, const Allocation& a) {
+    ids.push_back(id);
+    cpu.push_back(a.cpu_milli);
+  });
+  EXPECT_EQ(ids, (std::vector<PodId>{2, 3, 9}));
+  EXPECT_EQ(cpu, (std::vector<int64_t>{500, 300, 200}));
+  EXPECT_EQ(c.allocation_of(3)->gpus, 0b01U);
+  EXPECT_EQ(c.allocation_of(9)->gpu_milli_each, 400);
+  EXPECT_EQ(c.allocation_of(2)->node, 1);
+  ASSERT_TRUE(c.release(3).ok());
+  ASSERT_TRUE(c.release(2).ok());
+  ASSERT_TRUE(c.release(9).ok());
+  EXPECT_EQ(c.state(0).cpu_free_milli, 8000);
+  EXPECT_EQ(c.state(0).whole_free_gpus, 2);
+  EXPECT_FALSE(c.release(9).ok());
+}
+
 TEST(Cluster, VersionChangesOnEveryChange) {
   Cluster c = two_node_cluster();
   const uint32_t v0 = c.state(0).version;

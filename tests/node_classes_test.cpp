@@ -233,5 +233,33 @@ TEST(NodeClasses, MembersInTieOrderAndMemoryOutsideTheKey) {
   EXPECT_EQ(classes.first_fitting(0, 100000), 1);
 }
 
+TEST(NodeClasses, ANewClassAtAPositionHasANewGeneration) {
+  Fixture f;
+  const GpuModelId g2 = *f.models.find("G2");
+  Cluster cluster(std::vector<NodeSpec>(2, NodeSpec{"n", 96000, 393216, 8, g2}));
+  std::unique_ptr<Policy> fgd = f.make("fgd");
+  const std::vector<uint32_t> rank = {0, 1};
+  NodeClasses classes(*fgd, rank);
+  classes.sync(cluster);
+  ASSERT_EQ(classes.size(), 1U);
+  const uint64_t idle = classes.generation(0);
+  EXPECT_NE(idle, 0U);
+  PodSpec cpu_pod;
+  cpu_pod.cpu_milli = 1000;
+  // Both nodes move to one new class at position 0: the same position, another class.
+  ASSERT_TRUE(cluster.allocate(0, cpu_pod, 0, 0).ok());
+  ASSERT_TRUE(cluster.allocate(1, cpu_pod, 1, 0).ok());
+  classes.sync(cluster);
+  ASSERT_EQ(classes.size(), 1U);
+  EXPECT_NE(classes.generation(0), idle);
+  const uint64_t busy = classes.generation(0);
+  // A rebuild (another cluster) makes new classes, never an old generation again.
+  Cluster other(std::vector<NodeSpec>(2, NodeSpec{"n", 96000, 393216, 8, g2}));
+  classes.sync(other);
+  ASSERT_EQ(classes.size(), 1U);
+  EXPECT_NE(classes.generation(0), idle);
+  EXPECT_NE(classes.generation(0), busy);
+}
+
 }  // namespace
 }  // namespace greensched::policy

@@ -79,7 +79,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   if (node < 0 || static_cast<std::size_t>(node) >= specs_.size()) {
     return Error{fmt::format("pod {}: node index {} out of range", pod.name, node)};
   }
-  if (id < allocations_.size() && allocations_[id].node >= 0) {
+  if (id < record_of_pod_.size() && record_of_pod_[id] != kNoRecord) {
     return Error{fmt::format("pod {} is already placed", pod.name)};
   }
   const NodeSpec& spec = specs_[node];
@@ -127,22 +127,34 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
     free_gpu_milli_by_model_[spec.model] -= int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
   }
 
-  if (id >= allocations_.size()) {
+  if (id >= record_of_pod_.size()) {
     // Up to what reserve_pods made room for, else doubling.
-    allocations_.resize(
-        std::max({std::size_t{id} + 1, allocations_.capacity(), allocations_.size() * 2}));
+    record_of_pod_.resize(
+        std::max({std::size_t{id} + 1, record_of_pod_.capacity(), record_of_pod_.size() * 2}),
+        kNoRecord);
   }
-  allocations_[id] = StoredAllocation{
+  uint32_t r;
+  if (!free_records_.empty()) {
+    r = free_records_.back();
+    free_records_.pop_back();
+  } else {
+    r = static_cast<uint32_t>(records_.size());
+    records_.emplace_back();
+  }
+  records_[r] = StoredAllocation{
       pod.cpu_milli, pod.memory_mib, node, gpus, want > 0 ? pod.gpu_milli : 0, tag};
+  record_of_pod_[id] = r;
   return Status::Ok();
 }
 
 Status Cluster::release(PodId id) {
-  if (id >= allocations_.size() || allocations_[id].node < 0) {
+  if (id >= record_of_pod_.size() || record_of_pod_[id] == kNoRecord) {
     return Error{fmt::format("pod id {} holds no allocation", id)};
   }
-  const Allocation a = allocations_[id].unpack();
-  allocations_[id] = StoredAllocation{};
+  const uint32_t r = record_of_pod_[id];
+  const Allocation a = records_[r].unpack();
+  record_of_pod_[id] = kNoRecord;
+  free_records_.push_back(r);
   NodeState& s = states_[a.node];
   s.cpu_free_milli += a.cpu_milli;
   s.memory_free_mib += a.memory_mib;
@@ -175,8 +187,8 @@ Status Cluster::set_online(NodeIndex node, bool online) {
 }
 
 std::optional<Allocation> Cluster::allocation_of(PodId id) const {
-  if (id >= allocations_.size() || allocations_[id].node < 0) return std::nullopt;
-  return allocations_[id].unpack();
+  if (id >= record_of_pod_.size() || record_of_pod_[id] == kNoRecord) return std::nullopt;
+  return records_[record_of_pod_[id]].unpack();
 }
 
 }  // namespace greensched

@@ -83,14 +83,15 @@ class Cluster {
   std::optional<Allocation> allocation_of(PodId id) const;
   // Room for pods with ids below `count` (ids are dense: a replay's job indexes), so that
   // their records are not over-allocated by growth.
-  void reserve_pods(std::size_t count) { allocations_.reserve(count); }
+  void reserve_pods(std::size_t count) { record_of_pod_.reserve(count); }
   // Takes a node offline (it must host no pod) or back online.
   Status set_online(NodeIndex node, bool online);
   // Every placed pod, in id order (for explanations; not on the scheduling path).
   template <typename Fn>
   void for_each_allocation(Fn&& fn) const {
-    for (std::size_t id = 0; id < allocations_.size(); ++id) {
-      if (allocations_[id].node >= 0) fn(static_cast<PodId>(id), allocations_[id].unpack());
+    for (std::size_t id = 0; id < record_of_pod_.size(); ++id) {
+      const uint32_t r = record_of_pod_[id];
+      if (r != kNoRecord) fn(static_cast<PodId>(id), records_[r].unpack());
     }
   }
   // Recomputes the derived fields of a node state after its free shares were edited.
@@ -126,8 +127,9 @@ class Cluster {
   std::vector<NodeState> states_;
   FitColumns fit_columns_;
   void sync_fit_columns(NodeIndex n);
-  // What a placed pod holds, packed (32 bytes instead of an optional Allocation's 48: a replay
-  // keeps one per job it ever ran); node -1 when the pod holds nothing.
+  // What a placed pod holds, packed (32 bytes instead of an optional Allocation's 48). Only
+  // placed pods hold a record (a replay of millions of jobs runs a few hundred thousand at a
+  // time); each pod id keeps the 4-byte number of its record, kNoRecord when it holds nothing.
   struct StoredAllocation {
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
@@ -139,7 +141,10 @@ class Cluster {
       return Allocation{node, gpus, gpu_milli_each, cpu_milli, memory_mib, tag};
     }
   };
-  std::vector<StoredAllocation> allocations_;  // indexed by PodId
+  static constexpr uint32_t kNoRecord = UINT32_MAX;
+  std::vector<uint32_t> record_of_pod_;  // indexed by PodId
+  std::vector<StoredAllocation> records_;
+  std::vector<uint32_t> free_records_;
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;
   std::array<int64_t, kMaxGpuModels> free_gpu_milli_by_model_{};

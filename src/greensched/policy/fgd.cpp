@@ -22,6 +22,7 @@ class FgdPolicy final : public Policy {
   std::string_view name() const override { return "fgd"; }
   bool scores_by_class() const override { return true; }
   uint32_t class_key_parts() const override { return 0; }
+  bool raw_score_by_shape(const PodSpec& pod) const override { return pod.shape < stride_; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

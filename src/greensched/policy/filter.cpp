@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 #include <limits>
 
 namespace greensched::policy {
@@ -67,7 +69,9 @@ std::size_t fitting_rows(const FitView& view, const PodSpec& pod, int32_t* out) 
   const std::size_t n = view.rows;
   std::size_t kept = 0;
   constexpr std::size_t kBlock = 256;
-  std::array<uint8_t, kBlock> ok;
+  std::array<uint8_t, kBlock> ok{};
+  // The packing below reads flag i from byte i of a 64-bit word.
+  static_assert(std::endian::native == std::endian::little);
   for (std::size_t base = 0; base < n; base += kBlock) {
     const std::size_t len = std::min(kBlock, n - base);
     for (std::size_t i = 0; i < len; ++i) {
@@ -79,9 +83,21 @@ std::size_t fitting_rows(const FitView& view, const PodSpec& pod, int32_t* out) 
         ok[i] &= static_cast<uint8_t>(model_allowed(pod.gpu_spec, view.model[base + i]));
       }
     }
-    for (std::size_t i = 0; i < len; ++i) {
-      out[kept] = static_cast<int32_t>(base + i);
-      kept += ok[i];
+    // Compacted from bit masks of 64 rows (8 flag bytes packed into 8 bits by one multiply):
+    // most rows fail, so the set bits are few.
+    for (std::size_t word = 0; word * 64 < len; ++word) {
+      uint64_t bits = 0;
+      for (std::size_t b = 0; b < 8; ++b) {
+        uint64_t flags;
+        std::memcpy(&flags, ok.data() + word * 64 + b * 8, sizeof flags);
+        bits |= ((flags * 0x0102040810204080ULL) >> 56) << (8 * b);
+      }
+      const std::size_t rows_left = len - word * 64;
+      if (rows_left < 64) bits &= (uint64_t{1} << rows_left) - 1;
+      while (bits != 0) {
+        out[kept++] = static_cast<int32_t>(base + word * 64 + std::countr_zero(bits));
+        bits &= bits - 1;
+      }
     }
   }
   return kept;

@@ -59,6 +59,7 @@ void NodeClasses::rebuild(const Cluster& cluster) {
   slot_of_key_.clear();
   reps_.clear();
   slot_of_dense_.clear();
+  generation_of_dense_.clear();
   columns_ = Columns{};
   slot_of_node_.assign(n, 0);
   memory_of_node_.assign(n, 0);
@@ -138,6 +139,7 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     const bool has_gpus = spec.gpu_count > 0;
     reps_.push_back(n);
     slot_of_dense_.push_back(slot);
+    generation_of_dense_.push_back(++generations_);
     columns_.cpu_free_milli.push_back(s.online ? saturate(s.cpu_free_milli) : -1);
     columns_.max_memory_free_mib.push_back(-1);
     columns_.max_gpu_free_milli.push_back(has_gpus ? s.max_gpu_free_milli : -1);
@@ -178,6 +180,7 @@ void NodeClasses::remove(NodeIndex n) {
       const uint32_t moved = slot_of_dense_[last];
       reps_[d] = reps_[last];
       slot_of_dense_[d] = moved;
+      generation_of_dense_[d] = generation_of_dense_[last];
       columns_.cpu_free_milli[d] = columns_.cpu_free_milli[last];
       columns_.max_memory_free_mib[d] = columns_.max_memory_free_mib[last];
       columns_.max_gpu_free_milli[d] = columns_.max_gpu_free_milli[last];
@@ -187,6 +190,7 @@ void NodeClasses::remove(NodeIndex n) {
     }
     reps_.pop_back();
     slot_of_dense_.pop_back();
+    generation_of_dense_.pop_back();
     columns_.cpu_free_milli.pop_back();
     columns_.max_memory_free_mib.pop_back();
     columns_.max_gpu_free_milli.pop_back();

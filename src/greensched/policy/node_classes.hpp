@@ -55,6 +55,11 @@ class NodeClasses {
   // The members of class i, in tie order.
   std::span<const NodeIndex> members(std::size_t i) const;
 
+  // Class i's generation: distinct for every class ever made (never 0, even across
+  // rebuilds), so that a value kept for position i with its generation tells whether it is
+  // still that class's (positions move as classes come and go).
+  uint64_t generation(std::size_t i) const { return generation_of_dense_[i]; }
+
  private:
   // spec (3 words), free CPU and memory (2), pods, online and tag (1), free GPU shares (2 per
   // word), pods per GPU tag (4 per word); a part the policy does not read is left 0.
@@ -90,10 +95,12 @@ class NodeClasses {
   std::vector<int64_t> memory_of_node_;  // free memory when last synced
   std::vector<uint32_t> seen_;           // sync stamp per node, to apply each change once
   uint32_t stamp_ = 0;
+  uint64_t generations_ = 0;  // classes made so far
 
   // Dense, by class position.
   std::vector<NodeIndex> reps_;
   std::vector<uint32_t> slot_of_dense_;
+  std::vector<uint64_t> generation_of_dense_;
   Columns columns_;
 };
 

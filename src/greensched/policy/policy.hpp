@@ -69,6 +69,13 @@ class Policy {
     kKeyAll = 31,
   };
   virtual uint32_t class_key_parts() const { return kKeyAll; }
+  // True when, beyond scores_by_class, the raw score of a node class for `pod` depends only on
+  // pod.shape (not on the rest of the pod, nor on the run so far), so that the scheduler may
+  // keep one raw score per (class, shape) for as long as the class lives. Off by default.
+  virtual bool raw_score_by_shape(const PodSpec& pod) const {
+    (void)pod;
+    return false;
+  }
   // What the score reads of a node beyond its spec and state (its power figures, say), as an id
   // that is equal for nodes the score cannot tell apart.
   virtual uint32_t node_class_tag(NodeIndex node) const {

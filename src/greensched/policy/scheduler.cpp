@@ -7,6 +7,10 @@
 #include <string_view>
 
 namespace greensched::policy {
+namespace {
+// Shapes above this are scored every time (a workload has a few hundred).
+constexpr uint32_t kMaxKeptShapes = 1 << 16;
+}  // namespace
 
 NodeClassMode default_node_class_mode() {
   static const NodeClassMode mode = [] {
@@ -44,7 +48,34 @@ Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod,
   }
   Decision d;
   if (candidates_.empty()) return d;
-  policy_.score(cluster, pod, candidates_, rng);
+  if (pod.shape < kMaxKeptShapes && policy_.raw_score_by_shape(pod)) {
+    // The kept raw scores of this shape; the policy scores only the classes new since.
+    if (kept_scores_.size() <= pod.shape) kept_scores_.resize(pod.shape + 1);
+    std::vector<KeptScore>& kept = kept_scores_[pod.shape];
+    if (kept.size() < n) kept.resize(n);
+    unscored_.clear();
+    to_score_.clear();
+    for (std::size_t j = 0; j < candidates_.size(); ++j) {
+      const auto i = static_cast<std::size_t>(candidate_class_[j]);
+      if (kept[i].generation == classes_->generation(i)) {
+        candidates_[j].raw = kept[i].raw;
+      } else {
+        unscored_.push_back(static_cast<uint32_t>(j));
+        to_score_.push_back(candidates_[j]);
+      }
+    }
+    if (!to_score_.empty()) {
+      policy_.score(cluster, pod, to_score_, rng);
+      for (std::size_t u = 0; u < unscored_.size(); ++u) {
+        const uint32_t j = unscored_[u];
+        candidates_[j].raw = to_score_[u].raw;
+        const auto i = static_cast<std::size_t>(candidate_class_[j]);
+        kept[i] = KeptScore{classes_->generation(i), to_score_[u].raw};
+      }
+    }
+  } else {
+    policy_.score(cluster, pod, candidates_, rng);
+  }
   policy_.normalize(candidates_);
   int64_t best_score = candidates_.front().score;
   for (const Candidate& cand : candidates_) best_score = std::max(best_score, cand.score);

@@ -65,6 +65,15 @@ class Scheduler {
   NodeClassMode class_mode_ = default_node_class_mode();
   std::unique_ptr<NodeClasses> classes_;
   std::vector<int32_t> candidate_class_;  // class of each candidate (class path)
+  // Raw scores kept per pod shape and class position (Policy::raw_score_by_shape), valid while
+  // the class at that position has the generation stored.
+  struct KeptScore {
+    uint64_t generation = 0;
+    int64_t raw = 0;
+  };
+  std::vector<std::vector<KeptScore>> kept_scores_;  // [shape][class position]
+  std::vector<uint32_t> unscored_;                   // candidates whose score was not kept
+  std::vector<Candidate> to_score_;
 };
 
 // A uniformly random permutation of 0..n-1 drawn from `rng`, as a rank per node.
