@@ -43,15 +43,19 @@ $(ASAN_BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The Python module's build and test dependencies (pybind11, numpy, pytest, pandas from PyPI)
-# in a virtual environment inside the build; `make test` builds the module with them and runs
-# its tests (label python).
+# The Python module's build and test dependencies (pybind11, numpy, pytest, pandas, gymnasium
+# and pettingzoo from PyPI) in a virtual environment inside the build; `make test` builds the
+# module with them and runs its tests (label python). The stamp is redone when this list
+# changes, so an existing build gains what a newer checkout needs.
 PY_TEST_VENV ?= $(BUILD)/venv
-$(PY_TEST_VENV)/bin/python:
-	python3 -m venv $(PY_TEST_VENV)
-	$(PY_TEST_VENV)/bin/pip install -q pybind11 numpy pytest pandas gymnasium==1.0.0 pettingzoo==1.25.0
+PY_TEST_DEPS := pybind11 numpy pytest pandas gymnasium==1.0.0 pettingzoo==1.25.0
+PY_TEST_STAMP := $(PY_TEST_VENV)/.deps-$(shell echo '$(PY_TEST_DEPS)' | cksum | cut -d' ' -f1)
+$(PY_TEST_STAMP):
+	test -x $(PY_TEST_VENV)/bin/python || python3 -m venv $(PY_TEST_VENV)
+	$(PY_TEST_VENV)/bin/pip install -q $(PY_TEST_DEPS)
+	touch $@
 
-python-configure: deps $(BUILD)/build.ninja $(PY_TEST_VENV)/bin/python
+python-configure: deps $(BUILD)/build.ninja $(PY_TEST_STAMP)
 	@grep -q '^GREENSCHED_PYTHON:BOOL=ON' $(BUILD)/CMakeCache.txt || \
 	  cmake -S . -B $(BUILD) -DGREENSCHED_PYTHON=ON \
 	    -DPython_EXECUTABLE=$(CURDIR)/$(PY_TEST_VENV)/bin/python
