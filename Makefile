@@ -67,6 +67,37 @@ build-app: deps $(BUILD)/build.ninja
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target greensched_unit_tests
 
+# The RL baseline's environment (docs/PYTHON.md, RL baseline; not part of `make test`): Debian's
+# CPU-only torch 1.13 (python3-torch: no CUDA download) in a venv of /usr/bin/python3 that sees
+# the system's packages, so that it keeps Debian's numpy 1.x that torch was built against;
+# stable-baselines3/sb3-contrib 2.4 (the last for torch < 2.3) and gymnasium from PyPI; the
+# command line and the module built for that venv in $(RL_BUILD), on the venv's path.
+RL_BUILD ?= build-rl
+RL_VENV  ?= $(RL_BUILD)/venv
+RL_DEBS  := python3-torch python3-numpy python3-matplotlib python3-venv
+RL_PIP   := "numpy<2" stable-baselines3==2.4.1 sb3-contrib==2.4.0 gymnasium==1.0.0 \
+            "pandas<2.3" pybind11 pytest
+.PHONY: rl
+rl: deps
+	@missing=""; for p in $(RL_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends $$missing; \
+	fi
+	test -x $(RL_VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(RL_VENV)
+	$(RL_VENV)/bin/pip install -q $(RL_PIP)
+	cmake -S . -B $(RL_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DGREENSCHED_PYTHON=ON \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(RL_VENV)/bin/python
+	cmake --build $(RL_BUILD) -j $(JOBS) --target greensched greensched_python
+	echo $(CURDIR)/$(RL_BUILD)/python > \
+	  "$$($(RL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/greensched-build.pth"
+	$(RL_VENV)/bin/python -c "import torch, sb3_contrib, numpy, greensched; \
+	  print('torch', torch.__version__, 'numpy', numpy.__version__, 'sb3-contrib', sb3_contrib.__version__)"
+
 $(TSAN_BUILD)/build.ninja:
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENSCHED_TSAN=ON \
 	  -DGREENSCHED_BENCHMARKS=OFF

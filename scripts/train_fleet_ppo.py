@@ -7,16 +7,18 @@ fleet's carbon between two decisions) reaches a dispatch only over the hours its
 thousands of decisions later, more than PPO can sort out in minutes; so the policy starts as
 a copy of an expert agent (--expert, default green): its decisions on --bc-steps jobs are
 cloned into the actor (cross-entropy over the masked actions) and the discounted returns of
-those runs into the critic, then PPO improves it on the reward itself. Each episode is a
+those runs into the critic, then PPO improves it on the reward itself. Unless --no-ls-home, the exported policy
+starts latency-sensitive jobs now at their home site (as local does; a cloned or PPO choice
+for them crowded sites into LS SLO violations) and decides where and when BE jobs run.
+Each episode is a
 short window (--days) starting on a random day of the training windows (--train-windows) with
 a random training seed (--train-seeds); the evaluation windows and seeds
-(scripts/eval_fleet_ppo.py) are others. Writes the trained actor
-as OUT.npz (observation normalisation and weights, read by
+(scripts/eval_fleet_ppo.py) are others. Writes the trained actor as OUT.npz (observation normalisation and weights, read by
 greensched.examples.fleet_ppo.NumpyPolicy without torch), the full sb3 model as OUT.zip unless
 --no-zip, and OUT.json (options, steps, wall and CPU seconds, machine).
 
   make rl                         # the venv with torch, sb3-contrib, gymnasium, the module
-  build-rl/venv/bin/python scripts/train_fleet_ppo.py --out models/fleet_ppo --minutes 25
+  build-rl/venv/bin/python scripts/train_fleet_ppo.py --out models/fleet_ppo --minutes 14
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ import resource
 import sys
 import time
 from typing import Any, Dict, List
+
+
+# The fleet of the evaluation (scripts/eval_fleet_ppo.py, scripts/fleet-seasons.py): paths from
+# the repository root.
+FLEET = {
+    "fleet": "examples/fleet-4-regions.json",
+    "data_dir": "../shared/data",
+    "pods": "../shared/data/openb/openb_pod_list_default.csv",
+    "load": 70,
+    "slack": 12,
+    "power_down_idle": 1800,
+}
 
 
 def cpu_seconds() -> float:
@@ -194,9 +208,13 @@ def main() -> int:
     p.add_argument("--timesteps", type=int, default=3_000_000, help="most PPO decisions")
     p.add_argument("--train-windows", default="2023-01-01,2023-07-01")
     p.add_argument("--train-seeds", default="1-20")
-    p.add_argument("--days", type=float, default=1.0, help="days of one training episode")
+    p.add_argument("--days", type=float, default=0.5, help="days of one training episode")
     p.add_argument("--warmup-days", type=float, default=0.25)
-    p.add_argument("--env-kwargs", default="{}", help="JSON: more FleetDispatch-v0 options")
+    p.add_argument(
+        "--env-kwargs",
+        default=json.dumps(FLEET),
+        help="JSON: FleetDispatch-v0 options (default: the 4-region fleet, openb pods, 70 %% load)",
+    )
     p.add_argument("--expert", default="green", help="agent to clone first, or none")
     p.add_argument("--bc-steps", type=int, default=60_000, help="expert decisions to clone")
     p.add_argument("--bc-epochs", type=int, default=10)
@@ -210,6 +228,12 @@ def main() -> int:
     p.add_argument("--net", default="64,64", help="hidden layer sizes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-zip", action="store_true", help="do not write the sb3 model OUT.zip")
+    p.add_argument(
+        "--no-ls-home",
+        action="store_true",
+        help="let the policy place LS jobs too (default: the shipped policy starts an LS job "
+        "now at its home site, as local does, and decides only where and when BE jobs run)",
+    )
     args = p.parse_args()
 
     import numpy as np
@@ -341,6 +365,8 @@ def main() -> int:
         f"torch {th.__version__}",
     )
     meta["env_kwargs"].pop("warmup_days", None)
+    probe = venv.venv.venv.envs[0].unwrapped.env.unwrapped
+    meta.update(ls_home=not args.no_ls_home, sites=int(probe.n_sites), slots=int(probe.n_slots))
     export_npz(model, norm, args.out + ".npz", dict(meta))
     if not args.no_zip:
         model.save(args.out + ".zip")

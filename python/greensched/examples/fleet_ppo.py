@@ -83,7 +83,16 @@ class NumpyPolicy:
         return h @ w.T + b
 
     def act(self, x: np.ndarray, mask: Optional[np.ndarray]) -> int:
-        """The most likely action among those `mask` allows (all when `mask` is None)."""
+        """The most likely action among those `mask` allows (all when `mask` is None). With
+        the policy's ``ls_home`` rule, a latency-sensitive job starts now at its home site
+        where the mask allows it (as ``local`` places it)."""
+        if self.meta.get("ls_home"):
+            n, f = int(self.meta["sites"]), int(self.meta["slots"])
+            job = n * (3 + 2 * f)  # FleetDispatch-v0's job block: gpus, hours, LS, ..., home
+            if x[job + 2] > 0.5:
+                home = int(np.argmax(x[job + 6 : job + 6 + n]))
+                if mask is None or mask[home * f]:
+                    return home * f
         z = self.logits(x)
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
