@@ -110,9 +110,10 @@ void bind_fleet_env(py::module_& m) {
                        double warmup_days, double slack, int64_t ls_bound, int64_t wake_delay,
                        int64_t power_down_idle, int64_t sample, double data_gb, bool preempt_be,
                        int horizon, const std::string& reward, double ls_penalty,
-                       const std::string& expert) {
-             if (reward != "carbon" && reward != "cost") {
-               throw BindingError(fmt::format("reward: '{}' is not carbon or cost", reward));
+                       const std::string& expert, bool ls_home, bool room) {
+             if (reward != "carbon" && reward != "cost" && reward != "dispatch-carbon") {
+               throw BindingError(
+                   fmt::format("reward: '{}' is not carbon, cost or dispatch-carbon", reward));
              }
              multi::FleetEnvOptions o;
              o.fleet_path = fleet;
@@ -131,6 +132,9 @@ void bind_fleet_env(py::module_& m) {
              o.preempt_be = preempt_be;
              o.horizon_h = horizon;
              o.reward_cost = reward == "cost";
+             o.reward_at_dispatch = reward == "dispatch-carbon";
+             o.ls_home = ls_home;
+             o.room = room;
              o.ls_penalty = ls_penalty;
              o.expert = expert;
              return new PyFleetEnv(o);
@@ -139,7 +143,8 @@ void bind_fleet_env(py::module_& m) {
            py::arg("load"), py::arg("days"), py::arg("warmup_days"), py::arg("slack"),
            py::arg("ls_bound"), py::arg("wake_delay"), py::arg("power_down_idle"),
            py::arg("sample"), py::arg("data_gb"), py::arg("preempt_be"), py::arg("horizon"),
-           py::arg("reward"), py::arg("ls_penalty"), py::arg("expert"))
+           py::arg("reward"), py::arg("ls_penalty"), py::arg("expert"), py::arg("ls_home") = false,
+           py::arg("room") = false)
       .def("reset", &PyFleetEnv::reset, py::arg("seed"), py::arg("obs"), py::arg("mask"))
       .def("step", &PyFleetEnv::step, py::arg("action"), py::arg("obs"), py::arg("mask"))
       .def("result", &PyFleetEnv::result)

@@ -193,3 +193,56 @@ def test_four_regions_season_replays_green(start):
     assert result["energy_kwh"] == pytest.approx(float(ref["energy_kwh"][0]), rel=1e-12)
     assert result["ls_slo_violations"] == int(ref["ls_slo_violations"][0])
     assert total == pytest.approx(-(result["carbon_kg"] + 10.0 * result["ls_slo_violations"]))
+
+
+def test_ls_home_and_room_masks():
+    """ls_home leaves an LS job only "now at home"; room only narrows the mask (never to
+    nothing) and always allows green's own choice, so replaying green under it is green."""
+    busy = dict(expert="green", load=90, warmup_days=0.25)  # sites fill up
+    plain = make(**busy)
+    ls_home = make(ls_home=True, **busy)
+    room = make(room=True, **busy)
+    infos = [e.reset(seed=5)[1] for e in (plain, ls_home, room)]
+    n, f = plain.n_sites, plain.n_slots
+    narrowed = ls_jobs = 0
+    while True:
+        job = plain.job()
+        m0, m1, m2 = (i["action_mask"] for i in infos)
+        if job["latency_sensitive"]:
+            ls_jobs += 1
+            want = np.zeros(n * f, dtype=bool)
+            want[job["home_site"] * f] = True
+            np.testing.assert_array_equal(m1, want)
+        else:
+            np.testing.assert_array_equal(m1, m0)
+        assert m2.any() and not (m2 & ~m0).any()
+        narrowed += int((m2 != m0).any())
+        a = infos[0]["expert_action"]
+        assert m2[a], f"green's action {a} is outside the room mask"
+        steps = [e.step(a) for e in (plain, ls_home, room)]
+        infos = [s[4] for s in steps]
+        if steps[0][2] or (narrowed >= 20 and ls_jobs >= 20):
+            break
+    assert ls_jobs >= 20 and narrowed >= 20
+
+
+def test_dispatch_carbon_reward():
+    """Charged at dispatch: every step costs the job's expected carbon (> 0 for a job that
+    runs), the run itself is the same as under the measured reward, and it is deterministic."""
+    runs = []
+    for reward in ("carbon", "dispatch-carbon", "dispatch-carbon"):
+        env = make(expert="local", reward=reward)
+        obs, info = env.reset(seed=2)
+        rewards, done = [], False
+        while not done:
+            obs, r, done, _, info = env.step(info["expert_action"])
+            rewards.append(r)
+        runs.append((np.array(rewards), info["result"]))
+    (measured, r0), (charged, r1), (again, _) = runs
+    np.testing.assert_array_equal(charged, again)
+    assert r1["carbon_kg"] == r0["carbon_kg"] and r1["jobs"] == r0["jobs"]
+    assert np.all(charged <= 0) and np.mean(charged < 0) > 0.99
+    # Measured: most decisions see no carbon since the previous one (same instant); charged:
+    # each job its own.
+    assert np.count_nonzero(charged) > np.count_nonzero(measured)
+    assert r1["total_reward"] == pytest.approx(charged.sum(), rel=1e-9)

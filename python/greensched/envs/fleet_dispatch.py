@@ -34,8 +34,15 @@ class FleetDispatchEnv(gym.Env):
     ``reset(seed=...)``. Without `fleet` and `pods`: the built-in four-site fleet and pod
     shapes. `horizon` (hours; default ceil(slack)) sets the start slots: now and the next
     `horizon` hour boundaries. `reward` is ``"carbon"`` (kg CO2) or ``"cost"`` (the sites'
-    price units), minus `ls_penalty` per LS SLO violation. `expert` names a built-in agent
-    (e.g. ``"local"``, ``"green"``) whose choice for each job is ``info["expert_action"]``.
+    price units) emitted or paid since the previous decision, or ``"dispatch-carbon"`` (the
+    kg CO2 the dispatched job is expected to emit at the chosen site and start, charged at
+    once), minus `ls_penalty` per LS SLO violation. `ls_home` masks a latency-sensitive job
+    to starting now at its home site; `room` masks every job to where the site has room for
+    it as ``green`` judges it (an LS job: reachable within its bound and room now; a BE job:
+    the starts at which the site's expected load with it and the LS reserve stays within
+    97 %). `expert`
+    names a built-in agent (e.g. ``"local"``, ``"green"``) whose choice for each job is
+    ``info["expert_action"]``.
     """
 
     metadata = {"render_modes": []}
@@ -60,6 +67,8 @@ class FleetDispatchEnv(gym.Env):
         reward: str = "carbon",
         ls_penalty: float = 10.0,
         expert: Optional[str] = None,
+        ls_home: bool = False,
+        room: bool = False,
     ) -> None:
         super().__init__()
         if data_dir is None and fleet is not None:
@@ -83,6 +92,8 @@ class FleetDispatchEnv(gym.Env):
             reward=reward,
             ls_penalty=float(ls_penalty),
             expert=expert or "",
+            ls_home=bool(ls_home),
+            room=bool(room),
         )
         self.expert = expert
         self.site_names = list(self._core.site_names)

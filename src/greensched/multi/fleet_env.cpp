@@ -131,7 +131,10 @@ Result<double> FleetEnv::step(int action) {
   if (action < 0 || action >= actions()) {
     return Error{fmt::format("action {} is not in [0, {})", action, actions())};
   }
-  if (Status s = stepper_->decide(dispatch_of(action)); !s.ok()) return s.error();
+  const Dispatch d = dispatch_of(action);
+  const double dispatched_kg =
+      options_.reward_at_dispatch ? expected_kg(d.site, d.not_before_s) : 0;
+  if (Status s = stepper_->decide(d); !s.ok()) return s.error();
   double m = 0;
   int64_t v = 0;
   if (stepper_->done()) {
@@ -142,8 +145,8 @@ Result<double> FleetEnv::step(int action) {
     m = measured();
     v = stepper_->ls_started_late();
   }
-  const double reward =
-      -(m - last_measured_) - options_.ls_penalty * static_cast<double>(v - last_violations_);
+  const double charged = options_.reward_at_dispatch ? dispatched_kg : m - last_measured_;
+  const double reward = -charged - options_.ls_penalty * static_cast<double>(v - last_violations_);
   last_measured_ = m;
   last_violations_ = v;
   total_ += reward;
@@ -165,6 +168,23 @@ Dispatch FleetEnv::dispatch_of(int action) const {
   const auto k = static_cast<std::size_t>(action % slots());
   const std::vector<int64_t> c = starts(site);
   return Dispatch{site, c[std::min(k, c.size() - 1)], "chosen by the environment's caller", {}};
+}
+
+double FleetEnv::expected_kg(int site, int64_t start) const {
+  const FleetView& view = stepper_->view();
+  const JobInfo& j = stepper_->job();
+  const double hours = static_cast<double>(std::max<int64_t>(j.duration_s, 1)) / 3600.0;
+  // As green: what the job adds now where the site can take it now, else its share.
+  double kw = view.marginal_watts(site, *j.pod) / 1000.0;
+  if (!std::isfinite(kw)) kw = view.run_watts(site, *j.pod) / 1000.0;
+  if (!std::isfinite(kw)) kw = 0;  // no node there can host it (the run keeps it waiting)
+  const int64_t run_s = std::max<int64_t>(j.duration_s, 1);
+  const double ci = view.expected_signal(site, start, start + run_s, kw).carbon_g_per_kwh;
+  const SiteSpec& spec = fleet_.sites[site];
+  const double move_g = site == j.home_site ? 0.0
+                                            : j.data_gb * spec.network.energy_kwh_per_gb *
+                                                  spec.carbon.at(view.epoch_s(view.now_s()));
+  return (kw * hours * ci + move_g) / 1000.0;
 }
 
 int FleetEnv::action_of(const Dispatch& d) const {
@@ -242,17 +262,33 @@ void FleetEnv::mask(uint8_t* out) const {
   const FleetView& view = stepper_->view();
   const JobInfo& j = stepper_->job();
   std::fill(out, out + actions(), uint8_t{0});
+  if (j.latency_sensitive && options_.ls_home) {
+    out[j.home_site * slots()] = 1;
+    return;
+  }
   std::vector<int> ls_sites;
   if (j.latency_sensitive) ls_sites = ls_feasible_sites(view, j);
+  const double max_fill = AgentOptions{}.be_max_fill;
   bool any = false;
   for (int s = 0; s < sites(); ++s) {
     if (!view.fits_ever(s, *j.pod)) continue;
     if (j.latency_sensitive && std::find(ls_sites.begin(), ls_sites.end(), s) == ls_sites.end()) {
       continue;
     }
-    const std::size_t n = starts(s).size();
-    for (std::size_t k = 0; k < n; ++k) out[s * slots() + static_cast<int>(k)] = 1;
-    any = true;
+    if (options_.room && j.latency_sensitive && !has_room(view, s, *j.pod, 0.0)) continue;
+    const std::vector<int64_t> c = starts(s);
+    // Starting as soon as it can (its data there), the job needs a node that takes it now or
+    // wakes for it (green's marginal_watts is finite): a job queued at a full site takes the
+    // capacity the site's next LS job needs.
+    const bool now_ok = !options_.room || std::isfinite(view.marginal_watts(s, *j.pod));
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      if (k == 0 && !now_ok) continue;
+      if (options_.room && !j.latency_sensitive && !has_be_room(view, s, *j.pod, c[k], max_fill)) {
+        continue;
+      }
+      out[s * slots() + static_cast<int>(k)] = 1;
+      any = true;
+    }
   }
   if (!any) out[j.home_site * slots()] = 1;  // no site can take it: it waits at home
 }

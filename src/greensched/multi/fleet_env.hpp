@@ -40,9 +40,24 @@ struct FleetEnvOptions {
   // Start slots: now and the next `horizon_h` hour boundaries (-1: ceil(slack_h)).
   int horizon_h = -1;
   // Reward: minus carbon (kg) or minus electricity cost (price-series units), minus
-  // ls_penalty per LS SLO violation.
+  // ls_penalty per LS SLO violation. The step's carbon or cost is what the fleet emitted or
+  // paid since the previous decision (the return adds up to the run's measured total).
   bool reward_cost = false;
   double ls_penalty = 10.0;
+  // Instead (reward "dispatch-carbon"): each step is charged, at once, minus the carbon (kg)
+  // its job is expected to emit at the chosen site and start (its facility power there over
+  // its run at the forecast intensity, as green counts it, plus moving its data), minus
+  // ls_penalty per LS SLO violation that arose since the previous decision.
+  bool reward_at_dispatch = false;
+  // Mask options. ls_home: a latency-sensitive job may only start now at its home site (as
+  // local places it). room: every job only where the site has room for it as green judges
+  // it: an LS job at the sites it can reach within its bound that have room now (has_room),
+  // a BE job at the starts where the site's expected load with it and the LS reserve stays
+  // within AgentOptions::be_max_fill (has_be_room); and the earliest start only where a node
+  // takes the job now or wakes for it (marginal_watts finite). Where none qualifies, the job
+  // starts now at home.
+  bool ls_home = false;
+  bool room = false;
   // A built-in agent consulted at every decision (expert_action), or empty.
   std::string expert;
 };
@@ -88,6 +103,8 @@ class FleetEnv {
   // Start candidates of the offered job at `site` (agents' start_candidates, hourly).
   std::vector<int64_t> starts(int site) const;
   Dispatch dispatch_of(int action) const;
+  // The carbon (kg) the offered job is expected to emit if it starts at `start` at `site`.
+  double expected_kg(int site, int64_t start) const;
   void offer();  // computes the expert action for the new job
   double measured() const;
 
