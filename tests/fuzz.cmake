@@ -82,7 +82,7 @@ foreach(target ${greensched_fuzz_targets})
     COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DBINARY_DIR=${CMAKE_BINARY_DIR}
             -DBUILD_DIR=${CMAKE_CURRENT_BINARY_DIR}/readers-fuzz
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/readers-fuzz/${target} -DTARGET=${target}
-            -DFUZZ_SECONDS=10 -P ${CMAKE_CURRENT_LIST_FILE})
+            -DFUZZ_SECONDS=5 -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(fuzz.reader_${target} PROPERTIES LABELS fuzz TIMEOUT 1500
                        SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endforeach()

@@ -21,7 +21,7 @@
 namespace greensched::multi {
 namespace {
 
-constexpr int64_t kT0 = 1672531200;  // 2023-01-01T00:00Z
+constexpr int64_t kJan1 = 1672531200;  // 2023-01-01T00:00Z
 constexpr int64_t kH = 3600;
 
 GenerationForecastOptions kind(GenerationForecastKind k) {
@@ -39,9 +39,9 @@ TEST(GenerationForecast, PastOnlyWindRevertsFromTheLastHourToTheDaysMean) {
   std::vector<double> wind(48, 0.0);
   wind[23] = 24;
   wind[47] = 24;
-  e.wind_kwh = TimeSeries(kT0, kH, wind);
+  e.wind_kwh = TimeSeries(kJan1, kH, wind);
   const GenerationForecast f(e, kind(GenerationForecastKind::kPast), 0);
-  const int64_t now = kT0 + 24 * kH;
+  const int64_t now = kJan1 + 24 * kH;
   for (int k = 1; k <= 10; ++k) {
     EXPECT_NEAR(f.wind_kwh(now, now + (k - 1) * kH), 1 + 23 * std::exp(-k / 6.0), 1e-9) << k;
   }
@@ -63,12 +63,12 @@ TEST(GenerationForecast, PastOnlySolarIsClearSkyTimesTheDaysClearness) {
     clear[h] = h % 24 >= 8 && h % 24 < 16 ? 5.0 + h % 24 - 8 : 0.0;
     pv[h] = h < 24 ? 0.4 * clear[h] : clear[h];  // the second day is clear
   }
-  e.pv_kwh = TimeSeries(kT0, kH, pv);
-  e.pv_clear_kwh = TimeSeries(kT0, kH, clear);
+  e.pv_kwh = TimeSeries(kJan1, kH, pv);
+  e.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
   const GenerationForecast f(e, kind(GenerationForecastKind::kPast), 0);
-  const int64_t now = kT0 + 24 * kH;
+  const int64_t now = kJan1 + 24 * kH;
   for (int h = 24; h < 48; ++h) {
-    EXPECT_NEAR(f.pv_kwh(now, kT0 + h * kH), 0.4 * clear[h], 1e-12) << h;
+    EXPECT_NEAR(f.pv_kwh(now, kJan1 + h * kH), 0.4 * clear[h], 1e-12) << h;
   }
 }
 
@@ -82,22 +82,22 @@ TEST(GenerationForecast, PastOnlyReadsOnlyThePast) {
   }
   SiteEnergy a;
   a.wind_kw = a.pv_kw = 20;
-  a.wind_kwh = TimeSeries(kT0, kH, wind);
-  a.pv_kwh = TimeSeries(kT0, kH, pv);
-  a.pv_clear_kwh = TimeSeries(kT0, kH, clear);
+  a.wind_kwh = TimeSeries(kJan1, kH, wind);
+  a.pv_kwh = TimeSeries(kJan1, kH, pv);
+  a.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
   SiteEnergy b = a;
   std::vector<double> wind2 = wind, pv2 = pv;
   for (int h = 50; h < 96; ++h) {
     wind2[h] = 0;
     pv2[h] = clear[h];
   }
-  b.wind_kwh = TimeSeries(kT0, kH, wind2);
-  b.pv_kwh = TimeSeries(kT0, kH, pv2);
+  b.wind_kwh = TimeSeries(kJan1, kH, wind2);
+  b.pv_kwh = TimeSeries(kJan1, kH, pv2);
   const GenerationForecast fa(a, kind(GenerationForecastKind::kPast), 0);
   const GenerationForecast fb(b, kind(GenerationForecastKind::kPast), 0);
-  const int64_t now = kT0 + 50 * kH;
+  const int64_t now = kJan1 + 50 * kH;
   for (int h = 0; h < 96; ++h) {
-    EXPECT_DOUBLE_EQ(fa.kwh(now, kT0 + h * kH), fb.kwh(now, kT0 + h * kH)) << h;
+    EXPECT_DOUBLE_EQ(fa.kwh(now, kJan1 + h * kH), fb.kwh(now, kJan1 + h * kH)) << h;
   }
 }
 
@@ -117,15 +117,15 @@ TEST(GenerationForecast, WeatherForecastHasTheStatedError) {
   turbine.rated_kw = 100;
   SiteEnergy e;
   e.wind_kw = e.pv_kw = 100;
-  e.wind_speed_ms = TimeSeries(kT0, kH, speed);
-  e.wind_kwh = TimeSeries(kT0, kH, std::vector<double>(n, energy::wind_output_kw(turbine, 8.0)));
-  e.pv_kwh = TimeSeries(kT0, kH, pv);
-  e.pv_clear_kwh = TimeSeries(kT0, kH, clear);
+  e.wind_speed_ms = TimeSeries(kJan1, kH, speed);
+  e.wind_kwh = TimeSeries(kJan1, kH, std::vector<double>(n, energy::wind_output_kw(turbine, 8.0)));
+  e.pv_kwh = TimeSeries(kJan1, kH, pv);
+  e.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
   const GenerationForecast f(e, kind(GenerationForecastKind::kWeather), 3);
   double sq = 0, lag = 0, prev = 0, solar_sq = 0;
   int daylight = 0;
   for (int h = 0; h < n; ++h) {
-    const int64_t t = kT0 + h * kH;
+    const int64_t t = kJan1 + h * kH;
     const double v = f.forecast_wind_speed_ms(t);
     const double err = v - 8.0;
     sq += err * err;
@@ -147,7 +147,7 @@ TEST(GenerationForecast, WeatherForecastHasTheStatedError) {
   GenerationForecastOptions other_seed = kind(GenerationForecastKind::kWeather);
   other_seed.seed = 43;
   const GenerationForecast other(e, other_seed, 3);
-  const int64_t t = kT0 + 100 * kH;
+  const int64_t t = kJan1 + 100 * kH;
   EXPECT_DOUBLE_EQ(f.kwh(t, t), same.kwh(t, t));
   EXPECT_DOUBLE_EQ(f.forecast_wind_speed_ms(t), same.forecast_wind_speed_ms(t));
   EXPECT_NE(f.forecast_wind_speed_ms(t), other.forecast_wind_speed_ms(t));
@@ -235,10 +235,10 @@ TEST(GenerationForecast, OptionsAreChecked) {
 // Published until: at a site one hour ahead of UTC, 10:00 local knows the rest of today
 // (until 00:00 local = 23:00Z); 12:00 local knows all of tomorrow (until 22:00Z next day).
 TEST(DayAheadPrices, PublishedAtLocalNoon) {
-  EXPECT_EQ(energy::day_ahead_published_until(kT0 + 9 * kH, 3600), kT0 + 23 * kH);
-  EXPECT_EQ(energy::day_ahead_published_until(kT0 + 11 * kH, 3600), kT0 + 47 * kH);
-  EXPECT_EQ(energy::day_ahead_published_until(kT0 + 11 * kH, -8 * kH),
-            kT0 + 32 * kH);  // 03:00 local
+  EXPECT_EQ(energy::day_ahead_published_until(kJan1 + 9 * kH, 3600), kJan1 + 23 * kH);
+  EXPECT_EQ(energy::day_ahead_published_until(kJan1 + 11 * kH, 3600), kJan1 + 47 * kH);
+  EXPECT_EQ(energy::day_ahead_published_until(kJan1 + 11 * kH, -8 * kH),
+            kJan1 + 32 * kH);  // 03:00 local
 }
 
 // The mpc controller plans on the generation forecast it is given: a site whose past days had

@@ -80,7 +80,7 @@ set_tests_properties(serve.crash_recovery PROPERTIES LABELS serve TIMEOUT 600)
 # unless CI=true.
 add_test(NAME fuzz.serve_request_parser
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
-          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/serve-fuzz -DFUZZ_SECONDS=30
+          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/serve-fuzz -DFUZZ_SECONDS=15
           -P ${CMAKE_CURRENT_LIST_FILE})
 set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 900 COST 500
                      SKIP_REGULAR_EXPRESSION "SKIPPED: ")

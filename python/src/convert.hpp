@@ -11,6 +11,7 @@
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <nlohmann/json.hpp>
 
 #include "greensched/core/status.hpp"
 
@@ -41,6 +42,9 @@ py::array_t<T> to_array(const std::vector<T>& values) {
   std::copy(values.begin(), values.end(), a.mutable_data());
   return a;
 }
+
+// nlohmann::json to Python, through the json module (exact for every JSON value).
+py::object to_python(const nlohmann::json& j);
 
 // A numpy array of str from `values`.
 py::array to_str_array(const std::vector<std::string>& values);

@@ -22,10 +22,6 @@ nlohmann::json to_record(const py::object& record) {
   return unwrap(explain::parse_decision_record(line, "record"));
 }
 
-py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
-}
-
 }  // namespace
 
 void bind_explain(py::module_& m) {

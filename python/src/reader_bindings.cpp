@@ -22,11 +22,6 @@
 namespace greensched::python {
 namespace {
 
-// nlohmann::json to Python, through the json module (exact for every JSON value).
-py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
-}
-
 std::string model_name(const GpuModelRegistry& models, GpuModelId id) {
   return id == kNoGpuModel ? std::string() : models.name(id);
 }
