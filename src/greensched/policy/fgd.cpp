@@ -23,6 +23,7 @@ class FgdPolicy final : public Policy {
   bool scores_by_class() const override { return true; }
   uint32_t class_key_parts() const override { return 0; }
   bool raw_score_by_shape(const PodSpec& pod) const override { return pod.shape < stride_; }
+  bool best_is_highest_raw() const override { return true; }
 
   void score(const Cluster& cluster, const PodSpec& pod, std::span<Candidate> candidates,
              Rng&) override {

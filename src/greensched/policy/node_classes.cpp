@@ -55,6 +55,8 @@ NodeClasses::Key NodeClasses::key_of(const Cluster& cluster, NodeIndex n) const 
 void NodeClasses::rebuild(const Cluster& cluster) {
   const std::size_t n = cluster.size();
   classes_.clear();
+  generation_of_slot_.clear();
+  made_at_of_slot_.clear();
   free_slots_.clear();
   slot_of_key_.clear();
   reps_.clear();
@@ -65,6 +67,9 @@ void NodeClasses::rebuild(const Cluster& cluster) {
   memory_of_node_.assign(n, 0);
   seen_.assign(n, 0);
   stamp_ = 0;
+  log_base_ += log_.size();
+  log_.clear();
+  ++epoch_;
   // Nodes in tie order, so that every class's members arrive sorted.
   std::vector<NodeIndex> by_rank(n);
   for (std::size_t i = 0; i < n; ++i) by_rank[tie_rank_[i]] = static_cast<NodeIndex>(i);
@@ -84,6 +89,11 @@ void NodeClasses::sync(const Cluster& cluster) {
     return;
   }
   if (changes->empty()) return;
+  // Cut the log when it outgrows the classes: a reader that far behind looks at every slot.
+  if (log_.size() > std::max<std::size_t>(65536, 16 * classes_.size())) {
+    log_base_ += log_.size();
+    log_.clear();
+  }
   if (++stamp_ == 0) {
     std::fill(seen_.begin(), seen_.end(), 0);
     stamp_ = 1;
@@ -126,6 +136,8 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     } else {
       slot = static_cast<uint32_t>(classes_.size());
       classes_.emplace_back();
+      generation_of_slot_.push_back(0);
+      made_at_of_slot_.push_back(0);
     }
     it->second = slot;
     Class& c = classes_[slot];
@@ -134,12 +146,16 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     c.max_memory = -1;
     c.at_max = 0;
     c.dense = static_cast<uint32_t>(reps_.size());
+    c.generation = ++generations_;
+    generation_of_slot_[slot] = c.generation;
+    made_at_of_slot_[slot] = log_end();
+    log_.push_back(slot);
     const NodeSpec& spec = cluster.spec(n);
     const NodeState& s = cluster.state(n);
     const bool has_gpus = spec.gpu_count > 0;
     reps_.push_back(n);
     slot_of_dense_.push_back(slot);
-    generation_of_dense_.push_back(++generations_);
+    generation_of_dense_.push_back(c.generation);
     columns_.cpu_free_milli.push_back(s.online ? saturate(s.cpu_free_milli) : -1);
     columns_.max_memory_free_mib.push_back(-1);
     columns_.max_gpu_free_milli.push_back(has_gpus ? s.max_gpu_free_milli : -1);
@@ -197,6 +213,9 @@ void NodeClasses::remove(NodeIndex n) {
     columns_.whole_free_gpus.pop_back();
     columns_.model.pop_back();
     slot_of_key_.erase(c.key);
+    c.generation = 0;
+    generation_of_slot_[slot] = 0;
+    log_.push_back(slot);
     free_slots_.push_back(slot);
     return;
   }

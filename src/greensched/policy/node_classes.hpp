@@ -60,6 +60,32 @@ class NodeClasses {
   // still that class's (positions move as classes come and go).
   uint64_t generation(std::size_t i) const { return generation_of_dense_[i]; }
 
+  // Stable ids: a class keeps its slot (0..slot_count()-1) for as long as it lives, and a slot
+  // freed by a class that went away is reused by a later one. slot_generation is 0 for a free
+  // slot, else the generation of the class in it.
+  std::size_t slot_count() const { return classes_.size(); }
+  uint64_t slot_generation(uint32_t slot) const { return generation_of_slot_[slot]; }
+  // Dense position of the live class in `slot`, and the slot of dense position i.
+  std::size_t dense_of_slot(uint32_t slot) const { return classes_[slot].dense; }
+  uint32_t slot_of(std::size_t i) const { return slot_of_dense_[i]; }
+
+  // The slot change log: the slot of every class made or dropped, in order, numbered from 0
+  // over the object's life. A reader keeps the number up to which it has read; entries before
+  // log_begin() are gone (the log is cut when it grows past 16 entries per class, and at least
+  // 65,536), and a reader from before then, or from another epoch(), must look at every class
+  // again. epoch() grows at
+  // every full rebuild, after which slots are numbered afresh.
+  uint64_t log_begin() const { return log_base_; }
+  uint64_t log_end() const { return log_base_ + log_.size(); }
+  // The entries from `from` (log_begin() <= from <= log_end()) on.
+  std::span<const uint32_t> changed_since(uint64_t from) const {
+    return std::span<const uint32_t>(log_).subspan(static_cast<std::size_t>(from - log_base_));
+  }
+  uint64_t epoch() const { return epoch_; }
+  // The log number of the entry that made the live class in `slot`: a reader of the log meets
+  // every class made once, at that entry.
+  uint64_t made_at(uint32_t slot) const { return made_at_of_slot_[slot]; }
+
  private:
   // spec (3 words), free CPU and memory (2), pods, online and tag (1), free GPU shares (2 per
   // word), pods per GPU tag (4 per word); a part the policy does not read is left 0.
@@ -72,8 +98,9 @@ class NodeClasses {
     Key key{};
     std::vector<NodeIndex> members;  // sorted by tie rank
     int64_t max_memory = -1;
-    uint32_t at_max = 0;  // members whose free memory is max_memory
-    uint32_t dense = 0;   // position in the dense columns
+    uint32_t at_max = 0;      // members whose free memory is max_memory
+    uint32_t dense = 0;       // position in the dense columns
+    uint64_t generation = 0;  // 0 while the slot is free
   };
 
   Key key_of(const Cluster& cluster, NodeIndex n) const;
@@ -95,7 +122,12 @@ class NodeClasses {
   std::vector<int64_t> memory_of_node_;  // free memory when last synced
   std::vector<uint32_t> seen_;           // sync stamp per node, to apply each change once
   uint32_t stamp_ = 0;
-  uint64_t generations_ = 0;  // classes made so far
+  uint64_t generations_ = 0;                  // classes made so far
+  std::vector<uint64_t> generation_of_slot_;  // Class::generation, packed for readers
+  std::vector<uint64_t> made_at_of_slot_;     // see made_at
+  std::vector<uint32_t> log_;  // slots of classes made or dropped (see changed_since)
+  uint64_t log_base_ = 0;      // number of log_'s first entry
+  uint64_t epoch_ = 0;
 
   // Dense, by class position.
   std::vector<NodeIndex> reps_;

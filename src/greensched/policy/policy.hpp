@@ -76,6 +76,11 @@ class Policy {
     (void)pod;
     return false;
   }
+  // True when normalize keeps every raw score as it is (the default normalize), so that the
+  // best candidate is the one with the highest raw score whatever the other candidates are.
+  // With raw_score_by_shape, the scheduler then keeps the best class per shape up to date
+  // (shape_best.hpp) instead of passing over every class for every pod. Off by default.
+  virtual bool best_is_highest_raw() const { return false; }
   // What the score reads of a node beyond its spec and state (its power figures, say), as an id
   // that is equal for nodes the score cannot tell apart.
   virtual uint32_t node_class_tag(NodeIndex node) const {

@@ -34,6 +34,19 @@ bool Scheduler::use_classes(const Cluster& cluster) const {
 Decision Scheduler::schedule_classes(const Cluster& cluster, const PodSpec& pod, Rng& rng) {
   if (!classes_) classes_ = std::make_unique<NodeClasses>(policy_, tie_rank_);
   classes_->sync(cluster);
+  if (shape_best_on_ && pod.shape < kMaxKeptShapes && policy_.raw_score_by_shape(pod) &&
+      policy_.best_is_highest_raw()) {
+    if (!shape_best_) shape_best_ = std::make_unique<ShapeBest>(policy_, tie_rank_);
+    const ShapeBest::Best best = shape_best_->find(cluster, *classes_, pod, rng);
+    candidates_.clear();
+    Decision d;
+    if (best.node < 0) return d;
+    candidates_.push_back(Candidate{best.node, best.raw, best.raw});
+    d.node = best.node;
+    d.score = best.raw;
+    d.gpus = policy_.select_gpus(cluster, best.node, pod, rng);
+    return d;
+  }
   const NodeClasses::Columns& c = classes_->columns();
   const std::size_t n = classes_->size();
   // The scratch only grows: resizing it to every class each cycle would write it whole.

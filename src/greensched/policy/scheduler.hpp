@@ -12,6 +12,7 @@
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/node_classes.hpp"
 #include "greensched/policy/policy.hpp"
+#include "greensched/policy/shape_best.hpp"
 
 namespace greensched::policy {
 
@@ -47,11 +48,16 @@ class Scheduler {
   Policy& policy() { return policy_; }
   const std::vector<uint32_t>& tie_rank() const { return tie_rank_; }
   void set_node_class_mode(NodeClassMode mode) { class_mode_ = mode; }
+  // Whether, with classes, the best class is kept per pod shape (shape_best.hpp) where the
+  // policy allows it (Policy::raw_score_by_shape and best_is_highest_raw; FGD). On by default;
+  // off, every class is filtered and scored for each pod. The decisions are the same.
+  void set_shape_best(bool on) { shape_best_on_ = on; }
   // How many node classes the last cycle over classes had (0: none yet).
   std::size_t class_count() const { return classes_ ? classes_->size() : 0; }
 
   // Feasible candidates of the last cycle, with raw and normalised scores: every feasible node
-  // when `counts` was given, else one node per feasible class where classes were used.
+  // when `counts` was given, else one node per feasible class where classes were used, or only
+  // the chosen node where the best class was kept per shape.
   const std::vector<Candidate>& last_candidates() const { return candidates_; }
 
  private:
@@ -74,6 +80,8 @@ class Scheduler {
   std::vector<std::vector<KeptScore>> kept_scores_;  // [shape][class position]
   std::vector<uint32_t> unscored_;                   // candidates whose score was not kept
   std::vector<Candidate> to_score_;
+  bool shape_best_on_ = true;
+  std::unique_ptr<ShapeBest> shape_best_;
 };
 
 // A uniformly random permutation of 0..n-1 drawn from `rng`, as a rank per node.

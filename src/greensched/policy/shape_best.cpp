@@ -1,0 +1,129 @@
+#include "greensched/policy/shape_best.hpp"
+
+#include <algorithm>
+
+namespace greensched::policy {
+namespace {
+// Whether class d passes the filter for `pod` bar free memory: fitting_rows' test on the
+// class columns (free CPU, GPU room, GPU model), all of which are fixed for a class's life.
+bool fits_bar_memory(const NodeClasses::Columns& c, std::size_t d, const PodSpec& pod) {
+  if (c.cpu_free_milli[d] < pod.cpu_milli) return false;
+  if (!pod.needs_gpu()) return true;
+  const bool room = pod.gpu_milli < kGpuMilli ? c.max_gpu_free_milli[d] >= pod.gpu_milli
+                                              : c.whole_free_gpus[d] >= pod.num_gpu;
+  return room && (pod.gpu_spec == 0 || model_allowed(pod.gpu_spec, c.model[d]));
+}
+}  // namespace
+
+ShapeBest::ShapeBest(Policy& policy, std::span<const uint32_t> tie_rank)
+    : policy_(policy), tie_rank_(tie_rank) {}
+
+bool ShapeBest::same_request(const Shape& shape, const PodSpec& pod) const {
+  return shape.pod.cpu_milli == pod.cpu_milli && shape.pod.num_gpu == pod.num_gpu &&
+         shape.pod.gpu_milli == pod.gpu_milli && shape.pod.gpu_spec == pod.gpu_spec;
+}
+
+void ShapeBest::file(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng) {
+  const NodeClasses::Columns& columns = classes.columns();
+  scored_.clear();
+  std::size_t kept = 0;
+  for (const uint32_t slot : slots_) {
+    const std::size_t d = classes.dense_of_slot(slot);
+    if (!fits_bar_memory(columns, d, shape.pod)) continue;
+    slots_[kept++] = slot;
+    scored_.push_back(Candidate{classes.representative(d), 0, 0});
+  }
+  if (scored_.empty()) return;
+  policy_.score(cluster, shape.pod, scored_, rng);
+  for (std::size_t j = 0; j < kept; ++j) {
+    const int64_t raw = scored_[j].raw;
+    auto it = std::lower_bound(shape.buckets.begin(), shape.buckets.end(), raw,
+                               [](const Bucket& b, int64_t r) { return b.raw > r; });
+    if (it == shape.buckets.end() || it->raw != raw) it = shape.buckets.insert(it, Bucket{raw, {}});
+    it->items.push_back(Item{slots_[j], classes.slot_generation(slots_[j])});
+  }
+  shape.items += kept;
+}
+
+void ShapeBest::drop_stale(Shape& shape, const NodeClasses& classes) const {
+  shape.items = 0;
+  for (Bucket& b : shape.buckets) {
+    std::erase_if(b.items, [&classes](const Item& it) {
+      return classes.slot_generation(it.slot) != it.generation;
+    });
+    shape.items += b.items.size();
+  }
+  std::erase_if(shape.buckets, [](const Bucket& b) { return b.items.empty(); });
+}
+
+void ShapeBest::catch_up(Shape& shape, const Cluster& cluster, const NodeClasses& classes,
+                         Rng& rng) {
+  slots_.clear();
+  const uint64_t behind = classes.log_end() - shape.read;
+  if (shape.epoch != classes.epoch() || shape.read < classes.log_begin() ||
+      behind > 2 * classes.size() + 64) {
+    // Rebuilt classes, a log cut past this shape's place, or cheaper to start over: file every
+    // live class afresh.
+    shape.epoch = classes.epoch();
+    shape.buckets.clear();
+    shape.items = 0;
+    for (std::size_t i = 0; i < classes.size(); ++i) slots_.push_back(classes.slot_of(i));
+  } else {
+    // Each class made since, and still live, at the entry that made it.
+    uint64_t at = shape.read;
+    for (const uint32_t slot : classes.changed_since(shape.read)) {
+      if (classes.slot_generation(slot) != 0 && classes.made_at(slot) == at) slots_.push_back(slot);
+      ++at;
+    }
+  }
+  shape.read = classes.log_end();
+  file(shape, cluster, classes, rng);
+}
+
+ShapeBest::Best ShapeBest::find(const Cluster& cluster, const NodeClasses& classes,
+                                const PodSpec& pod, Rng& rng) {
+  if (shapes_.size() <= pod.shape) shapes_.resize(pod.shape + 1);
+  Shape& shape = shapes_[pod.shape];
+  if (!shape.used || !same_request(shape, pod)) {
+    shape = Shape{};
+    shape.used = true;
+    shape.pod = pod;
+    shape.pod.name.clear();
+  }
+  catch_up(shape, cluster, classes, rng);
+  // Gone classes are dropped as the walk meets them; the rest now and then.
+  if (shape.items > 2 * classes.size() + 1024) drop_stale(shape, classes);
+
+  // The best bucket with a class that has the memory; in it, the first member in tie order
+  // with the memory (a class's first member ranks before the rest, so a class whose first
+  // member ranks after the best so far cannot win).
+  const std::vector<int32_t>& memory = classes.columns().max_memory_free_mib;
+  for (std::size_t b = 0; b < shape.buckets.size();) {
+    std::vector<Item>& items = shape.buckets[b].items;
+    NodeIndex best = -1;
+    for (std::size_t k = 0; k < items.size();) {
+      const Item item = items[k];
+      if (classes.slot_generation(item.slot) != item.generation) {
+        items[k] = items.back();
+        items.pop_back();
+        --shape.items;
+        continue;
+      }
+      ++k;
+      const std::size_t d = classes.dense_of_slot(item.slot);
+      if (memory[d] < pod.memory_mib) continue;
+      if (best >= 0 && tie_rank_[classes.representative(d)] > tie_rank_[best]) continue;
+      const NodeIndex node = classes.first_fitting(d, pod.memory_mib);
+      if (best < 0 || tie_rank_[node] < tie_rank_[best]) best = node;
+    }
+    if (items.empty()) {
+      shape.buckets.erase(shape.buckets.begin() + static_cast<std::ptrdiff_t>(b));
+      continue;
+    }
+    if (best >= 0) return Best{best, shape.buckets[b].raw};
+    ++b;
+  }
+  return Best{};
+}
+
+}  // namespace greensched::policy
