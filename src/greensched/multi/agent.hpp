@@ -93,6 +93,9 @@ class FleetView {
   // forecaster's means of the site's carbon and price series. With it (FleetSim): the net
   // marginal view of multi/net_signal.hpp, after on-site generation and the battery.
   virtual SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const;
+  // Whether the caller keeps Dispatch::alternatives (explanations, live dispatch). When not,
+  // an agent may leave out the sites that cannot hold its choice, without previewing them.
+  virtual bool wants_alternatives() const { return true; }
 };
 
 // Whether `pod` keeps the site's load (FleetView::load) within 1 - headroom.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -170,6 +171,7 @@ class FleetSim final : public FleetView {
   SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
   double load_at(int site, int64_t t) const override;
   double ls_reserve(int site, int64_t t) const override;
+  bool wants_alternatives() const override { return options_.record; }
 
  private:
   struct Preview {
@@ -280,6 +282,23 @@ class FleetSim final : public FleetView {
   }
   std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
+  // The local policy's placement of a pod shape (CPU, memory, GPUs, models) at a site, kept
+  // while the site's view_version holds: jobs of one shape share it (fleet_view.cpp).
+  struct ShapePlacement {
+    bool valid = false;
+    uint64_t version = 0;
+    int64_t cpu_milli = 0, memory_mib = 0;
+    int num_gpu = 0;
+    int32_t gpu_milli = 0;
+    GpuModelSet gpu_spec = 0;
+    NodeIndex node = -1;  // -1: no node can host it, not even one that wakes
+    GpuMask gpus = 0;
+    bool waking = false;
+    // placement_cost at `pue` (NaN: not yet).
+    double pue = std::numeric_limits<double>::quiet_NaN();
+    double watts = 0, frag_milli = 0;
+  };
+  mutable std::vector<std::unordered_map<uint64_t, ShapePlacement>> shape_placements_;
   mutable NetSignalCache net_cache_;
   std::vector<GenerationForecast> generation_;           // per site
   mutable std::vector<std::vector<double>> run_watts_;   // [site][pod shape]; NaN: not yet

@@ -80,26 +80,50 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
     out.watts = std::numeric_limits<double>::infinity();  // full, counting what is on its way
     return out;
   }
-  auto& self = const_cast<SiteRuntime&>(s);
-  const policy::Decision d = self.scheduler->schedule(*s.cluster, pod, self.preview_rng);
-  NodeIndex node = d.node;
-  GpuMask gpus = d.gpus;
-  bool waking = false;
-  if (node < 0) {
-    node = s.engine->wake_candidate(pod);
-    if (node < 0) {
-      out.watts = std::numeric_limits<double>::infinity();
-      return out;
+  // The placement depends only on the site's state and the pod's shape and memory: kept per
+  // site and shape until the site changes.
+  if (shape_placements_.size() < sites_.size()) shape_placements_.resize(sites_.size());
+  const uint64_t version = s.view_version();
+  const uint64_t key = static_cast<uint64_t>(pod.shape) << 32 ^
+                       static_cast<uint64_t>(static_cast<uint32_t>(pod.memory_mib));
+  ShapePlacement& place = shape_placements_[static_cast<std::size_t>(site)][key];
+  if (!place.valid || place.version != version || place.cpu_milli != pod.cpu_milli ||
+      place.memory_mib != pod.memory_mib || place.num_gpu != pod.num_gpu ||
+      place.gpu_milli != pod.gpu_milli || place.gpu_spec != pod.gpu_spec) {
+    auto& self = const_cast<SiteRuntime&>(s);
+    const policy::Decision d = self.scheduler->schedule(*s.cluster, pod, self.preview_rng);
+    place = ShapePlacement{};
+    place.valid = true;
+    place.version = version;
+    place.cpu_milli = pod.cpu_milli;
+    place.memory_mib = pod.memory_mib;
+    place.num_gpu = pod.num_gpu;
+    place.gpu_milli = pod.gpu_milli;
+    place.gpu_spec = pod.gpu_spec;
+    place.node = d.node;
+    place.gpus = d.gpus;
+    if (d.node < 0) {
+      place.node = s.engine->wake_candidate(pod);
+      place.waking = true;
+      place.gpus = first_gpus(pod);  // a powered-down node is empty
     }
-    waking = true;
-    gpus = first_gpus(pod);  // a powered-down node is empty
+  }
+  if (place.node < 0) {
+    out.watts = std::numeric_limits<double>::infinity();
+    return out;
   }
   // Its room is reserved while its data moves, or its node wakes during the transfer.
   out.holdable = true;
-  const PlacementCost cost = placement_cost(*s.cluster, *s.figures, *s.frag, pod, node, gpus,
-                                            waking, s.spec->pue_at(epoch_s(now_)));
-  out.watts = cost.watts;
-  out.frag_milli = cost.frag_milli;
+  const double pue = s.spec->pue_at(epoch_s(now_));
+  if (!(place.pue == pue)) {
+    const PlacementCost cost = placement_cost(*s.cluster, *s.figures, *s.frag, pod, place.node,
+                                              place.gpus, place.waking, pue);
+    place.pue = pue;
+    place.watts = cost.watts;
+    place.frag_milli = cost.frag_milli;
+  }
+  out.watts = place.watts;
+  out.frag_milli = place.frag_milli;
   if (preview_cache_.size() > 16) preview_cache_.clear();
   preview_cache_.emplace_back(&pod, s.view_version() << 8 | static_cast<uint64_t>(site), out);
   return out;

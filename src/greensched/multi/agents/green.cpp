@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -52,29 +54,78 @@ class GreenAgent final : public DispatchAgent {
       plan_->refresh(view, be_slack_s_);
     }
     const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
-    const std::vector<int> sites =
-        job.latency_sensitive ? ls_feasible_sites(view, job) : all_sites(view);
     const int64_t now = view.now_s();
     const double hours = std::max<double>(static_cast<double>(job.duration_s), 1.0) / 3600.0;
-    struct Option {
-      int site = -1;
-      int64_t start = 0;
-      double cost = 0, carbon = 0, ci = 0, kw = 0, plan_price = 0;
-    };
-    Option best, home;
-    std::vector<Alternative> per_site;
-    for (int site : sites) {
+    const int n_sites = static_cast<int>(view.fleet().sites.size());
+    // Pass 1, before any placement is previewed: per site, whether it is an option at all,
+    // its starts, and where the caller keeps no alternatives, a lower bound of its options'
+    // costs (the run at its share of the least-drawing node type, no fragmentation).
+    const bool prune = !view.wants_alternatives() && bounds_hold();
+    if (sites_.size() < static_cast<std::size_t>(n_sites)) sites_.resize(n_sites);
+    std::size_t n_options = 0;
+    for (int site = 0; site < n_sites; ++site) {
+      SiteOptions& so = sites_[static_cast<std::size_t>(site)];
+      so.usable = false;
+      so.bounded = false;
+      so.options.clear();
       if (!view.fits_ever(site, *job.pod)) continue;
       if (job.latency_sensitive && !has_room(view, site, *job.pod, 0.0)) continue;
-      const int64_t ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
+      so.ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       // The starts at which the site has room for it; none: the site is no option (and its
       // placement need not be previewed).
-      std::vector<int64_t> starts = start_candidates(job, ready, options_.step_s);
+      so.starts = start_candidates(job, so.ready, options_.step_s);
       if (!job.latency_sensitive) {
-        std::erase_if(starts, [&](int64_t start) {
+        std::erase_if(so.starts, [&](int64_t start) {
           return !has_be_room(view, site, *job.pod, start, options_.be_max_fill);
         });
-        if (starts.empty()) continue;
+        if (so.starts.empty()) continue;
+      }
+      so.usable = true;
+      n_options += so.starts.size();
+      const SiteSpec& spec = view.fleet().sites[site];
+      so.move_kwh = site == job.home_site ? 0.0 : job.data_gb * spec.network.energy_kwh_per_gb;
+      so.move_g = so.move_kwh * spec.carbon.at(view.epoch_s(now));
+      // Without on-site energy the expected signal does not depend on the job's power.
+      const double kw_floor = view.run_watts(site, *job.pod) / 1000.0;
+      if (!prune || spec.energy || !std::isfinite(kw_floor)) continue;
+      so.bounded = true;
+      so.lower = std::numeric_limits<double>::infinity();
+      so.signals.clear();
+      so.plan_prices.clear();
+      for (int64_t start : so.starts) {
+        const SignalView signal =
+            view.expected_signal(site, start, start + std::max<int64_t>(job.duration_s, 1), 0.0);
+        const double plan_price =
+            plan_ ? plan_->price(site, start, start + std::max<int64_t>(job.duration_s, 1), gpus)
+                  : 0.0;
+        so.signals.push_back(signal);
+        so.plan_prices.push_back(plan_price);
+        if (!(signal.carbon_g_per_kwh >= 0) || !(signal.price_per_kwh >= 0)) {
+          so.lower = -std::numeric_limits<double>::infinity();
+          continue;
+        }
+        double run_g = 0;
+        so.lower = std::min(so.lower,
+                            option_cost(spec, view, now, kw_floor, 0.0, hours, signal, so.move_kwh,
+                                        so.move_g, plan_price, start > so.ready, run_g));
+      }
+    }
+    // Pass 2: the options of each site. Pruning, the home site first and then the others by
+    // their bound, leaving out a site whose bound exceeds the cheapest option found by more
+    // than the choice's tolerance can carry over all options: it could not change the choice
+    // (nor the home figures, which are always computed).
+    const auto evaluate = [&](int site) {
+      SiteOptions& so = sites_[static_cast<std::size_t>(site)];
+      if (job.latency_sensitive && site != job.home_site) {
+        // A node that must wake starts waking when the job is dispatched, during the
+        // transfer; an empty one is held. Only a site that can keep a node for it is an
+        // option (ls_feasible_sites).
+        const double wait = std::max(
+            transfer_seconds(view, job, site),
+            view.fits_now(site, *job.pod) ? 0.0 : static_cast<double>(view.wake_delay_s()));
+        if (wait > static_cast<double>(view.ls_bound_s()) || !view.can_hold(site, *job.pod)) {
+          return;
+        }
       }
       const SiteSpec& spec = view.fleet().sites[site];
       // Starting now: what it adds now (or at least its share); later: its share, whatever
@@ -83,38 +134,67 @@ class GreenAgent final : public DispatchAgent {
       const double kw_later = view.run_watts(site, *job.pod) / 1000.0;
       const double frag_gpu_hours =
           std::max(0.0, view.fragmentation_delta(site, *job.pod)) / 1000.0 * hours;
-      const double move_kwh =
-          site == job.home_site ? 0.0 : job.data_gb * spec.network.energy_kwh_per_gb;
-      const double move_g = move_kwh * spec.carbon.at(view.epoch_s(now));
-      Option site_best;
-      for (int64_t start : starts) {
+      for (std::size_t i = 0; i < so.starts.size(); ++i) {
+        const int64_t start = so.starts[i];
         // The same figure for every start where the site can take it now, so that a later
         // start is not cheaper merely because it is judged on the share alone.
-        const double kw = std::isfinite(kw_now) ? kw_now : start == ready ? kw_now : kw_later;
+        const double kw = std::isfinite(kw_now) ? kw_now : start == so.ready ? kw_now : kw_later;
         if (!std::isfinite(kw)) continue;  // full now, or no node can host it
-        const int64_t from = view.epoch_s(start);
-        const int64_t to = from + std::max<int64_t>(job.duration_s, 1);
-        const SignalView signal = view.expected_signal(site, start, start + (to - from), kw);
-        const double ci = signal.carbon_g_per_kwh;
-        const double run_g = kw * hours * ci;
-        double cost = 0;
-        if (options_.objective == AgentOptions::Objective::kCarbon) {
-          cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
-          if (spec.price) cost += options_.price_weight_g * kw * hours * signal.price_per_kwh;
-        } else {
-          cost = usd(kw * hours * signal.price_per_kwh, move_kwh, spec, view, now, frag_gpu_hours,
-                     run_g + move_g);
-        }
+        const int64_t end = start + std::max<int64_t>(job.duration_s, 1);
+        const SignalView signal =
+            so.bounded ? so.signals[i] : view.expected_signal(site, start, end, kw);
         // green-plan: what the site-hours it takes are worth to the rest of the planned work.
-        const double plan_price =
-            plan_ ? plan_->price(site, start, start + std::max<int64_t>(job.duration_s, 1), gpus)
-                  : 0.0;
-        cost += plan_price;
-        if (start > ready) cost += options_.defer_margin * std::abs(cost);
-        const Option o{site, start, cost, run_g + move_g, ci, kw, plan_price};
-        if (site == job.home_site && start == ready) home = o;
-        if (site_best.site < 0 || cost < site_best.cost - 1e-6) site_best = o;
-        if (best.site < 0 || cost < best.cost - 1e-6) best = o;
+        const double plan_price = so.bounded ? so.plan_prices[i]
+                                  : plan_    ? plan_->price(site, start, end, gpus)
+                                             : 0.0;
+        double run_g = 0;
+        const double cost =
+            option_cost(spec, view, now, kw, frag_gpu_hours, hours, signal, so.move_kwh, so.move_g,
+                        plan_price, start > so.ready, run_g);
+        so.options.push_back(
+            Option{site, start, cost, run_g + so.move_g, signal.carbon_g_per_kwh, kw, plan_price});
+      }
+    };
+    if (prune) {
+      order_.clear();
+      for (int site = 0; site < n_sites; ++site) {
+        if (sites_[static_cast<std::size_t>(site)].usable) order_.push_back(site);
+      }
+      const auto bound = [&](int site) {
+        const SiteOptions& so = sites_[static_cast<std::size_t>(site)];
+        return site == job.home_site ? -std::numeric_limits<double>::infinity()
+               : so.bounded          ? so.lower
+                                     : -std::numeric_limits<double>::infinity();
+      };
+      std::stable_sort(order_.begin(), order_.end(),
+                       [&](int a, int b) { return bound(a) < bound(b); });
+      double cheapest = std::numeric_limits<double>::infinity();
+      for (int site : order_) {
+        const double margin =
+            static_cast<double>(n_options + 3) * (kTolerance + 1e-9 * std::abs(cheapest));
+        if (std::isfinite(cheapest) && bound(site) >= cheapest + margin) continue;
+        evaluate(site);
+        for (const Option& o : sites_[static_cast<std::size_t>(site)].options) {
+          cheapest = std::min(cheapest, o.cost);
+        }
+      }
+    } else {
+      for (int site = 0; site < n_sites; ++site) {
+        if (sites_[static_cast<std::size_t>(site)].usable) evaluate(site);
+      }
+    }
+    // The choice, in site order: the cheapest, the earlier start and the earlier site among
+    // equals.
+    Option best, home;
+    std::vector<Alternative> per_site;
+    for (int site = 0; site < n_sites; ++site) {
+      Option site_best;
+      for (const Option& o : sites_[static_cast<std::size_t>(site)].options) {
+        if (site == job.home_site && o.start == sites_[static_cast<std::size_t>(site)].ready) {
+          home = o;
+        }
+        if (site_best.site < 0 || o.cost < site_best.cost - kTolerance) site_best = o;
+        if (best.site < 0 || o.cost < best.cost - kTolerance) best = o;
       }
       if (site_best.site >= 0) {
         per_site.push_back(Alternative{site, site_best.start, site_best.ci, site_best.cost});
@@ -164,6 +244,53 @@ class GreenAgent final : public DispatchAgent {
     }
     return cost;
   }
+
+  // One option's cost in the objective's units: the run at `kw` facility kW, the move, the
+  // fragmentation, the plan's capacity price, and the margin of a later start. run_g: the
+  // run's grams. Non-decreasing in kw and frag_gpu_hours where bounds_hold() and the signal
+  // is not negative.
+  double option_cost(const SiteSpec& spec, const FleetView& view, int64_t now, double kw,
+                     double frag_gpu_hours, double hours, const SignalView& signal, double move_kwh,
+                     double move_g, double plan_price, bool later, double& run_g) const {
+    run_g = kw * hours * signal.carbon_g_per_kwh;
+    double cost = 0;
+    if (options_.objective == AgentOptions::Objective::kCarbon) {
+      cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
+      if (spec.price) cost += options_.price_weight_g * kw * hours * signal.price_per_kwh;
+    } else {
+      cost = usd(kw * hours * signal.price_per_kwh, move_kwh, spec, view, now, frag_gpu_hours,
+                 run_g + move_g);
+    }
+    cost += plan_price;
+    if (later) cost += options_.defer_margin * std::abs(cost);
+    return cost;
+  }
+  // Whether the weights keep option_cost non-decreasing in the power and the fragmentation.
+  bool bounds_hold() const {
+    return options_.frag_weight_g >= 0 && options_.price_weight_g > 0 &&
+           options_.carbon_price_usd_per_t >= 0 && options_.defer_margin >= 0 &&
+           options_.defer_margin <= 1;
+  }
+
+  static constexpr double kTolerance = 1e-6;  // a cost must be this much lower to win
+  struct Option {
+    int site = -1;
+    int64_t start = 0;
+    double cost = 0, carbon = 0, ci = 0, kw = 0, plan_price = 0;
+  };
+  // Per site, scratch of decide: its starts, what they cost before the placement is known,
+  // and its options.
+  struct SiteOptions {
+    bool usable = false, bounded = false;
+    int64_t ready = 0;
+    double move_kwh = 0, move_g = 0, lower = 0;
+    std::vector<int64_t> starts;
+    std::vector<SignalView> signals;
+    std::vector<double> plan_prices;
+    std::vector<Option> options;
+  };
+  std::vector<SiteOptions> sites_;
+  std::vector<int> order_;
 
   AgentOptions options_;
   std::unique_ptr<CapacityPlan> plan_;  // green-plan
