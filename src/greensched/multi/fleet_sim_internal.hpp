@@ -11,7 +11,6 @@
 #include <optional>
 #include <queue>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -298,7 +297,8 @@ class FleetSim final : public FleetView {
     double pue = std::numeric_limits<double>::quiet_NaN();
     double watts = 0, frag_milli = 0;
   };
-  mutable std::vector<std::unordered_map<uint64_t, ShapePlacement>> shape_placements_;
+  // [site][pod shape]: one per memory request seen.
+  mutable std::vector<std::vector<std::vector<ShapePlacement>>> shape_placements_;
   mutable NetSignalCache net_cache_;
   std::vector<GenerationForecast> generation_;           // per site
   mutable std::vector<std::vector<double>> run_watts_;   // [site][pod shape]; NaN: not yet

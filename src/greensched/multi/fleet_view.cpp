@@ -84,9 +84,14 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
   // site and shape until the site changes.
   if (shape_placements_.size() < sites_.size()) shape_placements_.resize(sites_.size());
   const uint64_t version = s.view_version();
-  const uint64_t key = static_cast<uint64_t>(pod.shape) << 32 ^
-                       static_cast<uint64_t>(static_cast<uint32_t>(pod.memory_mib));
-  ShapePlacement& place = shape_placements_[static_cast<std::size_t>(site)][key];
+  std::vector<std::vector<ShapePlacement>>& by_shape =
+      shape_placements_[static_cast<std::size_t>(site)];
+  if (by_shape.size() <= pod.shape) by_shape.resize(pod.shape + 1);
+  std::vector<ShapePlacement>& kept = by_shape[pod.shape];
+  auto it = std::find_if(kept.begin(), kept.end(),
+                         [&](const ShapePlacement& p) { return p.memory_mib == pod.memory_mib; });
+  if (it == kept.end()) it = kept.insert(kept.end(), ShapePlacement{});
+  ShapePlacement& place = *it;
   if (!place.valid || place.version != version || place.cpu_milli != pod.cpu_milli ||
       place.memory_mib != pod.memory_mib || place.num_gpu != pod.num_gpu ||
       place.gpu_milli != pod.gpu_milli || place.gpu_spec != pod.gpu_spec) {

@@ -183,9 +183,12 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   // plan is the same, and the new hours' columns start at 0 and their rows' slacks basic.
   if (options.basis != nullptr && !options.basis->status.empty()) {
     std::vector<unsigned char> status(static_cast<std::size_t>(columns + rows));
+    const auto& kept = options.basis->status;
     const auto find = [&](const ShiftLpBasis::Key& k, unsigned char otherwise) {
-      const auto it = options.basis->status.find(k);
-      return it == options.basis->status.end() ? otherwise : it->second;
+      const auto it = std::lower_bound(kept.begin(), kept.end(), k,
+                                       [](const std::pair<ShiftLpBasis::Key, unsigned char>& e,
+                                          const ShiftLpBasis::Key& key) { return e.first < key; });
+      return it == kept.end() || it->first != k ? otherwise : it->second;
     };
     for (int c = 0; c < columns; ++c) {
       status[static_cast<std::size_t>(c)] =
@@ -203,14 +206,18 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
                              clp.status(), rows, columns)};
   }
   if (options.basis != nullptr) {
-    options.basis->status.clear();
+    auto& kept = options.basis->status;
+    kept.clear();
     const unsigned char* status = clp.statusArray();
     for (int c = 0; c < columns; ++c) {
-      options.basis->status.emplace(column_key[static_cast<std::size_t>(c)], status[c]);
+      kept.emplace_back(column_key[static_cast<std::size_t>(c)], status[c]);
     }
     for (int r = 0; r < rows; ++r) {
-      options.basis->status.emplace(row_key[static_cast<std::size_t>(r)], status[columns + r]);
+      kept.emplace_back(row_key[static_cast<std::size_t>(r)], status[columns + r]);
     }
+    // Each key stands for one column or row.
+    std::sort(kept.begin(), kept.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   const double* sol = clp.primalColumnSolution();
   const double* reduced = clp.dualColumnSolution();

@@ -14,8 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -56,7 +56,8 @@ struct ShiftLpBasis {
   enum Kind { kMove, kUnserved, kRun, kBacklog, kWorkRow, kFlowRow, kDueRow };
   // (kind, home or site, absolute hour, which piece of that home and hour x 1024 + site)
   using Key = std::tuple<int, int, int64_t, int>;
-  std::map<Key, unsigned char> status;  // CLP's status of each column and row
+  // CLP's status of each column and row, sorted by key.
+  std::vector<std::pair<Key, unsigned char>> status;
 };
 
 struct ShiftLpOptions {

@@ -196,7 +196,7 @@ class GreenAgent final : public DispatchAgent {
         if (site_best.site < 0 || o.cost < site_best.cost - kTolerance) site_best = o;
         if (best.site < 0 || o.cost < best.cost - kTolerance) best = o;
       }
-      if (site_best.site >= 0) {
+      if (site_best.site >= 0 && !prune) {
         per_site.push_back(Alternative{site, site_best.start, site_best.ci, site_best.cost});
       }
     }
