@@ -50,12 +50,29 @@ StateId FragmentationModel::intern(NodeFragState s) {
   for (int g = 0; g < kMaxGpusPerNode; ++g) {
     key.words[1 + g / 6] |= static_cast<uint64_t>(s.gpu_free_sorted[g]) << (10 * (g % 6));
   }
-  auto [it, inserted] = ids_.try_emplace(key, static_cast<StateId>(states_.size()));
-  if (inserted) {
-    s.frag_scaled = scaled_frag(s.model, s.gpu_count, s.cpu_free_milli, s.gpu_free_sorted.data());
-    states_.push_back(s);
+  if (2 * (keys_.size() + 1) > ids_.size()) {
+    // Grow: every id again at its hash's place.
+    ids_.assign(std::max<std::size_t>(1024, 2 * ids_.size()), IdSlot{});
+    const std::size_t mask = ids_.size() - 1;
+    for (std::size_t id = 0; id < keys_.size(); ++id) {
+      const auto h = static_cast<uint32_t>(KeyHash{}(keys_[id]));
+      std::size_t i = h & mask;
+      while (ids_[i].id_plus_1 != 0) i = (i + 1) & mask;
+      ids_[i] = IdSlot{h, static_cast<uint32_t>(id + 1)};
+    }
   }
-  return it->second;
+  const auto hash = static_cast<uint32_t>(KeyHash{}(key));
+  const std::size_t mask = ids_.size() - 1;
+  std::size_t i = hash & mask;
+  for (; ids_[i].id_plus_1 != 0; i = (i + 1) & mask) {
+    if (ids_[i].hash == hash && keys_[ids_[i].id_plus_1 - 1] == key) return ids_[i].id_plus_1 - 1;
+  }
+  const auto id = static_cast<StateId>(states_.size());
+  s.frag_scaled = scaled_frag(s.model, s.gpu_count, s.cpu_free_milli, s.gpu_free_sorted.data());
+  states_.push_back(s);
+  keys_.push_back(key);
+  ids_[i] = IdSlot{hash, id + 1};
+  return id;
 }
 
 StateId FragmentationModel::node_state(const Cluster& cluster, NodeIndex node) {

@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
@@ -64,7 +63,14 @@ class FragmentationModel {
 
   TargetWorkload target_;
   std::vector<NodeFragState> states_;
-  std::unordered_map<Key, StateId, KeyHash> ids_;
+  // The id of each key: open addressing with linear probing, at most half full (a node-based
+  // map misses the cache twice at every node change).
+  struct IdSlot {
+    uint32_t hash = 0;
+    uint32_t id_plus_1 = 0;  // 0: empty
+  };
+  std::vector<Key> keys_;               // by id
+  std::vector<IdSlot> ids_;             // size a power of two
   std::vector<uint32_t> node_version_;  // per node: version seen when node_state_ was set
   std::vector<StateId> node_state_;
 };

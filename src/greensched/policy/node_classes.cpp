@@ -55,11 +55,12 @@ NodeClasses::Key NodeClasses::key_of(const Cluster& cluster, NodeIndex n) const 
 void NodeClasses::rebuild(const Cluster& cluster) {
   const std::size_t n = cluster.size();
   classes_.clear();
-  generation_of_slot_.clear();
-  made_at_of_slot_.clear();
+  slot_info_.clear();
   free_slots_.clear();
-  slot_of_key_.clear();
+  table_.clear();
+  table_used_ = 0;
   reps_.clear();
+  rep_rank_.clear();
   slot_of_dense_.clear();
   generation_of_dense_.clear();
   columns_ = Columns{};
@@ -127,8 +128,10 @@ void NodeClasses::sync(const Cluster& cluster) {
 }
 
 void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
-  auto [it, fresh] = slot_of_key_.try_emplace(key, 0);
-  if (fresh) {
+  if (2 * (table_used_ + 1) > table_.size()) grow_table();
+  const auto hash = static_cast<uint32_t>(KeyHash{}(key));
+  const std::size_t at = find_key(key, hash);
+  if (table_[at].slot_plus_1 == 0) {
     uint32_t slot;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -136,10 +139,10 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     } else {
       slot = static_cast<uint32_t>(classes_.size());
       classes_.emplace_back();
-      generation_of_slot_.push_back(0);
-      made_at_of_slot_.push_back(0);
+      slot_info_.emplace_back();
     }
-    it->second = slot;
+    table_[at] = KeySlot{hash, slot + 1};
+    ++table_used_;
     Class& c = classes_[slot];
     c.key = key;
     c.members.clear();
@@ -147,13 +150,13 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     c.at_max = 0;
     c.dense = static_cast<uint32_t>(reps_.size());
     c.generation = ++generations_;
-    generation_of_slot_[slot] = c.generation;
-    made_at_of_slot_[slot] = log_end();
+    slot_info_[slot] = SlotInfo{c.generation, log_end(), c.dense};
     log_.push_back(slot);
     const NodeSpec& spec = cluster.spec(n);
     const NodeState& s = cluster.state(n);
     const bool has_gpus = spec.gpu_count > 0;
     reps_.push_back(n);
+    rep_rank_.push_back(0);
     slot_of_dense_.push_back(slot);
     generation_of_dense_.push_back(c.generation);
     columns_.cpu_free_milli.push_back(s.online ? saturate(s.cpu_free_milli) : -1);
@@ -162,7 +165,7 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     columns_.whole_free_gpus.push_back(has_gpus ? s.whole_free_gpus : -1);
     columns_.model.push_back(spec.model);
   }
-  const uint32_t slot = it->second;
+  const uint32_t slot = table_[at].slot_plus_1 - 1;
   Class& c = classes_[slot];
   const auto pos =
       std::upper_bound(c.members.begin(), c.members.end(), tie_rank_[n],
@@ -179,6 +182,7 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
   }
   columns_.max_memory_free_mib[c.dense] = saturate(c.max_memory);
   reps_[c.dense] = c.members.front();
+  rep_rank_[c.dense] = tie_rank_[c.members.front()];
 }
 
 void NodeClasses::remove(NodeIndex n) {
@@ -195,6 +199,7 @@ void NodeClasses::remove(NodeIndex n) {
     if (d != last) {
       const uint32_t moved = slot_of_dense_[last];
       reps_[d] = reps_[last];
+      rep_rank_[d] = rep_rank_[last];
       slot_of_dense_[d] = moved;
       generation_of_dense_[d] = generation_of_dense_[last];
       columns_.cpu_free_milli[d] = columns_.cpu_free_milli[last];
@@ -203,8 +208,10 @@ void NodeClasses::remove(NodeIndex n) {
       columns_.whole_free_gpus[d] = columns_.whole_free_gpus[last];
       columns_.model[d] = columns_.model[last];
       classes_[moved].dense = d;
+      slot_info_[moved].dense = d;
     }
     reps_.pop_back();
+    rep_rank_.pop_back();
     slot_of_dense_.pop_back();
     generation_of_dense_.pop_back();
     columns_.cpu_free_milli.pop_back();
@@ -212,9 +219,9 @@ void NodeClasses::remove(NodeIndex n) {
     columns_.max_gpu_free_milli.pop_back();
     columns_.whole_free_gpus.pop_back();
     columns_.model.pop_back();
-    slot_of_key_.erase(c.key);
+    erase_key(c.key);
     c.generation = 0;
-    generation_of_slot_[slot] = 0;
+    slot_info_[slot].generation = 0;
     log_.push_back(slot);
     free_slots_.push_back(slot);
     return;
@@ -222,6 +229,7 @@ void NodeClasses::remove(NodeIndex n) {
   if (memory_of_node_[n] == c.max_memory && --c.at_max == 0) rescan_memory(c);
   columns_.max_memory_free_mib[c.dense] = saturate(c.max_memory);
   reps_[c.dense] = c.members.front();
+  rep_rank_[c.dense] = tie_rank_[c.members.front()];
 }
 
 void NodeClasses::rescan_memory(Class& c) const {
@@ -234,6 +242,41 @@ void NodeClasses::rescan_memory(Class& c) const {
     }
     c.at_max += memory_of_node_[m] == c.max_memory;
   }
+}
+
+std::size_t NodeClasses::find_key(const Key& key, uint32_t hash) const {
+  const std::size_t mask = table_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const KeySlot& e = table_[i];
+    if (e.slot_plus_1 == 0 || (e.hash == hash && classes_[e.slot_plus_1 - 1].key == key)) return i;
+  }
+}
+
+void NodeClasses::grow_table() {
+  std::vector<KeySlot> old = std::move(table_);
+  table_.assign(std::max<std::size_t>(64, 2 * old.size()), KeySlot{});
+  const std::size_t mask = table_.size() - 1;
+  for (const KeySlot& e : old) {
+    if (e.slot_plus_1 == 0) continue;
+    std::size_t i = e.hash & mask;
+    while (table_[i].slot_plus_1 != 0) i = (i + 1) & mask;
+    table_[i] = e;
+  }
+}
+
+void NodeClasses::erase_key(const Key& key) {
+  const std::size_t mask = table_.size() - 1;
+  std::size_t hole = find_key(key, static_cast<uint32_t>(KeyHash{}(key)));
+  // Backward shift: move up every later entry of the run that may sit in the hole.
+  for (std::size_t j = (hole + 1) & mask; table_[j].slot_plus_1 != 0; j = (j + 1) & mask) {
+    const std::size_t home = table_[j].hash & mask;
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      table_[hole] = table_[j];
+      hole = j;
+    }
+  }
+  table_[hole] = KeySlot{};
+  --table_used_;
 }
 
 NodeIndex NodeClasses::first_fitting(std::size_t i, int64_t memory_mib) const {

@@ -16,7 +16,6 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
@@ -37,6 +36,8 @@ class NodeClasses {
   std::size_t size() const { return reps_.size(); }
   // One member of class i: its score is every member's.
   NodeIndex representative(std::size_t i) const { return reps_[i]; }
+  // The representative's tie rank: no member of class i ranks before it.
+  uint32_t representative_rank(std::size_t i) const { return rep_rank_[i]; }
 
   // Filter columns per class, as Cluster::FitColumns per node (saturated at INT32_MAX;
   // offline: cpu -1; no GPUs: -1 room), the memory one the largest free among the members.
@@ -64,9 +65,9 @@ class NodeClasses {
   // freed by a class that went away is reused by a later one. slot_generation is 0 for a free
   // slot, else the generation of the class in it.
   std::size_t slot_count() const { return classes_.size(); }
-  uint64_t slot_generation(uint32_t slot) const { return generation_of_slot_[slot]; }
+  uint64_t slot_generation(uint32_t slot) const { return slot_info_[slot].generation; }
   // Dense position of the live class in `slot`, and the slot of dense position i.
-  std::size_t dense_of_slot(uint32_t slot) const { return classes_[slot].dense; }
+  std::size_t dense_of_slot(uint32_t slot) const { return slot_info_[slot].dense; }
   uint32_t slot_of(std::size_t i) const { return slot_of_dense_[i]; }
 
   // The slot change log: the slot of every class made or dropped, in order, numbered from 0
@@ -84,7 +85,7 @@ class NodeClasses {
   uint64_t epoch() const { return epoch_; }
   // The log number of the entry that made the live class in `slot`: a reader of the log meets
   // every class made once, at that entry.
-  uint64_t made_at(uint32_t slot) const { return made_at_of_slot_[slot]; }
+  uint64_t made_at(uint32_t slot) const { return slot_info_[slot].made_at; }
 
  private:
   // spec (3 words), free CPU and memory (2), pods, online and tag (1), free GPU shares (2 per
@@ -117,20 +118,38 @@ class NodeClasses {
 
   std::vector<Class> classes_;  // by slot; free slots are reused
   std::vector<uint32_t> free_slots_;
-  std::unordered_map<Key, uint32_t, KeyHash> slot_of_key_;
+  // The slot of each key: open addressing with linear probing, at most half full (a node
+  // changes class at almost every change, and a node-based map misses the cache twice).
+  struct KeySlot {
+    uint32_t hash = 0;
+    uint32_t slot_plus_1 = 0;  // 0: empty
+  };
+  std::vector<KeySlot> table_;  // size a power of two
+  std::size_t table_used_ = 0;
+  // The entry of `key`, or the empty one where it would go.
+  std::size_t find_key(const Key& key, uint32_t hash) const;
+  void grow_table();
+  void erase_key(const Key& key);
   std::vector<uint32_t> slot_of_node_;
   std::vector<int64_t> memory_of_node_;  // free memory when last synced
   std::vector<uint32_t> seen_;           // sync stamp per node, to apply each change once
   uint32_t stamp_ = 0;
-  uint64_t generations_ = 0;                  // classes made so far
-  std::vector<uint64_t> generation_of_slot_;  // Class::generation, packed for readers
-  std::vector<uint64_t> made_at_of_slot_;     // see made_at
+  uint64_t generations_ = 0;  // classes made so far
+  // What readers of the slots look up, packed (a Class is large): its generation (0 when
+  // free), the log entry that made it (made_at) and its dense position.
+  struct SlotInfo {
+    uint64_t generation = 0;
+    uint64_t made_at = 0;
+    uint32_t dense = 0;
+  };
+  std::vector<SlotInfo> slot_info_;
   std::vector<uint32_t> log_;  // slots of classes made or dropped (see changed_since)
   uint64_t log_base_ = 0;      // number of log_'s first entry
   uint64_t epoch_ = 0;
 
   // Dense, by class position.
   std::vector<NodeIndex> reps_;
+  std::vector<uint32_t> rep_rank_;
   std::vector<uint32_t> slot_of_dense_;
   std::vector<uint64_t> generation_of_dense_;
   Columns columns_;

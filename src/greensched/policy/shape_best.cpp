@@ -101,6 +101,7 @@ ShapeBest::Best ShapeBest::find(const Cluster& cluster, const NodeClasses& class
   for (std::size_t b = 0; b < shape.buckets.size();) {
     std::vector<Item>& items = shape.buckets[b].items;
     NodeIndex best = -1;
+    uint32_t best_rank = 0;
     for (std::size_t k = 0; k < items.size();) {
       const Item item = items[k];
       if (classes.slot_generation(item.slot) != item.generation) {
@@ -112,9 +113,12 @@ ShapeBest::Best ShapeBest::find(const Cluster& cluster, const NodeClasses& class
       ++k;
       const std::size_t d = classes.dense_of_slot(item.slot);
       if (memory[d] < pod.memory_mib) continue;
-      if (best >= 0 && tie_rank_[classes.representative(d)] > tie_rank_[best]) continue;
+      if (best >= 0 && classes.representative_rank(d) > best_rank) continue;
       const NodeIndex node = classes.first_fitting(d, pod.memory_mib);
-      if (best < 0 || tie_rank_[node] < tie_rank_[best]) best = node;
+      if (best < 0 || tie_rank_[node] < best_rank) {
+        best = node;
+        best_rank = tie_rank_[node];
+      }
     }
     if (items.empty()) {
       shape.buckets.erase(shape.buckets.begin() + static_cast<std::ptrdiff_t>(b));
