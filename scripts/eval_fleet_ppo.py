@@ -6,7 +6,8 @@ The PPO policy (OUT.npz of scripts/train_fleet_ppo.py, run with numpy) dispatche
 each 14-day window in greensched/FleetDispatch-v0; the other agents and the bound are
 `greensched multi --bound` on the same fleet, jobs and options. Per window and seed, and as
 means over them: carbon against local's, LS SLO violations, BE mean delay, jobs moved, and
-the share of the bound's carbon saving reached. The JSON of every run is kept in --out.
+the share of the bound's carbon saving reached; then a row per window and seed. The JSON of
+every run is kept in --out.
 
   PYTHONPATH=build/python python3 scripts/eval_fleet_ppo.py --model models/fleet_ppo.npz \
       [--windows 2023-04-01,2023-10-01] [--seeds 42,43,44] [--greensched build/greensched]
@@ -24,12 +25,16 @@ import time
 from typing import Any, Dict, List
 
 
+# FleetDispatch-v0's own options: not options of the run.
+ENV_ONLY = ("horizon", "reward", "ls_penalty", "expert", "ls_home", "room")
+
+
 def cli_args(env_kwargs: Dict[str, Any]) -> List[str]:
     """`greensched multi` options for the FleetDispatch-v0 options `env_kwargs` (those of the
-    run; not the environment's own: horizon, reward, ls_penalty, expert)."""
+    run; not the environment's own: horizon, reward, ls_penalty, expert, ls_home, room)."""
     out: List[str] = []
     for key, value in sorted(env_kwargs.items()):
-        if value is None or key in ("horizon", "reward", "ls_penalty", "expert"):
+        if value is None or key in ENV_ONLY:
             continue
         flag = "--" + key.replace("_", "-")
         if isinstance(value, bool):
@@ -150,7 +155,30 @@ def main() -> int:
             else f"| {name} | {statistics.mean(pct):+.1f} | - | {ls} ({local_ls}) | {be:.2f} | "
             f"{moved:.0f} | {len(rs)} |"
         )
+    print()
+    print_per_run(rows, names)
     return 0
+
+
+def print_per_run(rows: Dict[str, List[Dict[str, Any]]], names: List[str]) -> None:
+    """Per window and seed: each agent's carbon against local's (%) and LS SLO violations,
+    and the bound's carbon against local's."""
+    head = " | ".join(f"{n} carbon % | {n} LS" for n in names)
+    print(f"| window | seed | local kg | {head} | bound carbon % |")
+    print("|---|---|---|" + "---|" * (2 * len(names) + 1))
+    for i, local in enumerate(rows[names[0]]):
+        cells = []
+        for n in names:
+            r = rows[n][i]
+            cells.append(f"{100 * (r['carbon_kg'] / r['local_carbon_kg'] - 1):+.1f}")
+            cells.append(str(int(r["ls_slo_violations"])))
+        b = rows["bound"][i]["carbon_kg"]
+        bound = "-" if b is None else f"{100 * (b / local['local_carbon_kg'] - 1):+.1f}"
+        print(
+            f"| {local['window']} | {local['seed']} | {local['local_carbon_kg']:.0f} | "
+            + " | ".join(cells)
+            + f" | {bound} |"
+        )
 
 
 if __name__ == "__main__":

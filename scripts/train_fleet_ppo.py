@@ -2,23 +2,28 @@
 """Trains the PPO dispatcher for greensched/FleetDispatch-v0 and exports it for numpy.
 
 MaskablePPO (sb3-contrib) with invalid (site, start hour) actions masked out, on CPU, within a
-wall-clock and a CPU-time limit for everything (data, cloning, PPO). The reward (minus the
-fleet's carbon between two decisions) reaches a dispatch only over the hours its job runs,
-thousands of decisions later, more than PPO can sort out in minutes; so the policy starts as
-a copy of an expert agent (--expert, default green): its decisions on --bc-steps jobs are
-cloned into the actor (cross-entropy over the masked actions) and the discounted returns of
-those runs into the critic, then PPO improves it on the reward itself. Unless --no-ls-home, the exported policy
-starts latency-sensitive jobs now at their home site (as local does; a cloned or PPO choice
-for them crowded sites into LS SLO violations) and decides where and when BE jobs run.
-Each episode is a
-short window (--days) starting on a random day of the training windows (--train-windows) with
-a random training seed (--train-seeds); the evaluation windows and seeds
-(scripts/eval_fleet_ppo.py) are others. Writes the trained actor as OUT.npz (observation normalisation and weights, read by
-greensched.examples.fleet_ppo.NumpyPolicy without torch), the full sb3 model as OUT.zip unless
---no-zip, and OUT.json (options, steps, wall and CPU seconds, machine).
+wall-clock and a CPU-time limit for everything (data, cloning, PPO). The environment is made
+with reward="dispatch-carbon" (--reward): each dispatch is charged at once with the carbon its
+job is expected to emit at the chosen site and start, so a decision's credit is immediate
+(the measured reward, minus the fleet's carbon between decisions, reaches a dispatch only
+over the hours its job runs, thousands of decisions later); with that reward PPO runs with
+gamma 0, as a contextual bandit. And with room=True (unless --no-room): the mask keeps every
+job where the site has room for it as green judges it, so that its choices do not crowd a site's
+LS jobs into SLO violations (--ls-home further keeps LS jobs at home, as local does). The
+policy starts as a copy of an expert agent (--expert, default green): its decisions on
+--bc-steps jobs (those the mask allows) are cloned into the actor (cross-entropy over the
+masked actions) and the discounted returns into the critic, then PPO improves it on the
+reward. Each episode is a --days window (after --warmup-days) starting on a random day of
+the training windows (--train-windows) with a random training seed (--train-seeds); the
+evaluation windows and seeds (scripts/eval_fleet_ppo.py) are others. Writes the trained
+actor as OUT.npz (observation normalisation and weights, read by
+greensched.examples.fleet_ppo.NumpyPolicy without torch), the policy cloned before PPO as
+OUT_bc.npz, the full sb3 model as OUT.zip unless --no-zip, and OUT.json (options, steps,
+wall and CPU seconds, machine).
 
   make rl                         # the venv with torch, sb3-contrib, gymnasium, the module
-  build-rl/venv/bin/python scripts/train_fleet_ppo.py --out models/fleet_ppo --minutes 14
+  build-rl/venv/bin/python scripts/train_fleet_ppo.py --out models/fleet_ppo --minutes 25 \
+      --bc-steps 150000 --bc-epochs 8 --net 128,64
 """
 
 from __future__ import annotations
@@ -208,8 +213,19 @@ def main() -> int:
     p.add_argument("--timesteps", type=int, default=3_000_000, help="most PPO decisions")
     p.add_argument("--train-windows", default="2023-01-01,2023-07-01")
     p.add_argument("--train-seeds", default="1-20")
-    p.add_argument("--days", type=float, default=0.5, help="days of one training episode")
-    p.add_argument("--warmup-days", type=float, default=0.25)
+    p.add_argument("--days", type=float, default=2, help="days of one training episode")
+    p.add_argument("--warmup-days", type=float, default=0.5)
+    p.add_argument(
+        "--reward",
+        default="dispatch-carbon",
+        help="FleetDispatch-v0 reward: dispatch-carbon (each job's expected kg at the chosen "
+        "site and start, charged at once) or carbon (the fleet's kg between decisions)",
+    )
+    p.add_argument(
+        "--no-room",
+        action="store_true",
+        help="do not mask to where the site has room (FleetDispatch-v0's room option)",
+    )
     p.add_argument(
         "--env-kwargs",
         default=json.dumps(FLEET),
@@ -222,17 +238,17 @@ def main() -> int:
     p.add_argument("--n-steps", type=int, default=1024)
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--gamma", type=float, default=0.999)
+    p.add_argument("--gamma", type=float, default=0.0)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--ent-coef", type=float, default=0.0)
     p.add_argument("--net", default="64,64", help="hidden layer sizes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-zip", action="store_true", help="do not write the sb3 model OUT.zip")
     p.add_argument(
-        "--no-ls-home",
+        "--ls-home",
         action="store_true",
-        help="let the policy place LS jobs too (default: the shipped policy starts an LS job "
-        "now at its home site, as local does, and decides only where and when BE jobs run)",
+        help="the exported policy starts an LS job now at its home site (as local does) and "
+        "decides only where and when BE jobs run",
     )
     args = p.parse_args()
 
@@ -252,6 +268,9 @@ def main() -> int:
         seeds += list(range(int(a), int(b or a) + 1))
     starts = [d for w in args.train_windows.split(",") for d in window_days(w, args.days)]
     env_kwargs = dict(json.loads(args.env_kwargs), days=args.days, warmup_days=args.warmup_days)
+    env_kwargs.update(reward=args.reward, room=not args.no_room)
+    if args.ls_home:
+        env_kwargs["ls_home"] = True
     expert = None if args.expert in ("", "none") else args.expert
     log: List[Dict[str, float]] = []
 
@@ -308,6 +327,10 @@ def main() -> int:
     )
     if data is not None:
         o, masks, actions, returns = data
+        # Only the expert's choices the mask allows (green may move an LS job where ls_home
+        # keeps it at home).
+        keep = masks[np.arange(len(actions)), actions]
+        o, masks, actions, returns = o[keep], masks[keep], actions[keep], returns[keep]
         mean, var, eps, clip = norm
         o = np.clip((o - mean) / np.sqrt(var + eps), -clip, clip).astype(np.float32)
         returns = ((returns - returns.mean()) / (returns.std() + 1e-8)).astype(np.float32)
@@ -366,7 +389,7 @@ def main() -> int:
     )
     meta["env_kwargs"].pop("warmup_days", None)
     probe = venv.venv.venv.envs[0].unwrapped.env.unwrapped
-    meta.update(ls_home=not args.no_ls_home, sites=int(probe.n_sites), slots=int(probe.n_slots))
+    meta.update(ls_home=args.ls_home, sites=int(probe.n_sites), slots=int(probe.n_slots))
     export_npz(model, norm, args.out + ".npz", dict(meta))
     if not args.no_zip:
         model.save(args.out + ".zip")

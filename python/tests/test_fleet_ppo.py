@@ -75,8 +75,8 @@ def test_shipped_model_on_a_held_out_episode():
     """Half a day of the held-out October window, held-out seed 44: every action the policy
     takes is one the mask allows, every job is dispatched, the policy moves jobs away from
     home (it is not local) and has no more LS SLO violations than local on the same jobs.
-    (Its carbon is not asserted: below local's here, above it over the 14-day windows; see
-    docs/PYTHON.md, RL baseline.)"""
+    (Its carbon is not asserted: half a day counts little of the deferred work, so it reads
+    lower than over the 14-day windows of docs/PYTHON.md, RL baseline.)"""
     gym = pytest.importorskip("gymnasium")
     import greensched.envs  # noqa: F401
 
