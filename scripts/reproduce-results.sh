@@ -33,7 +33,7 @@ sections=(
   "fleet-seasons|fleet-seasons|10 min (both cores)"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
-  "energy-seasons|energy-seasons|4.5 min"
+  "energy-seasons|energy-seasons|7 min"
   "bound-families|bound-families|70 s"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
@@ -206,7 +206,7 @@ section_energy_seasons() {
   for w in 2023-01-01 2023-04-01 2023-07-01 2023-10-01; do
     for v in "${forecast_variants[@]}"; do
       # shellcheck disable=SC2046
-      gs multi "${energy4[@]}" --start "$w" --agent local,green-cost \
+      gs multi "${energy4[@]}" --start "$w" --agent local,green-cost,green-cost-carbon \
         --energy-controller none,mpc,oracle $(forecast_flags "$v") -q -j "$jobs" \
         --out "$1/$w/$v" >/dev/null
     done

@@ -446,27 +446,26 @@ def energy_forecasts(work):
 
 def energy_seasons(work):
     windows = sorted(d for d in os.listdir(work) if os.path.isdir(f"{work}/{d}"))
+    green = ["green-cost", "green-cost-carbon"]
     out = []
     for w in windows:
         runs = {key: controller_rows(f"{work}/{w}/{key}") for key, _ in FORECASTS}
-        shares = {
-            a: " / ".join(f"{mpc_share(runs[k], a):.1f}" for k, _ in FORECASTS) + " %"
-            for a in ("local", "green-cost")
-        }
+        shares = [
+            " / ".join(f"{mpc_share(runs[k], a):.1f}" for k, _ in FORECASTS) + " %"
+            for a in ["local"] + green
+        ]
         past = runs["past"]
-        vs = 100 * (
-            num(past[("green-cost", "mpc")], "cost_usd") / num(past[("local", "none")], "cost_usd")
-            - 1
+        local_none = num(past[("local", "none")], "cost_usd")
+        cheaper = " / ".join(
+            pct(100 * (num(past[(a, "mpc")], "cost_usd") / local_none - 1)) for a in green
+        )
+        violations = " / ".join(
+            f"{runs[k][(a, 'mpc')]['ls_slo_violations']}"
+            for a in green
+            for k in ("past", "weather")
         )
         out.append(
-            [
-                w,
-                shares["local"],
-                shares["green-cost"],
-                pct(vs),
-                f"{past[('green-cost', 'none')]['ls_slo_violations']} / {runs['weather'][('green-cost', 'none')]['ls_slo_violations']}",
-                past[("local", "none")]["ls_slo_violations"],
-            ]
+            [w] + shares + [cheaper, violations, past[("local", "none")]["ls_slo_violations"]]
         )
     return {
         "energy-seasons": table(
@@ -474,8 +473,9 @@ def energy_seasons(work):
                 "window",
                 "mpc share of the oracle's saving, `local`: past / + day-ahead prices / + weather forecast / + exact weather",
                 "the same under `green-cost`",
-                "`green-cost` + mpc vs `local` + none (past)",
-                "`green-cost` LS violations (past / weather forecast)",
+                "under `green-cost-carbon`",
+                "`green-cost` / `green-cost-carbon` + mpc vs `local` + none (past)",
+                "LS violations with mpc, `green-cost` past / weather, `green-cost-carbon` past / weather",
                 "`local` LS violations",
             ],
             out,
