@@ -65,6 +65,19 @@ class NodeClasses {
   // freed by a class that went away is reused by a later one. slot_generation is 0 for a free
   // slot, else the generation of the class in it.
   std::size_t slot_count() const { return classes_.size(); }
+  // What readers of the slots look up, packed (a Class is large): the class's generation (0
+  // when the slot is free), the log entry that made it (made_at), its dense position, and its
+  // filter columns bar memory (fixed for the class's life, as Columns).
+  struct SlotInfo {
+    uint64_t generation = 0;
+    uint64_t made_at = 0;
+    uint32_t dense = 0;
+    int32_t cpu_free_milli = 0;
+    int32_t max_gpu_free_milli = 0;
+    int32_t whole_free_gpus = 0;
+    GpuModelId model = kNoGpuModel;
+  };
+  const SlotInfo& slot_info(uint32_t slot) const { return slot_info_[slot]; }
   uint64_t slot_generation(uint32_t slot) const { return slot_info_[slot].generation; }
   // Dense position of the live class in `slot`, and the slot of dense position i.
   std::size_t dense_of_slot(uint32_t slot) const { return slot_info_[slot].dense; }
@@ -135,13 +148,6 @@ class NodeClasses {
   std::vector<uint32_t> seen_;           // sync stamp per node, to apply each change once
   uint32_t stamp_ = 0;
   uint64_t generations_ = 0;  // classes made so far
-  // What readers of the slots look up, packed (a Class is large): its generation (0 when
-  // free), the log entry that made it (made_at) and its dense position.
-  struct SlotInfo {
-    uint64_t generation = 0;
-    uint64_t made_at = 0;
-    uint32_t dense = 0;
-  };
   std::vector<SlotInfo> slot_info_;
   std::vector<uint32_t> log_;  // slots of classes made or dropped (see changed_since)
   uint64_t log_base_ = 0;      // number of log_'s first entry

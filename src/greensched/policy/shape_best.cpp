@@ -4,14 +4,14 @@
 
 namespace greensched::policy {
 namespace {
-// Whether class d passes the filter for `pod` bar free memory: fitting_rows' test on the
-// class columns (free CPU, GPU room, GPU model), all of which are fixed for a class's life.
-bool fits_bar_memory(const NodeClasses::Columns& c, std::size_t d, const PodSpec& pod) {
-  if (c.cpu_free_milli[d] < pod.cpu_milli) return false;
+// Whether a class passes the filter for `pod` bar free memory: fitting_rows' test on the
+// class's columns (free CPU, GPU room, GPU model), all of which are fixed for its life.
+bool fits_bar_memory(const NodeClasses::SlotInfo& c, const PodSpec& pod) {
+  if (c.cpu_free_milli < pod.cpu_milli) return false;
   if (!pod.needs_gpu()) return true;
-  const bool room = pod.gpu_milli < kGpuMilli ? c.max_gpu_free_milli[d] >= pod.gpu_milli
-                                              : c.whole_free_gpus[d] >= pod.num_gpu;
-  return room && (pod.gpu_spec == 0 || model_allowed(pod.gpu_spec, c.model[d]));
+  const bool room = pod.gpu_milli < kGpuMilli ? c.max_gpu_free_milli >= pod.gpu_milli
+                                              : c.whole_free_gpus >= pod.num_gpu;
+  return room && (pod.gpu_spec == 0 || model_allowed(pod.gpu_spec, c.model));
 }
 }  // namespace
 
@@ -24,16 +24,12 @@ bool ShapeBest::same_request(const Shape& shape, const PodSpec& pod) const {
 }
 
 void ShapeBest::file(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng) {
-  const NodeClasses::Columns& columns = classes.columns();
   scored_.clear();
-  std::size_t kept = 0;
   for (const uint32_t slot : slots_) {
-    const std::size_t d = classes.dense_of_slot(slot);
-    if (!fits_bar_memory(columns, d, shape.pod)) continue;
-    slots_[kept++] = slot;
-    scored_.push_back(Candidate{classes.representative(d), 0, 0});
+    scored_.push_back(Candidate{classes.representative(classes.dense_of_slot(slot)), 0, 0});
   }
-  if (scored_.empty()) return;
+  const std::size_t kept = slots_.size();
+  if (kept == 0) return;
   policy_.score(cluster, shape.pod, scored_, rng);
   for (std::size_t j = 0; j < kept; ++j) {
     const int64_t raw = scored_[j].raw;
@@ -67,12 +63,18 @@ void ShapeBest::catch_up(Shape& shape, const Cluster& cluster, const NodeClasses
     shape.epoch = classes.epoch();
     shape.buckets.clear();
     shape.items = 0;
-    for (std::size_t i = 0; i < classes.size(); ++i) slots_.push_back(classes.slot_of(i));
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const uint32_t slot = classes.slot_of(i);
+      if (fits_bar_memory(classes.slot_info(slot), shape.pod)) slots_.push_back(slot);
+    }
   } else {
     // Each class made since, and still live, at the entry that made it.
     uint64_t at = shape.read;
     for (const uint32_t slot : classes.changed_since(shape.read)) {
-      if (classes.slot_generation(slot) != 0 && classes.made_at(slot) == at) slots_.push_back(slot);
+      const NodeClasses::SlotInfo& info = classes.slot_info(slot);
+      if (info.generation != 0 && info.made_at == at && fits_bar_memory(info, shape.pod)) {
+        slots_.push_back(slot);
+      }
       ++at;
     }
   }

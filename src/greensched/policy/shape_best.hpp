@@ -60,7 +60,7 @@ class ShapeBest {
   };
 
   bool same_request(const Shape& shape, const PodSpec& pod) const;
-  // Files the classes in `slots` (live) that pass the shape's filter bar memory.
+  // Files the classes in slots_ (live, and passing the shape's filter bar memory).
   void file(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng);
   void drop_stale(Shape& shape, const NodeClasses& classes) const;
   void catch_up(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng);
