@@ -228,7 +228,6 @@ void NodeClasses::remove(NodeIndex n) {
     erase_key(c.key);
     c.generation = 0;
     slot_info_[slot].generation = 0;
-    log_.push_back(slot);
     free_slots_.push_back(slot);
     return;
   }

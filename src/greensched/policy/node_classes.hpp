@@ -83,16 +83,16 @@ class NodeClasses {
   std::size_t dense_of_slot(uint32_t slot) const { return slot_info_[slot].dense; }
   uint32_t slot_of(std::size_t i) const { return slot_of_dense_[i]; }
 
-  // The slot change log: the slot of every class made or dropped, in order, numbered from 0
-  // over the object's life. A reader keeps the number up to which it has read; entries before
-  // log_begin() are gone (the log is cut when it grows past 16 entries per class, and at least
-  // 65,536), and a reader from before then, or from another epoch(), must look at every class
-  // again. epoch() grows at
+  // The log of classes made: the slot of every class made, in order, numbered from 0 over the
+  // object's life (a class gone since leaves its entry; its slot's generation tells). A reader
+  // keeps the number up to which it has read; entries before log_begin() are gone (the log is
+  // cut when it grows past 16 entries per class, and at least 65,536), and a reader from
+  // before then, or from another epoch(), must look at every class again. epoch() grows at
   // every full rebuild, after which slots are numbered afresh.
   uint64_t log_begin() const { return log_base_; }
   uint64_t log_end() const { return log_base_ + log_.size(); }
   // The entries from `from` (log_begin() <= from <= log_end()) on.
-  std::span<const uint32_t> changed_since(uint64_t from) const {
+  std::span<const uint32_t> made_since(uint64_t from) const {
     return std::span<const uint32_t>(log_).subspan(static_cast<std::size_t>(from - log_base_));
   }
   uint64_t epoch() const { return epoch_; }
@@ -149,7 +149,7 @@ class NodeClasses {
   uint32_t stamp_ = 0;
   uint64_t generations_ = 0;  // classes made so far
   std::vector<SlotInfo> slot_info_;
-  std::vector<uint32_t> log_;  // slots of classes made or dropped (see changed_since)
+  std::vector<uint32_t> log_;  // slots of classes made (see made_since)
   uint64_t log_base_ = 0;      // number of log_'s first entry
   uint64_t epoch_ = 0;
 

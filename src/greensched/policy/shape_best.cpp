@@ -70,7 +70,7 @@ void ShapeBest::catch_up(Shape& shape, const Cluster& cluster, const NodeClasses
   } else {
     // Each class made since, and still live, at the entry that made it.
     uint64_t at = shape.read;
-    for (const uint32_t slot : classes.changed_since(shape.read)) {
+    for (const uint32_t slot : classes.made_since(shape.read)) {
       const NodeClasses::SlotInfo& info = classes.slot_info(slot);
       if (info.generation != 0 && info.made_at == at && fits_bar_memory(info, shape.pod)) {
         slots_.push_back(slot);

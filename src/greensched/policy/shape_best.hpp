@@ -9,7 +9,7 @@
 // from pod to pod of one shape and from member to member. So each shape seen so far keeps the
 // classes that pass its filter bar memory, in buckets by raw score (highest first), brought up
 // to date when a pod of the shape comes: the classes made since it was last served are read
-// from the classes' change log (NodeClasses::changed_since) and filed, and gone ones are
+// from the classes' change log (NodeClasses::made_since) and filed, and gone ones are
 // dropped lazily (their slot's generation no longer matches). A shape too far behind the log
 // files every class afresh. A pod then costs the classes made since its shape was last served
 // and a walk of its shape's best buckets down to the first one with a class that has the
