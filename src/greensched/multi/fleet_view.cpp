@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "greensched/multi/fleet_sim_internal.hpp"
 #include "greensched/multi/placement_preview.hpp"
@@ -121,8 +122,14 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
   out.holdable = true;
   const double pue = s.spec->pue_at(epoch_s(now_));
   if (!(place.pue == pue)) {
+    // The node's fragmentation now is that of its interned state (kept while it is unchanged;
+    // the state clamps a negative free CPU to 0).
+    std::optional<int64_t> before;
+    if (s.cluster->state(place.node).cpu_free_milli >= 0) {
+      before = s.frag->state(s.frag->node_state(*s.cluster, place.node)).frag_scaled;
+    }
     const PlacementCost cost = placement_cost(*s.cluster, *s.figures, *s.frag, pod, place.node,
-                                              place.gpus, place.waking, pue);
+                                              place.gpus, place.waking, pue, before);
     place.pue = pue;
     place.watts = cost.watts;
     place.frag_milli = cost.frag_milli;

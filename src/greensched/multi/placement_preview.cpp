@@ -46,7 +46,8 @@ GpuMask first_gpus(const PodSpec& pod) {
 
 PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::NodePower>& figures,
                              const frag::FragmentationModel& frag, const PodSpec& pod,
-                             NodeIndex node, GpuMask gpus, bool waking, double pue) {
+                             NodeIndex node, GpuMask gpus, bool waking, double pue,
+                             std::optional<int64_t> frag_before) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& st = cluster.state(node);
   const power::NodePower& fig = figures[static_cast<std::size_t>(node)];
@@ -62,8 +63,10 @@ PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::No
   const double share_w = power::pod_floor_watts(spec, fig, pod);
   PlacementCost out;
   out.watts = std::max(after_w - before_w, share_w) * pue;
-  const int64_t f_before =
-      frag.scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli, st.gpu_free_milli.data());
+  const int64_t f_before = frag_before
+                               ? *frag_before
+                               : frag.scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli,
+                                                  st.gpu_free_milli.data());
   const int64_t f_after =
       frag.scaled_frag(spec.model, spec.gpu_count, st.cpu_free_milli - pod.cpu_milli, after.data());
   out.frag_milli = frag.to_gpu_milli(f_after - f_before);

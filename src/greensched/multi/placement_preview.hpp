@@ -4,6 +4,8 @@
 // an agent prices a job alike in simulation and live.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
@@ -21,10 +23,13 @@ struct PlacementCost {
 };
 
 // `pod` on `node` taking `gpus`; `waking`: the node is powered down and wakes for it (its
-// idle power counts then). `pue` turns IT watts into facility watts.
+// idle power counts then). `pue` turns IT watts into facility watts. `frag_before`: the
+// node's scaled fragmentation now where the caller knows it (FragmentationModel's interned
+// state of the node), else it is computed.
 PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::NodePower>& figures,
                              const frag::FragmentationModel& frag, const PodSpec& pod,
-                             NodeIndex node, GpuMask gpus, bool waking, double pue);
+                             NodeIndex node, GpuMask gpus, bool waking, double pue,
+                             std::optional<int64_t> frag_before = std::nullopt);
 
 // Whether `pod` fits a node of the cluster now (the scheduler's filter), and whether it could
 // run on one at all (an empty node of enough CPU, memory, GPUs and an allowed model).
