@@ -150,17 +150,18 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     c.at_max = 0;
     c.dense = static_cast<uint32_t>(reps_.size());
     c.generation = ++generations_;
-    log_.push_back(slot);
     const NodeSpec& spec = cluster.spec(n);
     const NodeState& s = cluster.state(n);
     const bool has_gpus = spec.gpu_count > 0;
     slot_info_[slot] = SlotInfo{c.generation,
-                                log_end() - 1,
                                 c.dense,
                                 s.online ? saturate(s.cpu_free_milli) : -1,
                                 has_gpus ? s.max_gpu_free_milli : -1,
                                 has_gpus ? s.whole_free_gpus : -1,
                                 spec.model};
+    const SlotInfo& info = slot_info_[slot];
+    log_.push_back(Made{info.generation, slot, info.cpu_free_milli, info.max_gpu_free_milli,
+                        info.whole_free_gpus, info.model});
     reps_.push_back(n);
     rep_rank_.push_back(0);
     slot_of_dense_.push_back(slot);

@@ -66,11 +66,10 @@ class NodeClasses {
   // slot, else the generation of the class in it.
   std::size_t slot_count() const { return classes_.size(); }
   // What readers of the slots look up, packed (a Class is large): the class's generation (0
-  // when the slot is free), the log entry that made it (made_at), its dense position, and its
-  // filter columns bar memory (fixed for the class's life, as Columns).
+  // when the slot is free), its dense position, and its filter columns bar memory (fixed for
+  // the class's life, as Columns).
   struct SlotInfo {
     uint64_t generation = 0;
-    uint64_t made_at = 0;
     uint32_t dense = 0;
     int32_t cpu_free_milli = 0;
     int32_t max_gpu_free_milli = 0;
@@ -92,13 +91,21 @@ class NodeClasses {
   uint64_t log_begin() const { return log_base_; }
   uint64_t log_end() const { return log_base_ + log_.size(); }
   // The entries from `from` (log_begin() <= from <= log_end()) on.
-  std::span<const uint32_t> made_since(uint64_t from) const {
-    return std::span<const uint32_t>(log_).subspan(static_cast<std::size_t>(from - log_base_));
+  // An entry: the class's slot and generation (the class is still live while its slot has
+  // that generation) and its filter columns bar memory, so that a reader filters the entries
+  // without looking the slots up.
+  struct Made {
+    uint64_t generation = 0;
+    uint32_t slot = 0;
+    int32_t cpu_free_milli = 0;
+    int32_t max_gpu_free_milli = 0;
+    int32_t whole_free_gpus = 0;
+    GpuModelId model = kNoGpuModel;
+  };
+  std::span<const Made> made_since(uint64_t from) const {
+    return std::span<const Made>(log_).subspan(static_cast<std::size_t>(from - log_base_));
   }
   uint64_t epoch() const { return epoch_; }
-  // The log number of the entry that made the live class in `slot`: a reader of the log meets
-  // every class made once, at that entry.
-  uint64_t made_at(uint32_t slot) const { return slot_info_[slot].made_at; }
 
  private:
   // spec (3 words), free CPU and memory (2), pods, online and tag (1), free GPU shares (2 per
@@ -149,8 +156,8 @@ class NodeClasses {
   uint32_t stamp_ = 0;
   uint64_t generations_ = 0;  // classes made so far
   std::vector<SlotInfo> slot_info_;
-  std::vector<uint32_t> log_;  // slots of classes made (see made_since)
-  uint64_t log_base_ = 0;      // number of log_'s first entry
+  std::vector<Made> log_;  // classes made (see made_since)
+  uint64_t log_base_ = 0;  // number of log_'s first entry
   uint64_t epoch_ = 0;
 
   // Dense, by class position.

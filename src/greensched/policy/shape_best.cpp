@@ -6,7 +6,9 @@ namespace greensched::policy {
 namespace {
 // Whether a class passes the filter for `pod` bar free memory: fitting_rows' test on the
 // class's columns (free CPU, GPU room, GPU model), all of which are fixed for its life.
-bool fits_bar_memory(const NodeClasses::SlotInfo& c, const PodSpec& pod) {
+// (A NodeClasses::SlotInfo or NodeClasses::Made.)
+template <typename ClassColumns>
+bool fits_bar_memory(const ClassColumns& c, const PodSpec& pod) {
   if (c.cpu_free_milli < pod.cpu_milli) return false;
   if (!pod.needs_gpu()) return true;
   const bool room = pod.gpu_milli < kGpuMilli ? c.max_gpu_free_milli >= pod.gpu_milli
@@ -68,14 +70,12 @@ void ShapeBest::catch_up(Shape& shape, const Cluster& cluster, const NodeClasses
       if (fits_bar_memory(classes.slot_info(slot), shape.pod)) slots_.push_back(slot);
     }
   } else {
-    // Each class made since, and still live, at the entry that made it.
-    uint64_t at = shape.read;
-    for (const uint32_t slot : classes.made_since(shape.read)) {
-      const NodeClasses::SlotInfo& info = classes.slot_info(slot);
-      if (info.generation != 0 && info.made_at == at && fits_bar_memory(info, shape.pod)) {
-        slots_.push_back(slot);
+    // Each class made since that passes the filter bar memory and is still live.
+    for (const NodeClasses::Made& made : classes.made_since(shape.read)) {
+      if (fits_bar_memory(made, shape.pod) &&
+          classes.slot_generation(made.slot) == made.generation) {
+        slots_.push_back(made.slot);
       }
-      ++at;
     }
   }
   shape.read = classes.log_end();
