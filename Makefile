@@ -75,8 +75,11 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 RL_BUILD ?= build-rl
 RL_VENV  ?= $(RL_BUILD)/venv
 RL_DEBS  := python3-torch python3-numpy python3-matplotlib python3-venv
-RL_PIP   := "numpy<2" stable-baselines3==2.4.1 sb3-contrib==2.4.0 gymnasium==1.0.0 \
-            "pandas<2.3" pybind11 pytest
+# stable-baselines3 and sb3-contrib go in without their requirements: pip reads Debian's torch
+# (1.13.0a0) as a pre-release below 1.13 and would fetch PyPI's, with gigabytes of CUDA. Their
+# other requirements are listed here (matplotlib comes from Debian).
+RL_PIP   := "numpy<2" gymnasium==1.0.0 cloudpickle "pandas<2.3" pybind11 pytest
+RL_PIP_NODEPS := stable-baselines3==2.4.1 sb3-contrib==2.4.0
 .PHONY: rl
 rl: deps
 	@missing=""; for p in $(RL_DEBS); do \
@@ -90,6 +93,7 @@ rl: deps
 	fi
 	test -x $(RL_VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(RL_VENV)
 	$(RL_VENV)/bin/pip install -q $(RL_PIP)
+	$(RL_VENV)/bin/pip install -q --no-deps $(RL_PIP_NODEPS)
 	cmake -S . -B $(RL_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DGREENSCHED_PYTHON=ON \
 	  -DPython_EXECUTABLE=$(CURDIR)/$(RL_VENV)/bin/python
 	cmake --build $(RL_BUILD) -j $(JOBS) --target greensched greensched_python
