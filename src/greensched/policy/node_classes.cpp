@@ -153,15 +153,11 @@ void NodeClasses::add(const Cluster& cluster, NodeIndex n, const Key& key) {
     const NodeSpec& spec = cluster.spec(n);
     const NodeState& s = cluster.state(n);
     const bool has_gpus = spec.gpu_count > 0;
-    slot_info_[slot] = SlotInfo{c.generation,
-                                c.dense,
-                                s.online ? saturate(s.cpu_free_milli) : -1,
-                                has_gpus ? s.max_gpu_free_milli : -1,
-                                has_gpus ? s.whole_free_gpus : -1,
-                                spec.model};
-    const SlotInfo& info = slot_info_[slot];
-    log_.push_back(Made{info.generation, slot, info.cpu_free_milli, info.max_gpu_free_milli,
-                        info.whole_free_gpus, info.model});
+    const FilterColumns filter{s.online ? saturate(s.cpu_free_milli) : -1,
+                               has_gpus ? s.max_gpu_free_milli : -1,
+                               has_gpus ? s.whole_free_gpus : -1, spec.model};
+    slot_info_[slot] = SlotInfo{c.generation, c.dense, filter};
+    log_.push_back(Made{c.generation, slot, filter});
     reps_.push_back(n);
     rep_rank_.push_back(0);
     slot_of_dense_.push_back(slot);

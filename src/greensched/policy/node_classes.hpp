@@ -65,16 +65,19 @@ class NodeClasses {
   // freed by a class that went away is reused by a later one. slot_generation is 0 for a free
   // slot, else the generation of the class in it.
   std::size_t slot_count() const { return classes_.size(); }
-  // What readers of the slots look up, packed (a Class is large): the class's generation (0
-  // when the slot is free), its dense position, and its filter columns bar memory (fixed for
-  // the class's life, as Columns).
-  struct SlotInfo {
-    uint64_t generation = 0;
-    uint32_t dense = 0;
+  // A class's filter columns bar memory, as Columns holds them (fixed for the class's life).
+  struct FilterColumns {
     int32_t cpu_free_milli = 0;
     int32_t max_gpu_free_milli = 0;
     int32_t whole_free_gpus = 0;
     GpuModelId model = kNoGpuModel;
+  };
+  // What readers of the slots look up, packed (a Class is large): the class's generation (0
+  // when the slot is free), its dense position, and its filter columns.
+  struct SlotInfo {
+    uint64_t generation = 0;
+    uint32_t dense = 0;
+    FilterColumns filter;
   };
   const SlotInfo& slot_info(uint32_t slot) const { return slot_info_[slot]; }
   uint64_t slot_generation(uint32_t slot) const { return slot_info_[slot].generation; }
@@ -97,10 +100,7 @@ class NodeClasses {
   struct Made {
     uint64_t generation = 0;
     uint32_t slot = 0;
-    int32_t cpu_free_milli = 0;
-    int32_t max_gpu_free_milli = 0;
-    int32_t whole_free_gpus = 0;
-    GpuModelId model = kNoGpuModel;
+    FilterColumns filter;
   };
   std::span<const Made> made_since(uint64_t from) const {
     return std::span<const Made>(log_).subspan(static_cast<std::size_t>(from - log_base_));

@@ -6,9 +6,7 @@ namespace greensched::policy {
 namespace {
 // Whether a class passes the filter for `pod` bar free memory: fitting_rows' test on the
 // class's columns (free CPU, GPU room, GPU model), all of which are fixed for its life.
-// (A NodeClasses::SlotInfo or NodeClasses::Made.)
-template <typename ClassColumns>
-bool fits_bar_memory(const ClassColumns& c, const PodSpec& pod) {
+bool fits_bar_memory(const NodeClasses::FilterColumns& c, const PodSpec& pod) {
   if (c.cpu_free_milli < pod.cpu_milli) return false;
   if (!pod.needs_gpu()) return true;
   const bool room = pod.gpu_milli < kGpuMilli ? c.max_gpu_free_milli >= pod.gpu_milli
@@ -67,12 +65,12 @@ void ShapeBest::catch_up(Shape& shape, const Cluster& cluster, const NodeClasses
     shape.items = 0;
     for (std::size_t i = 0; i < classes.size(); ++i) {
       const uint32_t slot = classes.slot_of(i);
-      if (fits_bar_memory(classes.slot_info(slot), shape.pod)) slots_.push_back(slot);
+      if (fits_bar_memory(classes.slot_info(slot).filter, shape.pod)) slots_.push_back(slot);
     }
   } else {
     // Each class made since that passes the filter bar memory and is still live.
     for (const NodeClasses::Made& made : classes.made_since(shape.read)) {
-      if (fits_bar_memory(made, shape.pod) &&
+      if (fits_bar_memory(made.filter, shape.pod) &&
           classes.slot_generation(made.slot) == made.generation) {
         slots_.push_back(made.slot);
       }
