@@ -470,5 +470,35 @@ TEST(FleetLoad, WindowedMetricsAtAStatedLoad) {
   }
 }
 
+// green-plan counts a move's transfer plan_move_weight (16) times in its choice, green once.
+// A 1-hour, 1-GPU job homed at b (300 g/kWh) with 10 GB of data draws about 0.17 kW: 50 g at
+// home, 16 g at a (100 g/kWh), plus 6 g for the transfer (0.06 kWh at a). Green moves it (22
+// against 50 g); green-plan counts the transfer as 96 g and keeps it home. On a 4-hour run
+// the move saves 132 g (198 against 66 g), more than 96: green-plan moves it too.
+TEST(FleetAgents, GreenPlanWeighsTransfersAboveTheirGrams) {
+  const auto decide = [](const std::string& agent, int64_t run_s) {
+    std::vector<PodSpec> pods = {job("j", 2000, 1, 1000, 100, 100 + run_s)};
+    const uint32_t shapes = trace::assign_shape_ids(pods);
+    MultiOptions o;
+    o.agent = agent;
+    o.power_model = tiny_power_model();
+    o.data_gb_per_job = 10;  // 0.06 kWh at 0.006 kWh/GB
+    // A seed whose draw homes the job at b.
+    for (o.seed = 1; o.seed < 100; ++o.seed) {
+      auto r = run_fleet(two_sites(100, 300), pods, shapes, o);
+      EXPECT_TRUE(r.ok()) << r.error();
+      if (r.value().decisions[0].home_site == 1) return r.value().decisions[0];
+    }
+    ADD_FAILURE() << "no seed homes the job at b";
+    return JobDecision{};
+  };
+  const JobDecision green = decide("green", 3600);
+  EXPECT_EQ(green.site, 0) << green.reason;
+  const JobDecision plan = decide("green-plan", 3600);
+  EXPECT_EQ(plan.site, 1) << plan.reason;
+  const JobDecision long_run = decide("green-plan", 4 * 3600);
+  EXPECT_EQ(long_run.site, 0) << long_run.reason;
+}
+
 }  // namespace
 }  // namespace greensched::multi

@@ -160,8 +160,8 @@ TEST(SiteEngine, WakesTheNodeThatDrawsLeast) {
 }
 
 // A node held for a job on its way is out of the scheduler's view: a job that arrives first
-// cannot take it and wakes the other node instead; once released, the held job's arrival finds
-// it. Held while asleep, it wakes now and stays held after its wake-up until released.
+// cannot take it and wakes the other node instead; the held job's arrival finds it. Held while
+// asleep, it wakes now and stays held after its wake-up until released.
 TEST(SiteEngine, AHeldNodeWaitsForItsJob) {
   Bench b(10, 2);
   b.engine->begin(0);
@@ -178,11 +178,45 @@ TEST(SiteEngine, AHeldNodeWaitsForItsJob) {
   b.run_until(700);
   EXPECT_EQ(b.engine->first_start(0), 700);
   EXPECT_EQ(b.cluster->allocation_of(0)->node, 0);
-  b.engine->release_hold(held, 710);
   b.engine->enqueue(1, 1);
+  ASSERT_TRUE(b.engine->arrive_held(1, held, 710).ok());
   ASSERT_TRUE(b.engine->schedule(710).ok());
   EXPECT_EQ(b.engine->first_start(1), 710);
   EXPECT_EQ(b.cluster->allocation_of(1)->node, 1);
+}
+
+// A held node goes to its job even where a job queued before it waits: job 1 queues at 30
+// with both nodes claimed (the cool one held for job 2, the hot one woken by job 0) and still
+// waits when job 2 arrives. Job 2 takes the held node the moment it arrives (at 400, the node
+// awake since 320), or the moment the node wakes (320) if it arrives first (at 100); job 1
+// waits for job 0 to leave the hot node (1320).
+TEST(SiteEngine, AHeldNodeGoesToItsJobBeforeTheQueue) {
+  for (const int64_t arrival : {int64_t{400}, int64_t{100}}) {
+    SCOPED_TRACE(arrival);
+    Bench b(10, 3);
+    b.engine->begin(0);
+    b.run_until(10);
+    Rng preview(7);
+    const NodeIndex held = b.engine->hold_for(2, 20, preview);
+    ASSERT_EQ(held, 1);
+    b.engine->enqueue(0, 0);
+    ASSERT_TRUE(b.engine->schedule(20).ok());
+    EXPECT_TRUE(b.engine->waking(0));
+    b.engine->enqueue(1, 1);
+    ASSERT_TRUE(b.engine->schedule(30).ok());
+    b.run_until(arrival - 1);
+    b.engine->enqueue(2, 2);
+    ASSERT_TRUE(b.engine->arrive_held(2, held, arrival).ok());
+    ASSERT_TRUE(b.engine->schedule(arrival).ok());
+    b.run_until(400);
+    EXPECT_EQ(b.engine->first_start(2), std::max<int64_t>(arrival, 320));
+    ASSERT_TRUE(b.cluster->allocation_of(2).has_value());
+    EXPECT_EQ(b.cluster->allocation_of(2)->node, held);
+    EXPECT_EQ(b.engine->first_start(1), -1);
+    b.run_until(2000);
+    EXPECT_EQ(b.engine->first_start(0), 320);
+    EXPECT_EQ(b.engine->first_start(1), 1320);
+  }
 }
 
 // Where the policy places a job on its way now, its room is reserved: allocated at once, so a

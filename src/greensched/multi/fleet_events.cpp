@@ -128,11 +128,6 @@ void FleetSim::on_ready(std::size_t j) {
     expect_ok(s.engine->start_reserved(static_cast<PodId>(j), now_));
     return;
   }
-  if (job.held >= 0) {
-    // Its held node joins the cluster now, or when its wake-up ends.
-    s.engine->release_hold(job.held, now_);
-    job.held = -1;
-  }
   if (job.planned) {
     // Due: its plan leaves the ledger and it holds capacity until it starts.
     const int64_t milli = job.info.pod->total_gpu_milli();
@@ -143,6 +138,11 @@ void FleetSim::on_ready(std::size_t j) {
   ++s.version;
   // A scheduling cycle as it arrives, so that the decisions after it see it placed.
   s.engine->enqueue(static_cast<PodId>(j), ready_rank_++);
+  if (job.held >= 0) {
+    // Its held node joins the cluster now, or when its wake-up ends, and takes it first.
+    expect_ok(s.engine->arrive_held(static_cast<PodId>(j), job.held, now_));
+    job.held = -1;
+  }
   expect_ok(s.engine->schedule(now_));
   // A best-effort job still waiting at its latest start is chosen for again then.
   if (!job.info.latency_sensitive && !job.chosen_again && job.start_s < 0 && !job.done) {

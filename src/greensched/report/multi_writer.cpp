@@ -9,13 +9,22 @@
 namespace greensched::report {
 
 std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
+  // One pass over the text (find_first_of tests each character against the set in turn), and
+  // the quoted form appended in runs: the fleet's decision records are long and many.
+  const auto special = [](char c) { return c == ',' || c == '"' || c == '\n'; };
+  if (std::none_of(text.begin(), text.end(), special)) return text;
+  std::string out;
+  out.reserve(text.size() + 8);
+  out += '"';
+  for (std::size_t pos = 0;;) {
+    const std::size_t quote = text.find('"', pos);
+    out.append(text, pos, quote == std::string::npos ? std::string::npos : quote + 1 - pos);
+    if (quote == std::string::npos) break;
+    out += '"';
+    pos = quote + 1;
   }
-  return out + "\"";
+  out += '"';
+  return out;
 }
 
 void write_multi_summary_csv(std::ostream& out, std::span<const multi::MultiResult> results) {

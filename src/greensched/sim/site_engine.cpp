@@ -61,6 +61,7 @@ SiteEngine::SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng,
       waking_(cluster.size(), false),
       held_(cluster.size(), false),
       held_awake_(cluster.size(), false),
+      held_arrived_(cluster.size(), kNoPod),
       wake_generation_(cluster.size(), 0),
       idle_since_(cluster.size(), 0) {
   cluster.reserve_pods(jobs.size());
@@ -255,6 +256,7 @@ Status SiteEngine::node_down(NodeIndex n, int64_t now) {
   failed_[n] = true;
   if (waking_[n]) {
     waking_[n] = held_[n] = held_awake_[n] = false;
+    held_arrived_[n] = kNoPod;
     --waking_count_;
     waking_watts_ -= empty_node_watts(n);
     ++version_;
@@ -314,6 +316,13 @@ Status SiteEngine::fire_timers(int64_t now) {
     const NodeIndex n = t.node;
     if (t.kind == TimerKind::kWakeDone) {
       if (!waking_[n] || t.generation != wake_generation_[n]) continue;
+      if (held_[n] && held_arrived_[n] != kNoPod) {
+        // Its job came first and waits for it: the node is its.
+        const PodId id = held_arrived_[n];
+        held_arrived_[n] = kNoPod;
+        if (Status s = online_for(n, id, now); !s.ok()) return s;
+        continue;
+      }
       if (held_[n]) {
         held_awake_[n] = true;  // awake, kept for its job until it arrives
         continue;
@@ -400,14 +409,29 @@ NodeIndex SiteEngine::hold_for(PodId id, int64_t now, Rng& rng) {
   return n;
 }
 
-void SiteEngine::release_hold(NodeIndex n, int64_t now) {
-  if (n < 0 || !held_[n]) return;
-  held_[n] = false;
-  if (held_awake_[n]) {
-    held_awake_[n] = false;
-    (void)bring_online(n, now);
+Status SiteEngine::arrive_held(PodId id, NodeIndex n, int64_t now) {
+  if (n < 0 || !held_[n]) return Status::Ok();
+  if (!held_awake_[n]) {
+    held_arrived_[n] = id;  // still waking: the job starts when it wakes (fire_timers)
+    return Status::Ok();
   }
+  held_awake_[n] = false;
+  return online_for(n, id, now);
+}
+
+Status SiteEngine::online_for(NodeIndex n, PodId id, int64_t now) {
+  held_[n] = false;
+  if (Status s = bring_online(n, now); !s.ok()) return s;
   ++version_;
+  const QueueEntry e = queue_entry(id);
+  auto it = queue_.find(e);
+  if (it == queue_.end()) return Status::Ok();  // started elsewhere meanwhile
+  const policy::Decision d = scheduler_.schedule(cluster_, pod(id), rng_);
+  if (d.node < 0) return Status::Ok();
+  if (Status s = start(id, d, now); !s.ok()) return s;
+  queue_.erase(it);
+  std::erase(new_keys_, e);
+  return Status::Ok();
 }
 
 bool SiteEngine::preempt_for(PodId id, int64_t now) {

@@ -12,7 +12,8 @@
 // wakes the sleeping node that would draw the least with it (ties by the scheduler's node
 // order), and waits wake_delay_s for it; a waking node draws its idle power. A node may also
 // be held for a job on its way (hold_for): taken out of the scheduler's view, drawing its idle
-// power, until the job arrives (release_hold).
+// power, until the job arrives and is placed on it, or better, before any queued job
+// (arrive_held).
 //
 // Node events take nodes down (their jobs are re-queued, none lost) and back up. With
 // preempt_be, a latency-sensitive job that finds no node evicts best-effort jobs from the one
@@ -117,12 +118,15 @@ class SiteEngine {
   // not the engine's), its resources are reserved there: allocated, drawing as the job would,
   // and nothing else can take them; start_reserved starts it there when it arrives. Where it
   // fits nowhere now, the sleeping node it would wake is woken now and held (out of the
-  // scheduler's view, drawing its idle power); release_hold lets it join when the job arrives
-  // and the job then queues for it like any other. Returns the node, or -1 (none can take it).
+  // scheduler's view, drawing its idle power) until the job arrives. Returns the node, or -1
+  // (none can take it).
   NodeIndex hold_for(PodId id, int64_t now, Rng& rng);
   bool reserved(PodId id) const { return reserved_[id] >= 0; }
   [[nodiscard]] Status start_reserved(PodId id, int64_t now);
-  void release_hold(NodeIndex n, int64_t now);
+  // Job `id`, queued now, arrives for node n held for it: the node joins the cluster once
+  // awake (now, or when its wake-up ends) and the job is placed first, before the jobs queued
+  // ahead of it could take the node; where it fits nowhere then, it waits in the queue.
+  [[nodiscard]] Status arrive_held(PodId id, NodeIndex n, int64_t now);
 
   // The sleeping node a job would wake (the least power with it), or -1. Reads only.
   NodeIndex wake_candidate(const PodSpec& pod) const;
@@ -190,6 +194,8 @@ class SiteEngine {
   [[nodiscard]] Status depart_at(int64_t now);
   [[nodiscard]] Status fire_timers(int64_t now);
   [[nodiscard]] Status bring_online(NodeIndex n, int64_t now);  // a waking or held node
+  // A held node joins the cluster and its job, if still queued, is placed before any other.
+  [[nodiscard]] Status online_for(NodeIndex n, PodId id, int64_t now);
   // A node joins the scheduler's view, idle from now, or leaves it (it must be empty).
   [[nodiscard]] Status go_online(NodeIndex n, int64_t now);
   [[nodiscard]] Status go_offline(NodeIndex n);
@@ -227,6 +233,8 @@ class SiteEngine {
   // Node power states: failed (a node event took it down), sleeping, waking (or held); held
   // nodes stay out of the scheduler's view once awake (held_awake) until released.
   std::vector<bool> failed_, sleeping_, waking_, held_, held_awake_;
+  static constexpr PodId kNoPod = std::numeric_limits<PodId>::max();
+  std::vector<PodId> held_arrived_;  // per held node still waking: the job that has arrived
   std::vector<uint32_t> wake_generation_;
   std::vector<int64_t> idle_since_;   // meaningful while awake and empty
   std::vector<NodeIndex> unclaimed_;  // waking nodes no failed job of this instant has claimed

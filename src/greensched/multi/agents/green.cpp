@@ -22,7 +22,8 @@ namespace {
 // cost objectives (green-cost, green-cost-carbon) the same terms are counted in USD instead:
 // the electricity of the run and of the move at the site's price, fragmentation at
 // frag_weight_g / price_weight_g USD per GPU-hour, and (cost+carbon) the grams at the carbon
-// price. With on-site energy the price and carbon are the site's net marginal view
+// price. green-plan counts a move's transfer plan_move_weight times (AgentOptions) in the
+// choice. With on-site energy the price and carbon are the site's net marginal view
 // (FleetView::expected_signal). The power is the job's expected draw over its run
 // (FleetView::marginal_watts: at least its share of the node's full power). An LS job
 // considers the sites it can reach within its bound that have room now; a BE job each start
@@ -31,7 +32,8 @@ namespace {
 // numbers that decided it.
 class GreenAgent final : public DispatchAgent {
  public:
-  GreenAgent(const AgentOptions& options, bool plan) : options_(options) {
+  GreenAgent(const AgentOptions& options, bool plan)
+      : options_(options), move_weight_(plan ? options.plan_move_weight : 1.0) {
     if (plan) plan_ = std::make_unique<CapacityPlan>(PlanOptions{.agent = options});
   }
   std::string_view name() const override {
@@ -255,11 +257,11 @@ class GreenAgent final : public DispatchAgent {
     run_g = kw * hours * signal.carbon_g_per_kwh;
     double cost = 0;
     if (options_.objective == AgentOptions::Objective::kCarbon) {
-      cost = run_g + move_g + options_.frag_weight_g * frag_gpu_hours;
+      cost = run_g + move_weight_ * move_g + options_.frag_weight_g * frag_gpu_hours;
       if (spec.price) cost += options_.price_weight_g * kw * hours * signal.price_per_kwh;
     } else {
-      cost = usd(kw * hours * signal.price_per_kwh, move_kwh, spec, view, now, frag_gpu_hours,
-                 run_g + move_g);
+      cost = usd(kw * hours * signal.price_per_kwh, move_weight_ * move_kwh, spec, view, now,
+                 frag_gpu_hours, run_g + move_weight_ * move_g);
     }
     cost += plan_price;
     if (later) cost += options_.defer_margin * std::abs(cost);
@@ -267,7 +269,7 @@ class GreenAgent final : public DispatchAgent {
   }
   // Whether the weights keep option_cost non-decreasing in the power and the fragmentation.
   bool bounds_hold() const {
-    return options_.frag_weight_g >= 0 && options_.price_weight_g > 0 &&
+    return move_weight_ >= 0 && options_.frag_weight_g >= 0 && options_.price_weight_g > 0 &&
            options_.carbon_price_usd_per_t >= 0 && options_.defer_margin >= 0 &&
            options_.defer_margin <= 1;
   }
@@ -293,6 +295,7 @@ class GreenAgent final : public DispatchAgent {
   std::vector<int> order_;
 
   AgentOptions options_;
+  double move_weight_ = 1.0;            // what a move's transfer counts in the choice
   std::unique_ptr<CapacityPlan> plan_;  // green-plan
   int64_t be_slack_s_ = 0;              // the longest BE slack seen: the plan's shift window
 };
