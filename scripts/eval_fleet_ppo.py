@@ -132,7 +132,7 @@ def main() -> int:
         pct = [100 * (r["carbon_kg"] / r["local_carbon_kg"] - 1) for r in rs]
         if name == "bound":
             print(
-                f"| bound (LP) | {statistics.mean(pct):+.1f}; {min(pct):+.1f} / {max(pct):+.1f}"
+                f"| bound | {statistics.mean(pct):+.1f}; {min(pct):+.1f} / {max(pct):+.1f}"
                 f" | 100 | - | - | - | {len(rs)} |"
             )
             continue

@@ -392,15 +392,14 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
   return results;
 }
 
-// --bound: each site's capacity while its LS jobs start in time (once), then the fleet bound of
+// --bound: each site's capacity when saturated (once), then the fleet bound of
 // every load and slack, in parallel.
 Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     const MultiCliOptions& o, const MultiArgs& a, const multi::Fleet& fleet,
     const std::vector<PodSpec>& templates, uint32_t shapes,
     const std::vector<MultiWorkload>& workloads, const power::PowerModel& power_model) {
   if (!o.bound) return std::vector<multi::FleetBoundResult>{};
-  auto fill =
-      multi::measure_site_capacity(fleet, templates, shapes, power_model, o.seed, o.ls_bound_s);
+  auto fill = multi::measure_site_capacity(fleet, templates, shapes, power_model, o.seed);
   if (!fill.ok()) return Error{fmt::format("--bound: {}", fill.error())};
   std::vector<std::pair<std::size_t, double>> plan;
   for (std::size_t w = 0; w < workloads.size(); ++w) {
@@ -748,10 +747,11 @@ Action add_multi_command(CLI::App& app) {
                 "again and restart from the beginning, as kube-scheduler's priority preemption");
   cmd->add_flag(
       "--bound", o->bound,
-      "also solve the fleet bound (an LP over the same jobs, home sites and signals: "
-      "each site's GPUs up to what its scheduler carries while LS jobs start in time, LS work "
-      "in its hour, BE work within its slack, moves paying transfer energy and time) "
-      "and show each run's share of its carbon saving; with --out, bound.csv");
+      "also solve the fleet bound (the least carbon of the same jobs, home sites and signals: "
+      "each site's GPUs up to what its scheduler reaches when saturated, each job "
+      "at one site, started within its LS bound or BE slack and run without a pause, moves "
+      "paying transfer energy and time; an LP and its dual) and show each run's share of its "
+      "carbon saving; with --out, bound.csv");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

@@ -8,8 +8,8 @@
 // energy in proportion, at another site (an LS job only where its data arrives within its
 // start bound), in its own hour (LS) or up to ceil(slack / 1 h) hours later (BE). Time is
 // resolved to the hour: the minutes a transfer takes do not shift a slice. Each site runs at
-// most `site_fill` x its GPUs in any hour: what its own scheduler carries while its LS jobs
-// still start in time (measure_site_capacity, replays), not an assumed figure. A GPU-hour at a
+// most `site_fill` x its GPUs in any hour: what its own scheduler reaches when saturated
+// (measure_site_capacity, a replay), not an assumed figure. A GPU-hour at a
 // site costs its GPUs' full-power IT watts x PUE x the grid's intensity (or price) in that
 // hour; past the measured window nothing is counted, as in the simulator. So every schedule
 // the simulator can run within those capacities is a solution, and the optimum bounds the
@@ -22,6 +22,14 @@
 // moved piece pays its transfer at the destination's intensity in its first hour. The LP is a
 // transport problem: pieces go to sites (paying the move), then each site's BE work chooses
 // its hour (paying the grid). CLP solves it with presolve and the dual simplex.
+//
+// That LP lets a long job change site each day, a partial hour go its own way and BE work
+// pause within its slack, none of which the simulator does. The reported carbon (and cost) is
+// therefore raised to the whole-job dual bound (multi/whole_job_bound.hpp): each job at one
+// site, started within its bound (LS) or slack (BE), to the second, and run without a pause,
+// searched from the LP's capacity prices. Both are lower bounds on any schedule within the
+// capacities; the higher is the tighter. The energy, transfer and GPU-hour figures stay those
+// of the LP's schedule.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +66,12 @@ struct FleetBoundSide {
   double transfer_kwh = 0;
   double gpu_hours_moved = 0;
   double gpu_hours_shifted = 0;  // run in a later hour than their own
+  // The LP with day blocks (jobs may change site each day): its optimum. carbon_kg and
+  // cost_usd are at least these, raised by the whole-job bound; the energy, transfer and
+  // GPU-hour figures above are the LP's schedule.
+  double day_lp_carbon_kg = 0;
+  double day_lp_cost_usd = 0;
+  bool day_blocks = false;  // true: the whole-job bound did not run (work left unserved)
 };
 
 struct FleetBoundResult {
@@ -76,6 +90,8 @@ struct FleetBoundResult {
   double carbon_vs_local_pct() const;
   // Carbon the best schedule saves against local, kg.
   double saving_kg() const { return local.carbon_kg - carbon.carbon_kg; }
+  // What the LP with day blocks alone saves, kg (at least saving_kg()).
+  double day_lp_saving_kg() const { return local.carbon_kg - carbon.day_lp_carbon_kg; }
   double cost_vs_local_pct() const;
 };
 
@@ -91,13 +107,15 @@ double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
 Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,
                                      std::span<const int> home, const FleetBoundOptions& options);
 
-// Per site, the GPU allocation (share, 0..1) its own policy carries while 99 % of its LS jobs
-// start within `ls_bound_s`: replays of the site (with the backfill queue a fleet site runs)
-// at offered loads drawn from `templates`, `days` measured days after one warm-up day, the
-// load bisected between 50 and 110 % of its GPUs; the highest allocation among the replays
-// that meet the bound. Sites with the same nodes, policy and PUE are measured once.
-Result<std::vector<double>> measure_site_capacity(
-    const Fleet& fleet, std::span<const PodSpec> templates, uint32_t shape_count,
-    const power::PowerModel& power_model, uint64_t seed, int64_t ls_bound_s, double days = 2);
+// Per site, the GPU allocation (share, 0..1) its own policy reaches when saturated: a replay
+// of the site (with the backfill queue a fleet site runs) at 110 % offered load drawn from
+// `templates`, `days` measured days after one warm-up day. No dispatcher packs a site fuller
+// for long (the agents' fill limit, be_max_fill, is 0.97). Sites with the same nodes, policy
+// and PUE are measured once.
+Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
+                                                  std::span<const PodSpec> templates,
+                                                  uint32_t shape_count,
+                                                  const power::PowerModel& power_model,
+                                                  uint64_t seed, double days = 2);
 
 }  // namespace greensched::multi

@@ -189,20 +189,26 @@ std::string pct_or_dash(double x, const char* format) {
 std::string fleet_bound_table(std::span<const multi::MultiResult> results,
                               std::span<const multi::FleetBoundResult> bounds) {
   std::string out =
-      "fleet bound (LP over the same jobs: each site's GPUs up to what it carries with its LS "
-      "jobs\nstarting in time, LS work in its own hour, BE work within its slack, moves paying "
-      "transfer\nenergy; against the same accounting with every job at home):\n";
+      "fleet bound (the least carbon of the same jobs: each site's GPUs up to what its "
+      "scheduler reaches\nwhen saturated, each job at one site, started within its LS bound or "
+      "BE slack and run\nwithout a pause, moves paying transfer energy; against the same "
+      "accounting with every job\nat home; moved, shifted and transfer are those of the LP that "
+      "lets jobs change site daily):\n";
   for (const auto& b : bounds) {
     std::string fill;
     for (double f : b.site_fill) fill += fmt::format("{}{:.1f}", fill.empty() ? "" : "/", 100 * f);
     out += fmt::format(
-        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %){}; "
+        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %){}{}; "
         "moved {:.0f} GPU-h, shifted {:.0f} GPU-h, transfer {:.0f} kWh; unserved {:.0f} GPU-h; "
         "site capacity {} %\n",
         b.target_load_pct > 0 ? fmt::format("load {:.0f} %", b.target_load_pct)
                               : std::string("the pod list's own load"),
         b.be_slack_h, b.saving_kg() / 1000.0, b.carbon.carbon_kg / 1000.0,
         b.local.carbon_kg / 1000.0, b.carbon_vs_local_pct(),
+        b.carbon.day_blocks ? ", jobs free to change site daily"
+                            : fmt::format(", each job at one site; {:.2f} t if free to change "
+                                          "site daily",
+                                          b.day_lp_saving_kg() / 1000.0),
         b.cost ? fmt::format(", cost {:+.1f} % at least-cost", b.cost_vs_local_pct()) : "",
         b.carbon.gpu_hours_moved, b.carbon.gpu_hours_shifted, b.carbon.transfer_kwh,
         b.unserved_gpu_hours, fill);
@@ -235,7 +241,7 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
              "share_of_bound_pct,bound_saving_kg,bound_lp_carbon_vs_local_pct,"
              "bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,bound_transfer_kwh,"
              "bound_gpu_hours_moved,bound_gpu_hours_shifted,bound_unserved_gpu_hours,"
-             "transfer_kwh\n");
+             "transfer_kwh,bound_day_lp_saving_kg\n");
   const auto num = [](double x) {
     return std::isnan(x) ? std::string() : fmt::format("{:.4f}", x);
   };
@@ -246,13 +252,13 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
     const BoundFigures f = bound_figures(r, results, *b);
     fmt::print(out,
                "{},{:.1f},{:g},{},{},{},{:.3f},{:.4f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
-               "{:.3f}\n",
+               "{:.3f},{:.3f}\n",
                csv_field(r.agent), r.target_load_pct, r.be_slack_h, num(vs),
                num(f.bound_vs_local_pct), num(f.share_pct), b->saving_kg(),
                b->carbon_vs_local_pct(), b->cost ? num(b->cost_vs_local_pct()) : std::string(),
                b->local.carbon_kg, b->carbon.carbon_kg, b->carbon.transfer_kwh,
                b->carbon.gpu_hours_moved, b->carbon.gpu_hours_shifted, b->unserved_gpu_hours,
-               r.transfer_kwh);
+               r.transfer_kwh, b->day_lp_saving_kg());
   }
 }
 

@@ -423,14 +423,11 @@ Status SiteEngine::online_for(NodeIndex n, PodId id, int64_t now) {
   held_[n] = false;
   if (Status s = bring_online(n, now); !s.ok()) return s;
   ++version_;
-  const QueueEntry e = queue_entry(id);
-  auto it = queue_.find(e);
-  if (it == queue_.end()) return Status::Ok();  // started elsewhere meanwhile
+  if (!queue_.contains(queue_entry(id))) return Status::Ok();  // started elsewhere meanwhile
   const policy::Decision d = scheduler_.schedule(cluster_, pod(id), rng_);
   if (d.node < 0) return Status::Ok();
   if (Status s = start(id, d, now); !s.ok()) return s;
-  queue_.erase(it);
-  std::erase(new_keys_, e);
+  withdraw(id);
   return Status::Ok();
 }
 
