@@ -264,8 +264,8 @@ TEST(FleetBound, HomeSitesAreTheSimulatorsOwn) {
   }
 }
 
-// A site's capacity comes from a replay of its own scheduler with more work offered than it can
-// run.
+// A site's capacity and its draw per allocated GPU come from a replay of its own scheduler with
+// more work offered than it can run.
 TEST(FleetBound, SiteCapacityIsMeasuredByReplays) {
   const Fleet fleet = builtin_fleet();
   trace::Workload w = trace::builtin_openb_workload();
@@ -276,10 +276,17 @@ TEST(FleetBound, SiteCapacityIsMeasuredByReplays) {
   ASSERT_EQ(fill.value().size(), fleet.sites.size());
   // Saturated, FGD packs the site's GPUs nearly full, but not quite: some requests fit no
   // node's leftovers. The four sites are alike: one replay.
-  for (double f : fill.value()) {
-    EXPECT_GT(f, 0.9);
-    EXPECT_LT(f, 1.0);
-    EXPECT_EQ(f, fill.value().front());
+  // Each allocated GPU draws its share of its node's power: less than the GPUs' full-power
+  // figure (which has every CPU core busy too), more than the idle share alone.
+  auto figures = power::PowerModel::builtin().resolve(fleet.sites[0].nodes, fleet.models);
+  ASSERT_TRUE(figures.ok()) << figures.error();
+  const double full_kw = full_gpu_it_watts(fleet.sites[0].nodes, figures.value()) / 1000.0;
+  for (const SiteCapacity& c : fill.value()) {
+    EXPECT_GT(c.fill, 0.9);
+    EXPECT_LT(c.fill, 1.0);
+    EXPECT_EQ(c.fill, fill.value().front().fill);
+    EXPECT_LT(c.gpu_kw, full_kw);
+    EXPECT_GT(c.gpu_kw, 0.5 * full_kw);
   }
 }
 

@@ -417,7 +417,10 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     options.ls_bound_s = o.ls_bound_s;
     options.be_slack_s = static_cast<int64_t>(std::llround(slack_h * 3600.0));
     options.data_gb_per_job = o.data_gb;
-    options.site_fill = fill.value();
+    for (const multi::SiteCapacity& c : fill.value()) {
+      options.site_fill.push_back(c.fill);
+      options.site_gpu_kw.push_back(c.gpu_kw);
+    }
     options.power_model = power_model;
     options.measure_from_s = workloads[w].from;
     options.measure_to_s = workloads[w].to;

@@ -117,6 +117,10 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     if (!(f > 0 && f <= 1))
       return Error{fmt::format("fleet bound: capacity share {} not in (0, 1]", f)};
   }
+  if (!options.site_gpu_kw.empty() && options.site_gpu_kw.size() != sites) {
+    return Error{fmt::format("fleet bound: {} GPU power figures for {} sites",
+                             options.site_gpu_kw.size(), sites)};
+  }
   if (options.ls_bound_s < 0 || options.be_slack_s < 0) {
     return Error{"fleet bound: the LS bound and the slack must be >= 0"};
   }
@@ -127,7 +131,9 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     const SiteSpec& site = fleet.sites[s];
     auto figures = options.power_model.resolve(site.nodes, fleet.models);
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
-    gpu_kw[s] = full_gpu_it_watts(site.nodes, figures.value()) / 1000.0;
+    gpu_kw[s] = s < options.site_gpu_kw.size() && options.site_gpu_kw[s] > 0
+                    ? options.site_gpu_kw[s]
+                    : full_gpu_it_watts(site.nodes, figures.value()) / 1000.0;
     gpus[s] = static_cast<double>(site_gpu_milli(site)) / kGpuMilli;
     priced = priced && site.price.has_value();
   }
@@ -440,14 +446,14 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   return result;
 }
 
-Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
-                                                  std::span<const PodSpec> templates,
-                                                  uint32_t shape_count,
-                                                  const power::PowerModel& power_model,
-                                                  uint64_t seed, double days) {
+Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
+                                                        std::span<const PodSpec> templates,
+                                                        uint32_t shape_count,
+                                                        const power::PowerModel& power_model,
+                                                        uint64_t seed, double days) {
   const frag::TargetWorkload target = frag::build_target_workload(templates);
-  std::map<std::string, double> measured;  // by site signature
-  std::vector<double> fill;
+  std::map<std::string, SiteCapacity> measured;  // by site signature
+  std::vector<SiteCapacity> fill;
   for (const SiteSpec& site : fleet.sites) {
     const int64_t milli = site_gpu_milli(site);
     std::string signature = fmt::format("{}|{}", site.policy, site.pue);
@@ -455,7 +461,7 @@ Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
       signature += fmt::format("|{},{},{},{}", n.cpu_milli, n.memory_mib, n.gpu_count, n.model);
     }
     if (milli == 0) {
-      fill.push_back(1.0);
+      fill.push_back(SiteCapacity{});
       continue;
     }
     if (auto it = measured.find(signature); it != measured.end()) {
@@ -464,8 +470,9 @@ Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
     }
     auto figures = power_model.resolve(site.nodes, fleet.models);
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
-    // One replay with more work offered than the site can run: the allocation it reaches.
-    const auto replay = [&]() -> Result<double> {
+    // One replay with more work offered than the site can run: the allocation it reaches and
+    // what it draws per allocated GPU.
+    const auto replay = [&]() -> Result<SiteCapacity> {
       trace::LoadSpec spec;
       spec.load_pct = kSaturatingLoadPct;
       spec.days = days;
@@ -486,13 +493,13 @@ Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
       config.measure_to_s = generated.value().window.end_s;
       auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
       if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
-      return r.value().gpu_alloc_pct / 100.0;
+      return SiteCapacity{std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
+                          r.value().kwh_per_gpu_hour / site.pue};
     };
     auto saturated = replay();
     if (!saturated.ok()) return Error{saturated.error()};
-    const double best = std::clamp(saturated.value(), 1e-6, 1.0);
-    measured.emplace(signature, best);
-    fill.push_back(best);
+    measured.emplace(signature, saturated.value());
+    fill.push_back(saturated.value());
   }
   return fill;
 }

@@ -9,12 +9,12 @@
 // start bound), in its own hour (LS) or up to ceil(slack / 1 h) hours later (BE). Time is
 // resolved to the hour: the minutes a transfer takes do not shift a slice. Each site runs at
 // most `site_fill` x its GPUs in any hour: what its own scheduler reaches when saturated
-// (measure_site_capacity, a replay), not an assumed figure. A GPU-hour at a
-// site costs its GPUs' full-power IT watts x PUE x the grid's intensity (or price) in that
-// hour; past the measured window nothing is counted, as in the simulator. So every schedule
-// the simulator can run within those capacities is a solution, and the optimum bounds the
-// agents; `local` is the same accounting with every slice at home in its own hour, and the
-// bound's saving is the difference of the two.
+// (measure_site_capacity, a replay), not an assumed figure. A GPU-hour at a site costs what
+// the same replay draws per allocated GPU-hour (`site_gpu_kw`) x PUE x the grid's intensity
+// (or price) in that hour; past the measured window nothing is counted, as in the simulator. So
+// every schedule the simulator can run within those capacities is a solution, and the optimum
+// bounds the agents; `local` is the same accounting with every slice at home in its own hour, and
+// the bound's saving is the difference of the two.
 //
 // Slices alike in home, hour, class, allowed sites and data per GPU-hour (rounded down to a
 // power of two, below 1 MB per GPU-hour to none, so moves never cost more than they would) are
@@ -50,6 +50,9 @@ struct FleetBoundOptions {
   int64_t be_slack_s = 12 * 3600;  // a BE slice may run up to ceil(slack / 1 h) hours late
   double data_gb_per_job = -1;     // < 0: the pod's memory request in GiB (as run_fleet)
   std::vector<double> site_fill;   // per site, share of its GPUs usable in an hour (0..1]
+  // Per site, the IT kW one allocated GPU draws (measure_site_capacity); empty, or 0 for a
+  // site: its GPUs' full-power IT watts (every CPU core busy too, which no site reaches).
+  std::vector<double> site_gpu_kw;
   power::PowerModel power_model = power::PowerModel::builtin();
   // The measured window, trace seconds: slices in its hours are scheduled, the rest left out
   // of both schedules; a BE slice shifted past its end, as one deferred past the window in
@@ -107,15 +110,22 @@ double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
 Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec> pods,
                                      std::span<const int> home, const FleetBoundOptions& options);
 
-// Per site, the GPU allocation (share, 0..1) its own policy reaches when saturated: a replay
-// of the site (with the backfill queue a fleet site runs) at 110 % offered load drawn from
-// `templates`, `days` measured days after one warm-up day. No dispatcher packs a site fuller
-// for long (the agents' fill limit, be_max_fill, is 0.97). Sites with the same nodes, policy
-// and PUE are measured once.
-Result<std::vector<double>> measure_site_capacity(const Fleet& fleet,
-                                                  std::span<const PodSpec> templates,
-                                                  uint32_t shape_count,
-                                                  const power::PowerModel& power_model,
-                                                  uint64_t seed, double days = 2);
+// A site's own scheduler, saturated: the share of its GPUs it allocates (0..1], and the IT kW
+// it draws per allocated GPU (its nodes' idle and CPU power included, shared over the GPUs).
+struct SiteCapacity {
+  double fill = 1;
+  double gpu_kw = 0;
+};
+
+// Per site, its SiteCapacity: a replay of the site (with the backfill queue a fleet site runs)
+// at 110 % offered load drawn from `templates`, `days` measured days after one warm-up day. No
+// dispatcher packs a site fuller for long (the agents' fill limit, be_max_fill, is 0.97), and
+// packed full its nodes draw the least per GPU. Sites with the same nodes, policy and PUE are
+// measured once.
+Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
+                                                        std::span<const PodSpec> templates,
+                                                        uint32_t shape_count,
+                                                        const power::PowerModel& power_model,
+                                                        uint64_t seed, double days = 2);
 
 }  // namespace greensched::multi
