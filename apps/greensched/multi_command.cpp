@@ -125,7 +125,7 @@ Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool ora
   if (oracle) {
     const auto copy = runs;
     for (const AgentRun& run : copy) {
-      if (run.name == "carbon-forecast" || run.name == "green") {
+      if (run.name == "carbon-forecast" || run.name == "green" || run.name == "green-plan") {
         runs.push_back(AgentRun{run.name, true});
       }
     }
@@ -657,7 +657,8 @@ Action add_multi_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--agent", o->agents, "comma list of agents, or all")->capture_default_str();
   cmd->add_flag("--oracle", o->oracle,
-                "also run carbon-forecast and green with forecasts that see the future");
+                "also run carbon-forecast, green and green-plan with forecasts that see the "
+                "future");
   add_seeds_option(cmd, o->seeds,
                    "seeds of home sites, local schedulers and drawn jobs; each seed runs the "
                    "whole plan (several: OUT/seed-N per seed, rows of --json carry their seed)",
