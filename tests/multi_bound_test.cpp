@@ -165,17 +165,23 @@ TEST(FleetBound, AJobRunsAtOneSite) {
   EXPECT_NEAR(late.value().carbon.carbon_kg, (13.0 + 26.0 + 26.0 / 3.0) / 1000.0, 1e-9);
 }
 
-// Two such jobs (00:30 to 02:30, LS, home a) with one GPU per site: whole, one runs at a (52 g)
-// and the other at b (84.5 g), 136.5 g. The dual says the same: at a price of 32.5 g on a1's
-// GPU-hour either site costs a job 84.5, and 2 x 84.5 - 32.5 x 1 GPU = 136.5. From prices of 0
-// the subgradient steps climb toward it and never pass it.
-TEST(FleetBound, WholeJobDualBoundHandSolved) {
+// The three-hour fleet's grams per GPU-hour as whole-job costs, one GPU per site, transfers free.
+WholeJobCosts three_hour_costs() {
   WholeJobCosts costs;
   costs.per_gpu_hour = {{39, 26, 13}, {13, 52, 52}};
   costs.per_transfer_kwh = {{0, 0, 0}, {0, 0, 0}};
   costs.kwh_per_gb = {0, 0};
   costs.capacity = {1, 1};
   costs.unserved_per_gpu_hour = 1e6;
+  return costs;
+}
+
+// Two such jobs (00:30 to 02:30, LS, home a) with one GPU per site: whole, one runs at a (52 g)
+// and the other at b (84.5 g), 136.5 g. The dual says the same: at a price of 32.5 g on a1's
+// GPU-hour either site costs a job 84.5, and 2 x 84.5 - 32.5 x 1 GPU = 136.5. From prices of 0
+// the subgradient steps climb toward it and never pass it.
+TEST(FleetBound, WholeJobDualBoundHandSolved) {
+  const WholeJobCosts costs = three_hour_costs();
   const WholeJob j{
       .home = 0, .ls = true, .allowed = 0b11, .gpus = 1, .submit_s = 1800, .end_s = 9000};
   const std::vector<WholeJob> jobs = {j, j};
@@ -195,13 +201,10 @@ TEST(FleetBound, WholeJobDualBoundHandSolved) {
 // From 00:30 to 01:30 at a, with a1 at 10 g: starting at 01:00 costs 10, at 00:30 or 01:30
 // 24.5.
 TEST(FleetBound, WholeJobBoundDelaysBeJobsAndPaysTransfers) {
-  WholeJobCosts costs;
-  costs.per_gpu_hour = {{39, 26, 13}, {13, 52, 52}};
+  WholeJobCosts costs = three_hour_costs();
   costs.per_transfer_kwh = {{300, 200, 100}, {100, 400, 400}};
   costs.kwh_per_gb = {0.1, 0.1};
-  costs.capacity = {1, 1};
   costs.be_slack_s = 3600;
-  costs.unserved_per_gpu_hour = 1e6;
   const WholeJob e{.home = 0, .allowed = 0b11, .data_gb = 10, .gpus = 1, .end_s = 3600};
   EXPECT_NEAR(whole_job_bound({e}, costs, {}, 0).objective, 26.0, 1e-9);
   costs.kwh_per_gb = {0, 0};

@@ -472,34 +472,30 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
     // One replay with more work offered than the site can run: the allocation it reaches and
     // what it draws per allocated GPU.
-    const auto replay = [&]() -> Result<SiteCapacity> {
-      trace::LoadSpec spec;
-      spec.load_pct = kSaturatingLoadPct;
-      spec.days = days;
-      spec.warmup_days = 1;
-      spec.seed = seed;
-      auto generated = trace::generate_load(templates, milli, spec);
-      if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
-      trace::Workload workload;
-      workload.models = fleet.models;
-      workload.nodes = site.nodes;
-      workload.pods = std::move(generated.value().pods);
-      workload.shape_count = shape_count;
-      sim::ReplayConfig config;
-      config.policy = site.policy;
-      config.seed = seed;
-      config.queue = sim::QueueDiscipline::kBackfill;
-      config.measure_from_s = generated.value().window.start_s;
-      config.measure_to_s = generated.value().window.end_s;
-      auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
-      if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
-      return SiteCapacity{std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
-                          r.value().kwh_per_gpu_hour / site.pue};
-    };
-    auto saturated = replay();
-    if (!saturated.ok()) return Error{saturated.error()};
-    measured.emplace(signature, saturated.value());
-    fill.push_back(saturated.value());
+    trace::LoadSpec spec;
+    spec.load_pct = kSaturatingLoadPct;
+    spec.days = days;
+    spec.warmup_days = 1;
+    spec.seed = seed;
+    auto generated = trace::generate_load(templates, milli, spec);
+    if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
+    trace::Workload workload;
+    workload.models = fleet.models;
+    workload.nodes = site.nodes;
+    workload.pods = std::move(generated.value().pods);
+    workload.shape_count = shape_count;
+    sim::ReplayConfig config;
+    config.policy = site.policy;
+    config.seed = seed;
+    config.queue = sim::QueueDiscipline::kBackfill;
+    config.measure_from_s = generated.value().window.start_s;
+    config.measure_to_s = generated.value().window.end_s;
+    auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
+    if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
+    const SiteCapacity saturated{std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
+                                 r.value().kwh_per_gpu_hour / site.pue};
+    measured.emplace(signature, saturated);
+    fill.push_back(saturated);
   }
   return fill;
 }
