@@ -149,6 +149,7 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
   }
   price_.assign(n_sites, std::vector<double>(hours, 0.0));
   planned_.assign(n_sites, std::vector<double>(hours, 0.0));
+  price_saturated_sites(view, plan_hour_s_ + hours * kHour);
   ShiftLpOptions lp;
   // Work the fleet cannot take in the horizon costs twice the dearest hour: enough to fill
   // every free GPU first, not so much that it drowns the prices of the hours that bind.
@@ -168,6 +169,26 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
   }
 }
 
+void CapacityPlan::price_saturated_sites(const FleetView& view, int64_t horizon_end) {
+  const std::size_t n_sites = view.fleet().sites.size();
+  after_price_.assign(n_sites, 0.0);
+  const double saturated_at = options_.agent.be_max_fill - options_.agent.plan_saturated_margin;
+  std::vector<double> per_gpu_hour(n_sites);
+  double marginal = std::numeric_limits<double>::infinity();
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    const int site = static_cast<int>(s);
+    per_gpu_hour[s] =
+        view.gpu_kw(site) * cost_per_kwh(view, site, horizon_end, horizon_end + 7 * 24 * kHour);
+    if (view.load(site) < saturated_at) marginal = std::min(marginal, per_gpu_hour[s]);
+  }
+  if (!std::isfinite(marginal)) return;  // every site saturated: no site takes the overflow
+  for (std::size_t s = 0; s < n_sites; ++s) {
+    if (view.load(static_cast<int>(s)) >= saturated_at) {
+      after_price_[s] = std::max(0.0, marginal - per_gpu_hour[s]);
+    }
+  }
+}
+
 int CapacityPlan::hour_index(int64_t t) const {
   if (!solved_ || price_.empty()) return -1;
   const int64_t h = trace_hour(t) - plan_hour_s_ / kHour;
@@ -178,15 +199,27 @@ int CapacityPlan::hour_index(int64_t t) const {
 double CapacityPlan::price(int site, int64_t from_s, int64_t to_s, double gpus) const {
   if (!solved_ || price_.empty() || to_s <= from_s) return 0.0;
   const std::vector<double>& p = price_[static_cast<std::size_t>(site)];
+  const int64_t horizon_end = plan_hour_s_ + static_cast<int64_t>(p.size()) * kHour;
   double total = 0;
-  for (int64_t a = from_s; a < to_s;) {
-    const int64_t b = std::min(to_s, (trace_hour(a) + 1) * kHour);
-    const int h = hour_index(a);
-    if (h < 0) break;
-    total += p[static_cast<std::size_t>(h)] * gpus * static_cast<double>(b - a) / kHour;
+  const int64_t from = std::max(from_s, plan_hour_s_), to = std::min(to_s, horizon_end);
+  // Hour by hour from the plan's hour h holding `from` (the plan starts on an hour).
+  auto h = static_cast<std::size_t>((from - plan_hour_s_) / kHour);
+  for (int64_t a = from; a < to; ++h) {
+    const int64_t b = std::min(to_s, plan_hour_s_ + static_cast<int64_t>(h + 1) * kHour);
+    total += p[h] * gpus * static_cast<double>(b - a) / kHour;
     a = b;
   }
+  if (to_s > horizon_end) {
+    total += price_after_horizon(site) * gpus *
+             static_cast<double>(to_s - std::max(from_s, horizon_end)) / kHour;
+  }
   return total;
+}
+
+double CapacityPlan::price_after_horizon(int site) const {
+  return solved_ && static_cast<std::size_t>(site) < after_price_.size()
+             ? after_price_[static_cast<std::size_t>(site)]
+             : 0.0;
 }
 
 double CapacityPlan::planned_gpus(int site, int64_t t) const {

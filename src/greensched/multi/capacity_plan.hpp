@@ -9,6 +9,14 @@
 // steer each job: a job pays, beside its own carbon, the price of the site-hours it takes,
 // so jobs track the plan. The plan also says, per site and hour, how many GPUs of
 // best-effort work it expects to run there.
+//
+// Beyond the horizon the LP says nothing, yet a long job holds its GPUs for days that other
+// work would use. There the plan prices each GPU-hour of a saturated site (its load within
+// AgentOptions::plan_saturated_margin of be_max_fill) at what a GPU-hour costs at the cheapest
+// site that is not saturated, less its own cost (at least 0), both as forecast over the week
+// after the horizon: the capacity price of a transport problem in steady state, whose cheap
+// sites are full and whose overflow runs at the marginal site. A long job then takes a clean
+// saturated site only where it gains more there than the work it displaces would.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +45,10 @@ class CapacityPlan {
   void refresh(const FleetView& view, int64_t slack_s);
   // What taking `gpus` GPUs at `site` over [from_s, to_s) (trace seconds) costs the rest of
   // the planned work, in the objective's units (grams, or USD): the capacity prices of the
-  // hours it overlaps, inside the horizon.
+  // hours it overlaps inside the horizon, and the saturated price after it.
   double price(int site, int64_t from_s, int64_t to_s, double gpus) const;
+  // Per GPU-hour at `site` after the horizon: its saturated price (0 unless it is saturated).
+  double price_after_horizon(int site) const;
   // GPUs of best-effort work the plan runs at `site` in the hour holding trace time t (0
   // outside the horizon), and its price there per GPU-hour.
   double planned_gpus(int site, int64_t t) const;
@@ -51,6 +61,8 @@ class CapacityPlan {
   double expected_arrivals(int home, int64_t hour, int64_t now_hour) const;
   // The objective's cost of one kWh at `site` over [from_s, to_s) as forecast now.
   double cost_per_kwh(const FleetView& view, int site, int64_t from_s, int64_t to_s) const;
+  // The saturated prices after the horizon [now, horizon_end): after_price_.
+  void price_saturated_sites(const FleetView& view, int64_t horizon_end);
   // Index into the plan's hours of trace time t, or -1 outside the horizon.
   int hour_index(int64_t t) const;
 
@@ -67,7 +79,8 @@ class CapacityPlan {
   bool solved_ = false;
   int64_t plan_hour_s_ = 0;
   std::vector<std::vector<double>> price_, planned_;
-  ShiftLpBasis basis_;  // the last solve's, to start the next from
+  std::vector<double> after_price_;  // per site, per GPU-hour after the horizon
+  ShiftLpBasis basis_;               // the last solve's, to start the next from
 };
 
 }  // namespace greensched::multi

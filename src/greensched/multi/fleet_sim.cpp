@@ -38,6 +38,7 @@ Status FleetSim::set_up_sites(const std::vector<PodSpec>& pods, uint32_t shape_c
   site_keys_ = sim::feasibility_keys(site_jobs_, key_count);
   sites_.resize(fleet_.sites.size());
   run_watts_.assign(fleet_.sites.size(), std::vector<double>(shape_count, std::nan("")));
+  reserve_hour_ = std::numeric_limits<int64_t>::min();
   if (Status s = validate(options_.generation_forecast); !s.ok()) return s;
   generation_.clear();
   for (std::size_t i = 0; i < fleet_.sites.size(); ++i) {

@@ -170,6 +170,9 @@ class FleetSim final : public FleetView {
   SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
   double load_at(int site, int64_t t) const override;
   double ls_reserve(int site, int64_t t) const override;
+  // GPU milli of LS jobs expected at `site` in trace hour `hour` (>= now_hour): ls_reserve's
+  // same-hour mean over the complete past days.
+  double expected_ls_milli(int site, int64_t hour, int64_t now_hour) const;
   bool wants_alternatives() const override { return options_.record; }
 
  private:
@@ -300,8 +303,12 @@ class FleetSim final : public FleetView {
   // [site][pod shape]: one per memory request seen.
   mutable std::vector<std::vector<std::vector<ShapePlacement>>> shape_placements_;
   mutable NetSignalCache net_cache_;
-  std::vector<GenerationForecast> generation_;           // per site
-  mutable std::vector<std::vector<double>> run_watts_;   // [site][pod shape]; NaN: not yet
+  std::vector<GenerationForecast> generation_;          // per site
+  mutable std::vector<std::vector<double>> run_watts_;  // [site][pod shape]; NaN: not yet
+  // ls_reserve's expected LS load, [site][hour - reserve_hour_] (NaN: not yet): it reads
+  // complete hours only, so it holds for the trace hour reserve_hour_.
+  mutable int64_t reserve_hour_ = std::numeric_limits<int64_t>::min();
+  mutable std::vector<std::vector<double>> reserve_expected_;
   int64_t hour0_ = std::numeric_limits<int64_t>::min();  // epoch hour of hourly_kwh[0]
   int64_t trace_hour0_ = 0;  // trace second of ls_hourly_milli_s[0] and the ledgers' first hour
 };

@@ -26,15 +26,28 @@ double FleetSim::load_at(int site, int64_t t) const {
 }
 
 double FleetSim::ls_reserve(int site, int64_t t) const {
-  // The LS load expected in t's hour: the mean of that hour on the past 7 days that are
-  // complete, or, with no such day yet, the mean over the complete hours so far (none in the
-  // first hour).
   const SiteRuntime& s = sites_[site];
   const double cap = static_cast<double>(s.cluster->total_gpu_milli());
   if (cap <= 0) return 0.0;
   t = std::max(t, now_);
   const int64_t now_hour = (now_ - trace_hour0_) / 3600;
   const int64_t hour = (t - trace_hour0_) / 3600;
+  if (reserve_hour_ != now_hour) {
+    reserve_hour_ = now_hour;
+    reserve_expected_.assign(sites_.size(), {});
+  }
+  std::vector<double>& cached = reserve_expected_[static_cast<std::size_t>(site)];
+  const auto i = static_cast<std::size_t>(hour - now_hour);
+  if (cached.size() <= i) cached.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+  if (std::isnan(cached[i])) cached[i] = expected_ls_milli(site, hour, now_hour);
+  return std::max(0.0, cached[i] - static_cast<double>(s.ls_ledger.at(t))) / cap;
+}
+
+double FleetSim::expected_ls_milli(int site, int64_t hour, int64_t now_hour) const {
+  // The LS load expected in the hour: the mean of that hour on the past 7 days that are
+  // complete, or, with no such day yet, the mean over the complete hours so far (none in the
+  // first hour).
+  const SiteRuntime& s = sites_[site];
   double sum = 0;
   int days = 0;
   for (int k = 1; k <= 7; ++k) {
@@ -52,7 +65,7 @@ double FleetSim::ls_reserve(int site, int64_t t) const {
     for (std::size_t i = 0; i < complete; ++i) total += s.ls_hourly_milli_s[i];
     expected = total / 3600.0 / static_cast<double>(now_hour);
   }
-  return std::max(0.0, expected - static_cast<double>(s.ls_ledger.at(t))) / cap;
+  return expected;
 }
 
 bool FleetSim::fits_now(int site, const PodSpec& pod) const {

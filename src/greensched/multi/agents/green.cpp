@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "greensched/multi/agents/agents.hpp"
@@ -204,36 +206,54 @@ class GreenAgent final : public DispatchAgent {
     }
     if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home", {}};
     const std::string& name = view.fleet().sites[best.site].name;
+    // The reason, one per dispatch: compiled format strings, whole numbers as integers.
     std::string reason;
+    auto out = std::back_inserter(reason);
     if (home.site >= 0 && best.site == home.site && best.start == home.start) {
-      reason = fmt::format(
-          "stays at {} now: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) is the lowest", name,
-          best.carbon, best.kw, best.ci);
+      fmt::format_to(
+          out,
+          FMT_COMPILE("stays at {} now: {} g expected ({:.2f} kW at {} gCO2/kWh) is the lowest"),
+          name, whole(best.carbon), best.kw, whole(best.ci));
       if (options_.objective != AgentOptions::Objective::kCarbon) {
-        reason += fmt::format("; {:.4f} USD", best.cost);
+        fmt::format_to(out, FMT_COMPILE("; {:.4f} USD"), best.cost);
       }
     } else {
-      reason = fmt::format(
-          "{} {}: {:.0f} g expected ({:.2f} kW at {:.0f} gCO2/kWh) vs {} at home now",
-          best.site == job.home_site ? "stays at" : "moves to", name, best.carbon, best.kw, best.ci,
-          home.site >= 0 ? fmt::format("{:.0f} g ({:.0f} gCO2/kWh)", home.carbon, home.ci)
-                         : std::string("no room"));
-      if (options_.objective != AgentOptions::Objective::kCarbon) {
-        reason += fmt::format("; {:.4f} USD", best.cost);
+      fmt::format_to(out, FMT_COMPILE("{} {}: {} g expected ({:.2f} kW at {} gCO2/kWh) vs "),
+                     best.site == job.home_site ? "stays at" : "moves to", name, whole(best.carbon),
+                     best.kw, whole(best.ci));
+      if (home.site >= 0) {
+        fmt::format_to(out, FMT_COMPILE("{} g ({} gCO2/kWh)"), whole(home.carbon), whole(home.ci));
+      } else {
+        reason += "no room";
       }
-      if (best.start > now) reason += fmt::format("; deferred {} s", best.start - now);
+      reason += " at home now";
+      if (options_.objective != AgentOptions::Objective::kCarbon) {
+        fmt::format_to(out, FMT_COMPILE("; {:.4f} USD"), best.cost);
+      }
+      if (best.start > now) fmt::format_to(out, FMT_COMPILE("; deferred {} s"), best.start - now);
     }
     if (plan_ && plan_->solved()) {
-      reason +=
-          fmt::format("; plan: {:.0f} GPUs of best-effort work at {} then, capacity price {:.1f}",
-                      plan_->planned_gpus(best.site, best.start), name,
-                      plan_->price_per_gpu_hour(best.site, best.start));
-      reason += options_.objective == AgentOptions::Objective::kCarbon ? " g/GPU-h" : " USD/GPU-h";
+      fmt::format_to(
+          out, FMT_COMPILE("; plan: {} GPUs of best-effort work at {} then, capacity price {:.1f}"),
+          whole(plan_->planned_gpus(best.site, best.start)), name,
+          plan_->price_per_gpu_hour(best.site, best.start));
+      const char* unit =
+          options_.objective == AgentOptions::Objective::kCarbon ? " g/GPU-h" : " USD/GPU-h";
+      reason += unit;
+      if (const double after = plan_->price_after_horizon(best.site); after > 0) {
+        fmt::format_to(out, FMT_COMPILE(" ({} is saturated: {:.1f}{} after the plan's horizon)"),
+                       name, after, unit);
+      }
     }
     return Dispatch{best.site, best.start, reason, std::move(per_site)};
   }
 
  private:
+  // A figure of a reason to the nearest whole number (halves away from zero), written as an
+  // integer: cheaper than a double's digits, and a run writes a reason per job.
+  static long long whole(double x) {
+    return std::isfinite(x) && std::abs(x) < 1e15 ? std::llround(x) : 0;
+  }
   // The cost objectives in USD: the run's electricity, the move's at the price now, the
   // fragmentation term, and (cost+carbon) the grams at the carbon price.
   double usd(double run_usd, double move_kwh, const SiteSpec& spec, const FleetView& view,
