@@ -220,14 +220,15 @@ TEST(ShiftLp, BadInputIsAnError) {
   EXPECT_FALSE(solve_shift_lp({{{1}, {1}}}, {{0, 0, NAN, 0, {0.0}}}).ok());  // NaN work
 }
 
-// A fleet as the plan sees it: sites with constant carbon, a stated load each, 0.1 kW per
-// GPU-hour, no LS reserve, the oracle forecaster (constant series: every forecast is exact).
+// A fleet as the plan sees it at trace time `now`: sites with constant carbon, a stated load
+// each, 0.1 kW per GPU-hour, no LS reserve, the oracle forecaster (constant series: every
+// forecast is exact).
 class StatedLoadView final : public FleetView {
  public:
-  StatedLoadView(Fleet fleet, std::vector<double> load)
-      : fleet_(std::move(fleet)), load_(std::move(load)) {}
+  StatedLoadView(Fleet fleet, std::vector<double> load, int64_t now)
+      : fleet_(std::move(fleet)), load_(std::move(load)), now_(now) {}
   const Fleet& fleet() const override { return fleet_; }
-  int64_t now_s() const override { return 0; }
+  int64_t now_s() const override { return now_; }
   int64_t epoch_s(int64_t t) const override { return fleet_.start_s + t; }
   const Forecaster& forecaster() const override { return *forecaster_; }
   int64_t ls_bound_s() const override { return 600; }
@@ -243,23 +244,26 @@ class StatedLoadView final : public FleetView {
  private:
   Fleet fleet_;
   std::vector<double> load_;
+  int64_t now_ = 0;
   std::unique_ptr<Forecaster> forecaster_ = make_oracle_forecaster();
 };
 
 // Sites a (100 g/kWh), b (300) and c (500); be_max_fill 0.97, so a site is saturated from a
 // load of 0.96. With a at 0.965 and b, c at 0.5, b takes the overflow: after the plan's 24
 // hours (no slack, no work) a GPU-hour at a is priced (300 - 100) x 0.1 = 20 g, and at b and
-// c nothing. A 1-GPU job over hours 20-30 pays 6 such hours: 120 g; two GPUs, 240 g. Below
-// 0.96, or with every site saturated, nothing is priced.
+// c nothing. A 1-GPU job over hours 20-30 of the plan pays 6 such hours: 120 g; two GPUs,
+// 240 g. Below 0.96, with every site saturated, or before the series have a day of past (the
+// plan made at their first hour), nothing is priced.
 TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   Fleet fleet = fixtures::two_sites(100, 300);
   SiteSpec c = fleet.sites[1];
   c.name = "c";
   c.carbon = TimeSeries(fleet.start_s, 3600, {500.0});
   fleet.sites.push_back(c);
-  const auto plan_at = [&](std::vector<double> load) {
+  constexpr int64_t kNow = 24 * 3600;  // a day after the series start
+  const auto plan_at = [&](std::vector<double> load, int64_t now = 24 * 3600) {
     CapacityPlan plan(PlanOptions{});
-    plan.refresh(StatedLoadView(fleet, std::move(load)), 0);
+    plan.refresh(StatedLoadView(fleet, std::move(load), now), 0);
     return plan;
   };
   const CapacityPlan plan = plan_at({0.965, 0.5, 0.5});
@@ -267,16 +271,17 @@ TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   EXPECT_NEAR(plan.price_after_horizon(0), 20.0, 1e-9);
   EXPECT_EQ(plan.price_after_horizon(1), 0.0);
   EXPECT_EQ(plan.price_after_horizon(2), 0.0);
-  EXPECT_NEAR(plan.price(0, 20 * 3600, 30 * 3600, 1.0), 120.0, 1e-9);
-  EXPECT_NEAR(plan.price(0, 20 * 3600, 30 * 3600, 2.0), 240.0, 1e-9);
-  EXPECT_EQ(plan.price(0, 0, 24 * 3600, 1.0), 0.0);  // inside the horizon: the LP's prices
-  EXPECT_EQ(plan.price(1, 20 * 3600, 30 * 3600, 1.0), 0.0);
+  EXPECT_NEAR(plan.price(0, kNow + 20 * 3600, kNow + 30 * 3600, 1.0), 120.0, 1e-9);
+  EXPECT_NEAR(plan.price(0, kNow + 20 * 3600, kNow + 30 * 3600, 2.0), 240.0, 1e-9);
+  EXPECT_EQ(plan.price(0, kNow, kNow + 24 * 3600, 1.0), 0.0);  // inside: the LP's prices
+  EXPECT_EQ(plan.price(1, kNow + 20 * 3600, kNow + 30 * 3600, 1.0), 0.0);
   // b saturated too: c takes the overflow, (500 - 100) x 0.1 at a and (500 - 300) x 0.1 at b.
   const CapacityPlan both = plan_at({0.97, 0.96, 0.2});
   EXPECT_NEAR(both.price_after_horizon(0), 40.0, 1e-9);
   EXPECT_NEAR(both.price_after_horizon(1), 20.0, 1e-9);
   EXPECT_EQ(plan_at({0.955, 0.5, 0.5}).price_after_horizon(0), 0.0);
   EXPECT_EQ(plan_at({0.97, 0.97, 0.97}).price_after_horizon(0), 0.0);
+  EXPECT_EQ(plan_at({0.965, 0.5, 0.5}, 23 * 3600).price_after_horizon(0), 0.0);
 }
 
 }  // namespace

@@ -175,9 +175,9 @@ struct AgentOptions {
   // horizon a GPU-hour there is priced at what it would cost at the cheapest site that is not,
   // less its own cost (CapacityPlan): long jobs then take a clean saturated site only where it
   // beats the site that would run the overflow. Measured at 70 % fleet load over four seasons
-  // (seeds 42-44), it raised green-plan's share of the bound's saving from 82.3 to 84.5 % on the
-  // mean of the 12 window-slack cells and halved its transfer energy; 0.02 and 0.03 gave 84.2
-  // and 83.8 %, and the same price inside the plan's hours (over the LP's) 84.3 %.
+  // (seeds 42-44), it raised green-plan's share of the bound's saving from 82.3 to 84.1 % on the
+  // mean of the 12 window-slack cells and halved its transfer energy; 0.02 and 0.03 did no
+  // better (-0.2 and -0.6 points), nor did the same price inside the plan's hours.
   double plan_saturated_margin = 0.01;
 };
 

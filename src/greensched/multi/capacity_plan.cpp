@@ -172,6 +172,15 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
 void CapacityPlan::price_saturated_sites(const FleetView& view, int64_t horizon_end) {
   const std::size_t n_sites = view.fleet().sites.size();
   after_price_.assign(n_sites, 0.0);
+  // The week after the horizon is forecast from the same hour on past days: before every
+  // site's series has a day of past, the forecast is one sample repeated, and no price.
+  const int64_t now = view.epoch_s(view.now_s());
+  for (const SiteSpec& site : view.fleet().sites) {
+    if (now - site.carbon.start_s() < 24 * kHour ||
+        (site.price && now - site.price->start_s() < 24 * kHour)) {
+      return;
+    }
+  }
   const double saturated_at = options_.agent.be_max_fill - options_.agent.plan_saturated_margin;
   std::vector<double> per_gpu_hour(n_sites);
   double marginal = std::numeric_limits<double>::infinity();
