@@ -221,12 +221,15 @@ TEST(ShiftLp, BadInputIsAnError) {
 }
 
 // A fleet as the plan sees it at trace time `now`: sites with constant carbon, a stated load
-// each, 0.1 kW per GPU-hour, no LS reserve, the oracle forecaster (constant series: every
-// forecast is exact).
+// each, 0.1 kW per GPU-hour, no LS reserve, the same-hour forecaster or the oracle (constant
+// series: every forecast is exact).
 class StatedLoadView final : public FleetView {
  public:
-  StatedLoadView(Fleet fleet, std::vector<double> load, int64_t now)
-      : fleet_(std::move(fleet)), load_(std::move(load)), now_(now) {}
+  StatedLoadView(Fleet fleet, std::vector<double> load, int64_t now, bool oracle)
+      : fleet_(std::move(fleet)),
+        load_(std::move(load)),
+        now_(now),
+        forecaster_(oracle ? make_oracle_forecaster() : make_same_hour_forecaster()) {}
   const Fleet& fleet() const override { return fleet_; }
   int64_t now_s() const override { return now_; }
   int64_t epoch_s(int64_t t) const override { return fleet_.start_s + t; }
@@ -245,15 +248,16 @@ class StatedLoadView final : public FleetView {
   Fleet fleet_;
   std::vector<double> load_;
   int64_t now_ = 0;
-  std::unique_ptr<Forecaster> forecaster_ = make_oracle_forecaster();
+  std::unique_ptr<Forecaster> forecaster_;
 };
 
 // Sites a (100 g/kWh), b (300) and c (500); be_max_fill 0.97, so a site is saturated from a
 // load of 0.96. With a at 0.965 and b, c at 0.5, b takes the overflow: after the plan's 24
 // hours (no slack, no work) a GPU-hour at a is priced (300 - 100) x 0.1 = 20 g, and at b and
 // c nothing. A 1-GPU job over hours 20-30 of the plan pays 6 such hours: 120 g; two GPUs,
-// 240 g. Below 0.96, with every site saturated, or before the series have a day of past (the
-// plan made at their first hour), nothing is priced.
+// 240 g. Below 0.96, with every site saturated, or before the same-hour forecaster knows a day
+// of the series (the plan made at their first hour), nothing is priced; the oracle knows the
+// week from the start.
 TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   Fleet fleet = fixtures::two_sites(100, 300);
   SiteSpec c = fleet.sites[1];
@@ -261,9 +265,9 @@ TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   c.carbon = TimeSeries(fleet.start_s, 3600, {500.0});
   fleet.sites.push_back(c);
   constexpr int64_t kNow = 24 * 3600;  // a day after the series start
-  const auto plan_at = [&](std::vector<double> load, int64_t now = 24 * 3600) {
+  const auto plan_at = [&](std::vector<double> load, int64_t now = 24 * 3600, bool oracle = false) {
     CapacityPlan plan(PlanOptions{});
-    plan.refresh(StatedLoadView(fleet, std::move(load), now), 0);
+    plan.refresh(StatedLoadView(fleet, std::move(load), now, oracle), 0);
     return plan;
   };
   const CapacityPlan plan = plan_at({0.965, 0.5, 0.5});
@@ -282,6 +286,7 @@ TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   EXPECT_EQ(plan_at({0.955, 0.5, 0.5}).price_after_horizon(0), 0.0);
   EXPECT_EQ(plan_at({0.97, 0.97, 0.97}).price_after_horizon(0), 0.0);
   EXPECT_EQ(plan_at({0.965, 0.5, 0.5}, 23 * 3600).price_after_horizon(0), 0.0);
+  EXPECT_NEAR(plan_at({0.965, 0.5, 0.5}, 23 * 3600, true).price_after_horizon(0), 20.0, 1e-9);
 }
 
 }  // namespace

@@ -582,6 +582,11 @@ TEST(Forecast, SameHourAtTheStartOfASeries) {
   EXPECT_EQ(f->at(s, k2023 + 100, k2023 + 7 * kHour), 1000);
   EXPECT_EQ(f->at(s, k2023 - kDay, k2023 + 7 * kHour), 1000);
   EXPECT_EQ(f->at(TimeSeries(), k2023, k2023), 0);
+  // It knows a day from a day after the start on; the oracle always does.
+  EXPECT_FALSE(f->knows_a_day(s, now));
+  EXPECT_FALSE(f->knows_a_day(s, k2023 + kDay - 1));
+  EXPECT_TRUE(f->knows_a_day(s, k2023 + kDay));
+  EXPECT_TRUE(make_oracle_forecaster()->knows_a_day(s, now));
 }
 
 // The same-hour forecaster's mean (a day's profile summed cumulatively) is the time-weighted

@@ -172,29 +172,30 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
 void CapacityPlan::price_saturated_sites(const FleetView& view, int64_t horizon_end) {
   const std::size_t n_sites = view.fleet().sites.size();
   after_price_.assign(n_sites, 0.0);
-  // The week after the horizon is forecast from the same hour on past days: before every
-  // site's series has a day of past, the forecast is one sample repeated, and no price.
+  // The week after the horizon, as forecast now: before the forecaster knows a day of every
+  // site's series, it would be a few samples repeated, and no site is priced.
   const int64_t now = view.epoch_s(view.now_s());
+  const Forecaster& forecaster = view.forecaster();
   for (const SiteSpec& site : view.fleet().sites) {
-    if (now - site.carbon.start_s() < 24 * kHour ||
-        (site.price && now - site.price->start_s() < 24 * kHour)) {
+    if (!forecaster.knows_a_day(site.carbon, now) ||
+        (site.price && !forecaster.knows_a_day(*site.price, now))) {
       return;
     }
   }
   const double saturated_at = options_.agent.be_max_fill - options_.agent.plan_saturated_margin;
   std::vector<double> per_gpu_hour(n_sites);
+  std::vector<bool> saturated(n_sites);
   double marginal = std::numeric_limits<double>::infinity();
   for (std::size_t s = 0; s < n_sites; ++s) {
     const int site = static_cast<int>(s);
     per_gpu_hour[s] =
         view.gpu_kw(site) * cost_per_kwh(view, site, horizon_end, horizon_end + 7 * 24 * kHour);
-    if (view.load(site) < saturated_at) marginal = std::min(marginal, per_gpu_hour[s]);
+    saturated[s] = view.load(site) >= saturated_at;
+    if (!saturated[s]) marginal = std::min(marginal, per_gpu_hour[s]);
   }
   if (!std::isfinite(marginal)) return;  // every site saturated: no site takes the overflow
   for (std::size_t s = 0; s < n_sites; ++s) {
-    if (view.load(static_cast<int>(s)) >= saturated_at) {
-      after_price_[s] = std::max(0.0, marginal - per_gpu_hour[s]);
-    }
+    if (saturated[s]) after_price_[s] = std::max(0.0, marginal - per_gpu_hour[s]);
   }
 }
 

@@ -17,10 +17,10 @@
 // after the horizon: the capacity price of a transport problem in steady state, whose cheap
 // sites are full and whose overflow runs at the marginal site. A long job then takes a clean
 // saturated site only where it gains more there than the work it displaces would. No site is
-// priced so before every site's series has a day of past: the forecast of that week would be
-// one sample repeated (on the built-in fleet over 7 days, pricing from the first hour left
-// green-plan 62 % of the bound's saving, against 70 % with a day's wait, mean over seeds 42-44
-// and slack 0, 4 and 12 h).
+// priced so before the forecaster knows a day of every site's series (Forecaster::knows_a_day):
+// the forecast of that week would be one sample repeated (on the built-in fleet over 7 days,
+// pricing from the first hour left green-plan 62 % of the bound's saving, against 70 % with a day's
+// wait, mean over seeds 42-44 and slack 0, 4 and 12 h).
 #pragma once
 
 #include <cstdint>

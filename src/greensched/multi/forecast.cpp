@@ -6,6 +6,10 @@
 
 namespace greensched::multi {
 
+bool Forecaster::knows_a_day(const TimeSeries&, int64_t) const {
+  return true;
+}
+
 double Forecaster::mean(const TimeSeries& series, int64_t now, int64_t from, int64_t to) const {
   if (to <= from || series.empty()) return at(series, now, from);
   const int64_t first = series.index_of(from);
@@ -28,6 +32,10 @@ constexpr int64_t kDay = 86400;
 class SameHourForecaster final : public Forecaster {
  public:
   explicit SameHourForecaster(int days) : days_(std::max(days, 1)) {}
+
+  bool knows_a_day(const TimeSeries& series, int64_t now) const override {
+    return now - series.start_s() >= kDay;
+  }
 
   double at(const TimeSeries& series, int64_t now, int64_t t) const override {
     if (series.empty()) return 0;

@@ -17,6 +17,11 @@ class Forecaster {
   virtual double at(const TimeSeries& series, int64_t now, int64_t t) const = 0;
   // Expected mean over [from, to), from >= now, in steps of the series.
   virtual double mean(const TimeSeries& series, int64_t now, int64_t from, int64_t to) const;
+  // Whether its forecasts at `now` of every hour of a coming day rest on what they should
+  // (a day of the series' past for a forecaster of the same hour on past days); where not,
+  // they repeat a few samples, and a plan over days ahead should not lean on them. Default:
+  // true (a forecaster that needs no past).
+  virtual bool knows_a_day(const TimeSeries& series, int64_t now) const;
 };
 
 // Sample j (holding [start + j * step, start + (j + 1) * step)) is known at `now` when
@@ -28,6 +33,7 @@ class Forecaster {
 //  - else (the first day of a series) the latest known sample;
 //  - else (nothing complete yet) the first sample of the series: the one case that reads a
 //    sample not known at `now`.
+// It knows a day once `now` lies a day or more after the series' start.
 std::unique_ptr<Forecaster> make_same_hour_forecaster(int days = 7);
 // Sees the future: the actual series. An upper bound for agents, never a real forecaster.
 std::unique_ptr<Forecaster> make_oracle_forecaster();
