@@ -488,22 +488,28 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
     }
   }
   if (out.empty()) return Status::Ok();
-  std::ostringstream summary, timeline, decisions, energy_timeline;
-  report::write_multi_summary_csv(summary, results);
-  report::write_multi_timeline_csv(timeline, fleet, results);
-  report::write_decisions_csv(decisions, fleet, results);
-  report::write_energy_timeline_csv(energy_timeline, fleet, results);
-  if (Status s = write_text_files(out, {{"summary.csv", summary.str()},
-                                        {"timeline.csv", timeline.str()},
-                                        {"decisions.csv", decisions.str()},
-                                        {"energy_timeline.csv", energy_timeline.str()}});
-      !s.ok()) {
-    return s;
+  // Each file straight to disk: the decisions of a long run are tens of MB.
+  if (Status s = write_text_files(out, {}); !s.ok()) return s;  // the folder
+  const auto path = [&](const char* name) { return (std::filesystem::path(out) / name).string(); };
+  using Writer = std::function<void(std::ostream&)>;
+  const std::vector<std::pair<const char*, Writer>> files = {
+      {"summary.csv", [&](std::ostream& f) { report::write_multi_summary_csv(f, results); }},
+      {"timeline.csv",
+       [&](std::ostream& f) { report::write_multi_timeline_csv(f, fleet, results); }},
+      {"decisions.csv", [&](std::ostream& f) { report::write_decisions_csv(f, fleet, results); }},
+      {"energy_timeline.csv",
+       [&](std::ostream& f) { report::write_energy_timeline_csv(f, fleet, results); }},
+  };
+  for (const auto& [name, write] : files) {
+    if (Status s = write_stream_file(path(name), write); !s.ok()) return s;
   }
   if (!bounds.empty()) {
-    std::ostringstream bound;
-    report::write_fleet_bound_csv(bound, results, bounds);
-    if (Status s = write_text_files(out, {{"bound.csv", bound.str()}}); !s.ok()) return s;
+    if (Status s = write_stream_file(
+            path("bound.csv"),
+            [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
+        !s.ok()) {
+      return s;
+    }
   }
   if (!o.quiet)
     fmt::print(stderr,

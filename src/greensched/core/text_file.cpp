@@ -26,6 +26,15 @@ Status write_text_file(const std::string& path, std::string_view text) {
   return Status::Ok();
 }
 
+Status write_stream_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
+  write(out);
+  out.close();
+  if (!out) return Error{fmt::format("{}: write failed", path), ErrorCode::kIo};
+  return Status::Ok();
+}
+
 Status write_text_file_atomic(const std::string& path, std::string_view text) {
   const std::string tmp = path + ".tmp";
   if (Status s = write_text_file(tmp, text); !s.ok()) return s;

@@ -3,6 +3,8 @@
 // directory reads the same everywhere.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +19,10 @@ Result<std::string> read_file(const std::string& path);
 
 // Writes `text` to `path`, replacing it.
 Status write_text_file(const std::string& path, std::string_view text);
+
+// Writes what `write` puts into the stream to `path`, replacing it: a large report goes to
+// disk as it is made instead of being held whole in memory first.
+Status write_stream_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Writes to PATH.tmp, then renames it over `path`, so a crash never leaves half a file.
 Status write_text_file_atomic(const std::string& path, std::string_view text);

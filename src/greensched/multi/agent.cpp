@@ -54,11 +54,17 @@ std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job) {
 }
 
 std::vector<int64_t> start_candidates(const JobInfo& job, int64_t ready, int64_t step_s) {
-  std::vector<int64_t> starts{ready};
-  if (job.latency_sensitive || step_s <= 0) return starts;
+  std::vector<int64_t> starts;
+  start_candidates(job, ready, step_s, starts);
+  return starts;
+}
+
+void start_candidates(const JobInfo& job, int64_t ready, int64_t step_s,
+                      std::vector<int64_t>& starts) {
+  starts.assign(1, ready);
+  if (job.latency_sensitive || step_s <= 0) return;
   const int64_t latest = job.submit_s + job.slack_s;
   for (int64_t t = (ready / step_s + 1) * step_s; t <= latest; t += step_s) starts.push_back(t);
-  return starts;
 }
 
 SignalView FleetView::expected_signal(int site, int64_t from_s, int64_t to_s, double) const {

@@ -22,5 +22,9 @@ std::vector<int> all_sites(const FleetView& view);
 // Start times to consider: `ready`, then every step boundary after it up to the latest start
 // the job allows (submit + slack); only `ready` for LS jobs.
 std::vector<int64_t> start_candidates(const JobInfo& job, int64_t ready, int64_t step_s);
+// The same into `starts` (cleared first), keeping its storage: an agent calls it per site and
+// job.
+void start_candidates(const JobInfo& job, int64_t ready, int64_t step_s,
+                      std::vector<int64_t>& starts);
 
 }  // namespace greensched::multi

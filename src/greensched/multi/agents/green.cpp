@@ -77,7 +77,7 @@ class GreenAgent final : public DispatchAgent {
       so.ready = now + static_cast<int64_t>(transfer_seconds(view, job, site));
       // The starts at which the site has room for it; none: the site is no option (and its
       // placement need not be previewed).
-      so.starts = start_candidates(job, so.ready, options_.step_s);
+      start_candidates(job, so.ready, options_.step_s, so.starts);
       if (!job.latency_sensitive) {
         std::erase_if(so.starts, [&](int64_t start) {
           return !has_be_room(view, site, *job.pod, start, options_.be_max_fill);
@@ -207,7 +207,7 @@ class GreenAgent final : public DispatchAgent {
     if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home", {}};
     const std::string& name = view.fleet().sites[best.site].name;
     // The reason, one per dispatch: compiled format strings, whole numbers as integers.
-    std::string reason;
+    fmt::memory_buffer reason;  // on the stack; the reason is copied out once, at its size
     auto out = std::back_inserter(reason);
     if (home.site >= 0 && best.site == home.site && best.start == home.start) {
       fmt::format_to(
@@ -224,9 +224,9 @@ class GreenAgent final : public DispatchAgent {
       if (home.site >= 0) {
         fmt::format_to(out, FMT_COMPILE("{} g ({} gCO2/kWh)"), whole(home.carbon), whole(home.ci));
       } else {
-        reason += "no room";
+        fmt::format_to(out, FMT_COMPILE("no room"));
       }
-      reason += " at home now";
+      fmt::format_to(out, FMT_COMPILE(" at home now"));
       if (options_.objective != AgentOptions::Objective::kCarbon) {
         fmt::format_to(out, FMT_COMPILE("; {:.4f} USD"), best.cost);
       }
@@ -239,13 +239,13 @@ class GreenAgent final : public DispatchAgent {
           plan_->price_per_gpu_hour(best.site, best.start));
       const char* unit =
           options_.objective == AgentOptions::Objective::kCarbon ? " g/GPU-h" : " USD/GPU-h";
-      reason += unit;
+      fmt::format_to(out, FMT_COMPILE("{}"), unit);
       if (const double after = plan_->price_after_horizon(best.site); after > 0) {
         fmt::format_to(out, FMT_COMPILE(" ({} is saturated: {:.1f}{} after the plan's horizon)"),
                        name, after, unit);
       }
     }
-    return Dispatch{best.site, best.start, reason, std::move(per_site)};
+    return Dispatch{best.site, best.start, fmt::to_string(reason), std::move(per_site)};
   }
 
  private:
