@@ -13,7 +13,10 @@ kept in --out.
   scripts/fleet-seasons.py [--greensched build/greensched] [--data-dir ../shared/data]
       [--fleet examples/fleet-4-regions.json] [--pods POD_LIST] [--load 70]
       [--slack 0,4,12] [--agent local,green,green-plan] [--seeds 42,43,44]
-      [--windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01] [--out fleet-seasons/]
+      [--windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01] [--out fleet-seasons/] [--oracle]
+
+--oracle adds the rows of the forecasting agents run with forecasts that see the future
+(`multi --oracle`): what perfect foresight of carbon and prices is worth to them.
 """
 import argparse
 import json
@@ -51,6 +54,8 @@ def run(args, window, seed):
         ]
         if args.pods:
             cmd += ["--pods", args.pods]
+        if args.oracle:
+            cmd += ["--oracle"]
         print(f"{window} seed {seed}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         with open(path, "w") as f:
@@ -71,6 +76,11 @@ def main():
     p.add_argument("--seeds", default="42,43,44")
     p.add_argument("--windows", default="2023-01-01,2023-04-01,2023-07-01,2023-10-01")
     p.add_argument("--out", default="fleet-seasons")
+    p.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also run the forecasting agents with forecasts that see the future",
+    )
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]

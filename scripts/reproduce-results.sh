@@ -31,6 +31,7 @@ sections=(
   "fleet-slack|fleet-slack|3 min"
   "fleet-preempt|fleet-preempt|3 min"
   "fleet-seasons|fleet-seasons|10 min (both cores)"
+  "fleet-foresight|fleet-foresight|9 min (both cores)"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|7 min"
@@ -165,6 +166,14 @@ section_fleet_seasons() {
   run python3 scripts/fleet-seasons.py --greensched "$bin" --data-dir "$data" \
     --fleet examples/fleet-4-regions.json --pods "$pods_default" --load 70 --slack 0,4,12 \
     --agent local,green,green-plan --seeds 42,43,44 \
+    --windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01 --out "$1" >"$1/table.md"
+}
+
+# The same for green-plan with past-only forecasts and with forecasts that see the future.
+section_fleet_foresight() {
+  run python3 scripts/fleet-seasons.py --greensched "$bin" --data-dir "$data" \
+    --fleet examples/fleet-4-regions.json --pods "$pods_default" --load 70 --slack 0,4,12 \
+    --agent local,green-plan --oracle --seeds 42,43,44 \
     --windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01 --out "$1" >"$1/table.md"
 }
 

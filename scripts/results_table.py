@@ -356,7 +356,8 @@ def fleet_preempt(work):
     }
 
 
-def fleet_seasons(work):
+def seasons_table(work, block):
+    """The table scripts/fleet-seasons.py printed into WORK/table.md."""
     path = f"{work}/table.md"
     if not os.path.exists(path):
         raise Error(f"{path}: not found")
@@ -364,7 +365,7 @@ def fleet_seasons(work):
         text = f.read().strip()
     if not text.startswith("|"):
         raise Error(f"{path}: not a table")
-    return {"fleet-seasons": text}
+    return {block: text}
 
 
 # --- Energy management across sites ----------------------------------------------------------
@@ -619,7 +620,8 @@ SECTIONS = {
     "fleet-load": fleet_load,
     "fleet-slack": fleet_slack,
     "fleet-preempt": fleet_preempt,
-    "fleet-seasons": fleet_seasons,
+    "fleet-seasons": lambda work: seasons_table(work, "fleet-seasons"),
+    "fleet-foresight": lambda work: seasons_table(work, "fleet-foresight"),
     "energy-sites": energy_sites,
     "energy-forecasts": energy_forecasts,
     "energy-seasons": energy_seasons,
