@@ -478,6 +478,34 @@ TEST(EnergyController, MpcWithDayAheadPricesPaysLess) {
   EXPECT_LT(a.cost_usd, p.cost_usd - 1.0);
 }
 
+// The hour as it happens: in hour 1 the sun gives 30 kWh that the past-only forecast (hour 0's
+// 0 kWh) did not expect. The plan is idle (flat prices: storing loses the round trip), but the
+// 20 kWh the site does not need would be exported at 0.01 USD/kWh while a stored kWh is worth
+// eta_d x 0.1 = 0.0949 USD: the battery takes them, 10 + 20 x sqrt(0.9) = 28.97 kWh stored,
+// nothing exported. At a feed-in price of 0.098, above that worth, the surplus is exported.
+TEST(EnergyController, MpcStoresTheGenerationItsForecastMissed) {
+  const std::vector<HourInput> hours = {
+      {10.0, 0.0, 0.1, 300.0, 0.01}, {10.0, 30.0, 0.1, 300.0, 0.01}, {10.0, 0.0, 0.1, 300.0, 0.01}};
+  BatterySpec s;
+  s.capacity_kwh = 100;
+  s.max_charge_kw = s.max_discharge_kw = 50;
+  s.round_trip_efficiency = 0.9;
+  s.soc_min = 0.1;
+  s.soc_max = 0.9;
+  s.initial_soc = 0.1;
+  const ControllerRun kept = run_controller(ControllerKind::kMpc, hours, s).value();
+  EXPECT_NEAR(kept.hours[1].charge_kwh, 20.0, 1e-9);
+  EXPECT_NEAR(kept.hours[1].soc, (10.0 + 20.0 * std::sqrt(0.9)) / 100.0, 1e-9);
+  EXPECT_NEAR(kept.hours[1].export_kwh, 0.0, 1e-9);
+  EXPECT_NEAR(kept.hours[1].import_kwh, 0.0, 1e-9);
+  std::vector<HourInput> dear = hours;
+  for (HourInput& h : dear) h.export_price_usd_per_kwh = 0.098;
+  const ControllerRun sold = run_controller(ControllerKind::kMpc, dear, s).value();
+  EXPECT_NEAR(sold.hours[1].charge_kwh, 0.0, 1e-9);
+  EXPECT_NEAR(sold.hours[1].export_kwh, 20.0, 1e-9);
+  EXPECT_NEAR(sold.hours[1].soc, 0.1, 1e-9);
+}
+
 // History before the span: read by the forecasts, not run or booked. Prices are 0.05 USD/kWh
 // at night (0-5 h) and 0.5 at 18-21 h every day; with two past days mpc knows the pattern from
 // the window's first hour and pays less over the window than with none, while `none`, which

@@ -12,7 +12,8 @@
 //           deficit when the price is at or above the high quantile. Prices here are import
 //           prices plus the carbon price (effective_import_price), as everywhere below.
 //   mpc     rolling-horizon LP (dispatch_lp.hpp) re-solved each hour on forecasts built only
-//           from past hours; the first hour's battery plan is applied.
+//           from past hours; the first hour's battery plan is applied, and within that hour the
+//           battery keeps generation the forecast missed rather than export it.
 //   oracle  the same LP over the whole span with the actual values (perfect foresight): a
 //           lower bound on the objective of any controller on this settlement.
 #pragma once

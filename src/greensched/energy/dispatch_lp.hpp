@@ -46,6 +46,10 @@ Result<DispatchPlan> solve_dispatch_lp(std::span<const HourInput> hours, const B
 //   prices published day-ahead (mpc_known_price_h, mpc_day_ahead) the actual ones.
 //   Energy left stored at the horizon's end is valued at eta_d times the forecast mean import
 //   price (at least 0), so the plan does not empty the battery just because the horizon ends.
+//   The first hour runs as planned, except that where the hour turns out to have more to
+//   spare than forecast (more generation, less demand), the battery discharges less and then
+//   takes the generation that would leave the site, while the export price is below that
+//   value of a stored kWh (a battery follows its site's net load within the hour).
 //   oracle: one LP over all hours on the actual values, end state free.
 Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& battery,
                               const ControllerOptions& options);
