@@ -482,7 +482,8 @@ TEST(EnergyController, MpcWithDayAheadPricesPaysLess) {
 // 0 kWh) did not expect. The plan is idle (flat prices: storing loses the round trip), but the
 // 20 kWh the site does not need would be exported at 0.01 USD/kWh while a stored kWh is worth
 // eta_d x 0.1 = 0.0949 USD: the battery takes them, 10 + 20 x sqrt(0.9) = 28.97 kWh stored,
-// nothing exported. At a feed-in price of 0.098, above that worth, the surplus is exported.
+// nothing exported. At a feed-in price of 0.098, above that worth, the surplus is exported;
+// at that price without export (curtailment earns nothing) it is stored again.
 TEST(EnergyController, MpcStoresTheGenerationItsForecastMissed) {
   const std::vector<HourInput> hours = {
       {10.0, 0.0, 0.1, 300.0, 0.01}, {10.0, 30.0, 0.1, 300.0, 0.01}, {10.0, 0.0, 0.1, 300.0, 0.01}};
@@ -504,6 +505,13 @@ TEST(EnergyController, MpcStoresTheGenerationItsForecastMissed) {
   EXPECT_NEAR(sold.hours[1].charge_kwh, 0.0, 1e-9);
   EXPECT_NEAR(sold.hours[1].export_kwh, 20.0, 1e-9);
   EXPECT_NEAR(sold.hours[1].soc, 0.1, 1e-9);
+  // Where the site may not export, the surplus would be curtailed, worth nothing: stored.
+  ControllerOptions no_export;
+  no_export.allow_export = false;
+  const ControllerRun kept_anyway =
+      run_controller(ControllerKind::kMpc, dear, s, no_export).value();
+  EXPECT_NEAR(kept_anyway.hours[1].charge_kwh, 20.0, 1e-9);
+  EXPECT_NEAR(kept_anyway.hours[1].curtailed_kwh, 0.0, 1e-9);
 }
 
 // History before the span: read by the forecasts, not run or booked. Prices are 0.05 USD/kWh

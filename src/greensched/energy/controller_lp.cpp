@@ -76,16 +76,21 @@ void know_ahead(const std::vector<HourInput>& hours, std::size_t t,
 // The plan's first hour as the battery runs it, knowing the hour as it happens: where the site
 // has more to spare than the plan expected (generation above its forecast, demand below), the
 // battery first discharges less, then takes the generation that would otherwise leave the site
-// (export or curtailment) while the export price is below what a stored kWh is worth. A
+// (export or curtailment) while what it earns leaving is below what a stored kWh is worth. A
 // shortfall is left to the grid, as planned. A site battery follows its net load within the
 // hour; without this, a forecast that missed the sun sold the surplus at the feed-in price
 // with the battery half empty and imports at 1.8 USD/kWh hours later (SG, 9 January 2023).
 BatteryRequest run_first_hour(const DispatchPlanHour& plan, const HourInput& forecast,
-                              const HourInput& actual, double stored_value_usd_per_kwh) {
+                              const HourInput& actual, double stored_value_usd_per_kwh,
+                              const ControllerOptions& options) {
   BatteryRequest request{plan.charge_kwh, plan.discharge_kwh};
   const double spare =
       (actual.generation_kwh - forecast.generation_kwh) - (actual.demand_kwh - forecast.demand_kwh);
-  if (!(spare > 0) || actual.export_price_usd_per_kwh >= stored_value_usd_per_kwh) return request;
+  // What generation leaving the site earns: the feed-in price, or nothing where it is
+  // curtailed (no export, or a negative price).
+  const double leaving_worth =
+      options.allow_export ? std::max(0.0, actual.export_price_usd_per_kwh) : 0.0;
+  if (!(spare > 0) || leaving_worth >= stored_value_usd_per_kwh) return request;
   const double less = std::min(request.discharge_kwh, spare);
   request.discharge_kwh -= less;
   const double leaving =
@@ -115,7 +120,7 @@ Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const Battery
         const double stored_value = battery.discharge_efficiency() * std::max(0.0, mean_price);
         auto plan = solve_dispatch_lp(ahead, spec, battery.stored_kwh(), options, stored_value);
         if (!plan.ok()) return Error{fmt::format("mpc: hour {}: {}", t, plan.error())};
-        return run_first_hour(plan.value().hours[0], ahead[0], hours[t], stored_value);
+        return run_first_hour(plan.value().hours[0], ahead[0], hours[t], stored_value, options);
       });
 }
 

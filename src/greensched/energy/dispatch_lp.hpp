@@ -48,8 +48,9 @@ Result<DispatchPlan> solve_dispatch_lp(std::span<const HourInput> hours, const B
 //   price (at least 0), so the plan does not empty the battery just because the horizon ends.
 //   The first hour runs as planned, except that where the hour turns out to have more to
 //   spare than forecast (more generation, less demand), the battery discharges less and then
-//   takes the generation that would leave the site, while the export price is below that
-//   value of a stored kWh (a battery follows its site's net load within the hour).
+//   takes the generation that would leave the site, while what it earns leaving (the feed-in
+//   price; 0 where curtailed) is below that value of a stored kWh (a battery follows its
+//   site's net load within the hour).
 //   oracle: one LP over all hours on the actual values, end state free.
 Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const BatterySpec& battery,
                               const ControllerOptions& options);
