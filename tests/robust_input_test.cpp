@@ -133,6 +133,27 @@ TEST(TextFile, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
 
+// A report streamed to its file: the file holds exactly what the writer put in the stream,
+// replacing what was there; a path that cannot be opened is an I/O error naming it, and the
+// writer is not called.
+TEST(TextFile, StreamWriteReplacesTheFileOrNamesThePath) {
+  const testing::ScratchDir scratch;
+  const fs::path& dir = scratch.dir();
+  const std::string path = (dir / "out.csv").string();
+  ASSERT_TRUE(write_text_file(path, "old contents, longer than the new").ok());
+  ASSERT_TRUE(write_stream_file(path, [](std::ostream& out) {
+                out << "a,b\n" << 1 << ',' << 2.5;
+              }).ok());
+  EXPECT_EQ(read_file(path).value(), "a,b\n1,2.5");
+  bool called = false;
+  const std::string missing = (dir / "missing-dir" / "out.csv").string();
+  Status s = write_stream_file(missing, [&](std::ostream&) { called = true; });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), ErrorCode::kIo);
+  EXPECT_NE(s.message().find("missing-dir/out.csv"), std::string::npos) << s.message();
+  EXPECT_FALSE(called);
+}
+
 TEST(TextFile, AtomicWriteFailureIsAnIoErrorNamingThePath) {
   const testing::ScratchDir scratch;
   const fs::path& dir = scratch.dir();
