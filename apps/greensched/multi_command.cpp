@@ -492,7 +492,7 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
   if (Status s = write_text_files(out, {}); !s.ok()) return s;  // the folder
   const auto path = [&](const char* name) { return (std::filesystem::path(out) / name).string(); };
   using Writer = std::function<void(std::ostream&)>;
-  const std::vector<std::pair<const char*, Writer>> files = {
+  std::vector<std::pair<const char*, Writer>> files = {
       {"summary.csv", [&](std::ostream& f) { report::write_multi_summary_csv(f, results); }},
       {"timeline.csv",
        [&](std::ostream& f) { report::write_multi_timeline_csv(f, fleet, results); }},
@@ -500,16 +500,12 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
       {"energy_timeline.csv",
        [&](std::ostream& f) { report::write_energy_timeline_csv(f, fleet, results); }},
   };
+  if (!bounds.empty()) {
+    files.emplace_back("bound.csv",
+                       [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
+  }
   for (const auto& [name, write] : files) {
     if (Status s = write_stream_file(path(name), write); !s.ok()) return s;
-  }
-  if (!bounds.empty()) {
-    if (Status s = write_stream_file(
-            path("bound.csv"),
-            [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
-        !s.ok()) {
-      return s;
-    }
   }
   if (!o.quiet)
     fmt::print(stderr,
