@@ -371,6 +371,43 @@ def seasons_table(work, block):
 # --- Energy management across sites ----------------------------------------------------------
 
 
+def fleet_sites(work):
+    """Per site: its mean intensity and time-weighted GPU allocation under each agent over the
+    measured window (timeline.csv), beside the bound's schedule (bound_sites.csv)."""
+    summary = read_csv(f"{work}/summary.csv")
+    window_s = num(summary[0], "window_s")
+    timeline = read_csv(f"{work}/timeline.csv")
+    end = max(int(r["time_s"]) for r in timeline)
+    start = end - window_s
+    # Each sample holds until the next one of the same agent and site.
+    alloc, carbon, span, last = {}, {}, {}, {}
+    for r in timeline:
+        if r["site"] == "fleet":
+            continue
+        key, t = (r["agent"], r["site"]), int(r["time_s"])
+        if key in last:
+            t0, a0, c0 = last[key]
+            dt = max(0, min(t, end) - max(t0, start))
+            alloc[key] = alloc.get(key, 0) + a0 * dt
+            carbon[key] = carbon.get(key, 0) + c0 * dt
+            span[key] = span.get(key, 0) + dt
+        last[key] = (t, float(r["gpu_alloc_pct"]), float(r["carbon_intensity"]))
+    agents = [r["agent"] for r in summary]
+    header = (
+        ["site", "mean gCO2/kWh"]
+        + [f"{a} alloc %" for a in agents]
+        + ["bound alloc %", "bound, all at home alloc %"]
+    )
+    rows = []
+    for b in read_csv(f"{work}/bound_sites.csv"):
+        site = b["site"]
+        row = [site, f"{carbon[(agents[0], site)] / span[(agents[0], site)]:.0f}"]
+        row += [f"{alloc[(a, site)] / span[(a, site)]:.1f}" for a in agents]
+        row += [f"{num(b, 'bound_alloc_pct'):.1f}", f"{num(b, 'local_alloc_pct'):.1f}"]
+        rows.append(row)
+    return {"fleet-sites": table(header, rows)}
+
+
 def energy_sites(work):
     rows = read_csv(f"{work}/summary.csv")
     base = [r for r in rows if r["agent"] == "local" and r["controller"] == "none"]
@@ -622,6 +659,7 @@ SECTIONS = {
     "fleet-preempt": fleet_preempt,
     "fleet-seasons": lambda work: seasons_table(work, "fleet-seasons"),
     "fleet-foresight": lambda work: seasons_table(work, "fleet-foresight"),
+    "fleet-sites": fleet_sites,
     "energy-sites": energy_sites,
     "energy-forecasts": energy_forecasts,
     "energy-seasons": energy_seasons,

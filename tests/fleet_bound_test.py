@@ -5,7 +5,7 @@ the bound (share at most 100 %), the bound saves something and no more than the 
 jobs change site daily, and more slack never makes the bound save less. With the shared data,
 the same on the 14 days from 1 April 2023 (70 % load, seed 43, no slack), where `green-plan`
 runs the cleanest site at up to 97 % of its GPUs: a bound that capped sites lower would be
-beaten there.
+beaten there; and the bound's every-job-at-home accounting fills the sites as `local` does.
 
     fleet_bound_test.py GREENSCHED_BINARY [DATA_DIR]
 """
@@ -33,6 +33,10 @@ def check_shares(runs):
         name = f"{r['agent']} at {r['target_load_pct']} % load, slack {r['slack_h']} h"
         if r["jobs_never_started"] == 0 and b["share_pct"] > 100:
             fail(f"{name} saves {b['share_pct']:.1f} % of the bound's saving")
+        # The bound's schedule keeps every site within its capacity (at most all its GPUs).
+        for site in b["sites"]:
+            if not 0 <= site["alloc_pct"] <= 100 + 1e-6 or site["gpu_hours"] < 0:
+                fail(f"{name}: the bound runs {site['name']} at {site['alloc_pct']} %")
 
 
 def main():
@@ -113,6 +117,11 @@ def main():
         ]
     )
     check_shares(runs)
+    # Every job at home, the bound's accounting fills the four sites (alike in GPUs) as the
+    # simulator's `local` does: their mean is local's fleet-wide allocation.
+    at_home = [site["local_alloc_pct"] for site in runs[0]["bound"]["sites"]]
+    if len(at_home) != 4 or abs(sum(at_home) / 4 - runs[0]["gpu_alloc_pct"]) > 0.5:
+        fail(f"at home the bound fills {at_home} %, local {runs[0]['gpu_alloc_pct']:.2f} %")
     print(f"ok: April 2023, seed 43: green-plan reaches {runs[1]['bound']['share_pct']:.1f} %")
 
 

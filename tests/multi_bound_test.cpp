@@ -67,6 +67,22 @@ TEST(FleetBound, HandSolvedTwoSitesThreeHours) {
   EXPECT_NEAR(r.value().unserved_gpu_hours, 0.0, 1e-9);
   EXPECT_FALSE(r.value().cost.has_value());  // no prices
 
+  // Where the work runs, every job homed at b: at home b holds all 4 GPU-hours; the bound
+  // runs 2 at b0 and 2 at a2, the only cells at 13 g. Each site has 2 GPUs over the 4 hours
+  // work may run in (hours 0 and 1, and up to 2 h of slack).
+  auto all_b = solve(fleet, {1, 1, 1}, options(2, 0));
+  ASSERT_TRUE(all_b.ok()) << all_b.error();
+  EXPECT_EQ(all_b.value().site_names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_NEAR(all_b.value().carbon.carbon_kg, 0.052, 1e-9);
+  ASSERT_EQ(all_b.value().local.site_gpu_hours.size(), 2u);
+  ASSERT_EQ(all_b.value().carbon.site_gpu_hours.size(), 2u);
+  EXPECT_NEAR(all_b.value().local.site_gpu_hours[0], 0.0, 1e-9);
+  EXPECT_NEAR(all_b.value().local.site_gpu_hours[1], 4.0, 1e-9);
+  EXPECT_NEAR(all_b.value().carbon.site_gpu_hours[0], 2.0, 1e-9);
+  EXPECT_NEAR(all_b.value().carbon.site_gpu_hours[1], 2.0, 1e-9);
+  EXPECT_NEAR(all_b.value().local.site_alloc_pct[1], 50.0, 1e-9);
+  EXPECT_NEAR(all_b.value().carbon.site_alloc_pct[0], 25.0, 1e-9);
+
   auto none = solve(fleet, {0, 1, 1}, options(0, 0));
   ASSERT_TRUE(none.ok()) << none.error();
   EXPECT_NEAR(none.value().carbon.carbon_kg, 0.091, 1e-9);

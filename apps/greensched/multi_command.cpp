@@ -503,6 +503,8 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
   if (!bounds.empty()) {
     files.emplace_back("bound.csv",
                        [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
+    files.emplace_back("bound_sites.csv",
+                       [&](std::ostream& f) { report::write_fleet_bound_sites_csv(f, bounds); });
   }
   for (const auto& [name, write] : files) {
     if (Status s = write_stream_file(path(name), write); !s.ok()) return s;
@@ -511,7 +513,7 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
     fmt::print(stderr,
                "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
                "{0}/energy_timeline.csv{1}\n",
-               out, bounds.empty() ? "" : fmt::format(", {}/bound.csv", out));
+               out, bounds.empty() ? "" : fmt::format(", {0}/bound.csv, {0}/bound_sites.csv", out));
   return Status::Ok();
 }
 
@@ -698,7 +700,7 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out,
                   "folder to write summary.csv, timeline.csv, decisions.csv, "
-                  "energy_timeline.csv (and bound.csv) into; created if absent");
+                  "energy_timeline.csv (and bound.csv, bound_sites.csv) into; created if absent");
   cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress or fleet lines on stderr");
   cmd->add_flag("--json", o->json, "print the summary as JSON instead of the table");
@@ -759,7 +761,8 @@ Action add_multi_command(CLI::App& app) {
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
       "paying transfer energy and time; an LP and its dual) and show each run's share of its "
-      "carbon saving; with --out, bound.csv");
+      "carbon saving, and where it runs the work per site; with --out, bound.csv and "
+      "bound_sites.csv");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

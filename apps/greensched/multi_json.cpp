@@ -67,6 +67,15 @@ nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results
                               {"transfer_kwh", b->carbon.transfer_kwh},
                               {"unserved_gpu_hours", b->unserved_gpu_hours}};
       if (b->cost) bound["cost_vs_local_pct"] = b->cost_vs_local_pct();
+      nlohmann::json sites = nlohmann::json::array();
+      for (std::size_t i = 0; i < b->site_names.size(); ++i) {
+        const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : 0.0; };
+        sites.push_back({{"name", b->site_names[i]},
+                         {"local_alloc_pct", at(b->local.site_alloc_pct)},
+                         {"alloc_pct", at(b->carbon.site_alloc_pct)},
+                         {"gpu_hours", at(b->carbon.site_gpu_hours)}});
+      }
+      bound["sites"] = std::move(sites);
       all.back()["bound"] = std::move(bound);
     }
   }

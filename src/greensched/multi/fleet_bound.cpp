@@ -49,6 +49,8 @@ struct HourCosts {
 struct ColumnFigures {
   double grams = 0, usd = 0, kwh = 0, transfer_kwh = 0;
   double moved_gpu_hours = 0, shifted_gpu_hours = 0, unserved_gpu_hours = 0;
+  int site = -1;              // where its work runs (-1: nowhere, or not yet known)
+  double site_gpu_hours = 0;  // GPU-hours it runs there inside the measured window
 };
 
 // Whole hours [from, to] of jobs alike (one GPU of them per unit) that go to one site.
@@ -222,11 +224,14 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   FleetBoundResult result;
   result.be_slack_h = static_cast<double>(options.be_slack_s) / kBoundHour;
   result.site_fill = options.site_fill;
+  for (const SiteSpec& site : fleet.sites) result.site_names.push_back(site.name);
   result.pieces = short_pieces.size() + blocks.size();
+  result.local.site_gpu_hours.assign(sites, 0.0);
   const auto add_local = [&](int site, int64_t hour, double amount) {
     const auto s = static_cast<std::size_t>(site);
     const auto h = static_cast<std::size_t>(hour);
     result.gpu_hours += amount;
+    result.local.site_gpu_hours[s] += amount;
     result.local.carbon_kg += amount * cost.grams[s][h] / 1000.0;
     result.local.cost_usd += amount * cost.usd[s][h];
     result.local.energy_kwh += amount * cost.kwh[s][h];
@@ -235,6 +240,17 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   for (const auto& [key, gpus_of] : blocks) {
     for (int64_t h = key.from; h <= key.to; ++h) add_local(key.home, h, gpus_of);
   }
+  // The window's hours: the measured ones, or (unbounded) those work may run in.
+  const double window_hours = static_cast<double>(
+      std::max<int64_t>(std::min(end_hour, static_cast<int64_t>(hours)) - first_hour, 1));
+  const auto alloc_pct = [&](const std::vector<double>& gpu_hours) {
+    std::vector<double> pct(sites, 0.0);
+    for (std::size_t s = 0; s < sites; ++s) {
+      if (gpus[s] > 0) pct[s] = 100.0 * gpu_hours[s] / (gpus[s] * window_hours);
+    }
+    return pct;
+  };
+  result.local.site_alloc_pct = alloc_pct(result.local.site_gpu_hours);
 
   // Rows: one per piece (served in full), one per site and hour for BE work arriving there
   // (it leaves to the hours it runs in), one per site and hour for capacity.
@@ -272,6 +288,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       f.grams += amount * cost.grams[s][h];
       f.usd += amount * cost.usd[s][h];
       f.kwh += amount * cost.kwh[s][h];
+      f.site = static_cast<int>(s);
+      f.site_gpu_hours += amount;  // LS slices lie in the window
       add_entry(capacity_row(s, h), amount);
     } else {
       be_arrives[s][h] = true;
@@ -322,10 +340,13 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       for (std::size_t h = k; h <= last; ++h) {
         add_entry(arrive_row(s, k), -1.0);
         add_entry(capacity_row(s, h), 1.0);
-        columns.push_back(ColumnFigures{.grams = cost.grams[s][h],
-                                        .usd = cost.usd[s][h],
-                                        .kwh = cost.kwh[s][h],
-                                        .shifted_gpu_hours = h > k ? 1.0 : 0.0});
+        columns.push_back(
+            ColumnFigures{.grams = cost.grams[s][h],
+                          .usd = cost.usd[s][h],
+                          .kwh = cost.kwh[s][h],
+                          .shifted_gpu_hours = h > k ? 1.0 : 0.0,
+                          .site = static_cast<int>(s),
+                          .site_gpu_hours = static_cast<int64_t>(h) < end_hour ? 1.0 : 0.0});
       }
     }
   }
@@ -390,6 +411,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     const double* x = clp.primalColumnSolution();
     FleetBoundSide side;
     side.day_blocks = true;
+    side.site_gpu_hours.assign(sites, 0.0);
     double unserved = 0;
     for (std::size_t c = 0; c < columns.size(); ++c) {
       if (x[c] <= 0) continue;
@@ -401,7 +423,10 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       side.transfer_kwh += x[c] * f.transfer_kwh;
       side.gpu_hours_moved += x[c] * f.moved_gpu_hours;
       side.gpu_hours_shifted += x[c] * f.shifted_gpu_hours;
+      if (f.site >= 0)
+        side.site_gpu_hours[static_cast<std::size_t>(f.site)] += x[c] * f.site_gpu_hours;
     }
+    side.site_alloc_pct = alloc_pct(side.site_gpu_hours);
     result.unserved_gpu_hours = std::max(result.unserved_gpu_hours, unserved);
     side.day_lp_carbon_kg = side.carbon_kg;
     side.day_lp_cost_usd = side.cost_usd;

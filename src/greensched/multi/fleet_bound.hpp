@@ -36,6 +36,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "greensched/core/pod.hpp"
@@ -69,6 +70,11 @@ struct FleetBoundSide {
   double transfer_kwh = 0;
   double gpu_hours_moved = 0;
   double gpu_hours_shifted = 0;  // run in a later hour than their own
+  // Per site, the GPU-hours run there in the measured window, and as a share of its GPUs over
+  // the window's hours (%): how full the schedule keeps each site, to hold beside a run's
+  // timeline (gpu_alloc_pct).
+  std::vector<double> site_gpu_hours;
+  std::vector<double> site_alloc_pct;
   // The LP with day blocks (jobs may change site each day): its optimum. carbon_kg and
   // cost_usd are at least these, raised by the whole-job bound; the energy, transfer and
   // GPU-hour figures above are the LP's schedule.
@@ -80,10 +86,11 @@ struct FleetBoundSide {
 struct FleetBoundResult {
   double target_load_pct = 0;  // labels the caller sets: the workload's load and the slack
   double be_slack_h = 0;
-  std::vector<double> site_fill;       // the capacity shares it ran with
-  FleetBoundSide local;                // every slice at home in its own hour
-  FleetBoundSide carbon;               // the least-carbon schedule
-  std::optional<FleetBoundSide> cost;  // the least-cost schedule, when every site has prices
+  std::vector<double> site_fill;        // the capacity shares it ran with
+  std::vector<std::string> site_names;  // the fleet's, in its order
+  FleetBoundSide local;                 // every slice at home in its own hour
+  FleetBoundSide carbon;                // the least-carbon schedule
+  std::optional<FleetBoundSide> cost;   // the least-cost schedule, when every site has prices
   double gpu_hours = 0;
   double unserved_gpu_hours = 0;  // work no capacity within its bounds could take
   std::size_t pieces = 0;         // rows of the LP's work

@@ -212,6 +212,15 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
         b.cost ? fmt::format(", cost {:+.1f} % at least-cost", b.cost_vs_local_pct()) : "",
         b.carbon.gpu_hours_moved, b.carbon.gpu_hours_shifted, b.carbon.transfer_kwh,
         b.unserved_gpu_hours, fill);
+    std::string by_site;
+    for (std::size_t i = 0; i < b.site_names.size() && i < b.carbon.site_alloc_pct.size() &&
+                            i < b.local.site_alloc_pct.size();
+         ++i) {
+      by_site += fmt::format("{}{} {:.1f} -> {:.1f}", by_site.empty() ? "" : ", ", b.site_names[i],
+                             b.local.site_alloc_pct[i], b.carbon.site_alloc_pct[i]);
+    }
+    if (!by_site.empty())
+      out += fmt::format("    GPU allocation %, at home -> bound: {}\n", by_site);
   }
   std::size_t width = 6;
   for (const auto& r : results) width = std::max(width, r.agent.size());
@@ -259,6 +268,22 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
                b->local.carbon_kg, b->carbon.carbon_kg, b->carbon.transfer_kwh,
                b->carbon.gpu_hours_moved, b->carbon.gpu_hours_shifted, b->unserved_gpu_hours,
                r.transfer_kwh, b->day_lp_saving_kg());
+  }
+}
+
+void write_fleet_bound_sites_csv(std::ostream& out,
+                                 std::span<const multi::FleetBoundResult> bounds) {
+  fmt::print(out,
+             "target_load_pct,slack_h,site,local_gpu_hours,local_alloc_pct,bound_gpu_hours,"
+             "bound_alloc_pct\n");
+  for (const auto& b : bounds) {
+    for (std::size_t i = 0; i < b.site_names.size(); ++i) {
+      const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : 0.0; };
+      fmt::print(out, "{:.1f},{:g},{},{:.3f},{:.3f},{:.3f},{:.3f}\n", b.target_load_pct,
+                 b.be_slack_h, csv_field(b.site_names[i]), at(b.local.site_gpu_hours),
+                 at(b.local.site_alloc_pct), at(b.carbon.site_gpu_hours),
+                 at(b.carbon.site_alloc_pct));
+    }
   }
 }
 

@@ -28,6 +28,10 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
 // bound.csv: one row per run with its bound's figures and its share of the bound's saving.
 void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult> results,
                            std::span<const multi::FleetBoundResult> bounds);
+// bound_sites.csv: per bound and site, the GPU-hours every job at home runs there and those of
+// the bound's schedule, and both as the site's allocation over the measured window.
+void write_fleet_bound_sites_csv(std::ostream& out,
+                                 std::span<const multi::FleetBoundResult> bounds);
 // A run's carbon relative to `local` at the same load and slack, in % (NaN without one).
 double carbon_vs_local_pct(const multi::MultiResult& run,
                            std::span<const multi::MultiResult> results);
