@@ -372,37 +372,46 @@ def seasons_table(work, block):
 
 
 def fleet_sites(work):
-    """Per site: its mean intensity and time-weighted GPU allocation under each agent over the
-    measured window (timeline.csv), beside the bound's schedule (bound_sites.csv)."""
+    """Per site: its mean intensity and time-weighted GPU and CPU allocation under each agent over
+    the measured window (timeline.csv), beside the bound's schedule (bound_sites.csv)."""
     summary = read_csv(f"{work}/summary.csv")
     window_s = num(summary[0], "window_s")
     timeline = read_csv(f"{work}/timeline.csv")
     end = max(int(r["time_s"]) for r in timeline)
     start = end - window_s
     # Each sample holds until the next one of the same agent and site.
-    alloc, carbon, span, last = {}, {}, {}, {}
+    alloc, cpu, carbon, span, last = {}, {}, {}, {}, {}
     for r in timeline:
         if r["site"] == "fleet":
             continue
         key, t = (r["agent"], r["site"]), int(r["time_s"])
         if key in last:
-            t0, a0, c0 = last[key]
+            t0, a0, u0, c0 = last[key]
             dt = max(0, min(t, end) - max(t0, start))
             alloc[key] = alloc.get(key, 0) + a0 * dt
+            cpu[key] = cpu.get(key, 0) + u0 * dt
             carbon[key] = carbon.get(key, 0) + c0 * dt
             span[key] = span.get(key, 0) + dt
-        last[key] = (t, float(r["gpu_alloc_pct"]), float(r["carbon_intensity"]))
+        last[key] = (
+            t,
+            float(r["gpu_alloc_pct"]),
+            float(r["cpu_alloc_pct"]),
+            float(r["carbon_intensity"]),
+        )
     agents = [r["agent"] for r in summary]
     header = (
         ["site", "mean gCO2/kWh"]
-        + [f"{a} alloc %" for a in agents]
-        + ["bound alloc %", "bound, all at home alloc %"]
+        + [f"{a} GPU / CPU alloc %" for a in agents]
+        + ["bound GPU alloc %", "bound, all at home GPU alloc %"]
     )
     rows = []
     for b in read_csv(f"{work}/bound_sites.csv"):
         site = b["site"]
         row = [site, f"{carbon[(agents[0], site)] / span[(agents[0], site)]:.0f}"]
-        row += [f"{alloc[(a, site)] / span[(a, site)]:.1f}" for a in agents]
+        row += [
+            f"{alloc[(a, site)] / span[(a, site)]:.1f} / {cpu[(a, site)] / span[(a, site)]:.1f}"
+            for a in agents
+        ]
         row += [f"{num(b, 'bound_alloc_pct'):.1f}", f"{num(b, 'local_alloc_pct'):.1f}"]
         rows.append(row)
     return {"fleet-sites": table(header, rows)}

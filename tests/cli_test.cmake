@@ -166,7 +166,7 @@ set(multi_load_args multi --agent local,green --load 50 --days 1 --warmup-days 0
     --power-down-idle 1800 -q)
 # With --bound, the fleet bound of each slack and each run's share of its saving.
 expect_run(RESULT 0 ARGS ${multi_load_args} --bound --out ${WORK}/multi-load
-           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h.*fleet bound.*slack 0 h: saves [0-9.]+ t \\([0-9.]+ t vs [0-9.]+ t, -[0-9.]+ %\\).*slack 4 h: saves [0-9.]+ t.*\ngreen +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
+           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h.*fleet bound.*slack 0 h: saves [0-9.]+ t \\([0-9.]+ t vs [0-9.]+ t, -[0-9.]+ %; jobs without GPUs [0-9.]+ t of it\\).*slack 4 h: saves [0-9.]+ t.*\ngreen +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
 expect_run(RESULT 0 ARGS ${multi_load_args} --bound --jobs 1 --out ${WORK}/multi-load-again)
 foreach(f summary bound)
   file(SHA256 "${WORK}/multi-load/${f}.csv" first)

@@ -26,6 +26,8 @@ TEST(Cluster, StartsEmptyWithDerivedFields) {
   EXPECT_EQ(c.state(0).whole_free_gpus, 2);
   EXPECT_EQ(c.state(0).max_gpu_free_milli, 1000);
   EXPECT_EQ(c.state(1).gpu_free_total_milli, 0);
+  EXPECT_EQ(c.total_cpu_milli(), 12000);
+  EXPECT_EQ(c.allocated_cpu_milli(), 0);
 }
 
 TEST(Cluster, AllocateSharedThenReleaseRestoresState) {
@@ -38,6 +40,7 @@ TEST(Cluster, AllocateSharedThenReleaseRestoresState) {
   EXPECT_EQ(c.state(0).whole_free_gpus, 1);
   EXPECT_EQ(c.state(0).pods_by_tag[1], 1);
   EXPECT_EQ(c.allocated_gpu_milli(), 300);
+  EXPECT_EQ(c.allocated_cpu_milli(), 1000);
   ASSERT_TRUE(c.allocation_of(7).has_value());
   EXPECT_EQ(c.allocation_of(7)->gpus, 0b10U);
 
@@ -46,6 +49,7 @@ TEST(Cluster, AllocateSharedThenReleaseRestoresState) {
   EXPECT_EQ(c.state(0).cpu_free_milli, before.cpu_free_milli);
   EXPECT_EQ(c.state(0).pods_by_tag[1], 0);
   EXPECT_EQ(c.allocated_gpu_milli(), 0);
+  EXPECT_EQ(c.allocated_cpu_milli(), 0);
   EXPECT_FALSE(c.release(7).ok());
 }
 
@@ -102,6 +106,7 @@ TEST(Cluster, RefusesOvercommitWithoutChangingAnything) {
   EXPECT_EQ(c.state(0).gpu_free_milli, snapshot.gpu_free_milli);
   EXPECT_EQ(c.state(0).cpu_free_milli, snapshot.cpu_free_milli);
   EXPECT_EQ(c.allocated_gpu_milli(), 800);
+  EXPECT_EQ(c.allocated_cpu_milli(), 1000);
 }
 
 TEST(Cluster, RefusesGpuModelOutsideSpec) {

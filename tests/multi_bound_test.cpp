@@ -89,6 +89,29 @@ TEST(FleetBound, HandSolvedTwoSitesThreeHours) {
   EXPECT_NEAR(none.value().carbon.gpu_hours_shifted, 0.0, 1e-9);
 }
 
+// A job without GPUs (4 of the node's 16 vCPU: a quarter of its one 120 W socket, 0.03 kW)
+// draws 9 g in a0, 6 in a1, 3 in a2, 3 in b0 and 12 in b1 and b2, and takes no GPU: at home
+// in a0 it adds 9 g to the every-job-at-home 143, and the bound runs it in b0 or a2 beside
+// the GPU work's 52 g. As LS work whose 100 GB cannot reach b within 600 s it stays at a,
+// starting up to its 600 s bound late: 3000 s of a0 and 600 s of a1, 7.5 + 1 = 8.5 g.
+TEST(FleetBound, JobsWithoutGpusDrawTheirCpuFloor) {
+  Fleet fleet = three_hour_fleet();
+  std::vector<PodSpec> pods = three_jobs();
+  pods.push_back(job("c1", 4000, 0, 0, 0, 3600));
+  auto r = fleet_bound(fleet, pods, std::vector<int>{0, 1, 1, 0}, options(2, 0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().local.carbon_kg, 0.152, 1e-9);
+  EXPECT_NEAR(r.value().carbon.carbon_kg, 0.055, 1e-9);
+  EXPECT_NEAR(r.value().cpu_only_saving_kg, 0.006, 1e-9);
+  EXPECT_NEAR(r.value().gpu_hours, 4.0, 1e-9);  // GPU work only
+
+  for (SiteSpec& s : fleet.sites) s.network = NetworkCost{1.0, 0.0, 1.0};
+  pods.back().qos = Qos::kLS;
+  auto stuck = fleet_bound(fleet, pods, std::vector<int>{0, 1, 1, 0}, options(2, 100));
+  ASSERT_TRUE(stuck.ok()) << stuck.error();
+  EXPECT_NEAR(stuck.value().cpu_only_saving_kg, 0.0005, 1e-9);
+}
+
 // j2 now at home a with 100 GB that take 801 s to reach b (1 Gbps): beyond its 600 s bound it
 // stays at a0 (39), while j1 takes both GPUs of b0 (26) and j3 a2 (13): 78 g. Allowing 900 s
 // lets j2 reach b0 too: 52 g again.

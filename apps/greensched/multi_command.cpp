@@ -760,7 +760,9 @@ Action add_multi_command(CLI::App& app) {
       "also solve the fleet bound (the least carbon of the same jobs, home sites and signals: "
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
-      "paying transfer energy and time; an LP and its dual) and show each run's share of its "
+      "paying transfer energy and time, jobs without GPUs at their CPU floor; an LP and its dual) "
+      "and "
+      "show each run's share of its "
       "carbon saving, and where it runs the work per site; with --out, bound.csv and "
       "bound_sites.csv");
   cmd->add_flag("--predict-durations", o->predict_durations,

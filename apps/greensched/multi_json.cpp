@@ -61,6 +61,7 @@ nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results
                               {"share_pct", number(f.share_pct)},
                               {"saving_kg", b->saving_kg()},
                               {"day_lp_saving_kg", b->day_lp_saving_kg()},
+                              {"cpu_only_saving_kg", b->cpu_only_saving_kg},
                               {"lp_carbon_vs_local_pct", b->carbon_vs_local_pct()},
                               {"local_carbon_kg", b->local.carbon_kg},
                               {"carbon_kg", b->carbon.carbon_kg},

@@ -53,7 +53,7 @@ py::dict multi_tables(const multi::Fleet& fleet, const std::vector<multi::MultiR
       t_running, t_queued, t_waiting, t_online, d_seed, d_ls, d_submit, d_not_before, d_start;
   std::vector<double> load, slack, offered, window, energy, carbon, ls_mean, ls_p99, be_mean,
       be_p99, gb, transfer, alloc, wall, t_power, t_energy, t_carbon, t_intensity, t_gpus, t_alloc,
-      d_slack, t_slack;
+      t_cpu_alloc, d_slack, t_slack;
   const auto site_name = [&](int s) {
     return s < 0 ? std::string("fleet") : fleet.sites[static_cast<std::size_t>(s)].name;
   };
@@ -97,6 +97,7 @@ py::dict multi_tables(const multi::Fleet& fleet, const std::vector<multi::MultiR
       t_waiting.push_back(s.waiting_jobs);
       t_gpus.push_back(s.allocated_gpus);
       t_alloc.push_back(s.gpu_alloc_pct);
+      t_cpu_alloc.push_back(s.cpu_alloc_pct);
       t_online.push_back(s.online_nodes);
     }
     for (const multi::JobDecision& d : r.decisions) {
@@ -150,6 +151,7 @@ py::dict multi_tables(const multi::Fleet& fleet, const std::vector<multi::MultiR
   timeline.add("waiting_jobs", t_waiting);
   timeline.add("allocated_gpus", t_gpus);
   timeline.add("gpu_alloc_pct", t_alloc);
+  timeline.add("cpu_alloc_pct", t_cpu_alloc);
   timeline.add("online_nodes", t_online);
   decisions.add("agent", d_agent);
   decisions.add("seed", d_seed);

@@ -128,11 +128,13 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   }
   // Site figures: GPUs, IT watts per GPU-hour, whether every site has prices.
   std::vector<double> gpus(sites, 0), gpu_kw(sites, 0);
+  std::vector<std::vector<power::NodePower>> site_figures(sites);
   bool priced = true;
   for (std::size_t s = 0; s < sites; ++s) {
     const SiteSpec& site = fleet.sites[s];
     auto figures = options.power_model.resolve(site.nodes, fleet.models);
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
+    site_figures[s] = figures.value();
     gpu_kw[s] = s < options.site_gpu_kw.size() && options.site_gpu_kw[s] > 0
                     ? options.site_gpu_kw[s]
                     : full_gpu_it_watts(site.nodes, figures.value()) / 1000.0;
@@ -151,6 +153,9 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
                                : (options.measure_to_s + kBoundHour - 1) / kBoundHour;
   int64_t last_hour = 0;
   std::vector<WholeJob> jobs;
+  // Jobs without GPUs, each drawing its CPU floor (kW, the least on any site): `gpus` holds
+  // the kW, and they take no GPU capacity.
+  std::vector<WholeJob> cpu_jobs;
   for (std::size_t j = 0; j < pods.size(); ++j) {
     const PodSpec& pod = pods[j];
     if (pod.creation_time < 0 || pod.deletion_time < 0) {
@@ -158,7 +163,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     }
     const double g = static_cast<double>(pod.total_gpu_milli()) / kGpuMilli;
     const int64_t from = pod.creation_time, to = pod.deletion_time;
-    if (g <= 0 || to <= from) continue;
+    if (to <= from || (g <= 0 && pod.cpu_milli <= 0)) continue;
     WholeJob job;
     job.home = home[j];
     job.ls = is_latency_sensitive(pod);
@@ -167,7 +172,6 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     job.submit_s = from;
     job.end_s = to;
     const int64_t submit_hour = from / kBoundHour;
-    std::vector<std::pair<int64_t, double>> slices;  // (trace hour, GPU-hours) in the window
     for (std::size_t s = 0; s < sites; ++s) {
       if (!job.ls || static_cast<int>(s) == home[j] ||
           fleet.sites[s].network.transfer_seconds(job.data_gb) <=
@@ -175,6 +179,20 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
         job.allowed |= 1u << s;
       }
     }
+    if (g <= 0) {
+      double kw = std::numeric_limits<double>::infinity();
+      for (std::size_t s = 0; s < sites; ++s) {
+        const double w = cpu_only_floor_watts(fleet.sites[s].nodes, site_figures[s], pod);
+        if (w > 0) kw = std::min(kw, w / 1000.0);
+      }
+      const int64_t last = std::min(end_hour, (to - 1) / kBoundHour + 1) - 1;
+      if (!std::isfinite(kw) || last < std::max(submit_hour, first_hour)) continue;
+      job.gpus = kw;
+      last_hour = std::max(last_hour, last);
+      cpu_jobs.push_back(job);
+      continue;
+    }
+    std::vector<std::pair<int64_t, double>> slices;  // (trace hour, GPU-hours) in the window
     for (int64_t h = std::max(submit_hour, first_hour); h * kBoundHour < to && h < end_hour; ++h) {
       const int64_t a = std::max(from, h * kBoundHour), b = std::min(to, (h + 1) * kBoundHour);
       slices.emplace_back(h, g * static_cast<double>(b - a) / kBoundHour);
@@ -220,10 +238,42 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       top_cost = std::max({top_cost, cost.grams[s][h], cost.usd[s][h]});
     }
   }
+  // Jobs without GPUs: per site and hour, what one IT kWh emits or costs (0 outside the
+  // measured window), and what they emit and cost at home from their submission.
+  std::vector<std::vector<double>> cpu_grams(sites, std::vector<double>(hours, 0.0));
+  std::vector<std::vector<double>> cpu_usd = cpu_grams;
+  double cpu_penalty = 0;  // per kW-hour of a job no site can take: never the least
+  for (std::size_t s = 0; s < sites; ++s) {
+    const SiteSpec& site = fleet.sites[s];
+    for (auto h = static_cast<std::size_t>(first_hour); h < hours; ++h) {
+      if (static_cast<int64_t>(h) >= end_hour) break;
+      const int64_t t = fleet.start_s + static_cast<int64_t>(h) * kBoundHour;
+      cpu_grams[s][h] = site.pue_at(t) * site.carbon.at(t);
+      cpu_usd[s][h] = priced ? site.pue_at(t) * site.price->at(t) : 0.0;
+      cpu_penalty = std::max({cpu_penalty, cpu_grams[s][h], cpu_usd[s][h]});
+    }
+  }
+  cpu_penalty = 1e3 * (cpu_penalty + 1.0);
+  const auto at_home = [&](const std::vector<std::vector<double>>& per_kwh) {
+    double total = 0;
+    for (const WholeJob& job : cpu_jobs) {
+      const auto& row = per_kwh[static_cast<std::size_t>(job.home)];
+      for (int64_t t = job.submit_s; t < job.end_s;) {
+        const int64_t h = t / kBoundHour;
+        const int64_t b = std::min(job.end_s, (h + 1) * kBoundHour);
+        if (h >= static_cast<int64_t>(row.size())) break;
+        total += job.gpus * row[static_cast<std::size_t>(h)] * static_cast<double>(b - t) /
+                 static_cast<double>(kBoundHour);
+        t = b;
+      }
+    }
+    return total;
+  };
 
   FleetBoundResult result;
   result.be_slack_h = static_cast<double>(options.be_slack_s) / kBoundHour;
   result.site_fill = options.site_fill;
+  result.site_gpu_kw = gpu_kw;
   for (const SiteSpec& site : fleet.sites) result.site_names.push_back(site.name);
   result.pieces = short_pieces.size() + blocks.size();
   result.local.site_gpu_hours.assign(sites, 0.0);
@@ -251,6 +301,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     return pct;
   };
   result.local.site_alloc_pct = alloc_pct(result.local.site_gpu_hours);
+  result.local.carbon_kg += at_home(cpu_grams) / 1000.0;
+  result.local.cost_usd += at_home(cpu_usd);
 
   // Rows: one per piece (served in full), one per site and hour for BE work arriving there
   // (it leaves to the hours it runs in), one per site and hour for capacity.
@@ -428,6 +480,25 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     }
     side.site_alloc_pct = alloc_pct(side.site_gpu_hours);
     result.unserved_gpu_hours = std::max(result.unserved_gpu_hours, unserved);
+    // Jobs without GPUs take no GPU capacity, and CPU is not modelled: each at its cheapest site
+    // and start alone (the whole-job bound with nothing priced) is their least.
+    double cpu_least = 0;
+    if (!cpu_jobs.empty()) {
+      WholeJobCosts alone{.per_gpu_hour = by_cost ? cpu_usd : cpu_grams,
+                          .per_transfer_kwh = transfer_unit(by_cost),
+                          .kwh_per_gb = kwh_per_gb,
+                          .capacity = capacity,
+                          .be_slack_s = options.be_slack_s,
+                          .ls_slack_s = options.ls_bound_s,
+                          .unserved_per_gpu_hour = cpu_penalty};
+      cpu_least = whole_job_bound(cpu_jobs, alone, {}, 0).objective;
+    }
+    if (by_cost) {
+      side.cost_usd += cpu_least;
+    } else {
+      side.carbon_kg += cpu_least / 1000.0;
+      result.cpu_only_saving_kg = at_home(cpu_grams) / 1000.0 - cpu_least / 1000.0;
+    }
     side.day_lp_carbon_kg = side.carbon_kg;
     side.day_lp_cost_usd = side.cost_usd;
     if (unserved > 1e-6) return side;  // the penalty is in the prices: no bound on the rest
@@ -451,9 +522,9 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     }
     const double least = whole_job_bound(jobs, whole, std::move(lambda), kWholeJobSteps).objective;
     if (by_cost) {
-      side.cost_usd = std::max(side.cost_usd, least);
+      side.cost_usd = std::max(side.cost_usd, least + cpu_least);
     } else {
-      side.carbon_kg = std::max(side.carbon_kg, least / 1000.0);
+      side.carbon_kg = std::max(side.carbon_kg, (least + cpu_least) / 1000.0);
     }
     side.day_blocks = false;
     return side;
@@ -504,6 +575,19 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
     spec.seed = seed;
     auto generated = trace::generate_load(templates, milli, spec);
     if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
+    // The floor of its jobs without GPUs over the measured days (they start when they come:
+    // nothing holds them up at a site with CPU to spare), IT kWh. The bound charges them that,
+    // so it is taken out of what the GPU-hours draw.
+    const trace::LoadWindow& window = generated.value().window;
+    double cpu_only_kwh = 0;
+    for (const PodSpec& pod : generated.value().pods) {
+      if (pod.total_gpu_milli() > 0 || pod.cpu_milli <= 0) continue;
+      const int64_t a = std::max(pod.creation_time, window.start_s);
+      const int64_t b = std::min(pod.deletion_time, window.end_s);
+      if (b <= a) continue;
+      cpu_only_kwh += cpu_only_floor_watts(site.nodes, figures.value(), pod) / 1000.0 *
+                      static_cast<double>(b - a) / 3600.0;
+    }
     trace::Workload workload;
     workload.models = fleet.models;
     workload.nodes = site.nodes;
@@ -517,8 +601,12 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
     config.measure_to_s = generated.value().window.end_s;
     auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
     if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
-    const SiteCapacity saturated{std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
-                                 r.value().kwh_per_gpu_hour / site.pue};
+    const double it_kwh = r.value().energy_kwh / site.pue;
+    const double gpu_hours =
+        r.value().kwh_per_gpu_hour > 0 ? r.value().energy_kwh / r.value().kwh_per_gpu_hour : 0.0;
+    const SiteCapacity saturated{
+        std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
+        gpu_hours > 0 ? std::max(0.0, it_kwh - cpu_only_kwh) / gpu_hours : 0.0};
     measured.emplace(signature, saturated);
     fill.push_back(saturated);
   }

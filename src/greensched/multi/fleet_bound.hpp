@@ -11,7 +11,11 @@
 // most `site_fill` x its GPUs in any hour: what its own scheduler reaches when saturated
 // (measure_site_capacity, a replay), not an assumed figure. A GPU-hour at a site costs what
 // the same replay draws per allocated GPU-hour (`site_gpu_kw`) x PUE x the grid's intensity
-// (or price) in that hour; past the measured window nothing is counted, as in the simulator. So
+// (or price) in that hour; past the measured window nothing is counted, as in the simulator. A
+// job without GPUs draws its CPU floor (multi::cpu_only_floor_watts: its share of a socket's
+// full power on the least-drawing node it fits), takes no GPU capacity, and CPU is not
+// modelled: each such job runs at its cheapest site and start alone, and the same replay's
+// draw per GPU-hour leaves out what its jobs without GPUs draw at their floor. So
 // every schedule the simulator can run within those capacities is a solution, and the optimum
 // bounds the agents; `local` is the same accounting with every slice at home in its own hour, and
 // the bound's saving is the difference of the two.
@@ -87,12 +91,14 @@ struct FleetBoundResult {
   double target_load_pct = 0;  // labels the caller sets: the workload's load and the slack
   double be_slack_h = 0;
   std::vector<double> site_fill;        // the capacity shares it ran with
+  std::vector<double> site_gpu_kw;      // the IT kW per GPU-hour it charged each site
   std::vector<std::string> site_names;  // the fleet's, in its order
   FleetBoundSide local;                 // every slice at home in its own hour
   FleetBoundSide carbon;                // the least-carbon schedule
   std::optional<FleetBoundSide> cost;   // the least-cost schedule, when every site has prices
   double gpu_hours = 0;
   double unserved_gpu_hours = 0;  // work no capacity within its bounds could take
+  double cpu_only_saving_kg = 0;  // of the saving, what jobs without GPUs save
   std::size_t pieces = 0;         // rows of the LP's work
   double wall_seconds = 0;
 
@@ -118,7 +124,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
                                      std::span<const int> home, const FleetBoundOptions& options);
 
 // A site's own scheduler, saturated: the share of its GPUs it allocates (0..1], and the IT kW
-// it draws per allocated GPU (its nodes' idle and CPU power included, shared over the GPUs).
+// it draws per allocated GPU (its nodes' idle and CPU power included, shared over the GPUs;
+// the floor of its jobs without GPUs left out, as the bound charges them that).
 struct SiteCapacity {
   double fill = 1;
   double gpu_kw = 0;

@@ -1,6 +1,8 @@
 #include "greensched/multi/fleet_jobs.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace greensched::multi {
 
@@ -59,6 +61,17 @@ double full_gpu_it_watts(std::span<const NodeSpec> nodes,
     gpus += node.gpu_count;
   }
   return gpus > 0 ? watts / gpus : 0.0;
+}
+
+double cpu_only_floor_watts(std::span<const NodeSpec> nodes,
+                            std::span<const power::NodePower> figures, const PodSpec& pod) {
+  double least = std::numeric_limits<double>::infinity();
+  for (std::size_t n = 0; n < nodes.size() && n < figures.size(); ++n) {
+    const NodeSpec& node = nodes[n];
+    if (node.cpu_milli < pod.cpu_milli || node.memory_mib < pod.memory_mib) continue;
+    least = std::min(least, power::pod_floor_watts(node, figures[n], pod));
+  }
+  return std::isfinite(least) ? least : 0.0;
 }
 
 }  // namespace greensched::multi

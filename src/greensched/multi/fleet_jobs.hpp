@@ -33,6 +33,12 @@ std::vector<int> fleet_home_sites(const Fleet& fleet, std::size_t jobs, uint64_t
 // memory request in GiB.
 double job_data_gb(const PodSpec& pod, double data_gb_per_job);
 
+// The least IT watts a pod without GPUs draws on any of `nodes` it fits (CPU and memory): its
+// share of the node's CPU power with every socket busy (power::pod_floor_watts), or 0 where no
+// node fits. The fleet bound charges CPU-only jobs this.
+double cpu_only_floor_watts(std::span<const NodeSpec> nodes,
+                            std::span<const power::NodePower> figures, const PodSpec& pod);
+
 // IT watts per GPU of a site's GPU nodes at full power (0 without GPUs).
 double full_gpu_it_watts(std::span<const NodeSpec> nodes,
                          std::span<const power::NodePower> figures);

@@ -71,7 +71,7 @@ void FleetSim::sample() {
   FleetSample fleet_row;
   fleet_row.time_s = now_;
   fleet_row.site = -1;
-  double fleet_gpus = 0;
+  double fleet_gpus = 0, fleet_cpu = 0, fleet_cpu_used = 0;
   double fleet_carbon_rate = 0;
   for (std::size_t i = 0; i < sites_.size(); ++i) {
     const SiteRuntime& s = sites_[i];
@@ -88,6 +88,11 @@ void FleetSim::sample() {
     row.allocated_gpus = static_cast<double>(s.cluster->allocated_gpu_milli()) / kGpuMilli;
     const double cap = static_cast<double>(s.cluster->total_gpu_milli()) / kGpuMilli;
     row.gpu_alloc_pct = cap > 0 ? 100.0 * row.allocated_gpus / cap : 0.0;
+    const auto cpu = static_cast<double>(s.cluster->total_cpu_milli());
+    const auto cpu_used = static_cast<double>(s.cluster->allocated_cpu_milli());
+    row.cpu_alloc_pct = cpu > 0 ? 100.0 * cpu_used / cpu : 0.0;
+    fleet_cpu += cpu;
+    fleet_cpu_used += cpu_used;
     row.online_nodes = s.online_nodes();
     result_.timeline.push_back(row);
     fleet_row.power_watts += row.power_watts;
@@ -104,6 +109,7 @@ void FleetSim::sample() {
   fleet_row.carbon_intensity =
       fleet_row.power_watts > 0 ? fleet_carbon_rate / fleet_row.power_watts : 0;
   fleet_row.gpu_alloc_pct = fleet_gpus > 0 ? 100.0 * fleet_row.allocated_gpus / fleet_gpus : 0;
+  fleet_row.cpu_alloc_pct = fleet_cpu > 0 ? 100.0 * fleet_cpu_used / fleet_cpu : 0;
   result_.timeline.push_back(fleet_row);
 }
 

@@ -72,6 +72,7 @@ struct FleetSample {
   int64_t waiting_jobs = 0;  // dispatched but deferred or moving
   double allocated_gpus = 0;
   double gpu_alloc_pct = 0;
+  double cpu_alloc_pct = 0;  // of the CPU of the site's nodes, GPU and CPU-only jobs together
   int64_t online_nodes = 0;
 };
 

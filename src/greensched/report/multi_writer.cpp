@@ -66,17 +66,18 @@ void write_multi_timeline_csv(std::ostream& out, const multi::Fleet& fleet,
                               std::span<const multi::MultiResult> results) {
   fmt::print(out,
              "agent,time_s,site,power_watts,energy_kwh,carbon_kg,carbon_intensity,running_jobs,"
-             "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,online_nodes,load_pct,"
-             "slack_h\n");
+             "queued_jobs,waiting_jobs,allocated_gpus,gpu_alloc_pct,cpu_alloc_pct,online_nodes,"
+             "load_pct,slack_h\n");
   for (const multi::MultiResult& r : results) {
     const std::string load =
         r.target_load_pct > 0 ? fmt::format("{:g}", r.target_load_pct) : std::string();
     for (const multi::FleetSample& s : r.timeline) {
       const std::string site = s.site < 0 ? "fleet" : fleet.sites[s.site].name;
-      fmt::print(out, "{},{},{},{:.1f},{:.4f},{:.4f},{:.1f},{},{},{},{:.3f},{:.3f},{},{},{:g}\n",
-                 csv_field(r.agent), s.time_s, csv_field(site), s.power_watts, s.energy_kwh,
-                 s.carbon_kg, s.carbon_intensity, s.running_jobs, s.queued_jobs, s.waiting_jobs,
-                 s.allocated_gpus, s.gpu_alloc_pct, s.online_nodes, load, r.be_slack_h);
+      fmt::print(
+          out, "{},{},{},{:.1f},{:.4f},{:.4f},{:.1f},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{:g}\n",
+          csv_field(r.agent), s.time_s, csv_field(site), s.power_watts, s.energy_kwh, s.carbon_kg,
+          s.carbon_intensity, s.running_jobs, s.queued_jobs, s.waiting_jobs, s.allocated_gpus,
+          s.gpu_alloc_pct, s.cpu_alloc_pct, s.online_nodes, load, r.be_slack_h);
     }
   }
 }
@@ -191,27 +192,30 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
   std::string out =
       "fleet bound (the least carbon of the same jobs: each site's GPUs up to what its "
       "scheduler reaches\nwhen saturated, each job at one site, started within its LS bound or "
-      "BE slack and run\nwithout a pause, moves paying transfer energy; against the same "
-      "accounting with every job\nat home; moved, shifted and transfer are those of the LP that "
-      "lets jobs change site daily):\n";
+      "BE slack and run\nwithout a pause, moves paying transfer energy, jobs without GPUs at "
+      "their CPU floor; against\nthe same accounting with every job at home; moved, shifted "
+      "and transfer are those of the LP\nthat lets jobs change site daily):\n";
   for (const auto& b : bounds) {
     std::string fill;
     for (double f : b.site_fill) fill += fmt::format("{}{:.1f}", fill.empty() ? "" : "/", 100 * f);
+    std::string draw;
+    for (double kw : b.site_gpu_kw) draw += fmt::format("{}{:.3f}", draw.empty() ? "" : "/", kw);
     out += fmt::format(
-        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %){}{}; "
+        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %; jobs without GPUs "
+        "{:.2f} t of it){}{}; "
         "moved {:.0f} GPU-h, shifted {:.0f} GPU-h, transfer {:.0f} kWh; unserved {:.0f} GPU-h; "
-        "site capacity {} %\n",
+        "site capacity {} %, IT kW per GPU-hour {}\n",
         b.target_load_pct > 0 ? fmt::format("load {:.0f} %", b.target_load_pct)
                               : std::string("the pod list's own load"),
         b.be_slack_h, b.saving_kg() / 1000.0, b.carbon.carbon_kg / 1000.0,
-        b.local.carbon_kg / 1000.0, b.carbon_vs_local_pct(),
+        b.local.carbon_kg / 1000.0, b.carbon_vs_local_pct(), b.cpu_only_saving_kg / 1000.0,
         b.carbon.day_blocks ? ", jobs free to change site daily"
                             : fmt::format(", each job at one site; {:.2f} t if free to change "
                                           "site daily",
                                           b.day_lp_saving_kg() / 1000.0),
         b.cost ? fmt::format(", cost {:+.1f} % at least-cost", b.cost_vs_local_pct()) : "",
         b.carbon.gpu_hours_moved, b.carbon.gpu_hours_shifted, b.carbon.transfer_kwh,
-        b.unserved_gpu_hours, fill);
+        b.unserved_gpu_hours, fill, draw);
     std::string by_site;
     for (std::size_t i = 0; i < b.site_names.size() && i < b.carbon.site_alloc_pct.size() &&
                             i < b.local.site_alloc_pct.size();
@@ -250,7 +254,7 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
              "share_of_bound_pct,bound_saving_kg,bound_lp_carbon_vs_local_pct,"
              "bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,bound_transfer_kwh,"
              "bound_gpu_hours_moved,bound_gpu_hours_shifted,bound_unserved_gpu_hours,"
-             "transfer_kwh,bound_day_lp_saving_kg\n");
+             "transfer_kwh,bound_day_lp_saving_kg,bound_cpu_only_saving_kg\n");
   const auto num = [](double x) {
     return std::isnan(x) ? std::string() : fmt::format("{:.4f}", x);
   };
@@ -261,13 +265,13 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
     const BoundFigures f = bound_figures(r, results, *b);
     fmt::print(out,
                "{},{:.1f},{:g},{},{},{},{:.3f},{:.4f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
-               "{:.3f},{:.3f}\n",
+               "{:.3f},{:.3f},{:.3f}\n",
                csv_field(r.agent), r.target_load_pct, r.be_slack_h, num(vs),
                num(f.bound_vs_local_pct), num(f.share_pct), b->saving_kg(),
                b->carbon_vs_local_pct(), b->cost ? num(b->cost_vs_local_pct()) : std::string(),
                b->local.carbon_kg, b->carbon.carbon_kg, b->carbon.transfer_kwh,
                b->carbon.gpu_hours_moved, b->carbon.gpu_hours_shifted, b->unserved_gpu_hours,
-               r.transfer_kwh, b->day_lp_saving_kg());
+               r.transfer_kwh, b->day_lp_saving_kg(), b->cpu_only_saving_kg);
   }
 }
 
