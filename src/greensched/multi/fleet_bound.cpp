@@ -480,19 +480,25 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     }
     side.site_alloc_pct = alloc_pct(side.site_gpu_hours);
     result.unserved_gpu_hours = std::max(result.unserved_gpu_hours, unserved);
+    // The whole-job bound's figures, `per_unit_hour` being a GPU-hour's or an IT kWh's.
+    const auto whole_costs = [&](const std::vector<std::vector<double>>& per_unit_hour,
+                                 double unserved_per_unit_hour) {
+      return WholeJobCosts{.per_gpu_hour = per_unit_hour,
+                           .per_transfer_kwh = transfer_unit(by_cost),
+                           .kwh_per_gb = kwh_per_gb,
+                           .capacity = capacity,
+                           .be_slack_s = options.be_slack_s,
+                           .ls_slack_s = options.ls_bound_s,
+                           .unserved_per_gpu_hour = unserved_per_unit_hour};
+    };
     // Jobs without GPUs take no GPU capacity, and CPU is not modelled: each at its cheapest site
     // and start alone (the whole-job bound with nothing priced) is their least.
-    double cpu_least = 0;
-    if (!cpu_jobs.empty()) {
-      WholeJobCosts alone{.per_gpu_hour = by_cost ? cpu_usd : cpu_grams,
-                          .per_transfer_kwh = transfer_unit(by_cost),
-                          .kwh_per_gb = kwh_per_gb,
-                          .capacity = capacity,
-                          .be_slack_s = options.be_slack_s,
-                          .ls_slack_s = options.ls_bound_s,
-                          .unserved_per_gpu_hour = cpu_penalty};
-      cpu_least = whole_job_bound(cpu_jobs, alone, {}, 0).objective;
-    }
+    const double cpu_least =
+        cpu_jobs.empty()
+            ? 0.0
+            : whole_job_bound(cpu_jobs, whole_costs(by_cost ? cpu_usd : cpu_grams, cpu_penalty), {},
+                              0)
+                  .objective;
     if (by_cost) {
       side.cost_usd += cpu_least;
     } else {
@@ -510,13 +516,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
         lambda[s][h] = std::max(0.0, -dual[capacity_row(s, h)]);
       }
     }
-    WholeJobCosts whole{.per_gpu_hour = by_cost ? cost.usd : cost.grams,
-                        .per_transfer_kwh = transfer_unit(by_cost),
-                        .kwh_per_gb = kwh_per_gb,
-                        .capacity = capacity,
-                        .be_slack_s = options.be_slack_s,
-                        .ls_slack_s = options.ls_bound_s,
-                        .unserved_per_gpu_hour = penalty};
+    WholeJobCosts whole = whole_costs(by_cost ? cost.usd : cost.grams, penalty);
     for (auto& row : whole.per_gpu_hour) {  // before the window: not measured
       std::fill_n(row.begin(), std::min<std::size_t>(row.size(), first_hour), 0.0);
     }
