@@ -301,7 +301,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     return pct;
   };
   result.local.site_alloc_pct = alloc_pct(result.local.site_gpu_hours);
-  result.local.carbon_kg += at_home(cpu_grams) / 1000.0;
+  const double cpu_home_g = at_home(cpu_grams);  // jobs without GPUs at home, grams
+  result.local.carbon_kg += cpu_home_g / 1000.0;
   result.local.cost_usd += at_home(cpu_usd);
 
   // Rows: one per piece (served in full), one per site and hour for BE work arriving there
@@ -503,7 +504,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       side.cost_usd += cpu_least;
     } else {
       side.carbon_kg += cpu_least / 1000.0;
-      result.cpu_only_saving_kg = at_home(cpu_grams) / 1000.0 - cpu_least / 1000.0;
+      result.cpu_only_saving_kg = (cpu_home_g - cpu_least) / 1000.0;
     }
     side.day_lp_carbon_kg = side.carbon_kg;
     side.day_lp_cost_usd = side.cost_usd;
