@@ -14,9 +14,12 @@ kept in --out.
       [--fleet examples/fleet-4-regions.json] [--pods POD_LIST] [--load 70]
       [--slack 0,4,12] [--agent local,green,green-plan] [--seeds 42,43,44]
       [--windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01] [--out fleet-seasons/] [--oracle]
+      [--bound-prices]
 
 --oracle adds the rows of the forecasting agents run with forecasts that see the future
 (`multi --oracle`): what perfect foresight of carbon and prices is worth to them.
+--bound-prices adds the rows of green-plan planning with the bound's capacity prices
+(`multi --bound-prices`): what knowing every job to come is worth to it.
 """
 import argparse
 import json
@@ -56,6 +59,8 @@ def run(args, window, seed):
             cmd += ["--pods", args.pods]
         if args.oracle:
             cmd += ["--oracle"]
+        if args.bound_prices:
+            cmd += ["--bound-prices"]
         print(f"{window} seed {seed}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         with open(path, "w") as f:
@@ -80,6 +85,11 @@ def main():
         "--oracle",
         action="store_true",
         help="also run the forecasting agents with forecasts that see the future",
+    )
+    p.add_argument(
+        "--bound-prices",
+        action="store_true",
+        help="also run green-plan on the bound's capacity prices",
     )
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)

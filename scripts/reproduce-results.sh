@@ -174,7 +174,7 @@ section_fleet_seasons() {
 section_fleet_foresight() {
   run python3 scripts/fleet-seasons.py --greensched "$bin" --data-dir "$data" \
     --fleet examples/fleet-4-regions.json --pods "$pods_default" --load 70 --slack 0,4,12 \
-    --agent local,green-plan --oracle --seeds 42,43,44 \
+    --agent local,green-plan --oracle --bound-prices --seeds 42,43,44 \
     --windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01 --out "$1" >"$1/table.md"
 }
 

@@ -228,9 +228,16 @@ TEST(FleetBound, WholeJobDualBoundHandSolved) {
   EXPECT_NEAR(whole_job_bound(jobs, costs, at_optimum, 0).objective, 136.5, 1e-9);
   // With no prices both take a: 104 g, below the optimum, as a bound must be.
   EXPECT_NEAR(whole_job_bound(jobs, costs, {}, 0).objective, 104.0, 1e-9);
-  const double climbed = whole_job_bound(jobs, costs, {}, 300).objective;
-  EXPECT_GT(climbed, 130.0);
-  EXPECT_LE(climbed, 136.5 + 1e-9);
+  const WholeJobBoundResult climbed = whole_job_bound(jobs, costs, {}, 300);
+  EXPECT_GT(climbed.objective, 130.0);
+  EXPECT_LE(climbed.objective, 136.5 + 1e-9);
+  // It gives the prices at which it found its best: priced so, the jobs give that bound again,
+  // and a price sits on a1, the hour both jobs want (the only one that binds).
+  ASSERT_EQ(climbed.lambda.size(), 2u);
+  ASSERT_EQ(climbed.lambda[0].size(), 3u);
+  EXPECT_NEAR(whole_job_bound(jobs, costs, climbed.lambda, 0).objective, climbed.objective, 1e-9);
+  EXPECT_GT(climbed.lambda[0][1], 20.0);
+  EXPECT_EQ(whole_job_bound(jobs, costs, at_optimum, 0).lambda, at_optimum);
 }
 
 // A BE job starts up to its slack late, at whichever second costs least, and runs without a

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include <coin/ClpSimplex.hpp>
 #include <coin/CoinPackedMatrix.hpp>
@@ -287,6 +288,34 @@ TEST(CapacityPlan, SaturatedSitesArePricedAtTheMarginalSiteAfterTheHorizon) {
   EXPECT_EQ(plan_at({0.97, 0.97, 0.97}).price_after_horizon(0), 0.0);
   EXPECT_EQ(plan_at({0.965, 0.5, 0.5}, 23 * 3600).price_after_horizon(0), 0.0);
   EXPECT_NEAR(plan_at({0.965, 0.5, 0.5}, 23 * 3600, true).price_after_horizon(0), 20.0, 1e-9);
+}
+
+// Given capacity prices (the fleet bound's, --bound-prices) stand in for the plan's: a job
+// pays each trace hour it covers at its own price. Prices of 10 g per GPU-hour at a in hour
+// 24 and 30 g in hour 25: 2 GPUs over [24:30, 25:15) pay 10 x 2 x 0.5 + 30 x 2 x 0.25 = 25 g;
+// past the table's hours, and at a site it has no row for, nothing; after a horizon, nothing.
+TEST(CapacityPlan, GivenPricesReplaceThePlans) {
+  const Fleet fleet = fixtures::two_sites(100, 300);
+  PlanOptions options;
+  std::vector<std::vector<double>> given(1, std::vector<double>(26, 0.0));
+  given[0][24] = 10;
+  given[0][25] = 30;
+  options.agent.capacity_prices =
+      std::make_shared<const std::vector<std::vector<double>>>(std::move(given));
+  CapacityPlan plan(options);
+  constexpr int64_t kHourS = 3600;
+  plan.refresh(StatedLoadView(fleet, {0.965, 0.5}, 24 * kHourS, false), 0);
+  EXPECT_NEAR(plan.price(0, 24 * kHourS + 1800, 25 * kHourS + 900, 2.0), 25.0, 1e-9);
+  EXPECT_NEAR(plan.price(0, 25 * kHourS, 27 * kHourS, 1.0), 30.0, 1e-9);
+  EXPECT_EQ(plan.price(1, 24 * kHourS, 26 * kHourS, 1.0), 0.0);
+  EXPECT_EQ(plan.price_after_horizon(0), 0.0);  // the saturated site's price is the plan's
+  EXPECT_EQ(plan.price_per_gpu_hour(0, 25 * kHourS + 60), 30.0);
+  // Without them the plan's own: nothing in its hours (no work to plan), and a's hours after
+  // its horizon at the marginal site's, (300 - 100) x 0.1 = 20 g (the test above).
+  CapacityPlan own{PlanOptions{}};
+  own.refresh(StatedLoadView(fleet, {0.965, 0.5}, 24 * kHourS, false), 0);
+  EXPECT_EQ(own.price(0, 24 * kHourS + 1800, 25 * kHourS + 900, 2.0), 0.0);
+  EXPECT_NEAR(own.price_after_horizon(0), 20.0, 1e-9);
 }
 
 }  // namespace

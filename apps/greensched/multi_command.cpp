@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -71,6 +72,7 @@ struct MultiCliOptions {
   bool predict_durations = false;  // monitor subsystem
   bool preempt_be = false;
   bool bound = false;
+  bool bound_prices = false;  // --bound-prices
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   std::string generation_forecast = "past";
@@ -97,15 +99,19 @@ Result<std::vector<energy::ControllerKind>> parse_controllers(const std::string&
   return kinds;
 }
 
-// One agent to run, and whether its forecasts see the future (--oracle).
+// One agent to run, whether its forecasts see the future (--oracle), and whether it plans with
+// the fleet bound's capacity prices (--bound-prices).
 struct AgentRun {
   std::string name;
   bool oracle = false;
+  bool bound_prices = false;
 };
 
 // --agent: a comma list of agent names, or all; with --oracle also oracle runs of the
-// forecasting agents.
-Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool oracle) {
+// forecasting agents; with --bound-prices also a run of each green-plan run on the bound's
+// capacity prices.
+Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool oracle,
+                                               bool bound_prices) {
   std::vector<std::string> names;
   for (std::size_t pos = 0;;) {
     const std::size_t comma = list.find(',', pos);
@@ -128,6 +134,15 @@ Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool ora
       if (run.name == "carbon-forecast" || run.name == "green" || run.name == "green-plan") {
         runs.push_back(AgentRun{run.name, true});
       }
+    }
+  }
+  if (bound_prices) {
+    const auto copy = runs;
+    for (const AgentRun& run : copy) {
+      if (run.name == "green-plan") runs.push_back(AgentRun{run.name, run.oracle, true});
+    }
+    if (runs.size() == copy.size()) {
+      return Error{"--bound-prices: only green-plan plans with capacity prices; add it to --agent"};
     }
   }
   return runs;
@@ -158,7 +173,10 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
         power_down.value().size(), o.power_down_idle)};
   }
   a.power_down_idle_s = power_down.value().front();
-  auto runs = parse_agent_runs(o.agents, o.oracle);
+  if (o.bound_prices && !o.bound) {
+    return Error{"--bound-prices needs --bound (the prices are the bound's)"};
+  }
+  auto runs = parse_agent_runs(o.agents, o.oracle, o.bound_prices);
   if (!runs.ok()) return Error{runs.error()};
   a.runs = std::move(runs.value());
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
@@ -360,13 +378,19 @@ Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiAr
 
 // Every run of the plan in parallel; the results in the plan's order whatever order they
 // finish in.
-Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o, const MultiArgs& a,
-                                                       const multi::Fleet& fleet,
-                                                       const std::vector<MultiWorkload>& workloads,
-                                                       uint32_t shapes,
-                                                       const power::PowerModel& power_model,
-                                                       ProgressBar& bar) {
+Result<std::vector<multi::MultiResult>> run_multi_plan(
+    const MultiCliOptions& o, const MultiArgs& a, const multi::Fleet& fleet,
+    const std::vector<MultiWorkload>& workloads, uint32_t shapes,
+    const power::PowerModel& power_model, const std::vector<multi::FleetBoundResult>& bounds,
+    ProgressBar& bar) {
   std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
+  // --bound-prices: the capacity prices of the carbon bound of each workload and slack, in
+  // run_fleet_bounds' order.
+  std::vector<std::shared_ptr<const std::vector<std::vector<double>>>> prices;
+  for (const multi::FleetBoundResult& b : bounds) {
+    prices.push_back(
+        std::make_shared<const std::vector<std::vector<double>>>(b.carbon.capacity_prices));
+  }
   if (o.runs.end < plan.size() || o.runs.begin > 0) {  // --shard: a block of the plan
     plan = std::vector<MultiRunSpec>(plan.begin() + static_cast<std::ptrdiff_t>(o.runs.begin),
                                      plan.begin() + static_cast<std::ptrdiff_t>(o.runs.end));
@@ -376,8 +400,20 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(const MultiCliOptions& o,
   std::size_t done = 0;
   Status s = parallel_for(plan.size(), o.jobs, [&](std::size_t i) -> Status {
     const auto& [w, slack_h, agent] = plan[i];
-    const multi::MultiOptions opts =
+    multi::MultiOptions opts =
         multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model, a.generation);
+    if (a.runs[agent].bound_prices) {
+      const auto k = static_cast<std::size_t>(std::find(a.slacks.begin(), a.slacks.end(), slack_h) -
+                                              a.slacks.begin());
+      const std::size_t b = w * a.slacks.size() + k;
+      if (b >= prices.size() || prices[b]->empty()) {
+        return Error{fmt::format(
+            "--bound-prices: the bound at {:g} % load and {:g} h slack has no capacity prices "
+            "(work no site could take within its bounds)",
+            workloads[w].target, slack_h)};
+      }
+      opts.agent_options.capacity_prices = prices[b];
+    }
     auto r = run_one_multi(o, a, fleet, workloads[w], shapes, opts);
     if (!r.ok()) return Error{r.error()};
     results[i] = std::move(r.value());
@@ -539,18 +575,19 @@ int run_multi_seed(const MultiCliOptions& o, const MultiArgs& a, const std::stri
   if (o.bound) templates = pods.value().pods;
   auto workloads = build_multi_workloads(o, a, fleet.value(), std::move(pods.value().pods));
   if (!workloads.ok()) return fail(workloads);
+  // The bounds first: --bound-prices runs plan with their capacity prices.
+  auto bounds = run_fleet_bounds(o, a, fleet.value(), templates, shapes, workloads.value(),
+                                 power_model.value());
+  if (!bounds.ok()) return fail(bounds);
   std::vector<multi::MultiResult> results;
   {
     // The bar's line ends (when it goes) before the summary is printed.
     ProgressBar bar(!o.quiet && stderr_is_terminal());
-    auto ran =
-        run_multi_plan(o, a, fleet.value(), workloads.value(), shapes, power_model.value(), bar);
+    auto ran = run_multi_plan(o, a, fleet.value(), workloads.value(), shapes, power_model.value(),
+                              bounds.value(), bar);
     if (!ran.ok()) return fail(ran);
     results = std::move(ran.value());
   }
-  auto bounds = run_fleet_bounds(o, a, fleet.value(), templates, shapes, workloads.value(),
-                                 power_model.value());
-  if (!bounds.ok()) return fail(bounds);
   print_multi_results(o, fleet.value(), results, bounds.value(), several_seeds, json_rows);
   if (Status s = write_multi_files(o, fleet.value(), results, bounds.value(), out, append_records);
       !s.ok()) {
@@ -575,9 +612,9 @@ int run_multi(MultiCliOptions o) {
     for (std::size_t w = 0; w < workload_count; ++w) {
       for (double slack : a.slacks) {
         for (const AgentRun& run : a.runs) {
-          run_ids.push_back(fmt::format("{}/{:g}/{:g}/{}{}", seed,
-                                        a.loads.empty() ? 0.0 : a.loads[w], slack, run.name,
-                                        run.oracle ? "+oracle" : ""));
+          run_ids.push_back(fmt::format(
+              "{}/{:g}/{:g}/{}{}{}", seed, a.loads.empty() ? 0.0 : a.loads[w], slack, run.name,
+              run.oracle ? "+oracle" : "", run.bound_prices ? "+bound-prices" : ""));
         }
       }
     }
@@ -765,6 +802,11 @@ Action add_multi_command(CLI::App& app) {
       "show each run's share of its "
       "carbon saving, and where it runs the work per site; with --out, bound.csv and "
       "bound_sites.csv");
+  cmd->add_flag("--bound-prices", o->bound_prices,
+                "with --bound: also run green-plan on the bound's capacity prices (what one more "
+                "GPU-hour at a site and hour is worth, every job to come known) instead of its "
+                "plan's forecast of them: what knowing the work in advance is worth, as --oracle "
+                "shows for the signals");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

@@ -179,6 +179,12 @@ struct AgentOptions {
   // mean of the 12 window-slack cells and halved its transfer energy; 0.02 and 0.03 did no
   // better (-0.2 and -0.6 points), nor did the same price inside the plan's hours.
   double plan_saturated_margin = 0.01;
+  // green-plan: when set, these capacity prices (per site and trace hour, the objective's units
+  // per GPU-hour) instead of its plan's, in every hour and with no price after a horizon: the
+  // fleet bound's (FleetBoundSide::capacity_prices, `multi --bound-prices`), which know every
+  // job to come. What the plan's forecast of the work costs the agent, beside --oracle's
+  // forecast of the signals.
+  std::shared_ptr<const std::vector<std::vector<double>>> capacity_prices;
 };
 
 // The carbon price (USD per tonne) the site energy controllers weigh for an agent's run, so

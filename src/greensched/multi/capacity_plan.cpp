@@ -206,7 +206,24 @@ int CapacityPlan::hour_index(int64_t t) const {
   return static_cast<int>(h);
 }
 
+double CapacityPlan::given_price(int site, int64_t hour) const {
+  const auto& given = *options_.agent.capacity_prices;
+  if (site < 0 || static_cast<std::size_t>(site) >= given.size() || hour < 0) return 0.0;
+  const std::vector<double>& row = given[static_cast<std::size_t>(site)];
+  return static_cast<std::size_t>(hour) < row.size() ? row[static_cast<std::size_t>(hour)] : 0.0;
+}
+
 double CapacityPlan::price(int site, int64_t from_s, int64_t to_s, double gpus) const {
+  if (options_.agent.capacity_prices) {  // given: every hour of the run at its own price
+    double total = 0;
+    for (int64_t a = from_s; a < to_s;) {
+      const int64_t h = trace_hour(a);
+      const int64_t b = std::min(to_s, (h + 1) * kHour);
+      total += given_price(site, h) * gpus * static_cast<double>(b - a) / kHour;
+      a = b;
+    }
+    return total;
+  }
   if (!solved_ || price_.empty() || to_s <= from_s) return 0.0;
   const std::vector<double>& p = price_[static_cast<std::size_t>(site)];
   const int64_t horizon_end = plan_hour_s_ + static_cast<int64_t>(p.size()) * kHour;
@@ -227,6 +244,7 @@ double CapacityPlan::price(int site, int64_t from_s, int64_t to_s, double gpus) 
 }
 
 double CapacityPlan::price_after_horizon(int site) const {
+  if (options_.agent.capacity_prices) return 0.0;  // given prices have no horizon
   return solved_ && static_cast<std::size_t>(site) < after_price_.size()
              ? after_price_[static_cast<std::size_t>(site)]
              : 0.0;
@@ -238,6 +256,7 @@ double CapacityPlan::planned_gpus(int site, int64_t t) const {
 }
 
 double CapacityPlan::price_per_gpu_hour(int site, int64_t t) const {
+  if (options_.agent.capacity_prices) return given_price(site, trace_hour(t));
   const int h = hour_index(t);
   return h < 0 ? 0.0 : price_[static_cast<std::size_t>(site)][static_cast<std::size_t>(h)];
 }

@@ -21,6 +21,10 @@
 // the forecast of that week would be one sample repeated (on the built-in fleet over 7 days,
 // pricing from the first hour left green-plan 62 % of the bound's saving, against 70 % with a day's
 // wait, mean over seeds 42-44 and slack 0, 4 and 12 h).
+//
+// With AgentOptions::capacity_prices set (the fleet bound's, `multi --bound-prices`) the plan
+// still runs, for the reasons' planned GPUs, but every price is the given one, hour by hour,
+// and nothing is priced after a horizon.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +73,8 @@ class CapacityPlan {
   void price_saturated_sites(const FleetView& view, int64_t horizon_end);
   // Index into the plan's hours of trace time t, or -1 outside the horizon.
   int hour_index(int64_t t) const;
+  // AgentOptions::capacity_prices at `site` in trace hour `hour` (0 outside the table).
+  double given_price(int site, int64_t hour) const;
 
   PlanOptions options_;
   // History, per home site: BE jobs submitted per trace hour (from the first hour seen).

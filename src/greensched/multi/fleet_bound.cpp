@@ -521,7 +521,10 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     for (auto& row : whole.per_gpu_hour) {  // before the window: not measured
       std::fill_n(row.begin(), std::min<std::size_t>(row.size(), first_hour), 0.0);
     }
-    const double least = whole_job_bound(jobs, whole, std::move(lambda), kWholeJobSteps).objective;
+    WholeJobBoundResult whole_bound =
+        whole_job_bound(jobs, whole, std::move(lambda), kWholeJobSteps);
+    const double least = whole_bound.objective;
+    side.capacity_prices = std::move(whole_bound.lambda);
     if (by_cost) {
       side.cost_usd = std::max(side.cost_usd, least + cpu_least);
     } else {

@@ -85,6 +85,11 @@ struct FleetBoundSide {
   double day_lp_carbon_kg = 0;
   double day_lp_cost_usd = 0;
   bool day_blocks = false;  // true: the whole-job bound did not run (work left unserved)
+  // The whole-job bound's capacity prices, per site and trace hour (hour h is [3600 h,
+  // 3600 (h + 1)) trace seconds), in the objective's units per GPU-hour: what one more
+  // GPU-hour there is worth to the rest of the jobs, all of them known. Empty where
+  // day_blocks. `multi --bound-prices` runs green-plan on them.
+  std::vector<std::vector<double>> capacity_prices;
 };
 
 struct FleetBoundResult {

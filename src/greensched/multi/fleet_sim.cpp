@@ -171,7 +171,11 @@ std::optional<int64_t> FleetSim::next_time() {
 Status FleetSim::begin(const std::vector<PodSpec>& pods, uint32_t shape_count) {
   wall_start_ = std::chrono::steady_clock::now();
   pods_ = &pods;
-  result_.agent = options_.agent + (options_.oracle ? " (oracle)" : "");
+  const bool given_prices = options_.agent_options.capacity_prices != nullptr;
+  result_.agent = options_.agent + (options_.oracle && given_prices ? " (oracle, bound prices)"
+                                    : options_.oracle               ? " (oracle)"
+                                    : given_prices                  ? " (bound prices)"
+                                                                    : "");
   if (options_.ls_bound_s < 0 || options_.be_slack_s < 0 || options_.wake_delay_s < 0 ||
       options_.sample_s <= 0) {
     return Error{"bounds, slack and delays must be non-negative and the sample step positive"};

@@ -88,7 +88,9 @@ struct JobDecision {
 };
 
 struct MultiResult {
-  std::string agent;  // with " (oracle)" when forecasts saw the future
+  // With " (oracle)" when forecasts saw the future, " (bound prices)" when it planned with
+  // the fleet bound's capacity prices (AgentOptions::capacity_prices), or both.
+  std::string agent;
   double target_load_pct = 0;
   double be_slack_h = 0;
   double offered_load_pct = 0;  // over the measured window, fleet-wide

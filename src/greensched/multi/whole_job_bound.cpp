@@ -43,7 +43,7 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
   for (std::size_t s = 0; s < sites; ++s) {
     transfer_be[s] = window_min(costs.per_transfer_kwh[s], be_shift_h);
   }
-  WholeJobBoundResult best{-INFINITY, 0};
+  WholeJobBoundResult best{-INFINITY, 0, {}};
   // Per site: the priced cost of each hour (and a 0 past the last) and its running sum at hour
   // starts, so that the priced cost of any run is two lookups.
   std::vector<std::vector<double>> priced(sites), cumulative(sites), usage(sites);
@@ -156,6 +156,7 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
     }
     if (value > best.objective) {
       best.objective = value;
+      best.lambda = lambda;
       since_better = 0;
     } else if (++since_better >= kPatience) {
       theta /= 2;

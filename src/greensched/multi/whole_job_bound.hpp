@@ -47,6 +47,9 @@ struct WholeJobCosts {
 struct WholeJobBoundResult {
   double objective = 0;  // the best L(lambda) found: a lower bound
   int iterations = 0;    // subgradient steps taken
+  // The prices at which it was found, per site and hour: what one more GPU-hour of capacity
+  // there is worth to the rest of the jobs, knowing them all.
+  std::vector<std::vector<double>> lambda;
 };
 
 // `lambda`: per site and hour (the LP's capacity prices, >= 0) to start from; hours past its
