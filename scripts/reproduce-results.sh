@@ -32,7 +32,7 @@ sections=(
   "fleet-preempt|fleet-preempt|3 min"
   "fleet-seasons|fleet-seasons|10 min (both cores)"
   "fleet-foresight|fleet-foresight|9 min (both cores)"
-  "fleet-sites|fleet-sites|15 s"
+  "fleet-sites|fleet-sites|30 s"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|7 min"
@@ -183,7 +183,7 @@ section_fleet_sites() {
   gs multi --fleet examples/fleet-4-regions.json --data-dir "$data" --pods "$pods_default" \
     --power-down-idle 1800 --wake-delay 300 --ls-bound 600 --days 14 --warmup-days 1 \
     --start 2023-10-01 --seeds 42 --load 70 --slack 0 --agent local,green,green-plan --bound \
-    -q -j "$jobs" --out "$1" >/dev/null
+    --bound-schedule -q -j "$jobs" --out "$1" >/dev/null
 }
 
 energy4=(--fleet examples/fleet-energy.json --data-dir "$data" --pods "$pods_default"

@@ -414,7 +414,35 @@ def fleet_sites(work):
         ]
         row += [f"{num(b, 'bound_alloc_pct'):.1f}", f"{num(b, 'local_alloc_pct'):.1f}"]
         rows.append(row)
-    return {"fleet-sites": table(header, rows)}
+    # Each run beside the bound: its carbon and share, its service, and how much of the
+    # fleet's work it ran inside the window (allocation).
+    bound = {r["agent"]: r for r in read_csv(f"{work}/bound.csv")}
+    run_header = [
+        "agent",
+        "carbon vs local",
+        "bound vs local",
+        "share of bound",
+        "LS viol",
+        "BE p99 s",
+        "fleet GPU alloc %",
+        "transfer kWh",
+    ]
+    run_rows = []
+    for r in summary:
+        b = bound[r["agent"]]
+        run_rows.append(
+            [
+                r["agent"],
+                f"{num(b, 'carbon_vs_local_pct'):+.1f} %",
+                f"{num(b, 'bound_carbon_vs_local_pct'):+.1f} %",
+                f"{num(b, 'share_of_bound_pct'):.0f} %",
+                r["ls_slo_violations"],
+                f"{num(r, 'p99_delay_s_be'):,.0f}",
+                f"{num(r, 'gpu_alloc_pct'):.1f}",
+                f"{num(r, 'transfer_kwh'):,.0f}",
+            ]
+        )
+    return {"fleet-sites": table(header, rows), "fleet-sites-runs": table(run_header, run_rows)}
 
 
 def energy_sites(work):

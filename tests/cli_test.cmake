@@ -180,12 +180,16 @@ file(READ "${WORK}/multi-load/report.html" multi_html)
 if(NOT multi_html MATCHES "chart-multi-frontier-0")
   message(FATAL_ERROR "the multi report at load has no carbon-against-delay frontier")
 endif()
-# --bound-prices: green-plan once more, on the bound's capacity prices; only with --bound and
-# green-plan.
+# --bound-prices: green-plan once more, on the bound's capacity prices; --bound-schedule: the
+# bound's own schedule run by the simulator (agent bound-schedule). Both only with --bound;
+# the prices only with green-plan, the schedule only through --bound-schedule.
 expect_run(RESULT 0 ARGS multi --agent local,green-plan --load 50 --days 1 --warmup-days 0.5
-           --slack 0 --power-down-idle 1800 --bound --bound-prices -q
-           OUT_MATCH "green-plan \\(bound prices\\) +50\\.[0-9] +0h [^\n]*\n.*\ngreen-plan \\(bound prices\\) +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
+           --slack 0 --power-down-idle 1800 --bound --bound-prices --bound-schedule -q
+           OUT_MATCH "green-plan \\(bound prices\\) +50\\.[0-9] +0h [^\n]*\nbound-schedule +[0-9.]+ +0h [^\n]*\n.*\ngreen-plan \\(bound prices\\) +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
 expect_run(RESULT 2 ARGS multi --bound-prices -q ERR_MATCH "--bound-prices needs --bound")
+expect_run(RESULT 2 ARGS multi --bound-schedule -q ERR_MATCH "--bound-schedule needs --bound")
+expect_run(RESULT 2 ARGS multi --agent local,bound-schedule -q
+           ERR_MATCH "use multi --bound --bound-schedule")
 expect_run(RESULT 2 ARGS multi --agent local,green --bound --bound-prices -q
            ERR_MATCH "only green-plan plans with capacity prices")
 # Site energy controllers on the built-in fleet (no on-site energy there, so every controller

@@ -107,9 +107,17 @@ TEST(FleetBound, JobsWithoutGpusDrawTheirCpuFloor) {
 
   for (SiteSpec& s : fleet.sites) s.network = NetworkCost{1.0, 0.0, 1.0};
   pods.back().qos = Qos::kLS;
-  auto stuck = fleet_bound(fleet, pods, std::vector<int>{0, 1, 1, 0}, options(2, 100));
+  FleetBoundOptions scheduled = options(2, 100);
+  scheduled.schedule = true;
+  auto stuck = fleet_bound(fleet, pods, std::vector<int>{0, 1, 1, 0}, scheduled);
   ASSERT_TRUE(stuck.ok()) << stuck.error();
   EXPECT_NEAR(stuck.value().cpu_only_saving_kg, 0.0005, 1e-9);
+  // The schedule read off the bound's prices, per pod: the job without GPUs at a, 600 s late.
+  ASSERT_EQ(stuck.value().schedule.size(), pods.size());
+  EXPECT_EQ(stuck.value().schedule[3].site, 0);
+  EXPECT_EQ(stuck.value().schedule[3].delay_s, 600);
+  for (const WholeJobStart& at : stuck.value().schedule) EXPECT_GE(at.site, 0);
+  EXPECT_TRUE(r.value().schedule.empty());  // not asked
 }
 
 // j2 now at home a with 100 GB that take 801 s to reach b (1 Gbps): beyond its 600 s bound it
@@ -238,6 +246,41 @@ TEST(FleetBound, WholeJobDualBoundHandSolved) {
   EXPECT_NEAR(whole_job_bound(jobs, costs, climbed.lambda, 0).objective, climbed.objective, 1e-9);
   EXPECT_GT(climbed.lambda[0][1], 20.0);
   EXPECT_EQ(whole_job_bound(jobs, costs, at_optimum, 0).lambda, at_optimum);
+}
+
+// The schedule read off those prices: at 32.5 g on a1 either site costs a job 84.5 g, and the
+// first takes a (the earlier site among equals). Within the capacities the second finds a1
+// taken and goes to b; a third finds hour 1 full at both and has no start (site -1). Alone,
+// each takes a. No schedule unless asked.
+TEST(FleetBound, WholeJobScheduleFirstComeFirstPlaced) {
+  const WholeJobCosts costs = three_hour_costs();
+  const WholeJob j{
+      .home = 0, .ls = true, .allowed = 0b11, .gpus = 1, .submit_s = 1800, .end_s = 9000};
+  const std::vector<std::vector<double>> at_optimum = {{0, 32.5, 0}, {0, 0, 0}};
+  const auto sites_of = [](const WholeJobBoundResult& r) {
+    std::vector<int> sites;
+    for (const WholeJobStart& at : r.schedule) {
+      EXPECT_EQ(at.delay_s, 0);  // an LS job with no start bound starts at once
+      sites.push_back(at.site);
+    }
+    return sites;
+  };
+  EXPECT_EQ(
+      sites_of(whole_job_bound({j, j, j}, costs, at_optimum, 0, WholeJobSchedule::kWithinCapacity)),
+      (std::vector<int>{0, 1, -1}));
+  EXPECT_EQ(sites_of(whole_job_bound({j, j, j}, costs, at_optimum, 0, WholeJobSchedule::kAlone)),
+            (std::vector<int>{0, 0, 0}));
+  EXPECT_TRUE(whole_job_bound({j, j}, costs, at_optimum, 0).schedule.empty());
+  // A BE job of an hour (00:30 to 01:30) with an hour of slack, at a only and no prices: now it
+  // costs 39 x 0.5 + 26 x 0.5 = 32.5 g, from 01:00 26 g, from 01:30 26 x 0.5 + 13 x 0.5 =
+  // 19.5 g: the schedule starts it an hour late.
+  WholeJobCosts slack = costs;
+  slack.be_slack_s = 3600;
+  const WholeJob be{.home = 0, .allowed = 0b01, .gpus = 1, .submit_s = 1800, .end_s = 5400};
+  const WholeJobBoundResult late = whole_job_bound({be}, slack, {}, 0, WholeJobSchedule::kAlone);
+  ASSERT_EQ(late.schedule.size(), 1u);
+  EXPECT_EQ(late.schedule[0].site, 0);
+  EXPECT_EQ(late.schedule[0].delay_s, 3600);
 }
 
 // A BE job starts up to its slack late, at whichever second costs least, and runs without a

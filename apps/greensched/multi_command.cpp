@@ -72,7 +72,8 @@ struct MultiCliOptions {
   bool predict_durations = false;  // monitor subsystem
   bool preempt_be = false;
   bool bound = false;
-  bool bound_prices = false;  // --bound-prices
+  bool bound_prices = false;    // --bound-prices
+  bool bound_schedule = false;  // --bound-schedule
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   std::string generation_forecast = "past";
@@ -111,7 +112,7 @@ struct AgentRun {
 // forecasting agents; with --bound-prices also a run of each green-plan run on the bound's
 // capacity prices.
 Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool oracle,
-                                               bool bound_prices) {
+                                               bool bound_prices, bool bound_schedule) {
   std::vector<std::string> names;
   for (std::size_t pos = 0;;) {
     const std::size_t comma = list.find(',', pos);
@@ -145,6 +146,7 @@ Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool ora
       return Error{"--bound-prices: only green-plan plans with capacity prices; add it to --agent"};
     }
   }
+  if (bound_schedule) runs.push_back(AgentRun{"bound-schedule"});
   return runs;
 }
 
@@ -176,7 +178,10 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   if (o.bound_prices && !o.bound) {
     return Error{"--bound-prices needs --bound (the prices are the bound's)"};
   }
-  auto runs = parse_agent_runs(o.agents, o.oracle, o.bound_prices);
+  if (o.bound_schedule && !o.bound) {
+    return Error{"--bound-schedule needs --bound (the schedule is the bound's)"};
+  }
+  auto runs = parse_agent_runs(o.agents, o.oracle, o.bound_prices, o.bound_schedule);
   if (!runs.ok()) return Error{runs.error()};
   a.runs = std::move(runs.value());
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
@@ -384,12 +389,14 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(
     const power::PowerModel& power_model, const std::vector<multi::FleetBoundResult>& bounds,
     ProgressBar& bar) {
   std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
-  // --bound-prices: the capacity prices of the carbon bound of each workload and slack, in
-  // run_fleet_bounds' order.
+  // --bound-prices and --bound-schedule: the capacity prices of the carbon bound of each
+  // workload and slack, in run_fleet_bounds' order, and the schedule read off them.
   std::vector<std::shared_ptr<const std::vector<std::vector<double>>>> prices;
+  std::vector<std::shared_ptr<const std::vector<multi::WholeJobStart>>> schedules;
   for (const multi::FleetBoundResult& b : bounds) {
     prices.push_back(
         std::make_shared<const std::vector<std::vector<double>>>(b.carbon.capacity_prices));
+    schedules.push_back(std::make_shared<const std::vector<multi::WholeJobStart>>(b.schedule));
   }
   if (o.runs.end < plan.size() || o.runs.begin > 0) {  // --shard: a block of the plan
     plan = std::vector<MultiRunSpec>(plan.begin() + static_cast<std::ptrdiff_t>(o.runs.begin),
@@ -402,17 +409,19 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(
     const auto& [w, slack_h, agent] = plan[i];
     multi::MultiOptions opts =
         multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model, a.generation);
-    if (a.runs[agent].bound_prices) {
+    const bool scheduled = a.runs[agent].name == "bound-schedule";
+    if (a.runs[agent].bound_prices || scheduled) {
       const auto k = static_cast<std::size_t>(std::find(a.slacks.begin(), a.slacks.end(), slack_h) -
                                               a.slacks.begin());
       const std::size_t b = w * a.slacks.size() + k;
       if (b >= prices.size() || prices[b]->empty()) {
         return Error{fmt::format(
-            "--bound-prices: the bound at {:g} % load and {:g} h slack has no capacity prices "
-            "(work no site could take within its bounds)",
-            workloads[w].target, slack_h)};
+            "{}: the bound at {:g} % load and {:g} h slack has no capacity prices (work no site "
+            "could take within its bounds)",
+            scheduled ? "--bound-schedule" : "--bound-prices", workloads[w].target, slack_h)};
       }
-      opts.agent_options.capacity_prices = prices[b];
+      opts.agent_options.capacity_prices = a.runs[agent].bound_prices ? prices[b] : nullptr;
+      if (scheduled) opts.agent_options.schedule = schedules[b];
     }
     auto r = run_one_multi(o, a, fleet, workloads[w], shapes, opts);
     if (!r.ok()) return Error{r.error()};
@@ -460,6 +469,7 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     options.power_model = power_model;
     options.measure_from_s = workloads[w].from;
     options.measure_to_s = workloads[w].to;
+    options.schedule = o.bound_schedule;
     auto b = multi::fleet_bound(fleet, workloads[w].pods, homes[w], options);
     if (!b.ok()) return Error{fmt::format("--bound: {}", b.error())};
     bounds[i] = std::move(b.value());
@@ -807,6 +817,11 @@ Action add_multi_command(CLI::App& app) {
                 "GPU-hour at a site and hour is worth, every job to come known) instead of its "
                 "plan's forecast of them: what knowing the work in advance is worth, as --oracle "
                 "shows for the signals");
+  cmd->add_flag("--bound-schedule", o->bound_schedule,
+                "with --bound: also run the bound's own schedule in the simulator (agent "
+                "bound-schedule: each job where the bound's capacity prices start it, first come "
+                "first placed within the bound's capacities): what a schedule the bound's fluid "
+                "fleet can run does on the sites' own schedulers");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

@@ -95,6 +95,14 @@ Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
   if (name == "carbon-forecast") return make_carbon_forecast_agent(options);
   if (name == "green") return make_green_agent(options);
   if (name == "green-plan") return make_green_agent(options, /*plan=*/true);
+  if (name == "bound-schedule") {
+    if (!options.schedule) {
+      return Error{
+          "agent bound-schedule runs the fleet bound's schedule: use multi --bound "
+          "--bound-schedule"};
+    }
+    return make_bound_schedule_agent(options.schedule);
+  }
   if (name == "green-cost" || name == "green-cost-carbon") {
     AgentOptions o = options;
     o.objective = name == "green-cost" ? AgentOptions::Objective::kCost

@@ -14,6 +14,7 @@
 #include "greensched/core/status.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/forecast.hpp"
+#include "greensched/multi/whole_job_bound.hpp"
 
 namespace greensched::multi {
 
@@ -185,6 +186,9 @@ struct AgentOptions {
   // job to come. What the plan's forecast of the work costs the agent, beside --oracle's
   // forecast of the signals.
   std::shared_ptr<const std::vector<std::vector<double>>> capacity_prices;
+  // bound-schedule: per job (JobInfo::index), the site and delay it starts at: the fleet
+  // bound's schedule (FleetBoundResult::schedule, `multi --bound-schedule`).
+  std::shared_ptr<const std::vector<WholeJobStart>> schedule;
 };
 
 // The carbon price (USD per tonne) the site energy controllers weigh for an agent's run, so

@@ -156,6 +156,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   // Jobs without GPUs, each drawing its CPU floor (kW, the least on any site): `gpus` holds
   // the kW, and they take no GPU capacity.
   std::vector<WholeJob> cpu_jobs;
+  std::vector<std::size_t> job_pod, cpu_pod;  // the pod of each
   for (std::size_t j = 0; j < pods.size(); ++j) {
     const PodSpec& pod = pods[j];
     if (pod.creation_time < 0 || pod.deletion_time < 0) {
@@ -190,6 +191,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       job.gpus = kw;
       last_hour = std::max(last_hour, last);
       cpu_jobs.push_back(job);
+      cpu_pod.push_back(j);
       continue;
     }
     std::vector<std::pair<int64_t, double>> slices;  // (trace hour, GPU-hours) in the window
@@ -219,6 +221,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       short_pieces[PieceKey{job.home, slices[i].first, job.ls, job.allowed, q}] += slices[i].second;
     }
     jobs.push_back(std::move(job));
+    job_pod.push_back(j);
   }
   const auto hours = static_cast<std::size_t>(last_hour + be_shift_h + 1);
   HourCosts cost{std::vector<std::vector<double>>(sites, std::vector<double>(hours)),
@@ -271,6 +274,7 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
   };
 
   FleetBoundResult result;
+  if (options.schedule) result.schedule.assign(pods.size(), WholeJobStart{});
   result.be_slack_h = static_cast<double>(options.be_slack_s) / kBoundHour;
   result.site_fill = options.site_fill;
   result.site_gpu_kw = gpu_kw;
@@ -494,12 +498,21 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
     };
     // Jobs without GPUs take no GPU capacity, and CPU is not modelled: each at its cheapest site
     // and start alone (the whole-job bound with nothing priced) is their least.
-    const double cpu_least =
-        cpu_jobs.empty()
-            ? 0.0
-            : whole_job_bound(cpu_jobs, whole_costs(by_cost ? cpu_usd : cpu_grams, cpu_penalty), {},
-                              0)
-                  .objective;
+    // The schedule is read off the carbon bound's prices, where asked.
+    const bool schedule = options.schedule && !by_cost;
+    const auto keep_schedule = [&](const WholeJobBoundResult& r,
+                                   const std::vector<std::size_t>& pod_of) {
+      for (std::size_t i = 0; i < r.schedule.size(); ++i)
+        result.schedule[pod_of[i]] = r.schedule[i];
+    };
+    double cpu_least = 0;
+    if (!cpu_jobs.empty()) {
+      const WholeJobBoundResult r =
+          whole_job_bound(cpu_jobs, whole_costs(by_cost ? cpu_usd : cpu_grams, cpu_penalty), {}, 0,
+                          schedule ? WholeJobSchedule::kAlone : WholeJobSchedule::kNone);
+      cpu_least = r.objective;
+      keep_schedule(r, cpu_pod);
+    }
     if (by_cost) {
       side.cost_usd += cpu_least;
     } else {
@@ -522,7 +535,9 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       std::fill_n(row.begin(), std::min<std::size_t>(row.size(), first_hour), 0.0);
     }
     WholeJobBoundResult whole_bound =
-        whole_job_bound(jobs, whole, std::move(lambda), kWholeJobSteps);
+        whole_job_bound(jobs, whole, std::move(lambda), kWholeJobSteps,
+                        schedule ? WholeJobSchedule::kWithinCapacity : WholeJobSchedule::kNone);
+    keep_schedule(whole_bound, job_pod);
     const double least = whole_bound.objective;
     side.capacity_prices = std::move(whole_bound.lambda);
     if (by_cost) {

@@ -46,6 +46,7 @@
 #include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/multi/fleet.hpp"
+#include "greensched/multi/whole_job_bound.hpp"
 #include "greensched/power/power_model.hpp"
 
 namespace greensched::multi {
@@ -64,6 +65,8 @@ struct FleetBoundOptions {
   // the simulator, is not measured.
   int64_t measure_from_s = 0;
   int64_t measure_to_s = std::numeric_limits<int64_t>::max();
+  // Also read a schedule off the carbon bound's capacity prices (FleetBoundResult::schedule).
+  bool schedule = false;
 };
 
 // One schedule's totals inside the measured window.
@@ -105,6 +108,12 @@ struct FleetBoundResult {
   double unserved_gpu_hours = 0;  // work no capacity within its bounds could take
   double cpu_only_saving_kg = 0;  // of the saving, what jobs without GPUs save
   std::size_t pieces = 0;         // rows of the LP's work
+  // With FleetBoundOptions::schedule, per pod: where and when the carbon bound's prices start
+  // it, first come first placed within the capacities (WholeJobSchedule::kWithinCapacity; a
+  // job without GPUs at its cheapest start alone): a schedule the fluid fleet can run, which
+  // `multi --bound-schedule` runs in the simulator. Site -1: a pod outside the measured window,
+  // or one no start had room for. Empty where the day-block LP's bound stood.
+  std::vector<WholeJobStart> schedule;
   double wall_seconds = 0;
 
   // Relative to local, in %: negative is a saving.

@@ -44,17 +44,33 @@ struct WholeJobCosts {
   double unserved_per_gpu_hour = 0;
 };
 
+// Where and when a job of a schedule starts: site (-1: none) and delay after its submission.
+struct WholeJobStart {
+  int site = -1;
+  int64_t delay_s = 0;
+};
+
+// What schedule to read off the best prices: none; each job in order of submission at its
+// cheapest start that keeps every hour it covers within the capacities left (first come, first
+// placed: a schedule the fluid fleet can run); or each at its cheapest start alone.
+enum class WholeJobSchedule { kNone, kWithinCapacity, kAlone };
+
 struct WholeJobBoundResult {
   double objective = 0;  // the best L(lambda) found: a lower bound
   int iterations = 0;    // subgradient steps taken
   // The prices at which it was found, per site and hour: what one more GPU-hour of capacity
   // there is worth to the rest of the jobs, knowing them all.
   std::vector<std::vector<double>> lambda;
+  // Per job, as asked (empty for kNone): its start at those prices. A schedule, not a bound:
+  // its cost is at least the bound's; with kWithinCapacity a job no start has room for has
+  // site -1.
+  std::vector<WholeJobStart> schedule;
 };
 
 // `lambda`: per site and hour (the LP's capacity prices, >= 0) to start from; hours past its
-// size are priced 0. Deterministic: the same inputs give the same bound.
+// size are priced 0. Deterministic: the same inputs give the same bound and schedule.
 WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const WholeJobCosts& costs,
-                                    std::vector<std::vector<double>> lambda, int max_iterations);
+                                    std::vector<std::vector<double>> lambda, int max_iterations,
+                                    WholeJobSchedule schedule = WholeJobSchedule::kNone);
 
 }  // namespace greensched::multi

@@ -17,6 +17,9 @@ std::unique_ptr<DispatchAgent> make_carbon_forecast_agent(const AgentOptions& op
 // green; with `plan`, green-plan: green steered by the capacity prices of a rolling plan
 // (multi/capacity_plan.hpp).
 std::unique_ptr<DispatchAgent> make_green_agent(const AgentOptions& options, bool plan = false);
+// bound-schedule: each job where `schedule` (by JobInfo::index) starts it.
+std::unique_ptr<DispatchAgent> make_bound_schedule_agent(
+    std::shared_ptr<const std::vector<WholeJobStart>> schedule);
 
 std::vector<int> all_sites(const FleetView& view);
 // Start times to consider: `ready`, then every step boundary after it up to the latest start
