@@ -32,7 +32,7 @@ sections=(
   "fleet-preempt|fleet-preempt|3 min"
   "fleet-seasons|fleet-seasons|10 min (both cores)"
   "fleet-foresight|fleet-foresight|9 min (both cores)"
-  "fleet-sites|fleet-sites|30 s"
+  "fleet-sites|fleet-sites|16 s"
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|7 min"
