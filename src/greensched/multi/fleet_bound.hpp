@@ -112,7 +112,8 @@ struct FleetBoundResult {
   // it, first come first placed within the capacities (WholeJobSchedule::kWithinCapacity; a
   // job without GPUs at its cheapest start alone): a schedule the fluid fleet can run, which
   // `multi --bound-schedule` runs in the simulator. Site -1: a pod outside the measured window,
-  // or one no start had room for. Empty where the day-block LP's bound stood.
+  // or one no start had room for; every job with GPUs where the day-block LP's bound stood (work
+  // unserved: no prices to read it off).
   std::vector<WholeJobStart> schedule;
   double wall_seconds = 0;
 
