@@ -389,15 +389,6 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(
     const power::PowerModel& power_model, const std::vector<multi::FleetBoundResult>& bounds,
     ProgressBar& bar) {
   std::vector<MultiRunSpec> plan = multi_plan(workloads.size(), a);
-  // --bound-prices and --bound-schedule: the capacity prices of the carbon bound of each
-  // workload and slack, in run_fleet_bounds' order, and the schedule read off them.
-  std::vector<std::shared_ptr<const std::vector<std::vector<double>>>> prices;
-  std::vector<std::shared_ptr<const std::vector<multi::WholeJobStart>>> schedules;
-  for (const multi::FleetBoundResult& b : bounds) {
-    prices.push_back(
-        std::make_shared<const std::vector<std::vector<double>>>(b.carbon.capacity_prices));
-    schedules.push_back(std::make_shared<const std::vector<multi::WholeJobStart>>(b.schedule));
-  }
   if (o.runs.end < plan.size() || o.runs.begin > 0) {  // --shard: a block of the plan
     plan = std::vector<MultiRunSpec>(plan.begin() + static_cast<std::ptrdiff_t>(o.runs.begin),
                                      plan.begin() + static_cast<std::ptrdiff_t>(o.runs.end));
@@ -409,19 +400,25 @@ Result<std::vector<multi::MultiResult>> run_multi_plan(
     const auto& [w, slack_h, agent] = plan[i];
     multi::MultiOptions opts =
         multi_run_options(o, a.runs[agent], slack_h, workloads[w], power_model, a.generation);
+    // --bound-prices and --bound-schedule: the capacity prices of the carbon bound of the
+    // run's load and slack, or the schedule read off them.
     const bool scheduled = a.runs[agent].name == "bound-schedule";
     if (a.runs[agent].bound_prices || scheduled) {
-      const auto k = static_cast<std::size_t>(std::find(a.slacks.begin(), a.slacks.end(), slack_h) -
-                                              a.slacks.begin());
-      const std::size_t b = w * a.slacks.size() + k;
-      if (b >= prices.size() || prices[b]->empty()) {
+      const multi::FleetBoundResult* b = report::bound_of(
+          workloads[w].target, static_cast<double>(opts.be_slack_s) / 3600.0, bounds);
+      if (b == nullptr || b->carbon.capacity_prices.empty()) {
         return Error{fmt::format(
             "{}: the bound at {:g} % load and {:g} h slack has no capacity prices (work no site "
             "could take within its bounds)",
             scheduled ? "--bound-schedule" : "--bound-prices", workloads[w].target, slack_h)};
       }
-      opts.agent_options.capacity_prices = a.runs[agent].bound_prices ? prices[b] : nullptr;
-      if (scheduled) opts.agent_options.schedule = schedules[b];
+      if (scheduled) {
+        opts.agent_options.schedule =
+            std::make_shared<const std::vector<multi::WholeJobStart>>(b->schedule);
+      } else {
+        opts.agent_options.capacity_prices =
+            std::make_shared<const std::vector<std::vector<double>>>(b->carbon.capacity_prices);
+      }
     }
     auto r = run_one_multi(o, a, fleet, workloads[w], shapes, opts);
     if (!r.ok()) return Error{r.error()};
@@ -808,10 +805,8 @@ Action add_multi_command(CLI::App& app) {
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
       "paying transfer energy and time, jobs without GPUs at their CPU floor; an LP and its dual) "
-      "and "
-      "show each run's share of its "
-      "carbon saving, and where it runs the work per site; with --out, bound.csv and "
-      "bound_sites.csv");
+      "and show each run's share of its carbon saving, and where it runs the work per site; with "
+      "--out, bound.csv and bound_sites.csv");
   cmd->add_flag("--bound-prices", o->bound_prices,
                 "with --bound: also run green-plan on the bound's capacity prices (what one more "
                 "GPU-hour at a site and hour is worth, every job to come known) instead of its "

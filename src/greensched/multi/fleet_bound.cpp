@@ -496,8 +496,6 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
                            .ls_slack_s = options.ls_bound_s,
                            .unserved_per_gpu_hour = unserved_per_unit_hour};
     };
-    // Jobs without GPUs take no GPU capacity, and CPU is not modelled: each at its cheapest site
-    // and start alone (the whole-job bound with nothing priced) is their least.
     // The schedule is read off the carbon bound's prices, where asked.
     const bool schedule = options.schedule && !by_cost;
     const auto keep_schedule = [&](const WholeJobBoundResult& r,
@@ -505,6 +503,8 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       for (std::size_t i = 0; i < r.schedule.size(); ++i)
         result.schedule[pod_of[i]] = r.schedule[i];
     };
+    // Jobs without GPUs take no GPU capacity, and CPU is not modelled: each at its cheapest site
+    // and start alone (the whole-job bound with nothing priced) is their least.
     double cpu_least = 0;
     if (!cpu_jobs.empty()) {
       const WholeJobBoundResult r =

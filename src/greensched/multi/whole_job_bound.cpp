@@ -104,6 +104,16 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
       }
     }
   };
+  // Calls add(hour, GPU-hours) for each hour of `job` run at `delay`.
+  const auto each_hour = [&](const WholeJob& job, int64_t delay, const auto& add) {
+    const int64_t to = std::min(job.end_s + delay, end_of_hours);
+    for (int64_t t = job.submit_s + delay; t < to;) {
+      const int64_t next = std::min(to, (t / kJobHour + 1) * kJobHour);
+      add(static_cast<std::size_t>(t / kJobHour),
+          job.gpus * static_cast<double>(next - t) / static_cast<double>(kJobHour));
+      t = next;
+    }
+  };
   // The prices lambda on top of the costs, per site and hour, and their running sums.
   const auto set_prices = [&](const std::vector<std::vector<double>>& at) {
     for (std::size_t s = 0; s < sites; ++s) {
@@ -143,15 +153,8 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
       value += least;
       if (at < 0) continue;
       // Its GPU-hours in each hour it covers, at that site and delay.
-      const auto s = static_cast<std::size_t>(at);
-      const int64_t from = job.submit_s + at_delay,
-                    to = std::min(job.end_s + at_delay, end_of_hours);
-      for (int64_t t = from; t < to;) {
-        const int64_t next = std::min(to, (t / kJobHour + 1) * kJobHour);
-        usage[s][static_cast<std::size_t>(t / kJobHour)] +=
-            job.gpus * static_cast<double>(next - t) / static_cast<double>(kJobHour);
-        t = next;
-      }
+      std::vector<double>& use = usage[static_cast<std::size_t>(at)];
+      each_hour(job, at_delay, [&](std::size_t h, double gpu_hours) { use[h] += gpu_hours; });
     }
     // The subgradient: use over capacity; no step below a price of 0.
     double norm2 = 0;
@@ -187,16 +190,6 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
     // within the capacity; kAlone: at its cheapest start, whatever the others take.
     set_prices(best.lambda);
     std::vector<std::vector<double>> used(sites, std::vector<double>(hours, 0.0));
-    // Calls add(hour, GPU-hours) for each hour of `job` run at `delay`.
-    const auto each_hour = [&](const WholeJob& job, int64_t delay, const auto& add) {
-      const int64_t to = std::min(job.end_s + delay, end_of_hours);
-      for (int64_t t = job.submit_s + delay; t < to;) {
-        const int64_t next = std::min(to, (t / kJobHour + 1) * kJobHour);
-        add(static_cast<std::size_t>(t / kJobHour),
-            job.gpus * static_cast<double>(next - t) / static_cast<double>(kJobHour));
-        t = next;
-      }
-    };
     std::vector<std::size_t> order(jobs.size());
     for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -220,7 +213,7 @@ WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const Who
           at = WholeJobStart{static_cast<int>(s), d};
         }
       });
-      if (at.site < 0) continue;
+      if (at.site < 0 || schedule == WholeJobSchedule::kAlone) continue;  // nothing to check
       each_hour(job, at.delay_s, [&](std::size_t h, double gpu_hours) {
         used[static_cast<std::size_t>(at.site)][h] += gpu_hours;
       });

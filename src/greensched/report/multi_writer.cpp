@@ -165,8 +165,13 @@ double carbon_vs_local_pct(const multi::MultiResult& run,
 
 const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
                                         std::span<const multi::FleetBoundResult> bounds) {
+  return bound_of(run.target_load_pct, run.be_slack_h, bounds);
+}
+
+const multi::FleetBoundResult* bound_of(double target_load_pct, double be_slack_h,
+                                        std::span<const multi::FleetBoundResult> bounds) {
   for (const auto& b : bounds) {
-    if (b.target_load_pct == run.target_load_pct && b.be_slack_h == run.be_slack_h) return &b;
+    if (b.target_load_pct == target_load_pct && b.be_slack_h == be_slack_h) return &b;
   }
   return nullptr;
 }

@@ -38,6 +38,9 @@ double carbon_vs_local_pct(const multi::MultiResult& run,
 // The bound of a run's load and slack (nullptr without one).
 const multi::FleetBoundResult* bound_of(const multi::MultiResult& run,
                                         std::span<const multi::FleetBoundResult> bounds);
+// The bound of a load (%, the workload's stated one) and slack (hours).
+const multi::FleetBoundResult* bound_of(double target_load_pct, double be_slack_h,
+                                        std::span<const multi::FleetBoundResult> bounds);
 // A run beside its bound: the bound's saving (kg) against the carbon of the `local` run at the
 // same load and slack, in %, and the share of it the run's own saving reaches (NaN without a
 // local run or a saving).
