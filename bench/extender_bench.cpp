@@ -201,9 +201,9 @@ std::unique_ptr<Bench> make_bench(std::size_t node_count) {
     b->error = journal.error();
     return b;
   }
-  // One client that never binds: no filter waits for a bind.
+  // One client that never binds: nothing is assumed, so every prioritize scores the same state.
   serve::ExtenderOptions extender_options;
-  extender_options.bind_wait_ms = 0;
+  extender_options.assume_ttl_ms = 0;
   b->extender = std::make_unique<serve::Extender>(std::move(state.value()),
                                                   std::move(journal.value()), extender_options);
   std::vector<std::string> names;

@@ -383,13 +383,11 @@ TEST(ServeContract, WholeGpuPodsHamiStyleGetBothGpus) {
   EXPECT_EQ(p["cpu_milli"], 2100);
 }
 
-// kube-scheduler filters the next pod while the previous one's bind is in flight. The next
-// filter waits for that bind, so it sees the GPUs the previous pod took; a pod whose bind never
-// comes holds it up for bind_wait_ms only.
-TEST(ServeContract, FilterWaitsForTheBindInFlight) {
-  ExtenderOptions options;
-  options.bind_wait_ms = 5000;
-  testing::TestServer server("fgd", {}, options);
+// kube-scheduler filters the next pod while the previous one's bind is in flight, on a cache
+// where that pod is assumed on the node it chose. Prioritize assumes it there too: the next
+// filter, at once and without waiting for any bind, sees the GPUs the previous pod will take.
+TEST(ServeContract, PrioritizeHoldsTheRoomUntilTheBind) {
+  testing::TestServer server("fgd");
   auto two_gpus = [](const std::string& name) {
     return testing::pod_json(name, "uid-" + name,
                              json{{"limits", {{"nvidia.com/gpu", "2"}}},
@@ -400,38 +398,104 @@ TEST(ServeContract, FilterWaitsForTheBindInFlight) {
       post_json(*client, "/filter", names_args(two_gpus("first"), kAllNames).dump());
   ASSERT_EQ(code, 200);
   ASSERT_EQ(first["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
+  auto [pcode, scores] =
+      post_json(*client, "/prioritize", names_args(two_gpus("first"), first["NodeNames"]).dump());
+  ASSERT_EQ(pcode, 200);
+  std::string top;
+  for (const json& h : scores) {
+    if (h["Score"] == 10) top = h["Host"];
+  }
+  ASSERT_FALSE(top.empty()) << scores.dump();
+  const std::string other = top == "gpu-node-b" ? "gpu-node-e" : "gpu-node-b";
+  EXPECT_EQ(server.extender().gauges().assumed, 1);
+  // Not bound: no pod listed, no journal entry; but the room is taken for the next filter.
+  EXPECT_FALSE(server.extender().pod("ml-team", "first").has_value());
 
-  json second;
-  double waited = 0;
-  std::thread next([&] {
-    auto other = server.client();
-    const auto start = std::chrono::steady_clock::now();
-    second = post_json(*other, "/filter", names_args(two_gpus("second"), kAllNames).dump()).second;
-    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto [bcode, bound] = post_json(*client, "/bind", binding("first", "gpu-node-b").dump());
-  next.join();
-  ASSERT_EQ(bcode, 200);
-  ASSERT_EQ(bound["Error"], "");
-  EXPECT_EQ(second["NodeNames"], json({"gpu-node-e"})) << "decided before the bind landed";
-  EXPECT_GE(waited, 0.25);
-  EXPECT_LT(waited, 4.0);
-
-  // "second" passed but is never bound: a third pod waits bind_wait_ms at most.
-  ExtenderOptions short_wait;
-  short_wait.bind_wait_ms = 200;
-  testing::TestServer other_server("fgd", {}, short_wait);
-  auto c = other_server.client();
-  post_json(*c, "/filter", names_args(two_gpus("never-bound"), kAllNames).dump());
   const auto start = std::chrono::steady_clock::now();
-  auto [tcode, third] = post_json(*c, "/filter", names_args(two_gpus("third"), kAllNames).dump());
+  auto [scode, second] =
+      post_json(*client, "/filter", names_args(two_gpus("second"), kAllNames).dump());
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(tcode, 200);
-  EXPECT_EQ(third["NodeNames"], json({"gpu-node-b", "gpu-node-e"}));
-  EXPECT_GE(took, 0.15);
-  EXPECT_LT(took, 2.0);
+  ASSERT_EQ(scode, 200);
+  EXPECT_EQ(second["NodeNames"], json({other})) << "the assumed room was offered again";
+  EXPECT_LT(took, 1.0);
+
+  // The bind on the assumed node confirms the assumption: same GPUs, now durable.
+  auto [bcode, bound] = post_json(*client, "/bind", binding("first", top).dump());
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+  EXPECT_EQ(bound["Annotations"]["alibabacloud.com/gpu-index"], "0-1");
+  EXPECT_EQ(server.extender().pod("ml-team", "first")->at("node"), top);
+  const StateGauges g = server.extender().gauges();
+  EXPECT_EQ(g.assumed, 0);
+  EXPECT_EQ(g.assume_misses, 0u);
+  auto [tcode, third] =
+      post_json(*client, "/filter", names_args(two_gpus("third"), kAllNames).dump());
+  ASSERT_EQ(tcode, 200);
+  EXPECT_EQ(third["NodeNames"], json({other}));
+}
+
+// An assumption whose bind never comes (a later plugin rejected the pod) is forgotten after
+// assume_ttl_ms; one whose pod is filtered again is forgotten at once; a bind to another node
+// than the assumed one frees the assumed room and is counted as a miss.
+TEST(ServeContract, AssumptionsExpireAndMissesAreForgotten) {
+  ExtenderOptions options;
+  options.assume_ttl_ms = 300;
+  testing::TestServer server("fgd", {}, options);
+  auto two_gpus = [](const std::string& name) {
+    return testing::pod_json(name, "uid-" + name,
+                             json{{"limits", {{"nvidia.com/gpu", "2"}}},
+                                  {"requests", {{"cpu", "2"}, {"memory", "16Gi"}}}});
+  };
+  const json both = json({"gpu-node-b", "gpu-node-e"});
+  auto c = server.client();
+  auto prioritized = [&](const std::string& name) {
+    post_json(*c, "/filter", names_args(two_gpus(name), kAllNames).dump());
+    auto [code, scores] = post_json(*c, "/prioritize", names_args(two_gpus(name), both).dump());
+    EXPECT_EQ(code, 200);
+    for (const json& h : scores) {
+      if (h["Score"] == 10) return h["Host"].get<std::string>();
+    }
+    return std::string();
+  };
+  const std::string top = prioritized("never-bound");
+  ASSERT_FALSE(top.empty());
+  EXPECT_EQ(post_json(*c, "/filter", names_args(two_gpus("x"), kAllNames).dump())
+                .second["NodeNames"]
+                .size(),
+            1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(
+      post_json(*c, "/filter", names_args(two_gpus("x"), kAllNames).dump()).second["NodeNames"],
+      both);
+  StateGauges g = server.extender().gauges();
+  EXPECT_EQ(g.assumed, 0);
+  EXPECT_EQ(g.assume_expired, 1u);
+
+  // Filtered again: its own assumption does not hide the node from it.
+  ASSERT_EQ(prioritized("again"), top);
+  EXPECT_EQ(
+      post_json(*c, "/filter", names_args(two_gpus("again"), kAllNames).dump()).second["NodeNames"],
+      both);
+  EXPECT_EQ(server.extender().gauges().assumed, 0);
+
+  // kube-scheduler chose the other node: the bind lands there and the assumed room is free.
+  const std::string other = top == "gpu-node-b" ? "gpu-node-e" : "gpu-node-b";
+  ASSERT_EQ(prioritized("elsewhere"), top);
+  auto [bcode, bound] = post_json(*c, "/bind", binding("elsewhere", other).dump());
+  ASSERT_EQ(bcode, 200);
+  ASSERT_EQ(bound["Error"], "");
+  g = server.extender().gauges();
+  EXPECT_EQ(g.assumed, 0);
+  EXPECT_EQ(g.assume_misses, 1u);
+  EXPECT_EQ(
+      post_json(*c, "/filter", names_args(two_gpus("y"), kAllNames).dump()).second["NodeNames"],
+      json({top}));
+  auto metrics = c->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("greensched_assume_misses_total 1\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("greensched_assume_expired_total 1\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("greensched_assumed_pods 0\n"), std::string::npos);
 }
 
 TEST(ServeContract, HamiPercentageAndOpenbAnnotations) {

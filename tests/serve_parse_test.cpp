@@ -441,7 +441,7 @@ TEST(ServeConfig, ParsesKeysAndRejectsUnknownOnes) {
   auto c = parse_serve_config(
       R"({"policy": "pwr:200+fgd:800", "target_pods": "pods.csv", "unknown_nodes": "reject",
           "threads": 4, "max_body_bytes": 2048, "read_timeout_seconds": 1.5, "seed": 7,
-          "compact_every": 10, "pue": 1.2})",
+          "compact_every": 10, "pue": 1.2, "assume_ttl_ms": 250})",
       "c.json", "/etc/gs");
   ASSERT_TRUE(c.ok()) << c.error();
   EXPECT_EQ(c.value().policy, "pwr:200+fgd:800");
@@ -453,6 +453,12 @@ TEST(ServeConfig, ParsesKeysAndRejectsUnknownOnes) {
   EXPECT_EQ(c.value().seed, 7u);
   EXPECT_EQ(c.value().extender.compact_every, 10u);
   EXPECT_DOUBLE_EQ(c.value().pue, 1.2);
+  EXPECT_EQ(c.value().extender.assume_ttl_ms, 250);
+  EXPECT_EQ(parse_serve_config("{}", "c.json", "").value().extender.assume_ttl_ms, 5000);
+  // The key of the filter's old wait names what replaced it.
+  EXPECT_NE(
+      parse_serve_config(R"({"bind_wait_ms": 0})", "c.json", "").error().find("assume_ttl_ms"),
+      std::string::npos);
   EXPECT_EQ(parse_serve_config(R"({"polcy": "fgd"})", "c.json", "").error(),
             "c.json: unknown key 'polcy'");
   EXPECT_EQ(parse_serve_config(R"({"threads": "8"})", "c.json", "").error(),

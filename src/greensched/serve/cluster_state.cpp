@@ -95,10 +95,12 @@ Status ClusterState::rebuild() {
   if (!resolved.ok()) return Error{resolved.error()};
   std::vector<power::NodePower> figures = std::move(resolved.value());
   auto cluster = std::make_unique<Cluster>(specs_);
-  for (const auto& [key, pod] : pods_) {
-    const NodeIndex node = node_index_.at(pod.node);
-    if (Status s = cluster->allocate(pod.id, pod.spec, node, pod.gpus); !s.ok()) {
-      return Error{fmt::format("rebuilding the cluster: {}", s.message())};
+  for (const auto* held : {&pods_, &assumed_}) {
+    for (const auto& [key, pod] : *held) {
+      const NodeIndex node = node_index_.at(pod.node);
+      if (Status s = cluster->allocate(pod.id, pod.spec, node, pod.gpus); !s.ok()) {
+        return Error{fmt::format("rebuilding the cluster: {}", s.message())};
+      }
     }
   }
   auto frag_model = std::make_shared<frag::FragmentationModel>(options_.target);
@@ -184,9 +186,11 @@ const BoundPod* ClusterState::find_pod(const std::string& key) const {
   return it == pods_.end() ? nullptr : &it->second;
 }
 
-Status ClusterState::bind(const PodRequest& request, std::string_view node, GpuMask gpus) {
+Result<BoundPod> ClusterState::place(const PodRequest& request, std::string_view node,
+                                     GpuMask gpus) {
   const std::string key = request.ref.key();
   if (pods_.contains(key)) return Error{fmt::format("pod {} is already bound", key)};
+  if (assumed_.contains(key)) return Error{fmt::format("pod {} is already assumed", key)};
   auto index = find_node(node);
   if (!index) return Error{fmt::format("unknown node {}", node)};
   BoundPod pod;
@@ -199,7 +203,7 @@ Status ClusterState::bind(const PodRequest& request, std::string_view node, GpuM
   } else {
     pod.id = next_id_;
   }
-  if (Status s = cluster_->allocate(pod.id, pod.spec, *index, gpus); !s.ok()) return s;
+  if (Status s = cluster_->allocate(pod.id, pod.spec, *index, gpus); !s.ok()) return s.error();
   if (!free_ids_.empty()) {
     free_ids_.pop_back();
   } else {
@@ -207,7 +211,20 @@ Status ClusterState::bind(const PodRequest& request, std::string_view node, GpuM
   }
   fragmentation_->update(*cluster_, *index);
   power_->update(*cluster_, *index);
-  pods_.emplace(key, std::move(pod));
+  return pod;
+}
+
+void ClusterState::free_room(const BoundPod& pod) {
+  const NodeIndex index = node_index_.at(pod.node);
+  free_ids_.push_back(pod.id);
+  fragmentation_->update(*cluster_, index);
+  power_->update(*cluster_, index);
+}
+
+Status ClusterState::bind(const PodRequest& request, std::string_view node, GpuMask gpus) {
+  auto pod = place(request, node, gpus);
+  if (!pod.ok()) return pod.status();
+  pods_.emplace(request.ref.key(), std::move(pod.value()));
   if (frag_model_->state_count() > kMaxFragStates) return rebuild();
   return Status::Ok();
 }
@@ -215,12 +232,44 @@ Status ClusterState::bind(const PodRequest& request, std::string_view node, GpuM
 Status ClusterState::release(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return Error{fmt::format("pod {} holds no allocation", key)};
-  const NodeIndex index = node_index_.at(it->second.node);
   if (Status s = cluster_->release(it->second.id); !s.ok()) return s;
-  free_ids_.push_back(it->second.id);
+  const BoundPod pod = std::move(it->second);
   pods_.erase(it);
-  fragmentation_->update(*cluster_, index);
-  power_->update(*cluster_, index);
+  free_room(pod);
+  return Status::Ok();
+}
+
+Status ClusterState::assume(const PodRequest& request, std::string_view node, GpuMask gpus) {
+  auto pod = place(request, node, gpus);
+  if (!pod.ok()) return pod.status();
+  assumed_.emplace(request.ref.key(), std::move(pod.value()));
+  if (frag_model_->state_count() > kMaxFragStates) return rebuild();
+  return Status::Ok();
+}
+
+const BoundPod* ClusterState::find_assumed(const std::string& key) const {
+  auto it = assumed_.find(key);
+  return it == assumed_.end() ? nullptr : &it->second;
+}
+
+Status ClusterState::forget_assumed(const std::string& key) {
+  auto it = assumed_.find(key);
+  if (it == assumed_.end()) return Error{fmt::format("pod {} is not assumed", key)};
+  if (Status s = cluster_->release(it->second.id); !s.ok()) return s;
+  const BoundPod pod = std::move(it->second);
+  assumed_.erase(it);
+  free_room(pod);
+  return Status::Ok();
+}
+
+Status ClusterState::confirm_assumed(const std::string& key, const std::string& uid) {
+  auto it = assumed_.find(key);
+  if (it == assumed_.end()) return Error{fmt::format("pod {} is not assumed", key)};
+  if (pods_.contains(key)) return Error{fmt::format("pod {} is already bound", key)};
+  BoundPod pod = std::move(it->second);
+  assumed_.erase(it);
+  if (!uid.empty()) pod.request.ref.uid = uid;
+  pods_.emplace(key, std::move(pod));
   return Status::Ok();
 }
 

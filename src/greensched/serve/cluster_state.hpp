@@ -11,6 +11,11 @@
 //    gpu_models [..], gpu_index "0-1"}
 //   {"op":"release", ns, name, uid}
 //   {"op":"snapshot", nodes [node entries], pods [bind entries]}
+//
+// Assumed pods (kube-scheduler's assume cache, on the extender's side): a pod the extender
+// expects to be bound to a node holds its room in core::Cluster, so that filters and scores
+// see it, but it is not bound: it is in no journal entry, snapshot or pod list, and it is
+// either confirmed (becomes bound, same node and GPUs) or forgotten.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +92,16 @@ class ClusterState {
   Status bind(const PodRequest& request, std::string_view node, GpuMask gpus);
   Status release(const std::string& key);
 
+  // Holds the pod's room on `node` (exactly `gpus`) without binding it; fails, changing
+  // nothing, if the pod is bound or assumed, the node is unknown, or it would overcommit.
+  Status assume(const PodRequest& request, std::string_view node, GpuMask gpus);
+  const BoundPod* find_assumed(const std::string& key) const;
+  const std::map<std::string, BoundPod>& assumed() const { return assumed_; }
+  // Gives the room back.
+  Status forget_assumed(const std::string& key);
+  // Makes the assumption a binding on the same node and GPUs (the UID given, when not empty).
+  Status confirm_assumed(const std::string& key, const std::string& uid);
+
   policy::Policy& policy() { return *policy_; }
   const frag::FragmentationModel& frag_model() const { return *frag_model_; }
   const std::vector<power::NodePower>& node_figures() const { return *node_power_; }
@@ -113,6 +128,9 @@ class ClusterState {
   // Builds cluster, trackers and policy from specs_ and re-places every bound pod.
   Status rebuild();
   Status apply_json(const nlohmann::json& entry);
+  // Allocates the pod on `node` (not yet in pods_ or assumed_).
+  Result<BoundPod> place(const PodRequest& request, std::string_view node, GpuMask gpus);
+  void free_room(const BoundPod& pod);
 
   GpuModelRegistry models_;
   std::vector<NodeSpec> specs_;
@@ -130,6 +148,7 @@ class ClusterState {
   Rng rng_;
 
   std::map<std::string, BoundPod> pods_;
+  std::map<std::string, BoundPod> assumed_;
   std::vector<PodId> free_ids_;
   PodId next_id_ = 0;
   std::map<std::tuple<int64_t, int, int32_t, GpuModelSet>, uint32_t> shapes_;

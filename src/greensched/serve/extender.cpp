@@ -115,39 +115,86 @@ std::string Extender::bound_node_of(const PodRef& ref) const {
   return uid.empty() || ref.uid.empty() || uid == ref.uid ? bound->node : std::string();
 }
 
-void Extender::wait_for_binds(const std::string& key) {
-  if (options_.bind_wait_ms <= 0) return;
-  const auto patience = std::chrono::milliseconds(options_.bind_wait_ms);
-  std::unique_lock lock(await_mu_);
-  while (true) {
-    const auto now = std::chrono::steady_clock::now();
-    std::optional<std::chrono::steady_clock::time_point> until;
-    for (auto it = awaiting_bind_.begin(); it != awaiting_bind_.end();) {
-      if (now - it->second >= patience) {
-        it = awaiting_bind_.erase(it);
-        continue;
-      }
-      if (it->first != key && (!until || it->second + patience < *until)) {
-        until = it->second + patience;
-      }
-      ++it;
-    }
-    if (!until) return;
-    bind_applied_.wait_until(lock, *until);
-  }
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t steady_ns(SteadyClock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-void Extender::set_awaiting_bind(const std::string& key, bool awaiting) {
-  if (options_.bind_wait_ms <= 0) return;
-  {
-    std::lock_guard lock(await_mu_);
-    if (awaiting) {
-      awaiting_bind_[key] = std::chrono::steady_clock::now();
-      return;
+}  // namespace
+
+void Extender::expire_assumptions(SteadyClock::time_point now, const std::string* key) {
+  int64_t next = INT64_MAX;
+  for (auto it = assumed_until_.begin(); it != assumed_until_.end();) {
+    const bool expired = it->second <= now;
+    if (expired || (key != nullptr && it->first == *key)) {
+      if (Status s = state_->forget_assumed(it->first); !s.ok()) {
+        fmt::print(stderr, "greensched serve: forgetting the assumption of {}: {}\n", it->first,
+                   s.message());
+      }
+      if (expired) assume_expired_.fetch_add(1, std::memory_order_relaxed);
+      it = assumed_until_.erase(it);
+      continue;
     }
-    if (awaiting_bind_.erase(key) == 0) return;
+    next = std::min(next, steady_ns(it->second));
+    ++it;
   }
-  bind_applied_.notify_all();
+  next_expiry_ns_.store(next, std::memory_order_relaxed);
+  assumed_count_.store(static_cast<int64_t>(assumed_until_.size()), std::memory_order_relaxed);
+}
+
+void Extender::forget_all_assumptions() {
+  for (const auto& [key, until] : assumed_until_) {
+    if (Status s = state_->forget_assumed(key); !s.ok()) {
+      fmt::print(stderr, "greensched serve: forgetting the assumption of {}: {}\n", key,
+                 s.message());
+    }
+  }
+  assumed_until_.clear();
+  next_expiry_ns_.store(INT64_MAX, std::memory_order_relaxed);
+  assumed_count_.store(0, std::memory_order_relaxed);
+}
+
+void Extender::settle_assumptions(const std::string& key) {
+  if (assumed_count_.load(std::memory_order_relaxed) == 0) return;
+  const auto now = SteadyClock::now();
+  bool act = steady_ns(now) >= next_expiry_ns_.load(std::memory_order_relaxed);
+  if (!act) {
+    std::shared_lock lock(state_mu_);
+    act = assumed_until_.contains(key);
+  }
+  if (!act) return;
+  std::unique_lock lock(state_mu_);
+  expire_assumptions(now, &key);
+}
+
+void Extender::assume(const std::string& key, const std::string& node_name) {
+  const auto now = SteadyClock::now();
+  expire_assumptions(now, &key);
+  if (state_->find_pod(key) != nullptr) return;
+  const PodRequest* pending = pending_.find(key);
+  const std::optional<NodeIndex> node = state_->find_node(node_name);
+  if (pending == nullptr || !node) return;
+  const PodSpec spec = state_->pod_spec(*pending);
+  const Cluster& cluster = state_->cluster();
+  // Another writer may have taken the room since prioritize scored it: then nothing is held,
+  // and the bind decides on the state it finds.
+  if (policy::filter_node(cluster.spec(*node), cluster.state(*node), spec) !=
+      policy::FilterReason::kFits) {
+    return;
+  }
+  const GpuMask gpus = state_->policy().select_gpus(cluster, *node, spec, state_->rng());
+  if (Status s = state_->assume(*pending, node_name, gpus); !s.ok()) {
+    fmt::print(stderr, "greensched serve: assuming {} on {}: {}\n", key, node_name, s.message());
+    return;
+  }
+  const auto until = now + std::chrono::milliseconds(options_.assume_ttl_ms);
+  assumed_until_[key] = until;
+  next_expiry_ns_.store(std::min(next_expiry_ns_.load(std::memory_order_relaxed), steady_ns(until)),
+                        std::memory_order_relaxed);
+  assumed_count_.store(static_cast<int64_t>(assumed_until_.size()), std::memory_order_relaxed);
 }
 
 // A request's node names and their nodes (see Extender::last_names_). The names are kept back
@@ -215,7 +262,7 @@ std::shared_ptr<const Extender::ResolvedNames> Extender::resolve_names(
 }
 
 FilterResult Extender::filter(ExtenderArgs& args) {
-  wait_for_binds(args.pod.ref.key());
+  settle_assumptions(args.pod.ref.key());
   FilterResult result;
   const std::size_t n = args.node_names.size();
   // Under the lock: decide, and copy what the messages need. The text is written after.
@@ -314,7 +361,6 @@ FilterResult Extender::filter(ExtenderArgs& args) {
                                       : filter_category(static_cast<policy::FilterReason>(slot));
     result.reason_counts[std::string(category)] += counts[slot];
   }
-  set_awaiting_bind(args.pod.ref.key(), !result.passed.empty());
   if (result.passed.empty() && n > 0 && decision_log_) {
     // The numbers behind the categories, for `greensched explain --record <state>/decisions.jsonl`.
     nlohmann::json record;
@@ -382,6 +428,7 @@ std::vector<NodeIndex> Extender::nodes_in_order(const std::vector<std::string>& 
 }
 
 std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
+  settle_assumptions(args.pod.ref.key());
   const std::size_t n = args.node_names.size();
   std::vector<int32_t> slot(n, -1);
   std::vector<policy::Candidate> candidates;
@@ -449,6 +496,11 @@ std::vector<HostPriority> Extender::prioritize(ExtenderArgs& args) {
     }
     out.push_back(HostPriority{args.node_names[i], score});
   }
+  if (top && options_.assume_ttl_ms > 0) {
+    std::unique_lock lock(state_mu_);
+    // A pod already bound keeps its node (see filter): nothing to assume.
+    if (bound_node_of(args.pod.ref).empty()) assume(args.pod.ref.key(), args.node_names[*top]);
+  }
   return out;
 }
 
@@ -478,75 +530,88 @@ void Extender::undo_bind(const PodRef& ref, const std::string& node) {
 BindOutcome Extender::bind(const BindingArgs& args) {
   BindOutcome out;
   const std::string key = args.pod.key();
-  // However the bind ends, it is answered: filters waiting for it may go ahead. Declared
-  // before the state lock, so it runs after that lock is released.
-  struct AnswerBind {
-    Extender* self;
-    const std::string& key;
-    bool done = false;
-    void operator()() {
-      if (!done) self->set_awaiting_bind(key, false);
-      done = true;
-    }
-    ~AnswerBind() { (*this)(); }
-  } answer{this, key};
   std::unique_lock lock(state_mu_);
   if (Status h = health(); !h.ok()) {
     out.error = h.message();
     return out;
   }
+  // The pod's assumption becomes its binding when kube-scheduler chose the node prioritize
+  // assumed; otherwise it is forgotten and the bind decides afresh.
+  const auto now = SteadyClock::now();
+  expire_assumptions(now, nullptr);
+  bool confirmed = false;
+  if (const BoundPod* assumed = state_->find_assumed(key)) {
+    const bool same_uid = args.pod.uid.empty() || assumed->request.ref.uid.empty() ||
+                          assumed->request.ref.uid == args.pod.uid;
+    if (same_uid && assumed->node == args.node && state_->find_pod(key) == nullptr) {
+      confirmed = state_->confirm_assumed(key, args.pod.uid).ok();
+    }
+    if (!confirmed) {
+      assume_misses_.fetch_add(1, std::memory_order_relaxed);
+      expire_assumptions(now, &key);
+    } else {
+      assumed_until_.erase(key);
+      expire_assumptions(now, nullptr);
+    }
+  }
   std::vector<std::string> entries;
-  if (const BoundPod* existing = state_->find_pod(key)) {
-    const bool same_pod = args.pod.uid.empty() || existing->request.ref.uid.empty() ||
-                          existing->request.ref.uid == args.pod.uid;
-    if (same_pod && existing->node == args.node) {
-      out.gpu_index = format_gpu_index(existing->gpus);  // a retried bind: already done
-      return out;
-    }
-    if (same_pod) {
-      out.error = fmt::format("pod {} is already bound to node {}", key, existing->node);
-      return out;
-    }
-    // Same namespace/name, new UID: the old pod is gone (names are unique among live pods).
-    entries.push_back(ClusterState::release_entry(existing->request.ref));
-    if (Status s = state_->release(key); !s.ok()) {
-      out.error = fmt::format("pod {}: releasing its old UID: {}", key, s.message());
-      return out;
-    }
-  }
-  const PodRequest* pending = pending_.find(key);
   std::string error;
-  std::optional<NodeIndex> node;
-  if (pending == nullptr) {
-    error = fmt::format(
-        "pod {} was not seen by filter or prioritize (or was forgotten since); kube-scheduler "
-        "retries it from filter",
-        key);
-  } else if (!args.pod.uid.empty() && !pending->ref.uid.empty() &&
-             pending->ref.uid != args.pod.uid) {
-    error = fmt::format("pod {} was filtered as UID {} but is bound as UID {}", key,
-                        pending->ref.uid, args.pod.uid);
-  } else if (node = state_->find_node(args.node); !node) {
-    error = fmt::format("cannot bind pod {}: unknown node {}", key, args.node);
-  }
   PodRequest request;
   GpuMask gpus = 0;
-  if (error.empty()) {
-    request = *pending;
-    if (!args.pod.uid.empty()) request.ref.uid = args.pod.uid;
-    const PodSpec spec = state_->pod_spec(request);
-    const Cluster& cluster = state_->cluster();
-    const policy::FilterReason reason =
-        policy::filter_node(cluster.spec(*node), cluster.state(*node), spec);
-    if (reason != policy::FilterReason::kFits) {
+  if (confirmed) {
+    const BoundPod* pod = state_->find_pod(key);
+    request = pod->request;
+    gpus = pod->gpus;
+  } else {
+    if (const BoundPod* existing = state_->find_pod(key)) {
+      const bool same_pod = args.pod.uid.empty() || existing->request.ref.uid.empty() ||
+                            existing->request.ref.uid == args.pod.uid;
+      if (same_pod && existing->node == args.node) {
+        out.gpu_index = format_gpu_index(existing->gpus);  // a retried bind: already done
+        return out;
+      }
+      if (same_pod) {
+        out.error = fmt::format("pod {} is already bound to node {}", key, existing->node);
+        return out;
+      }
+      // Same namespace/name, new UID: the old pod is gone (names are unique among live pods).
+      entries.push_back(ClusterState::release_entry(existing->request.ref));
+      if (Status s = state_->release(key); !s.ok()) {
+        out.error = fmt::format("pod {}: releasing its old UID: {}", key, s.message());
+        return out;
+      }
+    }
+    const PodRequest* pending = pending_.find(key);
+    std::optional<NodeIndex> node;
+    if (pending == nullptr) {
       error = fmt::format(
-          "cannot bind pod {} to node {}: {}", key, args.node,
-          filter_message(filter_facts(reason, cluster.spec(*node), cluster.state(*node)), spec,
-                         state_->models()));
-    } else {
-      gpus = state_->policy().select_gpus(cluster, *node, spec, state_->rng());
-      if (Status s = state_->bind(request, args.node, gpus); !s.ok()) {
-        error = fmt::format("cannot bind pod {} to node {}: {}", key, args.node, s.message());
+          "pod {} was not seen by filter or prioritize (or was forgotten since); kube-scheduler "
+          "retries it from filter",
+          key);
+    } else if (!args.pod.uid.empty() && !pending->ref.uid.empty() &&
+               pending->ref.uid != args.pod.uid) {
+      error = fmt::format("pod {} was filtered as UID {} but is bound as UID {}", key,
+                          pending->ref.uid, args.pod.uid);
+    } else if (node = state_->find_node(args.node); !node) {
+      error = fmt::format("cannot bind pod {}: unknown node {}", key, args.node);
+    }
+    if (error.empty()) {
+      request = *pending;
+      if (!args.pod.uid.empty()) request.ref.uid = args.pod.uid;
+      const PodSpec spec = state_->pod_spec(request);
+      const Cluster& cluster = state_->cluster();
+      const policy::FilterReason reason =
+          policy::filter_node(cluster.spec(*node), cluster.state(*node), spec);
+      if (reason != policy::FilterReason::kFits) {
+        error = fmt::format(
+            "cannot bind pod {} to node {}: {}", key, args.node,
+            filter_message(filter_facts(reason, cluster.spec(*node), cluster.state(*node)), spec,
+                           state_->models()));
+      } else {
+        gpus = state_->policy().select_gpus(cluster, *node, spec, state_->rng());
+        if (Status s = state_->bind(request, args.node, gpus); !s.ok()) {
+          error = fmt::format("cannot bind pod {} to node {}: {}", key, args.node, s.message());
+        }
       }
     }
   }
@@ -559,7 +624,6 @@ BindOutcome Extender::bind(const BindingArgs& args) {
   if (error.empty()) maybe_compact();
   const std::shared_ptr<const Binder> binder = binder_;
   lock.unlock();
-  answer();  // applied (or refused): the next filter may decide on this state
 
   if (ticket != 0) {
     if (Status s = journal_->wait_durable(ticket); !s.ok()) {
@@ -604,6 +668,7 @@ ReleaseOutcome Extender::release(const PodRef& ref) {
   const std::string key = ref.key();
   std::unique_lock lock(state_mu_);
   pending_.erase(key);
+  expire_assumptions(SteadyClock::now(), &key);  // a pod deleted before its bind
   if (Status h = health(); !h.ok()) {
     out.http_status = 503;
     out.error = h.message();
@@ -675,6 +740,9 @@ StateGauges Extender::gauges() {
   g.power_watts = state_->power_watts();
   g.pue = state_->pue();
   g.pods = static_cast<int64_t>(state_->pods().size());
+  g.assumed = static_cast<int64_t>(state_->assumed().size());
+  g.assume_misses = assume_misses_.load(std::memory_order_relaxed);
+  g.assume_expired = assume_expired_.load(std::memory_order_relaxed);
   {
     std::lock_guard decide(decide_mu_);
     g.pending = static_cast<int64_t>(pending_.size());

@@ -11,12 +11,18 @@
 // overcommit) and returns only once the change is in the journal.
 //
 // Binds in flight: kube-scheduler binds asynchronously and already filters the next pod, on a
-// cache where the previous pod is assumed on its node. A filter therefore first waits (up to
-// bind_wait_ms) until every other pod that passed a filter has had its bind applied, so that
-// it decides on the state kube-scheduler assumes; without it the next pod may be sent to the
-// room the previous one is taking, and its bind is refused. `await_mu_` guards the pods
-// awaiting their bind and is never held with another lock; neither is `names_mu_`, which guards
-// only the node list a filter remembers for the next request (see last_names_).
+// cache where the previous pod is assumed on the node it chose. The extender assumes it too:
+// prioritize holds the pod's room on the node it scores highest (ClusterState::assume, GPUs
+// chosen by the policy, as bind would choose them), so the next filter sees that room taken
+// and nothing ever waits for another pod's bind. The bind that follows confirms the
+// assumption when it names that node, and otherwise forgets it and allocates afresh (counted
+// as an assume miss). An assumption whose bind does not come within assume_ttl_ms (a later
+// plugin rejected the pod, the scheduler restarted) is forgotten; so is one whose pod is
+// filtered or prioritized again. Assumptions are never journaled: a bind is what makes room
+// durable, and bind re-checks the node, so no GPU share is ever allocated twice.
+//
+// `await_mu_`-free: `names_mu_` guards only the node list a filter remembers for the next
+// request (see last_names_) and is never held while taking another lock.
 //
 // Per-node filter reasons are categorical (filter_message.hpp); when no node fits, the numbers
 // behind them go to the decision log (decision_log.hpp), written after both locks are
@@ -28,8 +34,8 @@
 // node's object is not re-read: its capacity is the one it was added with.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,9 +64,9 @@ struct ExtenderOptions {
   std::size_t pending_capacity = 65536;
   uint64_t compact_every = 100000;  // journal entries after which a snapshot replaces them
   std::string decision_log;         // JSON lines of unschedulable filters; "" = none
-  // A filter first waits up to this long for the binds of other pods that passed a filter
-  // (0: no wait); see Extender::wait_for_binds.
-  int bind_wait_ms = 1000;
+  // How long prioritize's assumption of a pod on its best node holds that room waiting for
+  // the pod's bind (0: no assumptions; a filter then sees a pod's room only once it is bound).
+  int assume_ttl_ms = 5000;
 };
 
 // Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
@@ -120,11 +126,15 @@ class Extender {
   PodSpec note_pending(const PodRequest& pod);
   // Adds the unknown nodes of a request with node objects (lock held).
   void add_unknown_nodes(const ExtenderArgs& args, FilterResult* result);
-  // Blocks until no pod other than `key` awaits its bind (entries older than bind_wait_ms
-  // are dropped: that pod's bind is not coming).
-  void wait_for_binds(const std::string& key);
-  // Marks the pod as awaiting its bind, or done (bind answered, or filtered to no node).
-  void set_awaiting_bind(const std::string& key, bool awaiting);
+  // Before a filter or prioritize: forgets expired assumptions, and the pod's own (it is
+  // being scheduled again). Takes the state lock exclusively only when there is one to forget.
+  void settle_assumptions(const std::string& key);
+  // Forgets assumptions past their time, and `key`'s when given (state lock held exclusively).
+  void expire_assumptions(std::chrono::steady_clock::time_point now, const std::string* key);
+  // Forgets every assumption (state lock held exclusively).
+  void forget_all_assumptions();
+  // Holds the pod's room on `node` until its bind (state lock held exclusively).
+  void assume(const std::string& key, const std::string& node);
   // The node of the pod if it is bound under the same UID, else "" (state lock held).
   std::string bound_node_of(const PodRef& ref) const;
   // The nodes of a request's names, by position (-1: unknown), each name looked up once per
@@ -148,10 +158,15 @@ class Extender {
   ExtenderOptions options_;
   PendingPods pending_;
   std::shared_ptr<const Binder> binder_;  // read by bind under state_mu_, called after
-  std::mutex await_mu_;                   // never held with another lock
-  std::condition_variable bind_applied_;
-  std::map<std::string, std::chrono::steady_clock::time_point> awaiting_bind_;  // key -> since
-  std::unique_ptr<DecisionLog> decision_log_;                                   // null when none
+  // Under state_mu_ (written exclusively): when each assumption of the state expires.
+  std::map<std::string, std::chrono::steady_clock::time_point> assumed_until_;
+  // The earliest of them (steady-clock ns; max when none) and how many there are: read by
+  // filters without the lock, to take it exclusively only when something is to be forgotten.
+  std::atomic<int64_t> next_expiry_ns_{INT64_MAX};
+  std::atomic<int64_t> assumed_count_{0};
+  std::atomic<uint64_t> assume_misses_{0};     // binds to another node than the assumed one
+  std::atomic<uint64_t> assume_expired_{0};    // assumptions whose bind never came
+  std::unique_ptr<DecisionLog> decision_log_;  // null when none
   // The last node list a filter resolved: kube-scheduler sends the same list in the same order
   // to filter after filter, so the next one reuses its nodes when its text is the same (and no
   // node was added since), and prioritize's list, the passing part of it, is matched in order.

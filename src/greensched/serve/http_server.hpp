@@ -30,7 +30,7 @@ namespace greensched::serve {
 struct ServerOptions {
   std::string prefix = "/";
   std::size_t max_body_bytes = std::size_t{32} << 20;  // full NodeLists are large
-  int threads = 32;
+  int threads = 64;
   double read_timeout_seconds = 5;
   double write_timeout_seconds = 5;
   int keep_alive_seconds = 5;

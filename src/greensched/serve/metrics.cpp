@@ -173,6 +173,15 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
   prometheus_header(out, "greensched_pending_pods", "gauge",
                     "Pods seen by filter and not yet bound.");
   line("greensched_pending_pods", "", static_cast<double>(g.pending));
+  prometheus_header(out, "greensched_assumed_pods", "gauge",
+                    "Pods whose room prioritize holds on their best node until their bind.");
+  line("greensched_assumed_pods", "", static_cast<double>(g.assumed));
+  prometheus_header(out, "greensched_assume_misses_total", "counter",
+                    "Binds to another node than the one prioritize assumed.");
+  line("greensched_assume_misses_total", "", static_cast<double>(g.assume_misses));
+  prometheus_header(out, "greensched_assume_expired_total", "counter",
+                    "Assumptions forgotten because their bind did not come in time.");
+  line("greensched_assume_expired_total", "", static_cast<double>(g.assume_expired));
   prometheus_header(out, "greensched_journal_entries_total", "counter",
                     "Journal entries committed.");
   line("greensched_journal_entries_total", "", static_cast<double>(g.journal.events));

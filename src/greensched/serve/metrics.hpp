@@ -49,6 +49,9 @@ struct StateGauges {
   double pue = 1.0;
   int64_t pods = 0;
   int64_t pending = 0;
+  int64_t assumed = 0;          // pods whose room is held until their bind
+  uint64_t assume_misses = 0;   // binds to another node than the assumed one
+  uint64_t assume_expired = 0;  // assumptions whose bind never came
   std::string policy;
   JournalStats journal;
 };

@@ -32,6 +32,9 @@ ResyncOutcome Extender::resync(std::vector<ResyncPod> pods) {
     out.error = h.message();
     return out;
   }
+  // The API server's list is the truth: every assumption is forgotten (their binds, if they
+  // come, decide on the state they find).
+  forget_all_assumptions();
   std::map<std::string, ResyncPod> wanted;
   for (ResyncPod& p : pods) {
     std::string key = p.request.ref.key();

@@ -69,7 +69,7 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
       }
     } else if (key == "seed" || key == "pending_pods" || key == "compact_every" ||
                key == "threads" || key == "max_body_bytes" || key == "keep_alive_seconds" ||
-               key == "bind_wait_ms") {
+               key == "assume_ttl_ms") {
       if (!v.is_number_integer() || v.get<int64_t>() < 0) return bad(key, "a non-negative integer");
       const auto n = v.get<int64_t>();
       if (key == "seed") {
@@ -80,9 +80,9 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
       } else if (key == "compact_every") {
         if (n < 1) return bad(key, "at least 1");
         c.extender.compact_every = static_cast<uint64_t>(n);
-      } else if (key == "bind_wait_ms") {
-        if (n > 60000) return bad(key, "0..60000");
-        c.extender.bind_wait_ms = static_cast<int>(n);
+      } else if (key == "assume_ttl_ms") {
+        if (n > 600000) return bad(key, "0..600000");
+        c.extender.assume_ttl_ms = static_cast<int>(n);
       } else if (key == "threads") {
         if (n < 1 || n > 1024) return bad(key, "1..1024");
         c.server.threads = static_cast<int>(n);
@@ -93,6 +93,11 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
         if (n < 1 || n > 3600) return bad(key, "1..3600");
         c.server.keep_alive_seconds = static_cast<int>(n);
       }
+    } else if (key == "bind_wait_ms") {
+      return Error{fmt::format(
+          "{}: 'bind_wait_ms' is gone: filters no longer wait for binds; prioritize holds a "
+          "pod's room until its bind instead (\"assume_ttl_ms\", default 5000)",
+          source)};
     } else {
       return Error{fmt::format("{}: unknown key '{}'", source, key)};
     }
