@@ -184,27 +184,21 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 		return ctrl.Result{}, err
 	}
 	var answer *dispatchclient.Answer
-	if p == nil {
+	switch {
+	case p == nil:
 		answer, err = d.Service.Dispatch(ctx, wl, clusters)
-	} else {
-		offered := without(clusters, p.from)
-		if len(offered) == 0 {
-			// Every other cluster went out of reach since: the service says what it can read.
-			all, err := multiKueueClusters(ctx, d.Client, multi)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			offered = without(all, p.from)
-		}
-		answer, err = d.Service.DispatchAgain(ctx, wl, offered, p.from, p.from[0], p.reason)
-		if err == nil && len(without(answer.Clusters, p.from)) == 0 {
-			err = fmt.Errorf("dispatch service: asked to exclude %v, it answered %v", p.from, answer.Clusters)
-		}
+	case len(p.to) > 0 && len(without(p.to, clusters)) == 0:
+		answer = &dispatchclient.Answer{Clusters: p.to} // asked when it started, still reached
+	default:
+		answer, err = d.askAgain(ctx, wl, multi, clusters, *p)
 	}
 	if err != nil {
 		// Tried again with the controller's backoff (serviceRetry): a restarted service
 		// answers within a second.
 		return ctrl.Result{}, err
+	}
+	if p != nil {
+		answer.StartAfterS = 0 // it waited for its old copies: it goes now
 	}
 	if answer.StartAfterS > 0 {
 		// A new decision (its first cluster is out of reach) that starts later: nominate then.
@@ -234,6 +228,26 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	logger.Info("nominated", "workload", client.ObjectKeyFromObject(wl), "clusters", answer.Clusters,
 		"reason", answer.Reason)
 	return d.watchNomination(ctx, wl)
+}
+
+// askAgain asks the service anew where the Workload, leaving p.from, goes among the reached
+// `clusters` (or all of the config's) other than p.from.
+func (d *Dispatcher) askAgain(ctx context.Context, wl *kueue.Workload, multi *kueue.AdmissionCheck,
+	clusters []string, p renomination) (*dispatchclient.Answer, error) {
+	offered := without(clusters, p.from)
+	if len(offered) == 0 {
+		// No other cluster is reached now: the service says what it can read.
+		all, err := multiKueueClusters(ctx, d.Client, multi)
+		if err != nil {
+			return nil, err
+		}
+		offered = without(all, p.from)
+	}
+	answer, err := d.Service.DispatchAgain(ctx, wl, offered, p.from, p.from[0], p.reason)
+	if err == nil && len(without(answer.Clusters, p.from)) != len(answer.Clusters) {
+		err = fmt.Errorf("dispatch service: asked to exclude %v, it answered %v", p.from, answer.Clusters)
+	}
+	return answer, err
 }
 
 // writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload,

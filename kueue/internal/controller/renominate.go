@@ -53,26 +53,36 @@ func init() {
 }
 
 // renomination is a change of nomination under way (RenominatingAnnotation).
+// The service's answer, asked when it started, is kept in `to` ("... to <clusters>").
 type renomination struct {
 	reason string
 	from   []string
 	at     time.Time
+	to     []string
 }
 
 func (r renomination) String() string {
-	return fmt.Sprintf("%s from %s at %s", r.reason, strings.Join(r.from, ","), stamp(r.at))
+	s := fmt.Sprintf("%s from %s at %s", r.reason, strings.Join(r.from, ","), stamp(r.at))
+	if len(r.to) > 0 {
+		s += " to " + strings.Join(r.to, ",")
+	}
+	return s
 }
 
 func parseRenomination(s string) (renomination, bool) {
 	f := strings.Fields(s)
-	if len(f) != 5 || f[1] != "from" || f[3] != "at" {
+	if (len(f) != 5 && len(f) != 7) || f[1] != "from" || f[3] != "at" || (len(f) == 7 && f[5] != "to") {
 		return renomination{}, false
 	}
 	at, err := time.Parse(time.RFC3339, f[4])
 	if err != nil {
 		return renomination{}, false
 	}
-	return renomination{reason: f[0], from: strings.Split(f[2], ","), at: at}, true
+	r := renomination{reason: f[0], from: strings.Split(f[2], ","), at: at}
+	if len(f) == 7 {
+		r.to = strings.Split(f[6], ",")
+	}
+	return r, true
 }
 
 func pendingRenomination(wl *kueue.Workload) (renomination, bool) {
@@ -97,9 +107,10 @@ func nominatedAt(wl *kueue.Workload) time.Time {
 	return time.Time{}
 }
 
-// startRenomination records that the Workload leaves `from` for `reason`, if another cluster
-// could take it and no copy in `from` holds quota; the next reconcile goes on
-// (Dispatcher.renominate). It says whether it did.
+// startRenomination asks the service where the Workload goes instead of `from` and records
+// that it leaves `from` for `reason` (with the answer), if another cluster could take it and
+// no copy in `from` holds quota; the next reconcile goes on (Dispatcher.renominate). It says
+// whether it did. While the service cannot answer, nothing changes (an error: tried again).
 func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, reason string, from []string) (bool, error) {
 	logger := log.FromContext(ctx).WithValues("workload", client.ObjectKeyFromObject(wl), "reason", reason,
 		"from", from)
@@ -129,6 +140,18 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 		}
 	}
 	r := renomination{reason: reason, from: from, at: d.now()}
+	clusters, err := reachableClusters(ctx, d.Client, multi)
+	if err != nil {
+		return false, err
+	}
+	answer, err := d.askAgain(ctx, wl, multi, clusters, r)
+	if err != nil {
+		return false, err
+	}
+	if answer.StartAfterS > 0 {
+		return false, nil // nowhere else now: asked again later
+	}
+	r.to = answer.Clusters
 	if err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
 		if apierrors.IsConflict(err) {
 			return true, nil // changed since: decide again
@@ -136,7 +159,7 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 		return false, client.IgnoreNotFound(err)
 	}
 	if d.Recorder != nil {
-		d.Recorder.Eventf(wl, "Normal", "GreenschedRenominating", "%s: moving it from %v", reason, from)
+		d.Recorder.Eventf(wl, "Normal", "GreenschedRenominating", "%s: moving it from %v to %v", reason, from, r.to)
 	}
 	logger.Info("moving a Workload to another cluster")
 	return true, nil
@@ -272,7 +295,7 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 // recordRenomination ends a change of nomination that took effect: RenominatedAnnotation, the
 // nomination's time, an Event and the counter.
 func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
-	done := renomination{reason: p.reason, from: p.from, at: d.now()}
+	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames}
 	if err := d.endRenomination(ctx, wl, map[string]*string{RenominatedAnnotation: ptr(done.String()),
 		NominatedAtAnnotation: ptr(stamp(done.at))}); err != nil {
 		if apierrors.IsConflict(err) {
