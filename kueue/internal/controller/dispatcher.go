@@ -78,24 +78,27 @@ const conflictRetry = 100 * time.Millisecond
 // each recorded in the Workload (RenominatingAnnotation, "<reason> from <clusters> at <time>"),
 // so that a restarted dispatcher, or another replica after a leader change, resumes it:
 //
+//  0. The service is asked where it goes instead (DispatchAgain: the old clusters excluded,
+//     with the reason); while it cannot answer, nothing changes. Its answer is kept in the
+//     annotation.
 //  1. The old nomination is revoked: nominatedClusterNames is emptied (for unschedulable, the
 //     eviction above empties it). MultiKueue then deletes the old copies.
 //  2. The dispatcher waits until each old copy is gone from its worker (read through
 //     Workers). If one holds quota there after all (it was admitted in the meantime), the old
 //     nomination is given back ("keep") so that MultiKueue can make it the Workload's: the
 //     Workload stays where it is.
-//  3. Only then does it ask the service again (DispatchAgain, the old clusters excluded, with
-//     the reason) and nominate the answer. RenominatedAnnotation, an Event and the counter
-//     greensched_kueue_renominations_total{reason} record it.
+//  3. Only then is the answer nominated (asked anew if its clusters are no longer reached),
+//     by the same resourceVersion-guarded apply; RenominatedAnnotation, an Event and the
+//     counter greensched_kueue_renominations_total{reason} record it.
 //
-// A lost worker cannot be read: its copy is taken to be gone when the dispatcher cannot read
-// it either, or when it reads it waiting (holding no quota) there. A copy the lost worker
-// admits later (it was cut off from the manager, not down) is one MultiKueue has never seen
-// admitted; when MultiKueue reaches that worker again it deletes it, unless it was admitted
-// there, a window upstream Kueue's own re-queueing of lost workers has too. WorkerLostAfter
-// is that trade: a short outage (MultiKueue reconnects within a minute or two) is waited for.
-// Without Workers no copy can be read: admit-timeout and unschedulable are off, and a
-// worker-lost Workload moves once its old copies cannot be read.
+// A lost worker may not be readable: its copy is taken to be gone when the dispatcher cannot
+// read it either, or reads it holding no quota there. What the manager cannot prevent is a
+// copy that the lost worker admits while cut off from the manager (a partition, not a dead
+// worker): MultiKueue can delete it only once it reaches the worker again. Upstream Kueue has
+// the same window when it puts a Workload back in the queue after its workerLostTimeout.
+// WorkerLostAfter is that trade: a short outage (MultiKueue reconnects within a minute or
+// two) is waited out. Without Workers no copy can be read: admit-timeout and unschedulable
+// are off, and a worker-lost Workload moves without reading its old copy.
 //
 // When MultiKueue reaches a lost worker again, the Workloads still nominated to it are nudged
 // (ResyncAnnotation) so that MultiKueue resumes its copies at once: Kueue retries a copy that
