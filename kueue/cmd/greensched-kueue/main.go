@@ -30,7 +30,10 @@ func main() {
 		metricsAddr string
 		probeAddr   string
 		leaderElect bool
+		leaderNS    string
 		maxWait     time.Duration
+		workersNS   string
+		renominate  controller.Dispatcher
 	)
 	flag.StringVar(&serviceURL, "dispatch-url", "http://greensched-dispatch:8090",
 		"URL of the dispatch service (greensched dispatch)")
@@ -40,7 +43,18 @@ func main() {
 		"run the admission check controller of "+controller.GreenWindowController)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "metrics endpoint (0 to disable)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "health probe endpoint")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader (for more than one replica)")
+	flag.BoolVar(&leaderElect, "leader-elect", true,
+		"elect a leader among the replicas (a Lease); --leader-elect=false for a single process")
+	flag.StringVar(&leaderNS, "leader-election-namespace", "",
+		"namespace of the leader election Lease (default: $POD_NAMESPACE, else the pod's own namespace)")
+	flag.DurationVar(&renominate.WorkerLostAfter, "worker-lost-after", 2*time.Minute,
+		"nominate again a Workload not yet admitted whose nominated worker MultiKueue has not reached for this long (0: never)")
+	flag.DurationVar(&renominate.AdmitTimeout, "admit-timeout", 5*time.Minute,
+		"nominate again a Workload that no nominated worker has admitted this long after its nomination (0: never)")
+	flag.DurationVar(&renominate.UnschedulableAfter, "unschedulable-after", 5*time.Minute,
+		"put back in the queue, to nominate it elsewhere, an admitted Workload whose pods have been unschedulable in its worker this long (0: never)")
+	flag.StringVar(&workersNS, "worker-kubeconfig-namespace", "kueue-system",
+		"namespace of MultiKueue's worker kubeconfig Secrets, with which the workers are read; empty: workers are not read (no --admit-timeout, --unschedulable-after)")
 	flag.DurationVar(&maxWait, "max-wait", 5*time.Minute,
 		"ask the service again at least this often while a Workload waits for its window")
 	opts := zap.Options{}
@@ -55,12 +69,21 @@ func main() {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		fail(err)
 	}
+	if leaderNS == "" {
+		leaderNS = os.Getenv("POD_NAMESPACE") // else controller-runtime reads the pod's own
+	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElect,
-		LeaderElectionID:       "greensched-kueue.greensched.io",
+		// One replica leads (the Lease greensched-kueue.greensched.io); the others wait.
+		// The leader gives the Lease up when it stops (SIGTERM: a rolling update hands over at
+		// once, not after the lease runs out), which is safe because the process ends as soon
+		// as the manager returns.
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "greensched-kueue.greensched.io",
+		LeaderElectionNamespace:       leaderNS,
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		fail(err)
@@ -68,7 +91,13 @@ func main() {
 	service := dispatchclient.New(serviceURL)
 	if dispatcher {
 		d := &controller.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Service: service,
-			Recorder: mgr.GetEventRecorderFor("greensched-dispatcher")}
+			Recorder:        mgr.GetEventRecorderFor("greensched-dispatcher"),
+			WorkerLostAfter: renominate.WorkerLostAfter, AdmitTimeout: renominate.AdmitTimeout,
+			UnschedulableAfter: renominate.UnschedulableAfter}
+		if workersNS != "" {
+			d.Workers = &controller.KubeconfigWorkers{Manager: mgr.GetAPIReader(), Namespace: workersNS,
+				Scheme: scheme}
+		}
 		if err := d.SetupWithManager(mgr); err != nil {
 			fail(err)
 		}

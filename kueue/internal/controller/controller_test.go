@@ -3,12 +3,14 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,7 +62,8 @@ var applies []applied
 // apply stands in for the API server's server-side apply of the status fields the controllers
 // own (Kueue's types carry no schema for the fake client's own apply): nominatedClusterNames
 // is set; admission check states merge by name and conditions by type, as their list-map
-// markers say; everything else stays.
+// markers say; everything else stays. As the API server does, a metadata.resourceVersion in
+// the apply is a precondition: another one fails the apply with a conflict (409).
 func apply(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration,
 	opts ...client.SubResourceApplyOption) error {
 	var o client.SubResourceApplyOptions
@@ -88,6 +91,10 @@ func apply(ctx context.Context, c client.Client, sub string, obj runtime.ApplyCo
 		var wl kueue.Workload
 		if err := c.Get(ctx, key, &wl); err != nil {
 			return err
+		}
+		if rv := cfg.Metadata.ResourceVersion; rv != "" && rv != wl.ResourceVersion {
+			return apierrors.NewConflict(kueue.GroupVersion.WithResource("workloads").GroupResource(), key.Name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 		}
 		var st kueue.WorkloadStatus
 		raw, _ := json.Marshal(cfg.Status)
@@ -125,6 +132,12 @@ func apply(ctx context.Context, c client.Client, sub string, obj runtime.ApplyCo
 }
 
 func setup(t *testing.T) client.Client {
+	return setupWith(t, interceptor.Funcs{})
+}
+
+// setupWith is setup with more interceptors (the status apply stand-in is always there).
+func setupWith(t *testing.T, funcs interceptor.Funcs) client.Client {
+	funcs.SubResourceApply = apply
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -171,7 +184,7 @@ func setup(t *testing.T) client.Client {
 	applies = nil
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(mk, green, cfg, wl).
 		WithStatusSubresource(&kueue.Workload{}, &kueue.AdmissionCheck{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceApply: apply}).WithReturnManagedFields().Build()
+		WithInterceptorFuncs(funcs).WithReturnManagedFields().Build()
 }
 
 var trainKey = types.NamespacedName{Namespace: "team-a", Name: "train"}

@@ -15,6 +15,11 @@ import (
 // exactly that). The apply therefore re-sends, as they stand, the status fields that
 // kueue-admission owns (its managedFields entry of operation Apply on the status
 // subresource): top-level fields whole, and of the conditions only the entries it owns.
+//
+// It carries the live object's metadata.resourceVersion, which the API server takes as a
+// precondition of the apply: if Kueue changed the Workload since it was read (evicted it,
+// dropping its quota reservation), the apply fails with a conflict (409) instead of restoring
+// the reservation it re-sends. The caller reads the Workload again and decides anew.
 func nominationApply(live *unstructured.Unstructured, clusters []string) (*unstructured.Unstructured, error) {
 	status, _, _ := unstructured.NestedMap(live.Object, "status")
 	owned := map[string]any{}
@@ -53,8 +58,9 @@ func nominationApply(live *unstructured.Unstructured, clusters []string) (*unstr
 	out := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2",
 		"kind":       "Workload",
-		"metadata":   map[string]any{"name": live.GetName(), "namespace": live.GetNamespace()},
-		"status":     owned,
+		"metadata": map[string]any{"name": live.GetName(), "namespace": live.GetNamespace(),
+			"resourceVersion": live.GetResourceVersion()},
+		"status": owned,
 	}}
 	return out, nil
 }

@@ -26,6 +26,8 @@ type Answer struct {
 	Reason        string   `json:"reason"`
 	Degraded      []string `json:"degraded"`
 	Repeated      bool     `json:"repeated"`
+	// Renominated: the service decided anew for a Workload asked about with DispatchAgain.
+	Renominated bool `json:"renominated"`
 }
 
 // Client posts to the service at URL (e.g. http://greensched-dispatch:8090).
@@ -40,13 +42,36 @@ func New(url string) *Client {
 }
 
 type request struct {
-	Workload *kueue.Workload `json:"workload"`
-	Clusters []string        `json:"clusters,omitempty"`
+	Workload   *kueue.Workload `json:"workload"`
+	Clusters   []string        `json:"clusters,omitempty"`
+	Exclude    []string        `json:"exclude,omitempty"`
+	Renominate *Renomination   `json:"renominate,omitempty"`
+}
+
+// Renomination says why a Workload is asked about again: Reason (worker-lost, admit-timeout or
+// unschedulable) and the cluster it was nominated to, From.
+type Renomination struct {
+	Reason string `json:"reason"`
+	From   string `json:"from"`
+}
+
+// DispatchAgain asks anew where `wl`, nominated to `from` and moved away for `reason`, should
+// go among `clusters`, none of `exclude` (the service decides anew, with the same agent, and
+// answers "renominated": true).
+func (c *Client) DispatchAgain(ctx context.Context, wl *kueue.Workload, clusters, exclude []string,
+	from, reason string) (*Answer, error) {
+	return c.send(ctx, request{Workload: wl, Clusters: clusters, Exclude: exclude,
+		Renominate: &Renomination{Reason: reason, From: from}})
 }
 
 // Dispatch asks where `wl` should go among `clusters` (all the service knows when empty).
 func (c *Client) Dispatch(ctx context.Context, wl *kueue.Workload, clusters []string) (*Answer, error) {
-	body, err := json.Marshal(request{Workload: wl, Clusters: clusters})
+	return c.send(ctx, request{Workload: wl, Clusters: clusters})
+}
+
+func (c *Client) send(ctx context.Context, r request) (*Answer, error) {
+	wl := r.Workload
+	body, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encoding workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}

@@ -55,7 +55,8 @@ func manifestObjects(path string, kinds ...string) ([]client.Object, error) {
 // serviceAccountToken applies the identity objects of `manifest` to the cluster and returns a
 // token of its ServiceAccount `name` in greensched-system.
 func serviceAccountToken(ctx context.Context, c *cluster, manifest, name string) (string, error) {
-	objs, err := manifestObjects(manifest, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding")
+	objs, err := manifestObjects(manifest, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+		"Role", "RoleBinding")
 	if err != nil {
 		return "", err
 	}

@@ -308,7 +308,10 @@ func (e *env) startGreensched(ctx context.Context) error {
 	e.controllers = e.procs.add("greensched-kueue", []string{"KUBECONFIG=" + kubeconfig},
 		e.bin("greensched-kueue"), fmt.Sprintf("--dispatch-url=http://127.0.0.1:%d", e.dispatchPort),
 		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort()),
-		"--max-wait=2s")
+		"--max-wait=2s",
+		// One process, SIGKILLed and restarted: with leader election the new one would wait
+		// for the killed one's Lease to run out (15 s) before dispatching again.
+		"--leader-elect=false")
 	if err := e.dispatch.start(); err != nil {
 		return err
 	}

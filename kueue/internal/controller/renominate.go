@@ -1,0 +1,330 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueac "sigs.k8s.io/kueue/client-go/applyconfiguration/kueue/v1beta2"
+)
+
+const (
+	// NominatedAtAnnotation is when the Workload's current nomination was made (RFC 3339): the
+	// start of its admit timeout.
+	NominatedAtAnnotation = "greensched.io/nominated-at"
+	// RenominatingAnnotation holds a change of nomination under way: "<reason> from
+	// <cluster>[,<cluster>...] at <RFC 3339>" (see Dispatcher).
+	RenominatingAnnotation = "greensched.io/renominating"
+	// RenominatedAnnotation records the last change of nomination, as RenominatingAnnotation.
+	RenominatedAnnotation = "greensched.io/renominated"
+	// DispatcherFieldManager owns what the dispatcher writes besides the nomination (the
+	// MultiKueue check's Retry of an unschedulable Workload).
+	DispatcherFieldManager = "greensched-dispatcher"
+
+	// The reasons for a new nomination, as the dispatch service takes them.
+	ReasonWorkerLost    = "worker-lost"
+	ReasonAdmitTimeout  = "admit-timeout"
+	ReasonUnschedulable = "unschedulable"
+	// reasonKeep marks an old nomination being given back: its copy was admitted meanwhile.
+	reasonKeep = "keep"
+
+	// copyPoll is how often a revoked copy is looked for until MultiKueue has deleted it.
+	copyPoll = time.Second
+)
+
+// renominations counts the Workloads nominated again, by reason.
+var renominations = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "greensched_kueue_renominations_total",
+	Help: "Workloads nominated again to other worker clusters, by reason (worker-lost, admit-timeout, unschedulable).",
+}, []string{"reason"})
+
+func init() {
+	metrics.Registry.MustRegister(renominations)
+}
+
+// renomination is a change of nomination under way (RenominatingAnnotation).
+// The service's answer, asked when it started, is kept in `to` ("... to <clusters>").
+type renomination struct {
+	reason string
+	from   []string
+	at     time.Time
+	to     []string
+}
+
+func (r renomination) String() string {
+	s := fmt.Sprintf("%s from %s at %s", r.reason, strings.Join(r.from, ","), stamp(r.at))
+	if len(r.to) > 0 {
+		s += " to " + strings.Join(r.to, ",")
+	}
+	return s
+}
+
+func parseRenomination(s string) (renomination, bool) {
+	f := strings.Fields(s)
+	if (len(f) != 5 && len(f) != 7) || f[1] != "from" || f[3] != "at" || (len(f) == 7 && f[5] != "to") {
+		return renomination{}, false
+	}
+	at, err := time.Parse(time.RFC3339, f[4])
+	if err != nil {
+		return renomination{}, false
+	}
+	r := renomination{reason: f[0], from: strings.Split(f[2], ","), at: at}
+	if len(f) == 7 {
+		r.to = strings.Split(f[6], ",")
+	}
+	return r, true
+}
+
+func pendingRenomination(wl *kueue.Workload) (renomination, bool) {
+	s, ok := wl.Annotations[RenominatingAnnotation]
+	if !ok {
+		return renomination{}, false
+	}
+	return parseRenomination(s)
+}
+
+// nominatedAt is when the Workload was nominated (for a nomination made without the stamp,
+// when it reserved quota, which is earlier).
+func nominatedAt(wl *kueue.Workload) time.Time {
+	if t, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err == nil {
+		return t
+	}
+	for _, c := range wl.Status.Conditions {
+		if c.Type == kueue.WorkloadQuotaReserved {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// startRenomination asks the service where the Workload goes instead of `from` and records
+// that it leaves `from` for `reason` (with the answer), if another cluster could take it and
+// no copy in `from` holds quota; the next reconcile goes on (Dispatcher.renominate). It says
+// whether it did. While the service cannot answer, nothing changes (an error: tried again).
+func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, reason string, from []string) (bool, error) {
+	logger := log.FromContext(ctx).WithValues("workload", client.ObjectKeyFromObject(wl), "reason", reason,
+		"from", from)
+	multi, _, err := multiKueueCheck(ctx, d.Client, wl)
+	if err != nil || multi == nil {
+		return false, err
+	}
+	all, err := multiKueueClusters(ctx, d.Client, multi)
+	if err != nil {
+		return false, err
+	}
+	if len(without(all, from)) == 0 {
+		logger.V(1).Info("no other cluster to nominate")
+		return false, nil
+	}
+	if reason != ReasonUnschedulable {
+		for _, c := range from {
+			state, err := d.copyIn(ctx, c, wl)
+			if err != nil && reason == ReasonAdmitTimeout {
+				// Its removal could not be seen either.
+				logger.Info("cannot read the copy in its worker: not moving it", "cluster", c, "error", err.Error())
+				return false, nil
+			}
+			if err == nil && state == copyHolding {
+				return false, nil // being admitted there: MultiKueue makes it the Workload's
+			}
+		}
+	}
+	r := renomination{reason: reason, from: from, at: d.now()}
+	clusters, err := reachableClusters(ctx, d.Client, multi)
+	if err != nil {
+		return false, err
+	}
+	answer, err := d.askAgain(ctx, wl, multi, clusters, r)
+	if err != nil {
+		return false, err
+	}
+	if answer.StartAfterS > 0 {
+		return false, nil // nowhere else now: asked again later
+	}
+	r.to = answer.Clusters
+	if err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
+		if apierrors.IsConflict(err) {
+			return true, nil // changed since: decide again
+		}
+		return false, client.IgnoreNotFound(err)
+	}
+	if d.Recorder != nil {
+		d.Recorder.Eventf(wl, "Normal", "GreenschedRenominating", "%s: moving it from %v to %v", reason, from, r.to)
+	}
+	logger.Info("moving a Workload to another cluster")
+	return true, nil
+}
+
+// copyIn reads what the worker `cluster` holds of the Workload.
+func (d *Dispatcher) copyIn(ctx context.Context, cluster string, wl *kueue.Workload) (copyState, error) {
+	if d.Workers == nil {
+		return copyAbsent, fmt.Errorf("worker clusters are not read")
+	}
+	r, err := d.Workers.Reader(ctx, cluster)
+	if err != nil {
+		return copyAbsent, err
+	}
+	return remoteCopy(ctx, r, wl)
+}
+
+// renominate carries a change of nomination on by one step (see Dispatcher): revoke the old
+// nomination, wait for the old copies to be gone, nominate anew, record it.
+func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
+	logger := log.FromContext(ctx).WithValues("workload", client.ObjectKeyFromObject(wl), "reason", p.reason,
+		"from", p.from)
+	nominated := wl.Status.NominatedClusterNames
+	if p.reason == reasonKeep {
+		if !quotaReserved(wl) || wl.Status.ClusterName != nil || len(nominated) > 0 {
+			return ctrl.Result{}, d.endRenomination(ctx, wl, nil)
+		}
+		return d.writeNomination(ctx, wl, p.from, func(live *kueue.Workload) bool {
+			return len(live.Status.NominatedClusterNames) == 0
+		})
+	}
+	if finished(wl) || !quotaReserved(wl) {
+		// Evicted (for unschedulable, by its own Retry): MultiKueue deletes its copies; it is
+		// nominated anew once it holds quota again.
+		return ctrl.Result{}, nil
+	}
+	if wl.Status.ClusterName != nil {
+		if p.reason == ReasonUnschedulable && slices.Contains(p.from, *wl.Status.ClusterName) {
+			return d.requeueFromWorker(ctx, wl, p)
+		}
+		// Admitted before the revoke took effect: it stays where it is.
+		if d.Recorder != nil {
+			d.Recorder.Eventf(wl, "Normal", "GreenschedKept", "admitted on %s before it was moved (%s): kept there",
+				*wl.Status.ClusterName, p.reason)
+		}
+		return ctrl.Result{}, d.endRenomination(ctx, wl, nil)
+	}
+	if len(nominated) > 0 && slices.ContainsFunc(nominated, func(c string) bool { return slices.Contains(p.from, c) }) {
+		// 1. Revoke: MultiKueue deletes the copies of the clusters no longer nominated.
+		res, err := d.writeNomination(ctx, wl, []string{}, func(live *kueue.Workload) bool {
+			return slices.Equal(live.Status.NominatedClusterNames, nominated)
+		})
+		if err != nil || res.RequeueAfter > 0 {
+			return res, err
+		}
+		return ctrl.Result{RequeueAfter: copyPoll}, nil
+	}
+	if len(nominated) > 0 {
+		// 3. Nominated anew: record it.
+		return d.recordRenomination(ctx, wl, p)
+	}
+	// 2. Each old copy must be gone before a new one can be made.
+	reach, err := clusterReach(ctx, d.Client, p.from)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, c := range p.from {
+		lost := !reach[c].active && (p.reason == ReasonWorkerLost ||
+			(d.WorkerLostAfter > 0 && d.now().Sub(reach[c].since) >= d.WorkerLostAfter))
+		state, err := d.copyIn(ctx, c, wl)
+		switch {
+		case err != nil && lost:
+			continue // a lost worker: see Dispatcher
+		case err != nil:
+			logger.Info("cannot read the old copy yet", "cluster", c, "error", err.Error())
+			return ctrl.Result{RequeueAfter: 10 * copyPoll}, nil
+		case state == copyHolding:
+			// Admitted there meanwhile: give the old nomination back so that MultiKueue makes
+			// that copy the Workload's.
+			keep := renomination{reason: reasonKeep, from: []string{c}, at: d.now()}
+			if err := d.annotate(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(keep.String())}); err != nil {
+				return ctrl.Result{RequeueAfter: conflictRetry}, client.IgnoreNotFound(ignoreConflict(err))
+			}
+			if d.Recorder != nil {
+				d.Recorder.Eventf(wl, "Normal", "GreenschedKept", "its copy holds quota on %s after all (%s): kept there",
+					c, p.reason)
+			}
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		case state == copyWaiting && !lost:
+			return ctrl.Result{RequeueAfter: copyPoll}, nil // MultiKueue is deleting it
+		}
+	}
+	return d.nominate(ctx, wl, &p)
+}
+
+// requeueFromWorker puts an admitted Workload whose pods stay unschedulable back in the
+// queue, as MultiKueue does when a worker evicts it: its MultiKueue check goes to Retry, so
+// Kueue evicts it (clearing clusterName and the nomination), MultiKueue deletes the copy, and
+// it reserves quota again.
+func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
+	multi, _, err := multiKueueCheck(ctx, d.Client, wl)
+	if err != nil || multi == nil {
+		return ctrl.Result{}, err
+	}
+	for _, s := range wl.Status.AdmissionChecks {
+		if s.Name != kueue.AdmissionCheckReference(multi.Name) {
+			continue
+		}
+		if s.State == kueue.CheckStateRetry {
+			return ctrl.Result{RequeueAfter: pollEvery(d.UnschedulableAfter)}, nil // Kueue evicts it
+		}
+		message := fmt.Sprintf("greensched: pods unschedulable on %q for %s: back to the queue, to be nominated elsewhere",
+			*wl.Status.ClusterName, d.UnschedulableAfter)
+		apply := kueueac.Workload(wl.Name, wl.Namespace).WithResourceVersion(wl.ResourceVersion).
+			WithStatus(kueueac.WorkloadStatus().WithAdmissionChecks(kueueac.AdmissionCheckState().
+				WithName(s.Name).WithState(kueue.CheckStateRetry).WithMessage(message).
+				WithLastTransitionTime(metav1.NewTime(d.now()))))
+		if err := d.Client.Status().Apply(ctx, apply, client.FieldOwner(DispatcherFieldManager),
+			client.ForceOwnership); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if d.Recorder != nil {
+			d.Recorder.Event(wl, "Normal", "GreenschedRequeued", message)
+		}
+		return ctrl.Result{RequeueAfter: pollEvery(d.UnschedulableAfter)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// recordRenomination ends a change of nomination that took effect: RenominatedAnnotation, the
+// nomination's time, an Event and the counter.
+func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
+	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames}
+	if err := d.endRenomination(ctx, wl, map[string]*string{RenominatedAnnotation: ptr(done.String()),
+		NominatedAtAnnotation: ptr(stamp(done.at))}); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	renominations.WithLabelValues(p.reason).Inc()
+	if d.Recorder != nil {
+		d.Recorder.Eventf(wl, "Normal", "GreenschedRenominated", "nominated %v instead of %v (%s)",
+			wl.Status.NominatedClusterNames, p.from, p.reason)
+	}
+	log.FromContext(ctx).Info("nominated again", "workload", client.ObjectKeyFromObject(wl), "reason", p.reason,
+		"from", p.from, "clusters", wl.Status.NominatedClusterNames)
+	return d.watchNomination(ctx, wl)
+}
+
+// endRenomination removes RenominatingAnnotation (and sets `set`).
+func (d *Dispatcher) endRenomination(ctx context.Context, wl *kueue.Workload, set map[string]*string) error {
+	if set == nil {
+		set = map[string]*string{}
+	}
+	set[RenominatingAnnotation] = nil
+	return d.annotate(ctx, wl, set)
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,489 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"greensched.io/kueue/internal/dispatchclient"
+)
+
+// workers stands in for the worker clusters, each a fake client.
+type workers map[string]client.Client
+
+func (w workers) Reader(_ context.Context, cluster string) (client.Reader, error) {
+	if c, ok := w[cluster]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("worker %s cannot be reached", cluster)
+}
+
+func worker(t *testing.T, objs ...client.Object) client.Client {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}
+
+// remoteWorkload is the Workload's copy in a worker, holding quota there or not.
+func remoteWorkload(holding bool) *kueue.Workload {
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team-a"}}
+	if holding {
+		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue,
+			Reason: "QuotaReserved", LastTransitionTime: metav1.Now()}}
+	}
+	return wl
+}
+
+// t0 is when the scene starts; the dispatcher's clock is moved by hand.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type scene struct {
+	t    *testing.T
+	c    client.Client
+	svc  *service
+	d    *Dispatcher
+	now  time.Time
+	recs *record.FakeRecorder
+}
+
+// newScene: the Workload holds quota, its green window is Ready, it was nominated to gb at
+// t0 (gb and sg reached by MultiKueue since long before), and the service would now answer sg.
+func newScene(t *testing.T, w Workers) *scene {
+	s := &scene{t: t, c: setup(t), now: t0, recs: record.NewFakeRecorder(100),
+		svc: &service{answer: dispatchclient.Answer{Clusters: []string{"sg"}, Mode: "carbon", Renominated: true}}}
+	s.d = &Dispatcher{Client: s.c, Service: s.svc.start(t), Recorder: s.recs, Workers: w,
+		WorkerLostAfter: 2 * time.Minute, AdmitTimeout: 5 * time.Minute, UnschedulableAfter: 5 * time.Minute,
+		Now: func() time.Time { return s.now }}
+	ctx := context.Background()
+	for _, name := range []string{"gb", "sg"} {
+		mkc := &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: kueue.MultiKueueClusterStatus{Conditions: []metav1.Condition{{Type: kueue.MultiKueueClusterActive,
+				Status: metav1.ConditionTrue, Reason: "Active", LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour))}}}}
+		if err := s.c.Create(ctx, mkc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wl := get(t, s.c)
+	wl.Annotations[NominatedAtAnnotation] = stamp(t0)
+	if err := s.c.Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	wl = get(t, s.c)
+	checkState(wl, "green-window").State = kueue.CheckStateReady
+	wl.Status.NominatedClusterNames = []string{"gb"}
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// reconcile runs the dispatcher up to n times (a step a reconcile), at the scene's time.
+func (s *scene) reconcile(n int) (ctrl.Result, error) {
+	var res ctrl.Result
+	var err error
+	for i := 0; i < n; i++ {
+		res, err = s.d.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey})
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, err
+}
+
+func (s *scene) setActive(name string, active bool, since time.Time) {
+	var mkc kueue.MultiKueueCluster
+	ctx := context.Background()
+	if err := s.c.Get(ctx, client.ObjectKey{Name: name}, &mkc); err != nil {
+		s.t.Fatal(err)
+	}
+	st := metav1.ConditionFalse
+	if active {
+		st = metav1.ConditionTrue
+	}
+	mkc.Status.Conditions[0].Status, mkc.Status.Conditions[0].LastTransitionTime = st, metav1.NewTime(since)
+	if err := s.c.Update(ctx, &mkc); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *scene) nominated() []string { return get(s.t, s.c).Status.NominatedClusterNames }
+
+func counter(reason string) float64 {
+	var m dto.Metric
+	_ = renominations.WithLabelValues(reason).Write(&m)
+	return m.GetCounter().GetValue()
+}
+
+func (s *scene) events() string {
+	var out []string
+	for {
+		select {
+		case e := <-s.recs.Events:
+			out = append(out, e)
+		default:
+			return strings.Join(out, "\n")
+		}
+	}
+}
+
+// checkRenominated: the last request asked again without gb for `reason`, sg is nominated,
+// and the annotation, Event and counter say so.
+func (s *scene) checkRenominated(reason string, before float64) {
+	t := s.t
+	if got := s.nominated(); !slices.Equal(got, []string{"sg"}) {
+		t.Fatalf("nominated %v after %s, want [sg]", got, reason)
+	}
+	last := s.svc.requests[len(s.svc.requests)-1]
+	if ex, _ := last["exclude"].([]any); len(ex) != 1 || ex[0] != "gb" {
+		t.Fatalf("the service was asked with exclude %v, want [gb]", last["exclude"])
+	}
+	rn, _ := last["renominate"].(map[string]any)
+	if rn["reason"] != reason || rn["from"] != "gb" {
+		t.Fatalf("the service was asked with renominate %v, want %s from gb", last["renominate"], reason)
+	}
+	if cl, _ := last["clusters"].([]any); slices.Contains(cl, any("gb")) {
+		t.Fatalf("gb offered again: %v", cl)
+	}
+	wl := get(t, s.c)
+	want := fmt.Sprintf("%s from gb at %s to sg", reason, stamp(s.now))
+	if got := wl.Annotations[RenominatedAnnotation]; got != want {
+		t.Fatalf("%s = %q, want %q", RenominatedAnnotation, got, want)
+	}
+	if _, ok := wl.Annotations[RenominatingAnnotation]; ok {
+		t.Fatalf("%s left behind", RenominatingAnnotation)
+	}
+	if wl.Annotations[NominatedAtAnnotation] != stamp(s.now) {
+		t.Fatalf("the new nomination's time %q", wl.Annotations[NominatedAtAnnotation])
+	}
+	if got := counter(reason); got != before+1 {
+		t.Fatalf("greensched_kueue_renominations_total{reason=%q} = %v, want %v", reason, got, before+1)
+	}
+	if ev := s.events(); !strings.Contains(ev, "GreenschedRenominated nominated [sg] instead of [gb] ("+reason+")") {
+		t.Fatalf("no GreenschedRenominated Event: %s", ev)
+	}
+}
+
+// A nominated worker that MultiKueue has lost for --worker-lost-after: the Workload, admitted
+// nowhere, is nominated again without it; not before.
+func TestRenominatesWhenItsWorkerIsLost(t *testing.T) {
+	s := newScene(t, nil) // a lost worker cannot be read anyway
+	before := counter(ReasonWorkerLost)
+	s.setActive("gb", false, t0.Add(time.Minute))
+	s.now = t0.Add(2*time.Minute + 59*time.Second)
+	res, err := s.reconcile(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"gb"}) || len(s.svc.requests) != 0 {
+		t.Fatalf("before the 2 minutes: nominated %v, %d requests", got, len(s.svc.requests))
+	}
+	if res.RequeueAfter != time.Second {
+		t.Fatalf("comes back after %v, want when the 2 minutes are up (1 s)", res.RequeueAfter)
+	}
+	s.now = t0.Add(3 * time.Minute)
+	if _, err := s.reconcile(3); err != nil { // start, revoke, nominate anew
+		t.Fatal(err)
+	}
+	s.checkRenominated(ReasonWorkerLost, before)
+	if len(s.svc.requests) != 1 {
+		t.Fatalf("%d requests, want one", len(s.svc.requests))
+	}
+}
+
+// No worker admits it within --admit-timeout: nominated again, but only once the old copy is
+// gone from gb (never two copies); not before the timeout.
+func TestRenominatesAfterTheAdmitTimeout(t *testing.T) {
+	gb := worker(t, remoteWorkload(false))
+	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
+	before := counter(ReasonAdmitTimeout)
+	s.now = t0.Add(4 * time.Minute)
+	res, err := s.reconcile(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.svc.requests) != 0 || res.RequeueAfter != time.Minute {
+		t.Fatalf("before 5 minutes: %d requests, requeue after %v (want 1 min)", len(s.svc.requests), res.RequeueAfter)
+	}
+	s.now = t0.Add(5 * time.Minute)
+	if _, err := s.reconcile(2); err != nil { // start, revoke
+		t.Fatal(err)
+	}
+	if got := s.nominated(); len(got) != 0 {
+		t.Fatalf("nominated %v after the revoke, want nothing", got)
+	}
+	// The old copy is still in gb: no new nomination yet, however often it is looked at.
+	res, err = s.reconcile(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nominated(); len(got) != 0 || res.RequeueAfter != copyPoll {
+		t.Fatalf("nominated %v (requeue %v) while the old copy is still in gb", got, res.RequeueAfter)
+	}
+	// MultiKueue deletes it: nominated anew.
+	if err := gb.Delete(context.Background(), remoteWorkload(false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	s.checkRenominated(ReasonAdmitTimeout, before)
+}
+
+// A copy that holds quota in gb is being admitted there: it is not moved for admit-timeout;
+// and neither is a Workload admitted on gb (status.clusterName).
+func TestAdmittedIsNotRenominatedForAdmitTimeout(t *testing.T) {
+	s := newScene(t, workers{"gb": worker(t, remoteWorkload(true)), "sg": worker(t)})
+	s.now = t0.Add(time.Hour)
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"gb"}) || len(s.svc.requests) != 0 {
+		t.Fatalf("a copy holding quota in gb: nominated %v, %d requests", got, len(s.svc.requests))
+	}
+	wl := get(t, s.c)
+	gb := "gb"
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = &gb, nil
+	if err := s.c.Status().Update(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	s.d.Workers = workers{"gb": worker(t, remoteWorkload(false)), "sg": worker(t)}
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	wl = get(t, s.c)
+	if len(wl.Status.NominatedClusterNames) != 0 || len(s.svc.requests) != 0 ||
+		wl.Annotations[RenominatingAnnotation] != "" {
+		t.Fatalf("admitted on gb: nominated %v, %d requests, annotations %v", wl.Status.NominatedClusterNames,
+			len(s.svc.requests), wl.Annotations)
+	}
+}
+
+// A copy admitted in gb after the revoke: the old nomination is given back, nothing else is
+// nominated.
+func TestAdmittedMeanwhileIsKept(t *testing.T) {
+	gb := worker(t, remoteWorkload(false))
+	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
+	s.now = t0.Add(5 * time.Minute)
+	if _, err := s.reconcile(2); err != nil { // start, revoke
+		t.Fatal(err)
+	}
+	copy := remoteWorkload(false)
+	if err := gb.Get(context.Background(), trainKey, copy); err != nil {
+		t.Fatal(err)
+	}
+	copy.Status.Conditions = remoteWorkload(true).Status.Conditions
+	if err := gb.Update(context.Background(), copy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	wl := get(t, s.c)
+	if !slices.Equal(wl.Status.NominatedClusterNames, []string{"gb"}) || wl.Annotations[RenominatingAnnotation] != "" ||
+		wl.Annotations[RenominatedAnnotation] != "" {
+		t.Fatalf("admitted in gb meanwhile: nominated %v, annotations %v", wl.Status.NominatedClusterNames, wl.Annotations)
+	}
+}
+
+// Pods unschedulable in gb for --unschedulable-after: the admitted Workload goes back to the
+// queue (MultiKueue's check Retry, as MultiKueue does for a worker's eviction), and once it
+// holds quota again and its copy is gone from gb it is nominated elsewhere; not before.
+func TestRenominatesWhenItsPodsStayUnschedulable(t *testing.T) {
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train-job-x1", Namespace: "team-a",
+		Labels: map[string]string{"batch.kubernetes.io/job-name": "train-job"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))}}}}
+	gb := worker(t, remoteWorkload(true), pod)
+	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
+	before := counter(ReasonUnschedulable)
+	wl := get(t, s.c)
+	wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-job",
+		UID: "u1", Controller: ptr(true)}}
+	if err := s.c.Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	wl = get(t, s.c)
+	name := "gb"
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = &name, nil
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	s.now = t0.Add(5*time.Minute + 59*time.Second)
+	res, err := s.reconcile(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := checkState(get(t, s.c), "multikueue"); st.State != kueue.CheckStatePending || res.RequeueAfter != time.Second {
+		t.Fatalf("before 5 minutes: MultiKueue check %s, requeue after %v", st.State, res.RequeueAfter)
+	}
+	s.now = t0.Add(6 * time.Minute)
+	if _, err := s.reconcile(2); err != nil { // start, Retry
+		t.Fatal(err)
+	}
+	wl = get(t, s.c)
+	if st := checkState(wl, "multikueue"); st.State != kueue.CheckStateRetry ||
+		!strings.Contains(st.Message, "unschedulable") {
+		t.Fatalf("MultiKueue check %+v, want Retry", st)
+	}
+	if a := applies[len(applies)-1]; a.manager != DispatcherFieldManager {
+		t.Fatalf("the Retry applied by %q", a.manager)
+	}
+	// Kueue evicts it: no quota, no cluster. It waits.
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+		Status: metav1.ConditionFalse, Reason: "Pending"})
+	wl.Status.ClusterName, wl.Status.Admission = nil, nil
+	checkState(wl, "multikueue").State = kueue.CheckStatePending
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(2); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.nominated(); len(n) != 0 {
+		t.Fatalf("nominated %v without quota", n)
+	}
+	// It holds quota again; MultiKueue deleted the copy in gb: nominated to sg.
+	wl = get(t, s.c)
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+		Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if err := gb.Delete(ctx, remoteWorkload(false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	s.checkRenominated(ReasonUnschedulable, before)
+}
+
+// While the service cannot answer, the nomination stays as it is and the Workload is tried
+// again (an error: the controller's backoff).
+func TestRenominationWithTheServiceDownChangesNothing(t *testing.T) {
+	s := newScene(t, nil)
+	s.svc.status = http.StatusServiceUnavailable
+	s.setActive("gb", false, t0)
+	s.now = t0.Add(time.Hour)
+	if _, err := s.reconcile(1); err == nil {
+		t.Fatal("no error with the service down: the Workload would not be tried again")
+	}
+	wl := get(t, s.c)
+	if !slices.Equal(wl.Status.NominatedClusterNames, []string{"gb"}) || wl.Annotations[RenominatingAnnotation] != "" {
+		t.Fatalf("with the service down: nominated %v, annotations %v", wl.Status.NominatedClusterNames, wl.Annotations)
+	}
+	if len(s.svc.requests) != 1 {
+		t.Fatalf("%d requests, want 1", len(s.svc.requests))
+	}
+	// It answers again: moved.
+	s.svc.status = 0
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"sg"}) {
+		t.Fatalf("nominated %v once the service answers", got)
+	}
+}
+
+// Kueue evicts the Workload (drops its quota reservation) between the dispatcher's read and
+// its status apply: the apply, which carries the read resourceVersion, fails with a conflict
+// and the reservation is not restored.
+func TestNominationApplyConflictsWithAnEviction(t *testing.T) {
+	evicted := false
+	var c client.Client
+	c = setupWith(t, interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey,
+		obj client.Object, opts ...client.GetOption) error {
+		if err := cl.Get(ctx, key, obj, opts...); err != nil {
+			return err
+		}
+		if _, live := obj.(*unstructured.Unstructured); live && !evicted {
+			// The dispatcher has read the live Workload; Kueue evicts it now.
+			evicted = true
+			var wl kueue.Workload
+			if err := cl.Get(ctx, key, &wl); err != nil {
+				return err
+			}
+			apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+				Status: metav1.ConditionFalse, Reason: "Pending"})
+			apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: "Evicted",
+				Status: metav1.ConditionTrue, Reason: "Preempted"})
+			wl.Status.Admission = nil
+			return cl.Status().Update(ctx, &wl)
+		}
+		return nil
+	}})
+	ctx := context.Background()
+	wl := get(t, c)
+	checkState(wl, "green-window").State = kueue.CheckStateReady
+	if err := c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"gb"}}}
+	d := &Dispatcher{Client: c, Service: svc.start(t)}
+	res, err := d.Reconcile(ctx, ctrl.Request{NamespacedName: trainKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !evicted {
+		t.Fatal("the eviction was not staged")
+	}
+	a := applies[len(applies)-1]
+	if a.manager != KueueAdmissionFieldManager {
+		t.Fatalf("last apply by %q", a.manager)
+	}
+	// The apply was refused with a conflict (the stand-in, as the API server, checks the
+	// resourceVersion), and the Workload comes back soon to decide again.
+	if res.RequeueAfter != conflictRetry {
+		t.Fatalf("requeue after %v, want %v", res.RequeueAfter, conflictRetry)
+	}
+	got := get(t, c)
+	if quotaReserved(got) || got.Status.Admission != nil || len(got.Status.NominatedClusterNames) != 0 {
+		t.Fatalf("the evicted Workload got back quota %v / admission %v / nomination %v", quotaReserved(got),
+			got.Status.Admission, got.Status.NominatedClusterNames)
+	}
+	// Decided again: no quota, nothing to do.
+	if _, err := d.Reconcile(ctx, ctrl.Request{NamespacedName: trainKey}); err != nil {
+		t.Fatal(err)
+	}
+	if n := get(t, c).Status.NominatedClusterNames; len(n) != 0 {
+		t.Fatalf("nominated %v after the eviction", n)
+	}
+	// The stand-in refuses a stale resourceVersion with 409 on its own.
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+	if err := c.Get(ctx, trainKey, live); err != nil {
+		t.Fatal(err)
+	}
+	live.SetResourceVersion("1")
+	stale, _ := nominationApply(live, []string{"gb"})
+	err = c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(stale), client.FieldOwner(KueueAdmissionFieldManager))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("a stale apply: %v, want a conflict", err)
+	}
+}

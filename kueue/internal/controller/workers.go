@@ -1,0 +1,181 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// Workers reads worker clusters. The dispatcher only reads them: a Workload's copy there (to
+// know that an old copy is gone, or holds quota, before a new nomination) and the copy's pods
+// (to see them unschedulable).
+type Workers interface {
+	Reader(ctx context.Context, cluster string) (client.Reader, error)
+}
+
+// KubeconfigWorkers reaches each worker as MultiKueue does: with the kubeconfig its
+// MultiKueueCluster names (a Secret, key "kubeconfig", in Kueue's namespace, or a file path).
+// Those credentials are MultiKueue's and may write; this type hands out only a client.Reader.
+type KubeconfigWorkers struct {
+	// Manager reads MultiKueueClusters and the Secrets (an uncached reader: a cache would list
+	// and watch every Secret).
+	Manager client.Reader
+	// Namespace holds MultiKueue's kubeconfig Secrets (Kueue's namespace, kueue-system).
+	Namespace string
+	Scheme    *runtime.Scheme
+	// Timeout bounds one request to a worker.
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	clients map[string]workerClient
+}
+
+type workerClient struct {
+	kubeconfig []byte
+	client     client.Client
+}
+
+// Reader returns a reader of the worker `cluster`, made anew when its kubeconfig changes.
+func (w *KubeconfigWorkers) Reader(ctx context.Context, cluster string) (client.Reader, error) {
+	var mkc kueue.MultiKueueCluster
+	if err := w.Manager.Get(ctx, types.NamespacedName{Name: cluster}, &mkc); err != nil {
+		return nil, fmt.Errorf("MultiKueueCluster %s: %w", cluster, err)
+	}
+	kc := mkc.Spec.ClusterSource.KubeConfig
+	if kc == nil {
+		return nil, fmt.Errorf("MultiKueueCluster %s: no kubeConfig (a ClusterProfile is not read)", cluster)
+	}
+	var data []byte
+	switch kc.LocationType {
+	case kueue.PathLocationType:
+		b, err := os.ReadFile(kc.Location)
+		if err != nil {
+			return nil, fmt.Errorf("MultiKueueCluster %s: %w", cluster, err)
+		}
+		data = b
+	default:
+		var s corev1.Secret
+		if err := w.Manager.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: kc.Location}, &s); err != nil {
+			return nil, fmt.Errorf("MultiKueueCluster %s: kubeconfig Secret %s/%s: %w", cluster, w.Namespace,
+				kc.Location, err)
+		}
+		data = s.Data[kueue.MultiKueueConfigSecretKey]
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.clients[cluster]; ok && bytes.Equal(c.kubeconfig, data) {
+		return c.client, nil
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("MultiKueueCluster %s: kubeconfig: %w", cluster, err)
+	}
+	cfg.Timeout = w.Timeout
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	cfg.QPS, cfg.Burst = 20, 40
+	c, err := client.New(cfg, client.Options{Scheme: w.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("MultiKueueCluster %s: %w", cluster, err)
+	}
+	if w.clients == nil {
+		w.clients = map[string]workerClient{}
+	}
+	w.clients[cluster] = workerClient{kubeconfig: data, client: c}
+	return c, nil
+}
+
+// copyState is what a worker holds of a Workload: no copy, a copy waiting there, or a copy
+// holding quota there (reserved or admitted: MultiKueue makes that worker the Workload's).
+type copyState int
+
+const (
+	copyAbsent copyState = iota
+	copyWaiting
+	copyHolding
+)
+
+// remoteCopy reads the Workload's copy in a worker (MultiKueue gives it the same namespace and
+// name).
+func remoteCopy(ctx context.Context, r client.Reader, wl *kueue.Workload) (copyState, error) {
+	var remote kueue.Workload
+	if err := r.Get(ctx, client.ObjectKeyFromObject(wl), &remote); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return copyAbsent, nil
+		}
+		return copyAbsent, err
+	}
+	if apimeta.IsStatusConditionTrue(remote.Status.Conditions, kueue.WorkloadQuotaReserved) ||
+		apimeta.IsStatusConditionTrue(remote.Status.Conditions, kueue.WorkloadAdmitted) {
+		return copyHolding, nil
+	}
+	return copyWaiting, nil
+}
+
+// unschedulableSince is the earliest time since which a pod of the Workload's copy in a worker
+// has stayed unschedulable (its PodScheduled condition False with reason Unschedulable, which
+// kube-scheduler keeps, with its transition time, while it finds no node), and whether one is.
+// The copy's pods are those of the Workload's owner there (MultiKueue gives the worker's Job
+// the manager's namespace and name): owned by it, or labelled with its name by the Job or
+// JobSet controller, or annotated with the Workload's name by Kueue.
+func unschedulableSince(ctx context.Context, r client.Reader, wl *kueue.Workload) (time.Time, bool, error) {
+	owner := metav1.GetControllerOf(wl)
+	if owner == nil {
+		return time.Time{}, false, nil
+	}
+	opts := []client.ListOption{client.InNamespace(wl.Namespace)}
+	if owner.Kind == "Job" {
+		opts = append(opts, client.MatchingLabels{"batch.kubernetes.io/job-name": owner.Name})
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, opts...); err != nil {
+		return time.Time{}, false, err
+	}
+	var since time.Time
+	found := false
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending || !podOf(p, wl, owner) {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
+				c.Reason == corev1.PodReasonUnschedulable {
+				if !found || c.LastTransitionTime.Time.Before(since) {
+					since = c.LastTransitionTime.Time
+				}
+				found = true
+			}
+		}
+	}
+	return since, found, nil
+}
+
+func podOf(p *corev1.Pod, wl *kueue.Workload, owner *metav1.OwnerReference) bool {
+	if p.Annotations[kueue.WorkloadAnnotation] == wl.Name {
+		return true
+	}
+	if p.Labels["batch.kubernetes.io/job-name"] == owner.Name && owner.Kind == "Job" {
+		return true
+	}
+	if p.Labels["jobset.sigs.k8s.io/jobset-name"] == owner.Name && owner.Kind == "JobSet" {
+		return true
+	}
+	if c := metav1.GetControllerOf(p); c != nil && c.Kind == owner.Kind && c.Name == owner.Name {
+		return true
+	}
+	return false
+}
