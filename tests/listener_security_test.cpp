@@ -251,6 +251,28 @@ TEST(ListenerSecurity, ExtenderTokenOverTls) {
   EXPECT_EQ(health->status, 200);
 }
 
+// A refused request's body is never read, so the connection is closed after the 401: a client
+// that kept it open would have its next request read from the middle of that body.
+TEST(ListenerSecurity, KeepAliveClientServedAfterA401) {
+  ScratchDir dir;
+  ServerOptions options;
+  options.security.token_file = dir.write("token", "t0ken");
+  testing::TestServer server("fgd", options);
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_keep_alive(true);
+  client.set_read_timeout(10, 0);
+  const std::string body(100000, ' ');
+  for (int i = 0; i < 3; ++i) {
+    auto refused = client.Post("/filter", body, "application/json");
+    ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+    EXPECT_EQ(refused->status, 401);
+    EXPECT_EQ(refused->get_header_value("Connection"), "close");
+    auto served = client.Get("/pods", bearer("t0ken"));
+    ASSERT_TRUE(served) << httplib::to_string(served.error());
+    EXPECT_EQ(served->status, 200) << served->body;
+  }
+}
+
 TEST(ListenerSecurity, ExtenderRefusesAnExposedAddressUnlessInsecure) {
   ServerOptions options;
   ExtenderServer exposed(options);

@@ -97,9 +97,11 @@ bool has_verified_client_certificate(const httplib::Request& req) {
   return present && SSL_get_verify_result(req.ssl) == X509_V_OK;
 }
 
-// Answers 401 with {key: why}.
+// Answers 401 with {key: why}, and closes the connection: the request's body was not read,
+// so the next request on it would be read from the middle of that body.
 void refuse(httplib::Response& res, const std::string& key, const std::string& why, bool bearer) {
   res.status = 401;
+  res.set_header("Connection", "close");
   if (bearer) res.set_header("WWW-Authenticate", "Bearer realm=\"greensched\"");
   res.set_content(nlohmann::json{{key, why}}.dump(), "application/json");
 }
