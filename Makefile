@@ -11,7 +11,7 @@ PREFIX     ?= /usr/local
 # Debian packages the build and tests need.
 PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-json3-dev \
             libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
-            libcpp-httplib-dev \
+            libcpp-httplib-dev libssl-dev openssl \
             chromium \
             coinor-libclp-dev coinor-libcbc-dev \
             libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go black python3-venv

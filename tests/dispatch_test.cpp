@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,7 @@
 #include "greensched/trace/workload.hpp"
 #include "scratch_dir.hpp"
 #include "test_pod.hpp"
+#include "tls_test_support.hpp"
 
 namespace greensched::dispatch {
 namespace {
@@ -495,6 +498,104 @@ TEST(DispatchServer, ServesDecisionsClustersHealthAndMetrics) {
       << metrics->body;
   EXPECT_NE(metrics->body.find("greensched_dispatch_requests_total{code=\"400\"} 1"),
             std::string::npos);
+  server.stop();
+}
+
+// With TLS and a token: every route but /healthz needs the token (401 with {"error"} without
+// it or with another), plain HTTP gets no answer, and a new token in the file is taken
+// within a second.
+TEST(DispatchServer, HttpsWithABearerToken) {
+  testing::ScratchDir dir;
+  testing::TlsFiles tls;
+  ASSERT_TRUE(testing::make_tls_files(dir, tls));
+  auto service = DispatchService::create(two_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  serve::ListenerSecurity security;
+  security.tls_cert = tls.server_cert;
+  security.tls_key = tls.server_key;
+  security.token_file = dir.write("token", "dispatch-token\n");
+  DispatchServer server(*service.value(), security);
+  auto port = server.start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error();
+  auto client = testing::https_client(port.value(), tls.ca_cert);
+
+  auto none = client->Post("/v1/dispatch", request(workload("w", 1, 1)).dump(), "application/json");
+  ASSERT_TRUE(none) << httplib::to_string(none.error());
+  EXPECT_EQ(none->status, 401);
+  EXPECT_NE(json::parse(none->body).value("error", "").find("missing bearer token"),
+            std::string::npos)
+      << none->body;
+  auto wrong = client->Get("/v1/clusters", testing::bearer("dispatch-tokeN"));
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(json::parse(wrong->body).value("error", ""), "wrong bearer token");
+  auto metrics = client->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 401);
+  auto health = client->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200) << health->body;
+
+  auto right = client->Post("/v1/dispatch", testing::bearer("dispatch-token"),
+                            request(workload("w", 1, 1)).dump(), "application/json");
+  ASSERT_TRUE(right);
+  EXPECT_EQ(right->status, 200) << right->body;
+  EXPECT_EQ(json::parse(right->body)["clusters"][0], "clean");
+  auto metrics_ok = client->Get("/metrics", testing::bearer("dispatch-token"));
+  ASSERT_TRUE(metrics_ok);
+  EXPECT_EQ(metrics_ok->status, 200);
+
+  httplib::Client plain("127.0.0.1", port.value());
+  plain.set_read_timeout(5, 0);
+  EXPECT_FALSE(plain.Get("/healthz"));
+
+  // Rotation: the file's new content is the token within a second; the old one is refused.
+  dir.write("token.new", "rotated-token");
+  std::filesystem::rename(dir.file("token.new"), security.token_file);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto rotated = client->Get("/v1/clusters", testing::bearer("rotated-token"));
+  ASSERT_TRUE(rotated);
+  EXPECT_EQ(rotated->status, 200) << rotated->body;
+  auto old = client->Get("/v1/clusters", testing::bearer("dispatch-token"));
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->status, 401);
+  server.stop();
+}
+
+// With --client-ca: a client without a certificate is refused (but for /healthz), one with a
+// certificate the CA signed is served, one another CA signed fails the handshake.
+TEST(DispatchServer, ClientCertificatesSignedByTheCa) {
+  testing::ScratchDir dir;
+  testing::TlsFiles tls;
+  ASSERT_TRUE(testing::make_tls_files(dir, tls));
+  auto service = DispatchService::create(two_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  serve::ListenerSecurity security;
+  security.tls_cert = tls.server_cert;
+  security.tls_key = tls.server_key;
+  security.client_ca = tls.ca_cert;
+  DispatchServer server(*service.value(), security);
+  auto port = server.start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error();
+
+  auto without = testing::https_client(port.value(), tls.ca_cert);
+  auto refused = without->Get("/v1/clusters");
+  ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_NE(json::parse(refused->body).value("error", "").find("client certificate"),
+            std::string::npos);
+  auto health = without->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+
+  auto with = testing::https_client(port.value(), tls.ca_cert, tls.client_cert, tls.client_key);
+  auto served = with->Get("/v1/clusters");
+  ASSERT_TRUE(served) << httplib::to_string(served.error());
+  EXPECT_EQ(served->status, 200) << served->body;
+
+  auto stranger =
+      testing::https_client(port.value(), tls.ca_cert, tls.stranger_cert, tls.stranger_key);
+  EXPECT_FALSE(stranger->Get("/v1/clusters"));
   server.stop();
 }
 

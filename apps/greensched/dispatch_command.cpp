@@ -18,6 +18,8 @@
 #include "greensched/dispatch/dispatch_service.hpp"
 #include "greensched/dispatch/workload_request.hpp"
 #include "greensched/multi/agent.hpp"
+#include "greensched/serve/listener_security.hpp"
+#include "listener_options.hpp"
 
 namespace greensched::app {
 namespace {
@@ -39,17 +41,17 @@ struct DispatchOptions {
   std::string seeds = kDefaultSeeds;
   std::string port_file;
   bool quiet = false;
+  serve::ListenerSecurity security;
 };
 
 int run_dispatch(const DispatchOptions& o) {
-  const std::size_t colon = o.listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= o.listen.size() ||
-      o.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+  std::string host;
+  int port = 0;
+  if (!serve::split_listen_address(o.listen, host, port)) {
     return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8090", o.listen),
                 kExitUsage);
   }
-  const std::string host = o.listen.substr(0, colon);
-  const int port = std::stoi(o.listen.substr(colon + 1));
+  if (int code = check_listener(host, o.security, "docs/MULTICLUSTER.md"); code != 0) return code;
   auto seed = parse_one_seed(o.seeds);
   if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
   auto config = dispatch::load_dispatch_config(o.config, o.data_dir);
@@ -92,7 +94,7 @@ int run_dispatch(const DispatchOptions& o) {
 
   auto service = dispatch::DispatchService::create(std::move(c), now);
   if (!service.ok()) return fail(service);
-  dispatch::DispatchServer server(*service.value());
+  dispatch::DispatchServer server(*service.value(), o.security);
   auto bound = server.start(host, port);
   if (!bound.ok()) return fail(bound);
   if (!o.port_file.empty()) {
@@ -109,8 +111,12 @@ int run_dispatch(const DispatchOptions& o) {
       states += fmt::format("{}{} {}", states.empty() ? "" : ", ", cl["name"].get<std::string>(),
                             cl.value("up", false) ? "up" : "DOWN");
     }
-    fmt::print(stderr, "greensched dispatch: {}:{} agent {} | clusters: {} | signal time {}\n",
-               host, bound.value(), o.agent, states, clusters["signal_time"].get<std::string>());
+    fmt::print(stderr,
+               "greensched dispatch: {}://{}:{} agent {} | clusters: {} | signal time {}{}{}\n",
+               o.security.tls() ? "https" : "http", host, bound.value(), o.agent, states,
+               clusters["signal_time"].get<std::string>(),
+               o.security.token_file.empty() ? "" : " | bearer token",
+               o.security.client_ca.empty() ? "" : " | client certificates");
   }
   int sig = 0;
   sigwait(&signals, &sig);
@@ -134,7 +140,14 @@ Action add_dispatch_command(CLI::App& app) {
       "Example (sites of the fleet file without an API server are its node lists, idle):\n"
       "  greensched dispatch --config examples/dispatch-4-regions.json --journal dispatch.jsonl\n"
       "  curl -s localhost:8090/v1/dispatch -d @examples/workload-be.json\n"
-      "  greensched explain --record dispatch.jsonl --pod default/train-1");
+      "  greensched explain --record dispatch.jsonl --pod default/train-1\n\n" +
+      listener_help("docs/MULTICLUSTER.md") +
+      "\n/metrics needs the token too (it names the clusters and their load); scrape it with\n"
+      "the token (Prometheus: authorization.credentials_file).\n"
+      "  greensched dispatch --config dispatch.json --listen 0.0.0.0:8090 \\\n"
+      "      --tls-cert tls.crt --tls-key tls.key --auth-token-file token\n"
+      "  curl --cacert ca.crt -H \"Authorization: Bearer $(cat token)\" "
+      "https://HOST:8090/v1/clusters");
   cmd->add_option("--config", opts->config,
                   "JSON: {\"fleet\": fleet file or object, \"clusters\": {name: {\"api\": "
                   "{server, token_file, ca_file}, \"carbon_forecast\": {url, format}}}}")
@@ -172,6 +185,9 @@ Action add_dispatch_command(CLI::App& app) {
                    "orders each cluster's equal nodes as `multi --seeds` orders its sites'", true);
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
   cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
+  add_listener_options(cmd, opts->security,
+                       "file holding the bearer token every request but GET /healthz must carry "
+                       "(re-read when it changes)");
   return [opts] { return run_dispatch(*opts); };
 }
 

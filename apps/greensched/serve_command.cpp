@@ -13,15 +13,17 @@
 #include "greensched/core/text_file.hpp"
 #include "greensched/serve/http_server.hpp"
 #include "greensched/serve/kube_binder.hpp"
+#include "greensched/serve/listener_security.hpp"
 #include "greensched/serve/pod_watcher.hpp"
 #include "greensched/serve/serve_config.hpp"
 #include "greensched/serve/service.hpp"
+#include "listener_options.hpp"
 
 namespace greensched::app {
 namespace {
 
 struct ServeOptions {
-  std::string listen = "0.0.0.0:8888";
+  std::string listen = "127.0.0.1:8888";
   std::string nodes;
   std::string nodes_json;
   std::string state;
@@ -35,30 +37,17 @@ struct ServeOptions {
   std::string kube_token_file;
   std::string kube_ca_file;
   bool quiet = false;
+  serve::ListenerSecurity security;
 };
-
-bool split_listen(const std::string& listen, std::string& host, int& port) {
-  const std::size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const std::string p = listen.substr(colon + 1);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  port = std::stoi(p);
-  return !host.empty() && port <= 65535;
-}
 
 int run_serve(const ServeOptions& o) {
   std::string host;
   int port = 0;
-  if (!split_listen(o.listen, host, port)) {
-    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 0.0.0.0:8888", o.listen),
+  if (!serve::split_listen_address(o.listen, host, port)) {
+    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8888", o.listen),
                 kExitUsage);
   }
+  if (int code = check_listener(host, o.security, "docs/SERVE.md"); code != 0) return code;
   serve::ServiceInputs inputs;
   inputs.nodes_csv = o.nodes;
   inputs.nodes_json = o.nodes_json;
@@ -70,6 +59,7 @@ int run_serve(const ServeOptions& o) {
   }
   if (!o.policy.empty()) inputs.config.policy = o.policy;
   inputs.config.server.prefix = o.prefix;
+  inputs.config.server.security = o.security;
 
   serve::KubeApiOptions api;
   api.server = o.kube_api;
@@ -138,11 +128,13 @@ int run_serve(const ServeOptions& o) {
   if (watcher) watcher->start();
   if (!o.quiet) {
     fmt::print(stderr,
-               "greensched serve: {}:{}{} policy {} | {} nodes, {} pods bound ({} journal "
-               "entries replayed) | FGD target: {} | state {}{}\n",
-               host, bound.value(), server.prefix(), inputs.config.policy, report.nodes,
-               report.pods, report.replayed, report.target, o.state,
-               o.kube_bind ? " | binds through the API server" : "");
+               "greensched serve: {}://{}:{}{} policy {} | {} nodes, {} pods bound ({} journal "
+               "entries replayed) | FGD target: {} | state {}{}{}{}\n",
+               o.security.tls() ? "https" : "http", host, bound.value(), server.prefix(),
+               inputs.config.policy, report.nodes, report.pods, report.replayed, report.target,
+               o.state, o.kube_bind ? " | binds through the API server" : "",
+               o.security.client_ca.empty() ? "" : " | client certificates",
+               o.security.token_file.empty() ? "" : " | bearer token");
   }
 
   int sig = 0;
@@ -187,6 +179,16 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--kube-ca-file", opts->kube_ca_file,
                   "CA bundle of the API server (default: the service account's)");
   cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
+  add_listener_options(cmd, opts->security,
+                       "file holding a bearer token every request but GET /healthz must carry "
+                       "(kube-scheduler sends none: authenticate it with --client-ca)");
+  cmd->footer(
+      listener_help("docs/SERVE.md") +
+      "\nkube-scheduler's extender client sends no bearer token: give it a client certificate\n"
+      "(tlsConfig certFile/keyFile) and --client-ca here, with enableHTTPS: true and\n"
+      "tlsConfig.caFile naming the CA of --tls-cert.\n"
+      "  greensched serve --listen 0.0.0.0:8888 --state state --nodes nodes.csv \\\n"
+      "      --tls-cert tls.crt --tls-key tls.key --client-ca clients-ca.crt");
   return [opts] { return run_serve(*opts); };
 }
 

@@ -34,9 +34,17 @@ func main() {
 		maxWait     time.Duration
 		workersNS   string
 		renominate  controller.Dispatcher
+		security    dispatchclient.Options
 	)
 	flag.StringVar(&serviceURL, "dispatch-url", "http://greensched-dispatch:8090",
-		"URL of the dispatch service (greensched dispatch)")
+		"URL of the dispatch service (greensched dispatch); https with its --tls-cert")
+	flag.StringVar(&security.TokenFile, "dispatch-token-file", "",
+		"file holding the service's bearer token (its --auth-token-file); re-read when it changes")
+	flag.StringVar(&security.CAFile, "dispatch-ca-file", "",
+		"PEM CA that signed the service's certificate (default: the system's CAs)")
+	flag.StringVar(&security.ClientCert, "dispatch-client-cert", "",
+		"PEM client certificate for the service's --client-ca (mutual TLS)")
+	flag.StringVar(&security.ClientKey, "dispatch-client-key", "", "PEM private key of --dispatch-client-cert")
 	flag.BoolVar(&dispatcher, "dispatcher", true,
 		"run the MultiKueue external dispatcher (Kueue's multiKueue.dispatcherName must name greensched.io/dispatcher)")
 	flag.BoolVar(&greenWindow, "green-window", true,
@@ -61,6 +69,10 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	service, err := dispatchclient.NewWithOptions(serviceURL, security)
+	if err != nil {
+		fail(err)
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -88,7 +100,6 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	service := dispatchclient.New(serviceURL)
 	if dispatcher {
 		d := &controller.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Service: service,
 			Recorder:        mgr.GetEventRecorderFor("greensched-dispatcher"),

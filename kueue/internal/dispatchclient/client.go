@@ -1,19 +1,34 @@
 // Package dispatchclient asks greensched's dispatch service (`greensched dispatch`, see
 // docs/MULTICLUSTER.md) which worker clusters a Kueue Workload should go to and from when.
 // Every decision is the service's; this package only carries the question and the answer.
+//
+// Over https the service's certificate is verified against Options.CAFile (or the system's
+// CAs), optionally with a client certificate for mutual TLS; with Options.TokenFile every
+// request carries `Authorization: Bearer <token>`, the file re-read when it changes (token.go).
 package dispatchclient
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
+
+// ErrUnauthorized is wrapped by Dispatch's error when the service answers 401: the token (or
+// client certificate) is missing or not the one the service expects.
+var ErrUnauthorized = errors.New("the dispatch service refused the credentials")
 
 // Answer is the service's reply to POST /v1/dispatch.
 type Answer struct {
@@ -30,15 +45,91 @@ type Answer struct {
 	Renominated bool `json:"renominated"`
 }
 
-// Client posts to the service at URL (e.g. http://greensched-dispatch:8090).
+// Client posts to the service at URL (e.g. https://greensched-dispatch:8090).
 type Client struct {
-	URL  string
-	HTTP *http.Client
+	URL   string
+	HTTP  *http.Client
+	Token *TokenFile // nil: no Authorization header
 }
 
-// New returns a client with a bounded timeout.
+// Options secure the connection to the service. All are optional.
+type Options struct {
+	TokenFile  string        // bearer token, re-read when the file changes
+	CAFile     string        // PEM CA(s) the service's certificate must chain to (https)
+	ClientCert string        // PEM client certificate for mutual TLS (with ClientKey)
+	ClientKey  string        // PEM private key of ClientCert
+	Timeout    time.Duration // per request; 0: 10 s
+}
+
+// DefaultTimeout bounds each request when Options.Timeout is 0.
+const DefaultTimeout = 10 * time.Second
+
+// New returns a client without credentials and with a bounded timeout.
 func New(url string) *Client {
-	return &Client{URL: url, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{URL: url, HTTP: &http.Client{Timeout: DefaultTimeout}}
+}
+
+// NewWithOptions returns a client for `serviceURL` with the options' token and TLS settings.
+// A token is only sent over https (or to a loopback address), and the TLS files only make
+// sense with https: other combinations are errors, as are unreadable files.
+func NewWithOptions(serviceURL string, o Options) (*Client, error) {
+	u, err := url.Parse(serviceURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("dispatch URL %q: want http(s)://HOST:PORT", serviceURL)
+	}
+	https := u.Scheme == "https"
+	if !https && (o.CAFile != "" || o.ClientCert != "" || o.ClientKey != "") {
+		return nil, fmt.Errorf("dispatch URL %s: CA and client certificate files need an https URL", serviceURL)
+	}
+	if !https && o.TokenFile != "" && !loopback(u.Hostname()) {
+		return nil, fmt.Errorf("dispatch URL %s: refusing to send the bearer token unencrypted; use https", serviceURL)
+	}
+	if (o.ClientCert == "") != (o.ClientKey == "") {
+		return nil, errors.New("a client certificate needs its key and the other way round")
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	c := &Client{URL: strings.TrimSuffix(serviceURL, "/")}
+	if o.TokenFile != "" {
+		if c.Token, err = OpenTokenFile(o.TokenFile); err != nil {
+			return nil, err
+		}
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if https {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if o.CAFile != "" {
+			pem, err := os.ReadFile(o.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("dispatch CA file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("dispatch CA file %s: no PEM certificate in it", o.CAFile)
+			}
+			cfg.RootCAs = pool
+		}
+		if o.ClientCert != "" {
+			pair, err := tls.LoadX509KeyPair(o.ClientCert, o.ClientKey)
+			if err != nil {
+				return nil, fmt.Errorf("dispatch client certificate: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		transport.TLSClientConfig = cfg
+	}
+	c.HTTP = &http.Client{Timeout: timeout, Transport: transport}
+	return c, nil
+}
+
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 type request struct {
@@ -80,6 +171,9 @@ func (c *Client) send(ctx context.Context, r request) (*Answer, error) {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.Token != nil {
+		req.Header.Set("Authorization", "Bearer "+c.Token.Token())
+	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch service: %w", err)
@@ -94,6 +188,10 @@ func (c *Client) send(ctx context.Context, r request) (*Answer, error) {
 			Error string `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
+		if res.StatusCode == http.StatusUnauthorized {
+			return nil, fmt.Errorf("dispatch service: HTTP 401: %w (%s; check --dispatch-token-file "+
+				"against the service's --auth-token-file)", ErrUnauthorized, e.Error)
+		}
 		return nil, fmt.Errorf("dispatch service: HTTP %d: %s", res.StatusCode, e.Error)
 	}
 	var a Answer

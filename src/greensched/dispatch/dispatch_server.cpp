@@ -15,9 +15,12 @@ int64_t wall_clock_s() {
       .count();
 }
 
-DispatchServer::DispatchServer(DispatchService& service, std::size_t max_body_bytes)
-    : service_(service), server_(std::make_unique<httplib::Server>()) {
-  server_->set_payload_max_length(max_body_bytes);
+DispatchServer::DispatchServer(DispatchService& service, serve::ListenerSecurity security,
+                               std::size_t max_body_bytes)
+    : service_(service), security_(std::move(security)), max_body_bytes_(max_body_bytes) {}
+
+void DispatchServer::routes() {
+  server_->set_payload_max_length(max_body_bytes_);
   server_->Post("/v1/dispatch", [this](const httplib::Request& req, httplib::Response& res) {
     const DispatchReply reply = service_.dispatch(req.body, wall_clock_s());
     res.status = reply.status;
@@ -50,6 +53,13 @@ DispatchServer::~DispatchServer() {
 }
 
 Result<int> DispatchServer::start(const std::string& host, int port) {
+  if (server_) return Error{"the dispatch server is already started", ErrorCode::kInternal};
+  auto exposure = serve::check_exposure(host, security_);
+  if (!exposure.ok()) return Error{exposure.error()};
+  auto made = serve::make_listener(security_);  // 401s as {"error": ...}, /healthz open
+  if (!made.ok()) return Error{made.error(), made.code()};
+  server_ = std::move(made.value());
+  routes();
   return start_http(*server_, thread_, host, port);
 }
 

@@ -62,9 +62,9 @@ std::string normalise_prefix(std::string_view prefix) {
 }
 
 ExtenderServer::ExtenderServer(ServerOptions options)
-    : options_(std::move(options)),
-      prefix_(normalise_prefix(options_.prefix)),
-      server_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)), prefix_(normalise_prefix(options_.prefix)) {}
+
+void ExtenderServer::configure() {
   const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads) : 1;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_body_bytes);
@@ -76,7 +76,6 @@ ExtenderServer::ExtenderServer(ServerOptions options)
   server_->set_keep_alive_max_count(100000);
   // Replies are written in pieces; without this, Nagle's algorithm and delayed ACKs add ~40 ms.
   server_->set_tcp_nodelay(true);
-  routes();
 }
 
 ExtenderServer::~ExtenderServer() {
@@ -265,6 +264,16 @@ void ExtenderServer::routes() {
 }
 
 Result<int> ExtenderServer::start(const std::string& host, int port) {
+  if (server_) return Error{"the extender server is already started", ErrorCode::kInternal};
+  auto exposure = check_exposure(host, options_.security);
+  if (!exposure.ok()) return Error{exposure.error()};
+  GuardOptions guard;
+  guard.error_key = "Error";  // as the extender protocol's replies
+  auto made = make_listener(options_.security, guard);
+  if (!made.ok()) return Error{made.error(), made.code()};
+  server_ = std::move(made.value());
+  configure();
+  routes();
   return start_http(*server_, thread_, host, port);
 }
 

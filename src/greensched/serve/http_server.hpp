@@ -9,6 +9,10 @@
 // `max_body_bytes` get 413; a client that stalls mid-request is dropped after
 // `read_timeout_seconds`; malformed JSON or missing fields get 400 with an Error message. The
 // server answers 503 until an Extender is attached, so it can listen while the journal replays.
+//
+// `security` (listener_security.hpp) makes it HTTPS, asks clients for a certificate signed by a
+// CA and/or a bearer token (GET /healthz stays open), and start() refuses a non-loopback
+// address without them unless `insecure` is set.
 #pragma once
 
 #include <atomic>
@@ -19,6 +23,7 @@
 
 #include "greensched/core/status.hpp"
 #include "greensched/serve/extender.hpp"
+#include "greensched/serve/listener_security.hpp"
 #include "greensched/serve/metrics.hpp"
 
 namespace httplib {
@@ -34,6 +39,7 @@ struct ServerOptions {
   double read_timeout_seconds = 5;
   double write_timeout_seconds = 5;
   int keep_alive_seconds = 5;
+  ListenerSecurity security;  // TLS, client certificates, bearer token (not in the JSON config)
 };
 
 class ExtenderServer {
@@ -46,8 +52,9 @@ class ExtenderServer {
   // Serves `extender` from now on (it must outlive the server or be detached with nullptr).
   void attach(Extender* extender) { extender_.store(extender); }
 
-  // Binds host:port (port 0: any free port) and serves on a background thread; returns the
-  // port.
+  // Builds the server for options.security, binds host:port (port 0: any free port) and
+  // serves on a background thread; returns the port. An error for bad TLS or token files, or
+  // an address the exposure rule refuses.
   Result<int> start(const std::string& host, int port);
   // Stops serving and joins the thread.
   void stop();
@@ -56,6 +63,7 @@ class ExtenderServer {
   const std::string& prefix() const { return prefix_; }
 
  private:
+  void configure();
   void routes();
 
   ServerOptions options_;

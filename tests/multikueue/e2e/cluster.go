@@ -375,7 +375,9 @@ func (c *cluster) nodesReady(ctx context.Context) (bool, error) {
 }
 
 // schedulerConfig is deploy/scheduler-config.yaml with the extender's URL, the kubeconfig
-// and no leader election: the configuration a user deploys is the one tested.
+// and no leader election: the configuration a user deploys is the one tested, but for TLS:
+// the test's extenders listen on 127.0.0.1 over plain HTTP, so enableHTTPS and the tlsConfig
+// files (a Secret in a cluster) are dropped.
 func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
@@ -389,7 +391,10 @@ func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
 	if len(exts) != 1 {
 		return nil, fmt.Errorf("%s: expected one extender", path)
 	}
-	exts[0].(map[string]any)["urlPrefix"] = extenderURL
+	ext := exts[0].(map[string]any)
+	ext["urlPrefix"] = extenderURL
+	ext["enableHTTPS"] = false
+	delete(ext, "tlsConfig")
 	m["leaderElection"] = map[string]any{"leaderElect": false}
 	m["clientConnection"] = map[string]any{"kubeconfig": kubeconfig, "qps": 100, "burst": 200}
 	return yaml.Marshal(m)
