@@ -3,12 +3,21 @@
 // Electricity Maps' formats, and decisions on a hand-made fleet: the cleaner cluster while it
 // has room, dispatched work counted until it shows, the same answer when asked again and
 // after a restart, a capacity-only choice when a signal is missing, and the HTTP front.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -378,6 +387,212 @@ TEST(DispatchService, DecidesAgainWhenItsClusterIsLeftOut) {
   int lines = 0;
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+using SteadyClock = std::chrono::steady_clock;
+
+double seconds_since(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+}
+
+// Opened and closed by a test; a GatedSource's reads wait while it is closed. Shared with
+// the source, so a reader left blocked past the service's end still finds it.
+struct ReadGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;
+  int reads = 0;
+  void set(bool o) {
+    std::lock_guard lock(mu);
+    open = o;
+    cv.notify_all();
+  }
+};
+
+// The fleet file's nodes of a site, read only while the gate is open (else blocked, as an
+// API server that accepts and never answers).
+class GatedSource final : public ClusterSource {
+ public:
+  GatedSource(std::shared_ptr<ReadGate> gate, std::unique_ptr<ClusterSource> inner)
+      : gate_(std::move(gate)), inner_(std::move(inner)) {}
+  std::string describe() const override { return "gated " + inner_->describe(); }
+  Result<std::unique_ptr<serve::ClusterState>> read(GpuModelRegistry& models,
+                                                    const serve::StateOptions& options,
+                                                    Deadline deadline) override {
+    {
+      std::unique_lock lock(gate_->mu);
+      ++gate_->reads;
+      gate_->cv.wait(lock, [&] { return gate_->open; });
+    }
+    return inner_->read(models, options, deadline);
+  }
+
+ private:
+  std::shared_ptr<ReadGate> gate_;
+  std::unique_ptr<ClusterSource> inner_;
+};
+
+// two_clusters() with "clean" read through a gate, short deadlines and refresh period.
+DispatchConfig gated_clean(const std::shared_ptr<ReadGate>& gate) {
+  DispatchConfig c = two_clusters();
+  c.cluster_timeout_seconds = 0.3;
+  c.refresh_seconds = 0.2;
+  c.sources.resize(2);
+  c.sources[0] = std::make_unique<GatedSource>(
+      gate, make_static_source(c.fleet.sites[0].nodes, c.fleet.models));
+  return c;
+}
+
+// Polls GET /v1/clusters until `pred` holds for cluster `i` (at most 5 s).
+bool wait_for_cluster(DispatchService& service, std::size_t i,
+                      const std::function<bool(const json&)>& pred) {
+  const auto t0 = SteadyClock::now();
+  while (seconds_since(t0) < 5) {
+    if (pred(service.clusters(10)["clusters"][i])) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A cluster whose API hangs from the start is no option; decisions answer at once without it
+// and say why; once it answers it is read and chosen again. The service stops without
+// waiting for the hung read.
+TEST(DispatchReaders, HungClusterNeverReadIsNoOptionUntilItAnswers) {
+  auto gate = std::make_shared<ReadGate>();
+  gate->set(false);
+  auto t0 = SteadyClock::now();
+  auto service = DispatchService::create(gated_clean(gate), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  EXPECT_LT(seconds_since(t0), 1.5);  // the first read waits for its deadline, no longer
+  t0 = SteadyClock::now();
+  const DispatchReply r =
+      service.value()->dispatch(request(workload("w1", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "dirty");
+  ASSERT_EQ(r.body["degraded"].size(), 1u) << r.body.dump();
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean left out: no answer "
+                                                          "within 0.3 s"),
+            std::string::npos)
+      << r.body.dump();
+  ASSERT_EQ(r.body["degraded_clusters"].size(), 1u);
+  EXPECT_EQ(r.body["degraded_clusters"][0]["name"], "clean");
+  EXPECT_FALSE(r.body["degraded_clusters"][0]["up"].get<bool>());
+  const json clean = service.value()->clusters(10)["clusters"][0];
+  EXPECT_FALSE(clean["up"].get<bool>());
+  EXPECT_FALSE(clean.contains("age_s"));
+
+  gate->set(true);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0, [](const json& c) {
+    return c["up"].get<bool>() && !c["degraded"].get<bool>();
+  }));
+  const DispatchReply again =
+      service.value()->dispatch(request(workload("w2", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_EQ(again.body["clusters"][0], "clean") << again.body.dump();
+  EXPECT_TRUE(again.body["degraded"].empty()) << again.body.dump();
+
+  // Hung again at the end: the service stops within its deadline, the read left to finish.
+  gate->set(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  t0 = SteadyClock::now();
+  service.value().reset();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  gate->set(true);
+}
+
+// A cluster read once that then hangs stays an option with its last known state, reported as
+// degraded with that state's age; when it answers again it is no longer degraded.
+TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
+  auto gate = std::make_shared<ReadGate>();
+  auto service = DispatchService::create(gated_clean(gate), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  ASSERT_TRUE(service.value()->clusters(10)["clusters"][0]["up"].get<bool>());
+  gate->set(false);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0,
+                               [](const json& c) { return c["degraded"].get<bool>(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = SteadyClock::now();
+  const DispatchReply r =
+      service.value()->dispatch(request(workload("w1", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "clean");  // its last known state: empty, cleaner
+  ASSERT_EQ(r.body["degraded_clusters"].size(), 1u) << r.body.dump();
+  const json& d = r.body["degraded_clusters"][0];
+  EXPECT_EQ(d["name"], "clean");
+  EXPECT_TRUE(d["up"].get<bool>());
+  EXPECT_TRUE(d["degraded"].get<bool>());
+  // The last good read finished before the gate closed, over 0.3 + 0.2 s ago.
+  EXPECT_GT(d["age_s"].get<double>(), 0.5);
+  EXPECT_NE(d["error"].get<std::string>().find("no answer within 0.3 s"), std::string::npos)
+      << d.dump();
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean degraded"),
+            std::string::npos);
+  const json view = service.value()->clusters(10)["clusters"][0];
+  EXPECT_TRUE(view["degraded"].get<bool>());
+  EXPECT_GE(view["age_s"].get<double>(), d["age_s"].get<double>());
+
+  gate->set(true);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0,
+                               [](const json& c) { return !c["degraded"].get<bool>(); }));
+  const json fresh = service.value()->clusters(10)["clusters"][0];
+  EXPECT_LT(fresh["age_s"].get<double>(), 0.5);
+  EXPECT_FALSE(fresh.contains("error"));
+  const DispatchReply after =
+      service.value()->dispatch(request(workload("w2", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_EQ(after.body["clusters"][0], "clean");
+  EXPECT_TRUE(after.body["degraded_clusters"].empty());
+}
+
+// A real API server that accepts connections and never answers: the kube client gives up at
+// the read's deadline, and decisions never wait for it.
+TEST(DispatchReaders, BlackholedApiServerTimesOutAtTheDeadline) {
+  testing::ScratchDir dir;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);  // connections complete in the backlog; none is answered
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  { std::ofstream(dir.path() + "/token") << "t0ken\n"; }
+  DispatchConfig c = two_clusters();
+  c.cluster_timeout_seconds = 0.5;
+  c.refresh_seconds = 0.2;
+  c.sources.resize(2);
+  serve::KubeApiOptions api;
+  api.server = fmt::format("http://127.0.0.1:{}", port);
+  api.token_file = dir.path() + "/token";
+  c.sources[1] = make_kube_source(api);
+  auto t0 = SteadyClock::now();
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  // The client's own deadline ends the read (its error names the request), not the watch
+  // for overdue reads.
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 1, [](const json& c) {
+    return c.value("error", "").find("/api/v1/nodes: no answer within 0.5 s") != std::string::npos;
+  })) << service.value()->clusters(10).dump();
+  t0 = SteadyClock::now();
+  json only_dirty = request(workload("w", 1, 1, "BE", "0"));
+  const DispatchReply r = service.value()->dispatch(only_dirty.dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "clean");
+  EXPECT_EQ(r.body["degraded_clusters"][0]["name"], "dirty");
+  // Asked only about the blackholed one: no cluster can be read, 503 at once.
+  only_dirty["clusters"] = {"dirty"};
+  t0 = SteadyClock::now();
+  EXPECT_EQ(service.value()->dispatch(only_dirty.dump(), 10).status, 503);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  t0 = SteadyClock::now();
+  service.value().reset();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ::close(fd);
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

@@ -34,6 +34,7 @@ struct DispatchOptions {
   std::string signal_origin;
   double signal_speed = 1.0;
   int refresh_seconds = 5;
+  double cluster_timeout_s = 1.0;
   int commit_seconds = 120;
   int ls_bound_s = 600;
   std::string seeds = kDefaultSeeds;
@@ -58,6 +59,8 @@ int run_dispatch(const DispatchOptions& o) {
   c.agent = o.agent;
   c.journal_path = o.journal;
   c.refresh_seconds = o.refresh_seconds;
+  if (!(o.cluster_timeout_s > 0)) return fail("--cluster-timeout: must be > 0", kExitUsage);
+  c.cluster_timeout_seconds = o.cluster_timeout_s;
   c.commit_seconds = o.commit_seconds;
   c.live.ls_bound_s = o.ls_bound_s;
   c.seed = seed.value();
@@ -161,6 +164,10 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--refresh", opts->refresh_seconds,
                   "seconds between reads of the clusters and forecasts")
+      ->capture_default_str();
+  cmd->add_option("--cluster-timeout", opts->cluster_timeout_s,
+                  "seconds a read of a cluster (or its forecast) may take; decisions never wait "
+                  "for one: they use the last state read")
       ->capture_default_str();
   cmd->add_option("--commit", opts->commit_seconds,
                   "seconds after its start that a dispatched workload counts at its cluster "

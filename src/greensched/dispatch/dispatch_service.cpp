@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,13 +60,15 @@ std::string utc(int64_t epoch_s) {
 }  // namespace
 
 DispatchService::DispatchService(DispatchConfig config)
-    : config_(std::move(config)),
-      sites_(config_.fleet.sites.size()),
-      models_(config_.fleet.models) {}
+    : config_(std::move(config)), sites_(config_.fleet.sites.size()) {}
 
 Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig config,
                                                                  int64_t wall_now_s) {
   if (config.fleet.sites.empty()) return Error{"dispatch: the fleet has no sites"};
+  if (!(config.refresh_seconds > 0)) return Error{"dispatch: the refresh period must be > 0"};
+  if (!(config.cluster_timeout_seconds > 0)) {
+    return Error{"dispatch: the cluster read timeout must be > 0"};
+  }
   config.sources.resize(config.fleet.sites.size());
   config.forecasts.resize(config.fleet.sites.size());
   for (std::size_t i = 0; i < config.fleet.sites.size(); ++i) {
@@ -75,6 +78,9 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
   }
   if (auto agent = multi::make_agent(config.agent, config.agent_options); !agent.ok()) {
     return Error{agent.error()};
+  }
+  if (!config.target) {
+    config.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
   }
   std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
   if (Status s = service->replay_journal(wall_now_s); !s.ok()) return s.error();
@@ -87,45 +93,61 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
     }
     std::fclose(f);
   }
-  service->refresh(wall_now_s, true);
+  DispatchConfig& c = service->config_;
+  ReaderOptions reader;
+  reader.deadline = std::chrono::milliseconds(
+      std::max<int64_t>(1, std::llround(c.cluster_timeout_seconds * 1000)));
+  reader.period =
+      std::chrono::milliseconds(std::max<int64_t>(1, std::llround(c.refresh_seconds * 1000)));
+  auto models = std::make_shared<SharedModels>();
+  models->models = c.fleet.models;
+  for (std::size_t i = 0; i < c.fleet.sites.size(); ++i) {
+    serve::StateOptions options;
+    options.policy = c.fleet.sites[i].policy;
+    options.target = *c.target;
+    options.power_model = c.power_model;
+    options.seed = c.seed + i;
+    service->readers_.push_back(
+        std::make_unique<ClusterReader>(c.fleet.sites[i].name, std::move(c.sources[i]),
+                                        c.forecasts[i], std::move(options), models, reader));
+  }
+  // The first reads, in parallel: a read and a forecast fetch, each within the deadline.
+  const auto until =
+      std::chrono::steady_clock::now() + 2 * reader.deadline + std::chrono::milliseconds(100);
+  for (auto& r : service->readers_) (void)r->wait_first_read(until);
+  std::lock_guard lock(service->mu_);
+  service->take_reads();
   return service;
 }
 
-void DispatchService::refresh(int64_t wall_now_s, bool force) {
-  if (!config_.target) {
-    config_.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
-  }
+void DispatchService::take_reads() {
   for (std::size_t i = 0; i < sites_.size(); ++i) {
     Site& site = sites_[i];
-    if (!force && site.read_wall_s >= 0 &&
-        wall_now_s - site.read_wall_s < config_.refresh_seconds) {
-      continue;
+    ReadResult r = readers_[i]->take();
+    if (r.fresh_state) site.state = std::move(r.fresh_state);
+    site.error = r.error;
+    site.degraded = r.degraded;
+    site.age_s = r.age_s;
+    if (r.fresh_forecast) {
+      site.forecast = std::move(*r.fresh_forecast);
+      config_.fleet.sites[i].carbon = site.forecast;
     }
-    site.read_wall_s = wall_now_s;
-    serve::StateOptions options;
-    options.policy = config_.fleet.sites[i].policy;
-    options.target = *config_.target;
-    options.power_model = config_.power_model;
-    options.seed = config_.seed + i;
-    auto state = config_.sources[i]->read(models_, options);
-    if (state.ok()) {
-      site.state = std::move(state.value());
-      site.error.clear();
-    } else {
-      site.state.reset();
-      site.error = state.error();
-    }
-    if (const auto& f = config_.forecasts[i]; f) {
-      auto series = fetch_forecast(f->url, f->format);
-      if (series.ok()) {
-        site.forecast = std::move(series.value());
-        config_.fleet.sites[i].carbon = site.forecast;
-        site.forecast_error.clear();
-      } else {
-        site.forecast_error = series.error();
-      }
-    }
+    site.forecast_error = r.forecast_error;
   }
+}
+
+json DispatchService::health_json(std::size_t i) const {
+  const Site& s = sites_[i];
+  json h{{"name", config_.fleet.sites[i].name},
+         {"up", s.state != nullptr},
+         {"degraded", s.state != nullptr && !s.degraded.empty()}};
+  if (s.state) h["age_s"] = std::round(s.age_s * 1000) / 1000;
+  if (!s.degraded.empty()) {
+    h["error"] = s.degraded;
+  } else if (!s.state) {
+    h["error"] = s.error.empty() ? "not read yet" : s.error;
+  }
+  return h;
 }
 
 const multi::TimeSeries* DispatchService::carbon_series(std::size_t site, int64_t signal_now,
@@ -203,19 +225,28 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
     if (!home) return Error{fmt::format("home: unknown cluster '{}'", home_name)};
   }
 
-  refresh(wall_now_s, false);
+  take_reads();
   const int64_t now = config_.clock.signal_s(wall_now_s);
   std::vector<std::string> degraded;
+  json degraded_clusters = json::array();
   std::vector<serve::ClusterState*> states(n, nullptr);
   bool capacity_only = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (!allowed[i]) continue;
     const std::string& name = config_.fleet.sites[i].name;
-    if (!sites_[i].state) {
-      degraded.push_back(fmt::format("cluster {} left out: {}", name, sites_[i].error));
+    const Site& site = sites_[i];
+    if (!site.state) {
+      degraded_clusters.push_back(health_json(i));
+      degraded.push_back(fmt::format("cluster {} left out: {}", name,
+                                     degraded_clusters.back()["error"].get<std::string>()));
       continue;
     }
-    states[i] = sites_[i].state.get();
+    if (!site.degraded.empty()) {
+      degraded_clusters.push_back(health_json(i));
+      degraded.push_back(fmt::format("cluster {} degraded: {}; its state as read {:.1f} s ago",
+                                     name, site.degraded, site.age_s));
+    }
+    states[i] = site.state.get();
     std::string why;
     if (carbon_series(i, now, &why) == nullptr) {
       capacity_only = true;
@@ -326,6 +357,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   reply["mode"] = capacity_only ? "capacity-only" : "carbon";
   reply["reason"] = capacity_only ? "capacity only (no carbon signal): " + d.reason : d.reason;
   reply["degraded"] = degraded;
+  reply["degraded_clusters"] = degraded_clusters;
   reply["repeated"] = false;
 
   int64_t gpu_milli = 0;
@@ -346,7 +378,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   record["agent"] = agent_name;
   record["pod"] = w.key;
   record["qos"] = w.latency_sensitive ? "LS" : "BE";
-  record["request"] = sim::request_json(*job.pod, models_);
+  record["request"] = sim::request_json(
+      *job.pod, states[*home] != nullptr ? states[*home]->models() : states[*any_state]->models());
   record["home_site"] = config_.fleet.sites[*home].name;
   record["site"] = chosen_name;
   record["submit_s"] = now;
@@ -414,7 +447,7 @@ DispatchReply DispatchService::dispatch(std::string_view body, int64_t wall_now_
 
 json DispatchService::clusters(int64_t wall_now_s) {
   std::lock_guard lock(mu_);
-  refresh(wall_now_s, false);
+  take_reads();
   forget(wall_now_s);
   const int64_t now = config_.clock.signal_s(wall_now_s);
   json out = json::array();
@@ -422,9 +455,10 @@ json DispatchService::clusters(int64_t wall_now_s) {
     const Site& s = sites_[i];
     json c;
     c["name"] = config_.fleet.sites[i].name;
-    c["source"] = config_.sources[i]->describe();
-    c["up"] = s.state != nullptr;
-    if (!s.error.empty()) c["error"] = s.error;
+    c["source"] = readers_[i]->describe();
+    json health = health_json(i);
+    health.erase("name");
+    c.update(health);
     if (s.state) {
       const Cluster& cl = s.state->cluster();
       c["nodes"] = cl.size();
@@ -457,6 +491,7 @@ json DispatchService::clusters(int64_t wall_now_s) {
 
 std::string DispatchService::metrics_text() {
   std::lock_guard lock(mu_);
+  take_reads();
   std::ostringstream m;
   m << "# HELP greensched_dispatch_requests_total Dispatch requests by HTTP status.\n"
        "# TYPE greensched_dispatch_requests_total counter\n";

@@ -4,23 +4,33 @@
 // greensched's dispatcher and admission check (deploy/kueue/): the answer's `clusters` become
 // the Workload's nominatedClusterNames, its earliest start the admission check's wait.
 //
-// A decision: read the clusters again when the last read is older than refresh_seconds (and
-// the HTTP carbon forecasts), build the view, let the agent decide for the workload's largest
-// pod, rank the clusters (the chosen one first, then the others by the agent's expected cost),
-// remember it as a commitment (its GPUs count at its cluster over its planned run until its
-// pods can be seen there, commit_seconds of wall time after its start), and append it to the
-// journal. A workload asked about again (same namespace/name and uid) while its commitment
-// stands gets the same answer: the dispatcher may ask as often as it reconciles.
+// Reads: each cluster (and its HTTP carbon forecast) is read off the request path by its own
+// ClusterReader (cluster_reader.hpp) every refresh_seconds, each read bounded by
+// cluster_timeout_seconds. A decision takes the states read last and never waits on a cluster.
 //
-// Degraded: a cluster that cannot be read is no option (and the answer says so); when a
-// candidate has no carbon signal now, the choice is by capacity alone (least-loaded), and the
-// answer's mode says "capacity-only" with the reason.
+// A decision: take the last states read, build the view, let the agent decide for the
+// workload's largest pod, rank the clusters (the chosen one first, then the others by the
+// agent's expected cost), remember it as a commitment (its GPUs count at its cluster over its
+// planned run until its pods can be seen there, commit_seconds of wall time after its start),
+// and append it to the journal. A workload asked about again (same namespace/name and uid)
+// while its commitment stands gets the same answer: the dispatcher may ask as often as it
+// reconciles.
+//
+// Degraded: a cluster never read is no option (and the answer says so). A cluster whose last
+// read failed or is overdue, or whose last good read is older than its deadline + the refresh
+// period, is degraded: still an option with its last known state, named with that state's age
+// in the answer and in GET /v1/clusters. When a candidate has no carbon signal now, the choice
+// is by capacity alone (least-loaded), and the answer's mode says "capacity-only" with the
+// reason.
 //
 // Restart: the journal (JSON Lines, one dispatch record per decision, the format
 // `greensched explain` reads) is replayed at start, so commitments and answers survive. A
 // decision is answered only after its line is synced; when the journal cannot be written the
 // request gets 503 and nothing is remembered.
-// Thread-safe: one mutex around decisions and reads.
+//
+// Thread-safe: mu_ guards decisions and what they read; it is held for a decision (and the
+// journal write that makes it stand), never during a cluster read. Lock order: mu_, then a
+// ClusterReader's own lock (taken inside ClusterReader::take).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/core/status.hpp"
+#include "greensched/dispatch/cluster_reader.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
 #include "greensched/dispatch/live_fleet.hpp"
 #include "greensched/dispatch/signal_source.hpp"
@@ -42,12 +53,6 @@
 #include "greensched/power/power_model.hpp"
 
 namespace greensched::dispatch {
-
-// A carbon forecast fetched over HTTP for one site (else the fleet file's series).
-struct ForecastSource {
-  std::string url;
-  ForecastFormat format = ForecastFormat::kCarbonAwareSdk;
-};
 
 struct DispatchConfig {
   multi::Fleet fleet;  // sites: names (= cluster names), signals, PUE, network, policy
@@ -61,7 +66,8 @@ struct DispatchConfig {
   SignalClock clock;
   int64_t default_slack_s = 4 * 3600;
   int64_t default_duration_s = 3600;
-  int refresh_seconds = 5;
+  double refresh_seconds = 5;          // between the starts of two reads of a cluster
+  double cluster_timeout_seconds = 1;  // the deadline of one read
   int64_t commit_seconds = 120;
   std::string journal_path;  // "" = none
   power::PowerModel power_model = power::PowerModel::builtin();
@@ -77,8 +83,8 @@ struct DispatchReply {
 
 class DispatchService {
  public:
-  // Reads the journal (when set), then the clusters once; a cluster that cannot be read is
-  // reported, not fatal.
+  // Reads the journal (when set), then starts the clusters' readers and waits for their first
+  // reads (each bounded by its deadline); a cluster that cannot be read is reported, not fatal.
   static Result<std::unique_ptr<DispatchService>> create(DispatchConfig config, int64_t wall_now_s);
 
   // POST /v1/dispatch: {"workload": <Workload>, "clusters": [names] (optional: the clusters
@@ -91,10 +97,11 @@ class DispatchService {
 
  private:
   struct Site {
-    std::unique_ptr<serve::ClusterState> state;
-    std::string error;           // why the last read failed ("" = read)
-    int64_t read_wall_s = -1;    // when it was last read
-    multi::TimeSeries forecast;  // fetched (when a ForecastSource is set)
+    std::unique_ptr<serve::ClusterState> state;  // the last state read (nullptr: never read)
+    std::string error;                           // why the last read failed ("" = read)
+    std::string degraded;                        // why it is degraded ("" = it is not)
+    double age_s = 0;                            // of `state`
+    multi::TimeSeries forecast;                  // fetched (when a ForecastSource is set)
     std::string forecast_error;
   };
   struct Remembered {
@@ -105,7 +112,10 @@ class DispatchService {
   };
 
   explicit DispatchService(DispatchConfig config);
-  void refresh(int64_t wall_now_s, bool force);
+  // Takes what the readers read since the last call (mu_ held).
+  void take_reads();
+  // A degraded or unread cluster as the answers and GET /v1/clusters show it.
+  nlohmann::json health_json(std::size_t site) const;
   // The site's carbon series now, or nullptr with the reason.
   const multi::TimeSeries* carbon_series(std::size_t site, int64_t signal_now,
                                          std::string* why) const;
@@ -115,9 +125,9 @@ class DispatchService {
   void forget(int64_t wall_now_s);
 
   DispatchConfig config_;
+  std::vector<std::unique_ptr<ClusterReader>> readers_;  // one per site; set at create
   std::mutex mu_;
   std::vector<Site> sites_;
-  GpuModelRegistry models_;
   std::map<std::string, Remembered> remembered_;  // by namespace/name
   uint64_t decisions_ = 0;
   std::map<std::string, uint64_t> requests_by_code_;
