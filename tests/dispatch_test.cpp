@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/dispatch/cluster_source.hpp"
+#include "greensched/dispatch/decision_journal.hpp"
 #include "greensched/dispatch/dispatch_server.hpp"
 #include "greensched/dispatch/dispatch_service.hpp"
 #include "greensched/dispatch/signal_source.hpp"
@@ -593,6 +594,246 @@ TEST(DispatchReaders, BlackholedApiServerTimesOutAtTheDeadline) {
   service.value().reset();
   EXPECT_LT(seconds_since(t0), 1.5);
   ::close(fd);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A journal of three decisions ("a", "b", "c" at wall 10, 20, 30; each line a record),
+// returned line by line with its newline.
+std::vector<std::string> three_records(const std::string& journal) {
+  auto service = DispatchService::create(two_clusters(journal), 0);
+  EXPECT_TRUE(service.ok()) << service.error();
+  for (const char* name : {"a", "b", "c"}) {
+    const DispatchReply r =
+        service.value()->dispatch(request(workload(name, 1, 1, "BE", "0")).dump(), 10);
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+  }
+  std::vector<std::string> lines;
+  for (const std::string& l : file_lines(journal)) lines.push_back(l + "\n");
+  EXPECT_EQ(lines.size(), 3u);
+  return lines;
+}
+
+// two_clusters() with the journal's warnings caught.
+DispatchConfig journaled(const std::string& journal, std::vector<std::string>* warnings) {
+  DispatchConfig c = two_clusters(journal);
+  c.warn = [warnings](const std::string& w) { warnings->push_back(w); };
+  return c;
+}
+
+bool repeated(DispatchService& service, const std::string& name) {
+  const DispatchReply r = service.dispatch(request(workload(name, 1, 1, "BE", "0")).dump(), 40);
+  return r.status == 200 && r.body["repeated"].get<bool>();
+}
+
+// A crash mid-write leaves a last line without its newline, or not JSON: it is cut off (and
+// kept aside) with a warning naming file:line; the decisions before it stand.
+TEST(DispatchJournal, TornLastLineIsCutOffWithAWarning) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  const std::string two = lines[0] + lines[1];
+  struct Case {
+    std::string tail, why;
+  };
+  // A record without its newline, half a record, a garbage line with its newline.
+  for (const Case& c : {Case{lines[2].substr(0, lines[2].size() - 1), "no newline at its end"},
+                        Case{lines[2].substr(0, 40), "not JSON"}, Case{"x\n", "not JSON"}}) {
+    std::filesystem::remove(journal + ".rejected");
+    write_file(journal, two + c.tail);
+    std::vector<std::string> warnings;
+    auto service = DispatchService::create(journaled(journal, &warnings), 40);
+    ASSERT_TRUE(service.ok()) << service.error();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(journal + ":3: torn last line cut off (" + c.why), std::string::npos)
+        << warnings[0];
+    EXPECT_EQ(file_text(journal), two);
+    std::string kept = c.tail;
+    if (kept.back() != '\n') kept += '\n';
+    EXPECT_EQ(file_text(journal + ".rejected"), kept);
+    EXPECT_TRUE(repeated(*service.value(), "a"));
+    EXPECT_TRUE(repeated(*service.value(), "b"));
+    EXPECT_FALSE(repeated(*service.value(), "c"));  // never answered: decided anew
+  }
+}
+
+// A bad line before the last refuses the start, naming file:line and what is wrong, and
+// changes nothing.
+TEST(DispatchJournal, CorruptLineInsideRefusesToStart) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  struct Case {
+    std::string line, why;
+  };
+  json no_service = json::parse(lines[1]);
+  no_service.erase("service");
+  for (const Case& c :
+       {Case{"{\"kind\": \"dispatch\", oops\n", "not JSON"},
+        Case{no_service.dump() + "\n", "service: missing"},
+        Case{"{\"kind\":\"dispatch\",\"pod\":\"x\"}\n", "not a decision record: request"}}) {
+    const std::string text = lines[0] + c.line + lines[2];
+    write_file(journal, text);
+    std::vector<std::string> warnings;
+    auto service = DispatchService::create(journaled(journal, &warnings), 40);
+    ASSERT_FALSE(service.ok());
+    EXPECT_NE(service.error().find(journal + ":2: " + c.why), std::string::npos) << service.error();
+    EXPECT_NE(service.error().find("--journal-repair"), std::string::npos);
+    EXPECT_EQ(file_text(journal), text);
+    EXPECT_FALSE(std::filesystem::exists(journal + ".rejected"));
+  }
+}
+
+// --journal-repair moves exactly the bad lines (a torn last one too) to <journal>.rejected,
+// appended after what it held, and says so; the good lines stand.
+TEST(DispatchJournal, RepairMovesExactlyTheBadLines) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  write_file(journal, lines[0] + "{not json\n" + lines[1] + "{\"pod\": 3}\n\n" + lines[2] +
+                          "{\"kind\":\"disp");
+  write_file(journal + ".rejected", "earlier\n");
+  std::vector<std::string> warnings;
+  DispatchConfig c = journaled(journal, &warnings);
+  c.journal_repair = true;
+  auto service = DispatchService::create(std::move(c), 40);
+  ASSERT_TRUE(service.ok()) << service.error();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(fmt::format("journal {}: moved 3 bad lines to {}.rejected (line 2: "
+                                         "not JSON",
+                                         journal, journal)),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("line 4: "), std::string::npos);
+  EXPECT_NE(warnings[0].find("line 7: "), std::string::npos);
+  EXPECT_EQ(file_text(journal), lines[0] + lines[1] + lines[2]);
+  EXPECT_EQ(file_text(journal + ".rejected"),
+            "earlier\n{not json\n{\"pod\": 3}\n{\"kind\":\"disp\n");
+  for (const char* name : {"a", "b", "c"}) EXPECT_TRUE(repeated(*service.value(), name)) << name;
+}
+
+// Compaction keeps exactly the decisions still standing (as explain reads them); a service
+// restarted on the compacted journal answers as one restarted on the whole journal, old
+// workloads and new alike.
+TEST(DispatchJournal, CompactionKeepsTheStandingDecisionsAndAnswersTheSame) {
+  testing::ScratchDir dir;
+  const std::string whole = dir.path() + "/whole.jsonl";
+  const std::string compacted = dir.path() + "/compacted.jsonl";
+  const auto run = [](DispatchService& s) {
+    // "a" and "b" fill "clean" now (until 130); "c" waits there for them (deferred ~2 h,
+    // standing until after its start); "d" at 200 and "e" at 400 take "clean" now, each
+    // ending 120 s after.
+    std::vector<json> replies;
+    for (const auto& [name, slack, wall] :
+         {std::tuple{"a", "0", 10}, std::tuple{"b", "0", 10}, std::tuple{"c", "4h", 10},
+          std::tuple{"d", "0", 200}, std::tuple{"e", "0", 400}}) {
+      const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", slack)).dump(), wall);
+      EXPECT_EQ(r.status, 200) << r.body.dump();
+      replies.push_back(r.body);
+    }
+    return replies;
+  };
+  DispatchConfig never = two_clusters(whole);
+  never.journal_compact_bytes = 0;
+  never.journal_compact_age_s = 0;
+  DispatchConfig by_age = two_clusters(compacted);
+  by_age.journal_compact_bytes = 0;
+  by_age.journal_compact_age_s = 300;  // due at 400: 300 s after the journal was opened
+  {
+    auto a = DispatchService::create(std::move(never), 0);
+    auto b = DispatchService::create(std::move(by_age), 0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::vector<json> ra = run(*a.value());
+    EXPECT_EQ(ra[2]["clusters"][0], "clean");
+    EXPECT_GT(ra[2]["start_after_s"].get<int64_t>(), 3600);
+    EXPECT_EQ(ra, run(*b.value()));
+  }
+  EXPECT_EQ(file_lines(whole).size(), 5u);
+  const std::vector<std::string> kept = file_lines(compacted);
+  ASSERT_EQ(kept.size(), 2u);
+  const std::vector<std::string> all = file_lines(whole);
+  EXPECT_EQ(json::parse(kept[0]), json::parse(all[2]));  // "c", deferred, still standing
+  EXPECT_EQ(json::parse(kept[1]), json::parse(all[4]));  // "e", until 520
+  for (const std::string& line : kept) {
+    auto record = explain::parse_decision_record(line, "compacted");
+    ASSERT_TRUE(record.ok()) << record.error();
+  }
+
+  auto a = DispatchService::create(two_clusters(whole), 450);
+  auto b = DispatchService::create(two_clusters(compacted), 450);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const auto& [name, slack] :
+       {std::pair{"c", "4h"}, std::pair{"e", "0"}, std::pair{"d", "0"}, std::pair{"f", "4h"}}) {
+    const std::string body = request(workload(name, 2, 2, "BE", slack)).dump();
+    const DispatchReply ra = a.value()->dispatch(body, 450);
+    EXPECT_EQ(ra.body, b.value()->dispatch(body, 450).body) << name;
+    EXPECT_EQ(ra.body["repeated"].get<bool>(), std::string(name) == "c" || std::string(name) == "e")
+        << name;
+  }
+  const auto without_ages = [](json view) {
+    for (json& c : view["clusters"]) c.erase("age_s");  // how long ago each was read
+    return view;
+  };
+  EXPECT_EQ(without_ages(a.value()->clusters(450)), without_ages(b.value()->clusters(450)));
+}
+
+// Past its size the journal is rewritten to the standing decisions: it no longer only grows.
+TEST(DispatchJournal, CompactionBySizeBoundsTheJournal) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  DispatchConfig c = two_clusters(journal);
+  c.journal_compact_bytes = 1;
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  std::size_t most = 0;
+  for (int i = 0; i < 12; ++i) {  // each ends (120 s) before the next
+    const DispatchReply r = service.value()->dispatch(
+        request(workload(fmt::format("w{}", i), 1, 1, "BE", "0")).dump(), 10 + 200 * i);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    most = std::max(most, file_lines(journal).size());
+  }
+  EXPECT_LE(most, 3u);
+  // The count of decisions survives: a restart's next decision is step 12.
+  auto restarted = DispatchService::create(two_clusters(journal), 10 + 200 * 12);
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  ASSERT_EQ(restarted.value()
+                ->dispatch(request(workload("next", 1, 1, "BE", "0")).dump(), 10 + 200 * 12)
+                .status,
+            200);
+  EXPECT_EQ(json::parse(file_lines(journal).back())["step"], 12);
+}
+
+// The newest record is kept when it no longer stands: its step carries the decision count.
+TEST(DispatchJournal, CompactionKeepsTheNewestRecordForTheCount) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  std::vector<json> records;
+  JournalOptions options;
+  options.path = journal;
+  auto j = DecisionJournal::open(options, 40, &records);
+  ASSERT_TRUE(j.ok()) << j.error();
+  ASSERT_EQ(records.size(), 3u);
+  ASSERT_TRUE(j.value()->compact({records[0]}, 40).ok());
+  EXPECT_EQ(file_text(journal), records[0].dump() + "\n" + records[2].dump() + "\n");
+  ASSERT_TRUE(j.value()->compact({records[0], records[2]}, 40).ok());
+  EXPECT_EQ(file_text(journal), records[0].dump() + "\n" + records[2].dump() + "\n");
+  EXPECT_EQ(j.value()->compactions(), 2u);
+  EXPECT_EQ(journal_record_problem(records[1]), "");
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

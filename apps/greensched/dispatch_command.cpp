@@ -28,6 +28,9 @@ struct DispatchOptions {
   std::string listen = "127.0.0.1:8090";
   std::string agent = "green";
   std::string journal;
+  bool journal_repair = false;
+  uint64_t journal_compact_bytes = uint64_t{64} << 20;
+  std::string journal_compact_age = "24h";
   std::string slack = "4h";
   std::string duration = "1h";
   std::string signal_start;
@@ -58,6 +61,13 @@ int run_dispatch(const DispatchOptions& o) {
   dispatch::DispatchConfig c = std::move(config.value());
   c.agent = o.agent;
   c.journal_path = o.journal;
+  c.journal_repair = o.journal_repair;
+  c.journal_compact_bytes = o.journal_compact_bytes;
+  auto compact_age = dispatch::parse_duration_s(o.journal_compact_age);
+  if (!compact_age.ok()) {
+    return fail(fmt::format("--journal-compact-age: {}", compact_age.error()), kExitUsage);
+  }
+  c.journal_compact_age_s = compact_age.value();
   c.refresh_seconds = o.refresh_seconds;
   if (!(o.cluster_timeout_s > 0)) return fail("--cluster-timeout: must be > 0", kExitUsage);
   c.cluster_timeout_seconds = o.cluster_timeout_s;
@@ -150,6 +160,17 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--journal", opts->journal,
                   "JSON Lines of every decision (explain reads it; replayed at start)");
+  cmd->add_flag("--journal-repair", opts->journal_repair,
+                "move bad journal lines to JOURNAL.rejected and start without them (else a bad "
+                "line before the last refuses the start)");
+  cmd->add_option("--journal-compact-bytes", opts->journal_compact_bytes,
+                  "rewrite the journal to the decisions still standing once it is larger (0: "
+                  "never by size)")
+      ->capture_default_str();
+  cmd->add_option("--journal-compact-age", opts->journal_compact_age,
+                  "rewrite the journal to the decisions still standing this long after its last "
+                  "rewrite (0: never by age)")
+      ->capture_default_str();
   cmd->add_option("--slack", opts->slack, "slack of a BE workload without the annotation")
       ->capture_default_str();
   cmd->add_option("--duration", opts->duration, "expected run time of a workload that states none")

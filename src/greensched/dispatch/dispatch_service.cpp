@@ -83,17 +83,21 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
     config.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
   }
   std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
-  if (Status s = service->replay_journal(wall_now_s); !s.ok()) return s.error();
-  if (!service->config_.journal_path.empty()) {
-    FILE* f = std::fopen(service->config_.journal_path.c_str(), "a");
-    if (f == nullptr) {
-      return Error{
-          fmt::format("journal {}: cannot open for appending", service->config_.journal_path),
-          ErrorCode::kIo};
-    }
-    std::fclose(f);
-  }
   DispatchConfig& c = service->config_;
+  if (!c.journal_path.empty()) {
+    JournalOptions options;
+    options.path = c.journal_path;
+    options.repair = c.journal_repair;
+    options.compact_bytes = c.journal_compact_bytes;
+    options.compact_age_s = c.journal_compact_age_s;
+    options.warn = c.warn;
+    std::vector<json> records;
+    auto journal = DecisionJournal::open(std::move(options), wall_now_s, &records);
+    if (!journal.ok()) return Error{journal.error(), journal.code()};
+    service->journal_ = std::move(journal.value());
+    service->replay(records, wall_now_s);
+    service->compact_if_due(wall_now_s);
+  }
   ReaderOptions reader;
   reader.deadline = std::chrono::milliseconds(
       std::max<int64_t>(1, std::llround(c.cluster_timeout_seconds * 1000)));
@@ -366,7 +370,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   }
   Remembered r;
   r.uid = w.uid;
-  r.until_wall_s = std::max(start_wall, wall_now_s) + config_.commit_seconds;
+  r.start_wall_s = std::max(start_wall, wall_now_s);
+  r.until_wall_s = r.start_wall_s + config_.commit_seconds;
   r.commitment = Commitment{d.site, d.not_before_s,
                             d.not_before_s + std::max<int64_t>(job.duration_s, 1), gpu_milli};
   r.reply = reply;
@@ -407,6 +412,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   record["step"] = decisions_;
   record["service"] = {{"uid", w.uid},
                        {"wall_s", wall_now_s},
+                       {"start_wall_s", r.start_wall_s},
                        {"until_wall_s", r.until_wall_s},
                        {"commit",
                         {{"site", chosen_name},
@@ -415,10 +421,14 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
                          {"gpu_milli", r.commitment.gpu_milli}}},
                        {"reply", reply}};
   // Answered only once it is in the journal: a restart gives the same answer.
-  if (Status s = append_journal(record); !s.ok()) return s.error();
+  if (journal_) {
+    if (Status s = journal_->append(record); !s.ok()) return s.error();
+  }
+  r.record = std::move(record);
   remembered_[w.key] = std::move(r);
   ++decisions_;
   ++decisions_by_cluster_mode_[{chosen_name, reply["mode"].get<std::string>()}];
+  compact_if_due(wall_now_s);
   return reply;
 }
 
@@ -540,64 +550,67 @@ std::string DispatchService::metrics_text() {
   return m.str();
 }
 
-Status DispatchService::append_journal(const json& record) {
-  if (config_.journal_path.empty()) return Status::Ok();
-  FILE* f = std::fopen(config_.journal_path.c_str(), "a");
-  if (f == nullptr) {
-    return Error{fmt::format("journal {}: cannot open for appending", config_.journal_path),
-                 ErrorCode::kIo};
-  }
-  const std::string line = record.dump() + "\n";
-  const bool written = std::fwrite(line.data(), 1, line.size(), f) == line.size() &&
-                       std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    return Error{fmt::format("journal {}: the decision could not be written", config_.journal_path),
-                 ErrorCode::kIo};
-  }
-  return Status::Ok();
-}
-
-Status DispatchService::replay_journal(int64_t wall_now_s) {
-  if (config_.journal_path.empty() || !std::filesystem::exists(config_.journal_path)) {
-    return Status::Ok();
-  }
-  std::ifstream in(config_.journal_path);
-  std::string line;
-  std::size_t number = 0;
-  std::vector<std::string> lines;
-  while (std::getline(in, line)) lines.push_back(line);
-  for (const std::string& l : lines) {
-    ++number;
-    if (l.empty()) continue;
-    const json r = json::parse(l, nullptr, /*allow_exceptions=*/false);
-    const bool last = number == lines.size();
-    if (r.is_discarded() || !r.is_object()) {
-      if (last) break;  // a write cut short by a crash: that decision was never answered
-      return Error{fmt::format("{}:{}: not a JSON object", config_.journal_path, number)};
-    }
+void DispatchService::replay(const std::vector<json>& records, int64_t wall_now_s) {
+  for (const json& r : records) {
+    // The decision count (the next decision's seed) survives compaction through the steps.
     ++decisions_;
-    const json* service = serve::find_field(r, "service");
-    if (service == nullptr || !service->is_object()) continue;
-    const int64_t until = service->value("until_wall_s", int64_t{0});
-    if (until <= wall_now_s) continue;
-    const json& commit = service->value("commit", json::object());
+    if (const json* step = serve::find_field(r, "step"); step != nullptr && step->is_number()) {
+      decisions_ = std::max<uint64_t>(decisions_, step->get<uint64_t>() + 1);
+    }
+    const json& service = r["service"];
+    const int64_t until = service["until_wall_s"].get<int64_t>();
+    const std::string pod = r["pod"].get<std::string>();
+    if (until <= wall_now_s) {
+      remembered_.erase(pod);  // a later record of it ends an earlier one
+      continue;
+    }
+    const json& commit = service["commit"];
     Remembered m;
-    m.uid = service->value("uid", std::string());
+    m.uid = service["uid"].get<std::string>();
     m.until_wall_s = until;
-    m.reply = service->value("reply", json::object());
+    m.reply = service["reply"];
+    m.start_wall_s = service.value("start_wall_s", wall_now_s);
+    if (!service.contains("start_wall_s")) {
+      if (const json* start = serve::find_field(m.reply, "earliest_start");
+          start != nullptr && start->is_string()) {
+        if (auto t = parse_utc_time(start->get<std::string>()); t.ok()) m.start_wall_s = t.value();
+      }
+    }
     int site = -1;
     for (std::size_t i = 0; i < config_.fleet.sites.size(); ++i) {
-      if (config_.fleet.sites[i].name == commit.value("site", std::string()))
+      if (config_.fleet.sites[i].name == commit["site"].get<std::string>()) {
         site = static_cast<int>(i);
+      }
     }
-    if (site < 0) continue;  // a cluster no longer in the fleet
-    m.commitment =
-        Commitment{site, commit.value("from_s", int64_t{0}), commit.value("to_s", int64_t{0}),
-                   commit.value("gpu_milli", int64_t{0})};
-    remembered_[r.value("pod", std::string())] = std::move(m);
+    if (site < 0) {  // a cluster no longer in the fleet
+      remembered_.erase(pod);
+      continue;
+    }
+    m.commitment = Commitment{site, commit["from_s"].get<int64_t>(), commit["to_s"].get<int64_t>(),
+                              commit["gpu_milli"].get<int64_t>()};
+    m.record = r;
+    remembered_[pod] = std::move(m);
   }
-  return Status::Ok();
+}
+
+void DispatchService::compact_if_due(int64_t wall_now_s) {
+  if (!journal_ || !journal_->compaction_due(wall_now_s)) return;
+  forget(wall_now_s);
+  std::vector<const Remembered*> standing;
+  for (const auto& [key, r] : remembered_) standing.push_back(&r);
+  std::sort(standing.begin(), standing.end(), [](const Remembered* a, const Remembered* b) {
+    return a->record.value("step", uint64_t{0}) < b->record.value("step", uint64_t{0});
+  });
+  std::vector<json> records;
+  for (const Remembered* r : standing) records.push_back(r->record);
+  if (Status s = journal_->compact(records, wall_now_s); !s.ok()) {
+    const std::string message = fmt::format("{} (the journal keeps growing)", s.message());
+    if (config_.warn) {
+      config_.warn(message);
+    } else {
+      fmt::print(stderr, "greensched dispatch: warning: {}\n", message);
+    }
+  }
 }
 
 Result<DispatchConfig> load_dispatch_config(const std::string& path, const std::string& data_dir) {

@@ -23,10 +23,12 @@
 // is by capacity alone (least-loaded), and the answer's mode says "capacity-only" with the
 // reason.
 //
-// Restart: the journal (JSON Lines, one dispatch record per decision, the format
-// `greensched explain` reads) is replayed at start, so commitments and answers survive. A
+// Restart: the journal (decision_journal.hpp: JSON Lines, one dispatch record per decision,
+// the format `greensched explain` reads) is replayed at start, so commitments and answers
+// survive; the replay restores the decision count too (the seed of the next decision). A
 // decision is answered only after its line is synced; when the journal cannot be written the
-// request gets 503 and nothing is remembered.
+// request gets 503 and nothing is remembered. When the journal outgrows its size or age it is
+// compacted to the records of the decisions still standing.
 //
 // Thread-safe: mu_ guards decisions and what they read; it is held for a decision (and the
 // journal write that makes it stand), never during a cluster read. Lock order: mu_, then a
@@ -34,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +49,7 @@
 #include "greensched/core/status.hpp"
 #include "greensched/dispatch/cluster_reader.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
+#include "greensched/dispatch/decision_journal.hpp"
 #include "greensched/dispatch/live_fleet.hpp"
 #include "greensched/dispatch/signal_source.hpp"
 #include "greensched/frag/target_workload.hpp"
@@ -69,7 +73,12 @@ struct DispatchConfig {
   double refresh_seconds = 5;          // between the starts of two reads of a cluster
   double cluster_timeout_seconds = 1;  // the deadline of one read
   int64_t commit_seconds = 120;
-  std::string journal_path;  // "" = none
+  std::string journal_path;     // "" = none
+  bool journal_repair = false;  // move bad journal lines aside instead of refusing to start
+  uint64_t journal_compact_bytes = uint64_t{64} << 20;  // 0: never by size
+  int64_t journal_compact_age_s = 24 * 3600;            // 0: never by age
+  // Warnings (a journal line cut off or moved aside); nullptr: standard error.
+  std::function<void(const std::string&)> warn;
   power::PowerModel power_model = power::PowerModel::builtin();
   // FGD's target workload at every site (unset: the built-in openb workload's).
   std::optional<frag::TargetWorkload> target;
@@ -107,8 +116,10 @@ class DispatchService {
   struct Remembered {
     std::string uid;
     int64_t until_wall_s = 0;  // commitment ends (then forgotten)
+    int64_t start_wall_s = 0;  // its earliest start
     Commitment commitment;
     nlohmann::json reply;
+    nlohmann::json record;  // its journal record (kept when the journal is compacted)
   };
 
   explicit DispatchService(DispatchConfig config);
@@ -120,13 +131,15 @@ class DispatchService {
   const multi::TimeSeries* carbon_series(std::size_t site, int64_t signal_now,
                                          std::string* why) const;
   Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s);
-  Status replay_journal(int64_t wall_now_s);
-  Status append_journal(const nlohmann::json& record);
+  void replay(const std::vector<nlohmann::json>& records, int64_t wall_now_s);
+  // Compacts the journal when it is due (a failure is a warning: the decisions are written).
+  void compact_if_due(int64_t wall_now_s);
   void forget(int64_t wall_now_s);
 
   DispatchConfig config_;
   std::vector<std::unique_ptr<ClusterReader>> readers_;  // one per site; set at create
   std::mutex mu_;
+  std::unique_ptr<DecisionJournal> journal_;  // nullptr: none
   std::vector<Site> sites_;
   std::map<std::string, Remembered> remembered_;  // by namespace/name
   uint64_t decisions_ = 0;
