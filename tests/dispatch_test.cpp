@@ -31,6 +31,7 @@
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/trace/workload.hpp"
+#include "prometheus_text.hpp"
 #include "scratch_dir.hpp"
 #include "test_pod.hpp"
 
@@ -834,6 +835,144 @@ TEST(DispatchJournal, CompactionKeepsTheNewestRecordForTheCount) {
   EXPECT_EQ(file_text(journal), records[0].dump() + "\n" + records[2].dump() + "\n");
   EXPECT_EQ(j.value()->compactions(), 2u);
   EXPECT_EQ(journal_record_problem(records[1]), "");
+}
+
+// Three sites of one 8-GPU T4 node each, constant carbon: clean 100, mid 200, dirty 300.
+DispatchConfig three_clusters(const std::string& journal = "") {
+  DispatchConfig c = two_clusters(journal);
+  multi::SiteSpec mid = c.fleet.sites[0];
+  mid.name = "mid";
+  mid.nodes[0].name = "mid/n0";
+  mid.carbon = multi::TimeSeries(1672531200, 3600, {200.0});
+  c.fleet.sites.insert(c.fleet.sites.begin() + 1, std::move(mid));
+  return c;
+}
+
+json renominate(const std::string& name, const std::string& reason, const std::string& from,
+                const std::vector<std::string>& exclude = {}) {
+  json r = request(workload(name, 2, 2, "BE", "0"));
+  r["renominate"] = {{"reason", reason}, {"from", from}};
+  if (!exclude.empty()) r["exclude"] = exclude;
+  return r;
+}
+
+std::vector<std::string> committed_at(DispatchService& service, std::size_t site) {
+  std::vector<std::string> out;
+  const json view = service.clusters(10);
+  for (const json& c : view["clusters"][site]["committed"]) {
+    out.push_back(c["workload"].get<std::string>());
+  }
+  return out;
+}
+
+// Each workload: 2 pods x 2 GPUs, no slack. "a" and "b" fill "clean"; "b" re-nominated away
+// from clean goes to "mid" (the cleaner of the rest), and its GPUs no longer count at clean:
+// "c" then fits at clean. Excluding clean and leaving mid sends "b" to "dirty"; with every
+// cluster excluded or left, 409 and nothing changes. A restart restores the newest decision.
+TEST(DispatchRenominate, DecidesAgainWithoutTheClusterItLeaves) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  auto service = DispatchService::create(three_clusters(journal), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  for (const char* name : {"a", "b"}) {
+    const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", "0")).dump(), 10);
+    ASSERT_EQ(r.body["clusters"][0], "clean") << r.body.dump();
+    EXPECT_FALSE(r.body["renominated"].get<bool>());
+  }
+  const DispatchReply moved = s.dispatch(renominate("b", "worker-lost", "clean").dump(), 10);
+  ASSERT_EQ(moved.status, 200) << moved.body.dump();
+  EXPECT_EQ(moved.body["clusters"][0], "mid");
+  EXPECT_TRUE(moved.body["renominated"].get<bool>());
+  EXPECT_FALSE(moved.body["repeated"].get<bool>());
+  EXPECT_EQ(moved.body["renomination"], json({{"reason", "worker-lost"}, {"from", "clean"}}));
+  EXPECT_EQ(committed_at(s, 0), std::vector<std::string>{"team-a/a"});
+  EXPECT_EQ(committed_at(s, 1), std::vector<std::string>{"team-a/b"});
+  const DispatchReply c = s.dispatch(request(workload("c", 2, 2, "BE", "0")).dump(), 10);
+  EXPECT_EQ(c.body["clusters"][0], "clean") << c.body.dump();
+  // Asked again as usual, the new decision stands.
+  const DispatchReply again = s.dispatch(request(workload("b", 2, 2, "BE", "0")).dump(), 10);
+  EXPECT_EQ(again.body["clusters"][0], "mid");
+  EXPECT_TRUE(again.body["repeated"].get<bool>());
+
+  const DispatchReply dirty =
+      s.dispatch(renominate("b", "admit-timeout", "mid", {"clean"}).dump(), 10);
+  ASSERT_EQ(dirty.status, 200) << dirty.body.dump();
+  EXPECT_EQ(dirty.body["clusters"][0], "dirty");
+  EXPECT_EQ(dirty.body["renomination"]["reason"], "admit-timeout");
+  const DispatchReply none =
+      s.dispatch(renominate("b", "unschedulable", "dirty", {"clean", "mid"}).dump(), 10);
+  EXPECT_EQ(none.status, 409) << none.body.dump();
+  EXPECT_NE(none.body["error"].get<std::string>().find("no cluster remains"), std::string::npos);
+  EXPECT_EQ(committed_at(s, 2), std::vector<std::string>{"team-a/b"});  // unchanged
+
+  // Journaled with what changed; every line still a record explain reads.
+  const std::vector<std::string> lines = file_lines(journal);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_FALSE(json::parse(lines[1]).contains("renominated"));
+  EXPECT_EQ(json::parse(lines[2])["renominated"],
+            json({{"reason", "worker-lost"}, {"from", "clean"}}));
+  EXPECT_EQ(json::parse(lines[4])["renominated"],
+            json({{"reason", "admit-timeout"}, {"from", "mid"}}));
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(explain::parse_decision_record(line, "j").ok()) << line;
+  }
+  const auto metrics = testing::parse_metrics(s.metrics_text());
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"worker-lost\"}"), 1);
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"admit-timeout\"}"), 1);
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"unschedulable\"}"), 0);
+  EXPECT_EQ(metrics.at("greensched_dispatch_requests_total{code=\"409\"}"), 1);
+
+  service.value().reset();
+  auto restarted = DispatchService::create(three_clusters(journal), 20);
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  EXPECT_EQ(committed_at(*restarted.value(), 0),
+            (std::vector<std::string>{"team-a/a", "team-a/c"}));
+  EXPECT_TRUE(committed_at(*restarted.value(), 1).empty());
+  EXPECT_EQ(committed_at(*restarted.value(), 2), std::vector<std::string>{"team-a/b"});
+  const DispatchReply after =
+      restarted.value()->dispatch(request(workload("b", 2, 2, "BE", "0")).dump(), 20);
+  EXPECT_EQ(after.body["clusters"][0], "dirty");
+  EXPECT_TRUE(after.body["repeated"].get<bool>());
+  EXPECT_TRUE(after.body["renominated"].get<bool>());
+}
+
+// A workload with no standing decision may be re-nominated too; bad fields are 400.
+TEST(DispatchRenominate, BadRequestsAre400) {
+  auto service = DispatchService::create(three_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  const DispatchReply fresh = s.dispatch(renominate("new", "worker-lost", "clean").dump(), 10);
+  ASSERT_EQ(fresh.status, 200) << fresh.body.dump();
+  EXPECT_EQ(fresh.body["clusters"][0], "mid");
+  const auto error = [&](const json& body) {
+    const DispatchReply r = s.dispatch(body.dump(), 10);
+    EXPECT_EQ(r.status, 400) << body.dump();
+    return r.body.value("error", "");
+  };
+  EXPECT_NE(error(renominate("x", "bored", "clean"))
+                .find("renominate.reason: 'bored' is not one "
+                      "of worker-lost, admit-timeout, "
+                      "unschedulable"),
+            std::string::npos);
+  EXPECT_NE(error(renominate("x", "worker-lost", "mars")).find("renominate.from: unknown cluster"),
+            std::string::npos);
+  json no_from = renominate("x", "worker-lost", "clean");
+  no_from["renominate"].erase("from");
+  EXPECT_NE(error(no_from).find("renominate.from: missing"), std::string::npos);
+  json bad_exclude = request(workload("x", 1, 1));
+  bad_exclude["exclude"] = {"mars"};
+  EXPECT_NE(error(bad_exclude).find("exclude: unknown cluster 'mars'"), std::string::npos);
+  // Without a re-nomination, excluding every cluster is a conflict too.
+  json all_out = request(workload("x", 1, 1));
+  all_out["exclude"] = {"clean", "mid", "dirty"};
+  EXPECT_EQ(s.dispatch(all_out.dump(), 10).status, 409);
+  // Exclusion alone moves a standing decision off the excluded cluster, not re-nominated.
+  json off_mid = request(workload("new", 2, 2, "BE", "0"));
+  off_mid["exclude"] = {"mid"};
+  const DispatchReply moved = s.dispatch(off_mid.dump(), 10);
+  EXPECT_EQ(moved.body["clusters"][0], "clean");
+  EXPECT_FALSE(moved.body["renominated"].get<bool>());
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

@@ -174,7 +174,7 @@ void DispatchService::forget(int64_t wall_now_s) {
   std::erase_if(remembered_, [&](const auto& kv) { return kv.second.until_wall_s <= wall_now_s; });
 }
 
-Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
+Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, int* status) {
   if (!request.is_object()) return Error{"the body must be a JSON object"};
   const json* workload_json = serve::find_field(request, "workload");
   if (workload_json == nullptr) return Error{"workload: missing (the Kueue Workload object)"};
@@ -200,10 +200,47 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
       allowed[*i] = true;
     }
   }
+  if (const json* exclude = serve::find_field(request, "exclude"); exclude != nullptr) {
+    if (!exclude->is_array()) return Error{"exclude: expected an array of cluster names"};
+    for (const json& c : *exclude) {
+      if (!c.is_string()) return Error{"exclude: expected an array of cluster names"};
+      auto i = site_index(c.get<std::string>());
+      if (!i) return Error{fmt::format("exclude: unknown cluster '{}'", c.get<std::string>())};
+      allowed[*i] = false;
+    }
+  }
+  // Re-nomination: the workload's decision is made again without the cluster it was sent to.
+  std::optional<json> renomination;
+  if (const json* re = serve::find_field(request, "renominate"); re != nullptr) {
+    if (!re->is_object()) return Error{"renominate: expected {\"reason\", \"from\"}"};
+    auto reason = serve::optional_string(*re, "reason", "renominate");
+    if (!reason.ok()) return reason.status().error();
+    const std::string why = reason.value().value_or("");
+    if (std::find(kRenominationReasons.begin(), kRenominationReasons.end(), why) ==
+        kRenominationReasons.end()) {
+      return Error{fmt::format("renominate.reason: '{}' is not one of {}", why,
+                               fmt::join(kRenominationReasons, ", "))};
+    }
+    auto from = serve::optional_string(*re, "from", "renominate");
+    if (!from.ok()) return from.status().error();
+    if (!from.value()) return Error{"renominate.from: missing (the cluster it leaves)"};
+    auto i = site_index(*from.value());
+    if (!i) return Error{fmt::format("renominate.from: unknown cluster '{}'", *from.value())};
+    allowed[*i] = false;
+    renomination = json{{"reason", why}, {"from", *from.value()}};
+  }
+  if (std::find(allowed.begin(), allowed.end(), true) == allowed.end()) {
+    *status = 409;
+    return Error{renomination ? "no cluster remains to renominate it to: every cluster it may go "
+                                "to is excluded or the one it leaves"
+                              : "no cluster remains: every cluster it may go to is excluded"};
+  }
   // A standing decision is given again while its cluster may still be chosen; a dispatcher
-  // that leaves that cluster out (its worker is unreachable) gets a new one.
-  if (auto it = remembered_.find(w.key);
-      it != remembered_.end() && it->second.uid == w.uid && allowed[it->second.commitment.site]) {
+  // that leaves that cluster out (its worker is unreachable) gets a new one, as does a
+  // re-nomination.
+  if (auto it = remembered_.find(w.key); !renomination && it != remembered_.end() &&
+                                         it->second.uid == w.uid &&
+                                         allowed[it->second.commitment.site]) {
     json again = it->second.reply;
     again["repeated"] = true;
     // The same start, counted from now.
@@ -287,8 +324,11 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   job.slack_s = w.latency_sensitive ? 0 : w.slack_s.value_or(config_.default_slack_s);
   job.data_gb = total_pods > 0 ? w.data_gb / total_pods : 0.0;
 
+  // Its own earlier decision (the one a re-nomination leaves) no longer counts anywhere.
   std::vector<Commitment> committed;
-  for (const auto& [key, r] : remembered_) committed.push_back(r.commitment);
+  for (const auto& [key, r] : remembered_) {
+    if (key != w.key) committed.push_back(r.commitment);
+  }
   std::set<uint64_t> forecast_ids;
   for (std::size_t i = 0; i < n; ++i) {
     if (config_.forecasts[i] && !sites_[i].forecast.empty()) {
@@ -363,6 +403,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   reply["degraded"] = degraded;
   reply["degraded_clusters"] = degraded_clusters;
   reply["repeated"] = false;
+  reply["renominated"] = renomination.has_value();
+  if (renomination) reply["renomination"] = *renomination;
 
   int64_t gpu_milli = 0;
   for (const PodSetRequest& s : w.pod_sets) {
@@ -410,6 +452,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   }
   record["alternatives"] = alternatives;
   record["step"] = decisions_;
+  if (renomination) record["renominated"] = *renomination;
   record["service"] = {{"uid", w.uid},
                        {"wall_s", wall_now_s},
                        {"start_wall_s", r.start_wall_s},
@@ -428,6 +471,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   remembered_[w.key] = std::move(r);
   ++decisions_;
   ++decisions_by_cluster_mode_[{chosen_name, reply["mode"].get<std::string>()}];
+  if (renomination) ++renominations_by_reason_[(*renomination)["reason"].get<std::string>()];
   compact_if_due(wall_now_s);
   return reply;
 }
@@ -441,11 +485,12 @@ DispatchReply DispatchService::dispatch(std::string_view body, int64_t wall_now_
     out.status = 400;
     out.body = {{"error", request.error()}};
   } else {
-    auto decided = decide(request.value(), wall_now_s);
+    int status = 0;
+    auto decided = decide(request.value(), wall_now_s, &status);
     if (decided.ok()) {
       out.body = std::move(decided.value());
     } else {
-      out.status = decided.status().code() == ErrorCode::kIo ? 503 : 400;
+      out.status = status != 0 ? status : decided.status().code() == ErrorCode::kIo ? 503 : 400;
       out.body = {{"error", decided.error()}};
     }
   }
@@ -520,6 +565,13 @@ std::string DispatchService::metrics_text() {
        "# TYPE greensched_dispatch_request_seconds summary\n"
     << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_sum_)
     << fmt::format("greensched_dispatch_request_seconds_count {}\n", requests);
+  m << "# HELP greensched_dispatch_renominations_total Re-nominations by reason.\n"
+       "# TYPE greensched_dispatch_renominations_total counter\n";
+  for (const std::string_view reason : kRenominationReasons) {
+    auto it = renominations_by_reason_.find(reason);
+    m << fmt::format("greensched_dispatch_renominations_total{{reason=\"{}\"}} {}\n", reason,
+                     it == renominations_by_reason_.end() ? 0 : it->second);
+  }
   m << "# HELP greensched_dispatch_cluster_up Whether the cluster's state could be read.\n"
        "# TYPE greensched_dispatch_cluster_up gauge\n";
   for (std::size_t i = 0; i < sites_.size(); ++i) {

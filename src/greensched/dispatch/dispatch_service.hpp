@@ -35,6 +35,7 @@
 // ClusterReader's own lock (taken inside ClusterReader::take).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +43,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +87,12 @@ struct DispatchConfig {
   uint64_t seed = 42;
 };
 
+// Why the controller asks for a workload's nomination to change (POST /v1/dispatch's
+// "renominate": {"reason", "from"}): its worker was lost, it was not admitted there in time,
+// or that cluster cannot schedule it.
+inline constexpr std::array<std::string_view, 3> kRenominationReasons{
+    "worker-lost", "admit-timeout", "unschedulable"};
+
 struct DispatchReply {
   int status = 200;
   nlohmann::json body;
@@ -97,7 +105,13 @@ class DispatchService {
   static Result<std::unique_ptr<DispatchService>> create(DispatchConfig config, int64_t wall_now_s);
 
   // POST /v1/dispatch: {"workload": <Workload>, "clusters": [names] (optional: the clusters
-  // it may go to), "home": name (optional)}. 400 with {"error"} on a bad request.
+  // it may go to), "exclude": [names] (optional: clusters it must not go to), "home": name
+  // (optional), "renominate": {"reason", "from"} (optional)}. 400 with {"error"} on a bad
+  // request; 409 when no cluster remains. A re-nomination forgets the workload's standing
+  // decision (its GPUs no longer count at "from"), decides again among the clusters it may go
+  // to but "from", journals the new decision with "renominated": {"reason", "from"} and answers
+  // with "renominated": true and "renomination": {"reason", "from"}; when it cannot be made
+  // (400, 409, 503) the standing decision is kept.
   DispatchReply dispatch(std::string_view body, int64_t wall_now_s);
   // GET /v1/clusters: each cluster's state as last read, its signal, its commitments.
   nlohmann::json clusters(int64_t wall_now_s);
@@ -130,7 +144,8 @@ class DispatchService {
   // The site's carbon series now, or nullptr with the reason.
   const multi::TimeSeries* carbon_series(std::size_t site, int64_t signal_now,
                                          std::string* why) const;
-  Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s);
+  // `status` gets the HTTP status of an error that is neither 400 nor 503 (409).
+  Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s, int* status);
   void replay(const std::vector<nlohmann::json>& records, int64_t wall_now_s);
   // Compacts the journal when it is due (a failure is a warning: the decisions are written).
   void compact_if_due(int64_t wall_now_s);
@@ -145,6 +160,7 @@ class DispatchService {
   uint64_t decisions_ = 0;
   std::map<std::string, uint64_t> requests_by_code_;
   std::map<std::pair<std::string, std::string>, uint64_t> decisions_by_cluster_mode_;
+  std::map<std::string, uint64_t, std::less<>> renominations_by_reason_;
   double decision_seconds_sum_ = 0;
 };
 
