@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/prometheus_histogram.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
 #include "greensched/dispatch/decision_journal.hpp"
 #include "greensched/dispatch/dispatch_server.hpp"
@@ -533,6 +534,9 @@ TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
   const json view = service.value()->clusters(10)["clusters"][0];
   EXPECT_TRUE(view["degraded"].get<bool>());
   EXPECT_GE(view["age_s"].get<double>(), d["age_s"].get<double>());
+  EXPECT_GE(testing::parse_metrics(service.value()->metrics_text(10))
+                .at("greensched_dispatch_cluster_state_age_seconds{cluster=\"clean\"}"),
+            view["age_s"].get<double>() - 0.001);  // the view's is rounded to 1 ms
 
   gate->set(true);
   ASSERT_TRUE(wait_for_cluster(*service.value(), 0,
@@ -917,7 +921,7 @@ TEST(DispatchRenominate, DecidesAgainWithoutTheClusterItLeaves) {
   for (const std::string& line : lines) {
     ASSERT_TRUE(explain::parse_decision_record(line, "j").ok()) << line;
   }
-  const auto metrics = testing::parse_metrics(s.metrics_text());
+  const auto metrics = testing::parse_metrics(s.metrics_text(10));
   EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"worker-lost\"}"), 1);
   EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"admit-timeout\"}"), 1);
   EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"unschedulable\"}"), 0);
@@ -973,6 +977,90 @@ TEST(DispatchRenominate, BadRequestsAre400) {
   const DispatchReply moved = s.dispatch(off_mid.dump(), 10);
   EXPECT_EQ(moved.body["clusters"][0], "clean");
   EXPECT_FALSE(moved.body["renominated"].get<bool>());
+}
+
+// The /metrics histograms are cumulative over their buckets and end at +Inf = _count.
+void expect_histogram(const std::map<std::string, double>& m, const std::string& name,
+                      const std::string& labels, double count) {
+  const std::string sep = labels.empty() ? "" : ",";
+  double last = 0;
+  int buckets = 0;
+  for (const auto& [series, value] : m) {
+    if (series.rfind(name + "_bucket{" + labels + sep + "le=", 0) != 0) continue;
+    if (series.find("+Inf") != std::string::npos) continue;
+    ++buckets;
+    EXPECT_LE(value, count) << series;
+    last = std::max(last, value);
+  }
+  EXPECT_GT(buckets, 5) << name;
+  const std::string braces = labels.empty() ? "" : "{" + labels + "}";
+  EXPECT_EQ(m.at(name + "_bucket{" + labels + sep + "le=\"+Inf\"}"), count) << name;
+  EXPECT_EQ(m.at(name + "_count" + braces), count) << name;
+  EXPECT_EQ(last, count) << name << ": every observation is under the largest bound";
+  EXPECT_GT(m.at(name + "_sum" + braces), 0) << name;
+}
+
+// Hand-counted: 0.1 and 0.5 fall at or under 0.5, 0.7 under 1, 3 only under +Inf.
+TEST(DispatchMetrics, HistogramTextIsCumulative) {
+  PrometheusHistogram h({0.5, 1});
+  for (double v : {0.7, 0.1, 3.0, 0.5}) h.observe(v);
+  std::string text;
+  h.render(text, "x_seconds", "cluster=\"a\"");
+  EXPECT_EQ(text,
+            "x_seconds_bucket{cluster=\"a\",le=\"0.5\"} 2\n"
+            "x_seconds_bucket{cluster=\"a\",le=\"1\"} 3\n"
+            "x_seconds_bucket{cluster=\"a\",le=\"+Inf\"} 4\n"
+            "x_seconds_sum{cluster=\"a\"} 4.3\n"
+            "x_seconds_count{cluster=\"a\"} 4\n");
+  std::string bare;
+  PrometheusHistogram({1}).render(bare, "y", "");
+  EXPECT_EQ(bare, "y_bucket{le=\"1\"} 0\ny_bucket{le=\"+Inf\"} 0\ny_sum 0\ny_count 0\n");
+}
+
+TEST(DispatchMetrics, DecisionAndReadHistogramsAgesAndDeferredWorkloads) {
+  DispatchConfig c = two_clusters();
+  c.refresh_seconds = 0.05;
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  // "a" and "b" fill "clean" now; "c" waits there for them (about 2 h).
+  int64_t c_start = 0;
+  for (const auto& [name, slack] :
+       {std::pair{"a", "0"}, std::pair{"b", "0"}, std::pair{"c", "4h"}}) {
+    const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", slack)).dump(), 10);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    c_start = 10 + r.body["start_after_s"].get<int64_t>();
+  }
+  ASSERT_GT(c_start, 3600);
+  EXPECT_EQ(s.dispatch("[", 10).status, 400);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few more reads
+
+  const auto m = testing::parse_metrics(s.metrics_text(10));
+  expect_histogram(m, "greensched_dispatch_decision_seconds", "", 4);
+  for (const char* cluster : {"clean", "dirty"}) {
+    const std::string labels = fmt::format("cluster=\"{}\"", cluster);
+    const double reads = m.at("greensched_dispatch_cluster_read_seconds_count{" + labels + "}");
+    EXPECT_GE(reads, 3) << cluster;  // the first, and every 0.05 s since
+    expect_histogram(m, "greensched_dispatch_cluster_read_seconds", labels, reads);
+    const double age = m.at("greensched_dispatch_cluster_state_age_seconds{" + labels + "}");
+    EXPECT_GE(age, 0);
+    EXPECT_LT(age, 1);
+  }
+  EXPECT_EQ(m.at("greensched_dispatch_deferred_workloads"), 1);
+  // Once its start has come, "c" is no longer deferred; "a" and "b" never were.
+  EXPECT_EQ(testing::parse_metrics(s.metrics_text(c_start - 1))
+                .at("greensched_dispatch_deferred_workloads"),
+            1);
+  EXPECT_EQ(
+      testing::parse_metrics(s.metrics_text(c_start)).at("greensched_dispatch_deferred_workloads"),
+      0);
+  const std::string text = s.metrics_text(10);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_decision_seconds histogram\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_cluster_read_seconds histogram\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_cluster_state_age_seconds gauge\n"),
+            std::string::npos);
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/prometheus_text.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/dispatch/workload_request.hpp"
@@ -59,8 +60,19 @@ std::string utc(int64_t epoch_s) {
 
 }  // namespace
 
+namespace {
+
+const std::vector<double> kDecisionBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                           0.1,    0.25,  0.5,    1,     2,    5};
+const std::vector<double> kReadBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+}  // namespace
+
 DispatchService::DispatchService(DispatchConfig config)
-    : config_(std::move(config)), sites_(config_.fleet.sites.size()) {}
+    : config_(std::move(config)),
+      sites_(config_.fleet.sites.size()),
+      decision_seconds_(kDecisionBuckets),
+      read_seconds_(config_.fleet.sites.size(), PrometheusHistogram(kReadBuckets)) {}
 
 Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig config,
                                                                  int64_t wall_now_s) {
@@ -128,6 +140,7 @@ void DispatchService::take_reads() {
   for (std::size_t i = 0; i < sites_.size(); ++i) {
     Site& site = sites_[i];
     ReadResult r = readers_[i]->take();
+    for (double seconds : r.read_seconds) read_seconds_[i].observe(seconds);
     if (r.fresh_state) site.state = std::move(r.fresh_state);
     site.error = r.error;
     site.degraded = r.degraded;
@@ -495,8 +508,8 @@ DispatchReply DispatchService::dispatch(std::string_view body, int64_t wall_now_
     }
   }
   ++requests_by_code_[std::to_string(out.status)];
-  decision_seconds_sum_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  decision_seconds_.observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return out;
 }
 
@@ -545,6 +558,12 @@ json DispatchService::clusters(int64_t wall_now_s) {
 }
 
 std::string DispatchService::metrics_text() {
+  return metrics_text(std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
+}
+
+std::string DispatchService::metrics_text(int64_t wall_now_s) {
   std::lock_guard lock(mu_);
   take_reads();
   std::ostringstream m;
@@ -563,8 +582,36 @@ std::string DispatchService::metrics_text() {
   for (const auto& [code, count] : requests_by_code_) requests += count;
   m << "# HELP greensched_dispatch_request_seconds Time to answer a dispatch request.\n"
        "# TYPE greensched_dispatch_request_seconds summary\n"
-    << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_sum_)
+    << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_.sum())
     << fmt::format("greensched_dispatch_request_seconds_count {}\n", requests);
+  std::string text;
+  prometheus_header(text, "greensched_dispatch_decision_seconds", "histogram",
+                    "Time to answer a POST /v1/dispatch (decide and journal).");
+  decision_seconds_.render(text, "greensched_dispatch_decision_seconds", "");
+  prometheus_header(text, "greensched_dispatch_cluster_read_seconds", "histogram",
+                    "Time of each read of a cluster's state (off the request path).");
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    read_seconds_[i].render(
+        text, "greensched_dispatch_cluster_read_seconds",
+        fmt::format("cluster=\"{}\"", prometheus_label(config_.fleet.sites[i].name)));
+  }
+  prometheus_header(text, "greensched_dispatch_cluster_state_age_seconds", "gauge",
+                    "Age of the cluster state decisions use (since its read ended).");
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    if (!sites_[i].state) continue;
+    prometheus_sample(text, "greensched_dispatch_cluster_state_age_seconds",
+                      fmt::format("cluster=\"{}\"", prometheus_label(config_.fleet.sites[i].name)),
+                      sites_[i].age_s);
+  }
+  int64_t deferred = 0;
+  for (const auto& [key, r] : remembered_) {
+    if (r.until_wall_s > wall_now_s && r.start_wall_s > wall_now_s) ++deferred;
+  }
+  prometheus_header(text, "greensched_dispatch_deferred_workloads", "gauge",
+                    "Standing decisions whose earliest start is still ahead.");
+  prometheus_sample(text, "greensched_dispatch_deferred_workloads", "",
+                    static_cast<double>(deferred));
+  m << text;
   m << "# HELP greensched_dispatch_renominations_total Re-nominations by reason.\n"
        "# TYPE greensched_dispatch_renominations_total counter\n";
   for (const std::string_view reason : kRenominationReasons) {

@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/prometheus_histogram.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/dispatch/cluster_reader.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
@@ -115,8 +116,14 @@ class DispatchService {
   DispatchReply dispatch(std::string_view body, int64_t wall_now_s);
   // GET /v1/clusters: each cluster's state as last read, its signal, its commitments.
   nlohmann::json clusters(int64_t wall_now_s);
-  // GET /metrics (Prometheus text).
-  std::string metrics_text();
+  // GET /metrics (Prometheus text): requests by status, decisions by cluster and mode,
+  // re-nominations by reason, the histograms greensched_dispatch_decision_seconds (time to
+  // answer a POST /v1/dispatch) and greensched_dispatch_cluster_read_seconds{cluster} (time of
+  // each read), the gauges greensched_dispatch_cluster_state_age_seconds{cluster} (of the state
+  // used; none before a first read), greensched_dispatch_deferred_workloads (standing decisions
+  // whose earliest start is after `wall_now_s`), cluster up, allocation and commitments.
+  std::string metrics_text(int64_t wall_now_s);
+  std::string metrics_text();  // at the system clock's now
 
  private:
   struct Site {
@@ -161,7 +168,8 @@ class DispatchService {
   std::map<std::string, uint64_t> requests_by_code_;
   std::map<std::pair<std::string, std::string>, uint64_t> decisions_by_cluster_mode_;
   std::map<std::string, uint64_t, std::less<>> renominations_by_reason_;
-  double decision_seconds_sum_ = 0;
+  PrometheusHistogram decision_seconds_;
+  std::vector<PrometheusHistogram> read_seconds_;  // per site
 };
 
 // The service's config file: {"fleet": path or object, "clusters": {name: {"api": {"server",
