@@ -503,8 +503,9 @@ TEST(DispatchReaders, HungClusterNeverReadIsNoOptionUntilItAnswers) {
   gate->set(true);
 }
 
-// A cluster read once that then hangs stays an option with its last known state, reported as
-// degraded with that state's age; when it answers again it is no longer degraded.
+// A cluster read once that then hangs is degraded: reported with its last known state and
+// that state's age, left out while the other cluster is healthy, decided on by its last known
+// state when it is the only one allowed; once it answers again it is chosen again.
 TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
   auto gate = std::make_shared<ReadGate>();
   auto service = DispatchService::create(gated_clean(gate), 0);
@@ -519,7 +520,8 @@ TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
       service.value()->dispatch(request(workload("w1", 1, 1, "BE", "0")).dump(), 10);
   EXPECT_LT(seconds_since(t0), 1.5);
   ASSERT_EQ(r.status, 200) << r.body.dump();
-  EXPECT_EQ(r.body["clusters"][0], "clean");  // its last known state: empty, cleaner
+  EXPECT_EQ(r.body["clusters"][0], "dirty");  // clean is left out while dirty is healthy
+  EXPECT_EQ(r.body["ranking"][1], json({{"cluster", "clean"}, {"note", "degraded"}}));
   ASSERT_EQ(r.body["degraded_clusters"].size(), 1u) << r.body.dump();
   const json& d = r.body["degraded_clusters"][0];
   EXPECT_EQ(d["name"], "clean");
@@ -529,8 +531,20 @@ TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
   EXPECT_GT(d["age_s"].get<double>(), 0.5);
   EXPECT_NE(d["error"].get<std::string>().find("no answer within 0.3 s"), std::string::npos)
       << d.dump();
-  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean degraded"),
-            std::string::npos);
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean left out (degraded)"),
+            std::string::npos)
+      << r.body.dump();
+  // Allowed only there, it is decided on clean's last known state (empty: room now).
+  json only_clean = request(workload("w3", 1, 1, "BE", "0"));
+  only_clean["clusters"] = {"clean"};
+  const DispatchReply last_known = service.value()->dispatch(only_clean.dump(), 10);
+  ASSERT_EQ(last_known.status, 200) << last_known.body.dump();
+  EXPECT_EQ(last_known.body["clusters"][0], "clean");
+  EXPECT_EQ(last_known.body["start_after_s"], 0);
+  EXPECT_NE(last_known.body["degraded"][0].get<std::string>().find(
+                "cluster clean degraded: no answer within 0.3 s"),
+            std::string::npos)
+      << last_known.body.dump();
   const json view = service.value()->clusters(10)["clusters"][0];
   EXPECT_TRUE(view["degraded"].get<bool>());
   EXPECT_GE(view["age_s"].get<double>(), d["age_s"].get<double>());

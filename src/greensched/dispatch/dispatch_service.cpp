@@ -285,6 +285,12 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   json degraded_clusters = json::array();
   std::vector<serve::ClusterState*> states(n, nullptr);
   bool capacity_only = false;
+  // A degraded cluster is left out while another it may go to is healthy; when none is, the
+  // decision is made on the degraded ones' last known states.
+  bool any_healthy = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    any_healthy = any_healthy || (allowed[i] && sites_[i].state && sites_[i].degraded.empty());
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if (!allowed[i]) continue;
     const std::string& name = config_.fleet.sites[i].name;
@@ -297,8 +303,17 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
     }
     if (!site.degraded.empty()) {
       degraded_clusters.push_back(health_json(i));
-      degraded.push_back(fmt::format("cluster {} degraded: {}; its state as read {:.1f} s ago",
-                                     name, site.degraded, site.age_s));
+      if (any_healthy) {
+        degraded.push_back(
+            fmt::format("cluster {} left out (degraded): {}; its state as read "
+                        "{:.1f} s ago",
+                        name, site.degraded, site.age_s));
+        continue;
+      }
+      degraded.push_back(
+          fmt::format("cluster {} degraded: {}; decided on its state as read "
+                      "{:.1f} s ago",
+                      name, site.degraded, site.age_s));
     }
     states[i] = site.state.get();
     std::string why;
@@ -397,7 +412,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   for (std::size_t i = 0; i < n; ++i) {
     if (!allowed[i] || listed.contains(static_cast<int>(i))) continue;
     ranking.push_back(entry(static_cast<int>(i), std::nullopt,
-                            states[i] == nullptr ? "not readable" : "no room or cannot host it"));
+                            states[i] == nullptr ? (sites_[i].state ? "degraded" : "not readable")
+                                                 : "no room or cannot host it"));
   }
 
   const int64_t start_wall = config_.clock.wall_s(d.not_before_s);

@@ -18,10 +18,11 @@
 //
 // Degraded: a cluster never read is no option (and the answer says so). A cluster whose last
 // read failed or is overdue, or whose last good read is older than its deadline + the refresh
-// period, is degraded: still an option with its last known state, named with that state's age
-// in the answer and in GET /v1/clusters. When a candidate has no carbon signal now, the choice
-// is by capacity alone (least-loaded), and the answer's mode says "capacity-only" with the
-// reason.
+// period, is degraded: reported with its last known state and that state's age (in the
+// answer and in GET /v1/clusters), and left out while another cluster the workload may go to
+// is healthy; when none is, the decision is made on the degraded clusters' last known states.
+// When a candidate has no carbon signal now, the choice is by capacity alone (least-loaded),
+// and the answer's mode says "capacity-only" with the reason.
 //
 // Restart: the journal (decision_journal.hpp: JSON Lines, one dispatch record per decision,
 // the format `greensched explain` reads) is replayed at start, so commitments and answers
