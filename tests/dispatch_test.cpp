@@ -3,18 +3,27 @@
 // Electricity Maps' formats, and decisions on a hand-made fleet: the cleaner cluster while it
 // has room, dispatched work counted until it shows, the same answer when asked again and
 // after a restart, a capacity-only choice when a signal is missing, and the HTTP front.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/prometheus_histogram.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
+#include "greensched/dispatch/decision_journal.hpp"
 #include "greensched/dispatch/dispatch_server.hpp"
 #include "greensched/dispatch/dispatch_service.hpp"
 #include "greensched/dispatch/signal_source.hpp"
@@ -23,6 +32,7 @@
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/trace/workload.hpp"
+#include "prometheus_text.hpp"
 #include "scratch_dir.hpp"
 #include "test_pod.hpp"
 #include "tls_test_support.hpp"
@@ -381,6 +391,691 @@ TEST(DispatchService, DecidesAgainWhenItsClusterIsLeftOut) {
   int lines = 0;
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+using SteadyClock = std::chrono::steady_clock;
+
+double seconds_since(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+}
+
+// Opened and closed by a test; a GatedSource's reads wait while it is closed. Shared with
+// the source, so a reader left blocked past the service's end still finds it.
+struct ReadGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;
+  int reads = 0;
+  void set(bool o) {
+    std::lock_guard lock(mu);
+    open = o;
+    cv.notify_all();
+  }
+};
+
+// The fleet file's nodes of a site, read only while the gate is open (else blocked, as an
+// API server that accepts and never answers).
+class GatedSource final : public ClusterSource {
+ public:
+  GatedSource(std::shared_ptr<ReadGate> gate, std::unique_ptr<ClusterSource> inner)
+      : gate_(std::move(gate)), inner_(std::move(inner)) {}
+  std::string describe() const override { return "gated " + inner_->describe(); }
+  Result<std::unique_ptr<serve::ClusterState>> read(GpuModelRegistry& models,
+                                                    const serve::StateOptions& options,
+                                                    Deadline deadline) override {
+    {
+      std::unique_lock lock(gate_->mu);
+      ++gate_->reads;
+      gate_->cv.wait(lock, [&] { return gate_->open; });
+    }
+    return inner_->read(models, options, deadline);
+  }
+
+ private:
+  std::shared_ptr<ReadGate> gate_;
+  std::unique_ptr<ClusterSource> inner_;
+};
+
+// two_clusters() with "clean" read through a gate, short deadlines and refresh period.
+DispatchConfig gated_clean(const std::shared_ptr<ReadGate>& gate) {
+  DispatchConfig c = two_clusters();
+  c.cluster_timeout_seconds = 0.3;
+  c.refresh_seconds = 0.2;
+  c.sources.resize(2);
+  c.sources[0] = std::make_unique<GatedSource>(
+      gate, make_static_source(c.fleet.sites[0].nodes, c.fleet.models));
+  return c;
+}
+
+// Polls GET /v1/clusters until `pred` holds for cluster `i` (at most 5 s).
+bool wait_for_cluster(DispatchService& service, std::size_t i,
+                      const std::function<bool(const json&)>& pred) {
+  const auto t0 = SteadyClock::now();
+  while (seconds_since(t0) < 5) {
+    if (pred(service.clusters(10)["clusters"][i])) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A cluster whose API hangs from the start is no option; decisions answer at once without it
+// and say why; once it answers it is read and chosen again. The service stops without
+// waiting for the hung read.
+TEST(DispatchReaders, HungClusterNeverReadIsNoOptionUntilItAnswers) {
+  auto gate = std::make_shared<ReadGate>();
+  gate->set(false);
+  auto t0 = SteadyClock::now();
+  auto service = DispatchService::create(gated_clean(gate), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  EXPECT_LT(seconds_since(t0), 1.5);  // the first read waits for its deadline, no longer
+  t0 = SteadyClock::now();
+  const DispatchReply r =
+      service.value()->dispatch(request(workload("w1", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "dirty");
+  ASSERT_EQ(r.body["degraded"].size(), 1u) << r.body.dump();
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean left out: no answer "
+                                                          "within 0.3 s"),
+            std::string::npos)
+      << r.body.dump();
+  ASSERT_EQ(r.body["degraded_clusters"].size(), 1u);
+  EXPECT_EQ(r.body["degraded_clusters"][0]["name"], "clean");
+  EXPECT_FALSE(r.body["degraded_clusters"][0]["up"].get<bool>());
+  const json clean = service.value()->clusters(10)["clusters"][0];
+  EXPECT_FALSE(clean["up"].get<bool>());
+  EXPECT_FALSE(clean.contains("age_s"));
+
+  gate->set(true);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0, [](const json& c) {
+    return c["up"].get<bool>() && !c["degraded"].get<bool>();
+  }));
+  const DispatchReply again =
+      service.value()->dispatch(request(workload("w2", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_EQ(again.body["clusters"][0], "clean") << again.body.dump();
+  EXPECT_TRUE(again.body["degraded"].empty()) << again.body.dump();
+
+  // Hung again at the end: the service stops within its deadline, the read left to finish.
+  gate->set(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  t0 = SteadyClock::now();
+  service.value().reset();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  gate->set(true);
+}
+
+// A cluster read once that then hangs is degraded: reported with its last known state and
+// that state's age, left out while the other cluster is healthy, decided on by its last known
+// state when it is the only one allowed; once it answers again it is chosen again.
+TEST(DispatchReaders, HungClusterIsDegradedWithItsLastStateAndAge) {
+  auto gate = std::make_shared<ReadGate>();
+  auto service = DispatchService::create(gated_clean(gate), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  ASSERT_TRUE(service.value()->clusters(10)["clusters"][0]["up"].get<bool>());
+  gate->set(false);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0,
+                               [](const json& c) { return c["degraded"].get<bool>(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = SteadyClock::now();
+  const DispatchReply r =
+      service.value()->dispatch(request(workload("w1", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "dirty");  // clean is left out while dirty is healthy
+  EXPECT_EQ(r.body["ranking"][1], json({{"cluster", "clean"}, {"note", "degraded"}}));
+  ASSERT_EQ(r.body["degraded_clusters"].size(), 1u) << r.body.dump();
+  const json& d = r.body["degraded_clusters"][0];
+  EXPECT_EQ(d["name"], "clean");
+  EXPECT_TRUE(d["up"].get<bool>());
+  EXPECT_TRUE(d["degraded"].get<bool>());
+  // The last good read finished before the gate closed, over 0.3 + 0.2 s ago.
+  EXPECT_GT(d["age_s"].get<double>(), 0.5);
+  EXPECT_NE(d["error"].get<std::string>().find("no answer within 0.3 s"), std::string::npos)
+      << d.dump();
+  EXPECT_NE(r.body["degraded"][0].get<std::string>().find("cluster clean left out (degraded)"),
+            std::string::npos)
+      << r.body.dump();
+  // Allowed only there, it is decided on clean's last known state (empty: room now).
+  json only_clean = request(workload("w3", 1, 1, "BE", "0"));
+  only_clean["clusters"] = {"clean"};
+  const DispatchReply last_known = service.value()->dispatch(only_clean.dump(), 10);
+  ASSERT_EQ(last_known.status, 200) << last_known.body.dump();
+  EXPECT_EQ(last_known.body["clusters"][0], "clean");
+  EXPECT_EQ(last_known.body["start_after_s"], 0);
+  EXPECT_NE(last_known.body["degraded"][0].get<std::string>().find(
+                "cluster clean degraded: no answer within 0.3 s"),
+            std::string::npos)
+      << last_known.body.dump();
+  const json view = service.value()->clusters(10)["clusters"][0];
+  EXPECT_TRUE(view["degraded"].get<bool>());
+  EXPECT_GE(view["age_s"].get<double>(), d["age_s"].get<double>());
+  EXPECT_GE(testing::parse_metrics(service.value()->metrics_text(10))
+                .at("greensched_dispatch_cluster_state_age_seconds{cluster=\"clean\"}"),
+            view["age_s"].get<double>() - 0.001);  // the view's is rounded to 1 ms
+
+  gate->set(true);
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 0,
+                               [](const json& c) { return !c["degraded"].get<bool>(); }));
+  const json fresh = service.value()->clusters(10)["clusters"][0];
+  EXPECT_LT(fresh["age_s"].get<double>(), 0.5);
+  EXPECT_FALSE(fresh.contains("error"));
+  const DispatchReply after =
+      service.value()->dispatch(request(workload("w2", 1, 1, "BE", "0")).dump(), 10);
+  EXPECT_EQ(after.body["clusters"][0], "clean");
+  EXPECT_TRUE(after.body["degraded_clusters"].empty());
+}
+
+// A real API server that accepts connections and never answers: the kube client gives up at
+// the read's deadline, and decisions never wait for it.
+TEST(DispatchReaders, BlackholedApiServerTimesOutAtTheDeadline) {
+  testing::ScratchDir dir;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);  // connections complete in the backlog; none is answered
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  { std::ofstream(dir.path() + "/token") << "t0ken\n"; }
+  DispatchConfig c = two_clusters();
+  c.cluster_timeout_seconds = 0.5;
+  c.refresh_seconds = 0.2;
+  c.sources.resize(2);
+  serve::KubeApiOptions api;
+  api.server = fmt::format("http://127.0.0.1:{}", port);
+  api.token_file = dir.path() + "/token";
+  c.sources[1] = make_kube_source(api);
+  auto t0 = SteadyClock::now();
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  // The client's own deadline ends the read (its error names the request), not the watch
+  // for overdue reads.
+  ASSERT_TRUE(wait_for_cluster(*service.value(), 1, [](const json& c) {
+    return c.value("error", "").find("/api/v1/nodes: no answer within 0.5 s") != std::string::npos;
+  })) << service.value()->clusters(10).dump();
+  t0 = SteadyClock::now();
+  json only_dirty = request(workload("w", 1, 1, "BE", "0"));
+  const DispatchReply r = service.value()->dispatch(only_dirty.dump(), 10);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["clusters"][0], "clean");
+  EXPECT_EQ(r.body["degraded_clusters"][0]["name"], "dirty");
+  // Asked only about the blackholed one: no cluster can be read, 503 at once.
+  only_dirty["clusters"] = {"dirty"};
+  t0 = SteadyClock::now();
+  EXPECT_EQ(service.value()->dispatch(only_dirty.dump(), 10).status, 503);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  t0 = SteadyClock::now();
+  service.value().reset();
+  EXPECT_LT(seconds_since(t0), 1.5);
+  ::close(fd);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A journal of three decisions ("a", "b", "c" at wall 10, 20, 30; each line a record),
+// returned line by line with its newline.
+std::vector<std::string> three_records(const std::string& journal) {
+  auto service = DispatchService::create(two_clusters(journal), 0);
+  EXPECT_TRUE(service.ok()) << service.error();
+  for (const char* name : {"a", "b", "c"}) {
+    const DispatchReply r =
+        service.value()->dispatch(request(workload(name, 1, 1, "BE", "0")).dump(), 10);
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+  }
+  std::vector<std::string> lines;
+  for (const std::string& l : file_lines(journal)) lines.push_back(l + "\n");
+  EXPECT_EQ(lines.size(), 3u);
+  return lines;
+}
+
+// two_clusters() with the journal's warnings caught.
+DispatchConfig journaled(const std::string& journal, std::vector<std::string>* warnings) {
+  DispatchConfig c = two_clusters(journal);
+  c.warn = [warnings](const std::string& w) { warnings->push_back(w); };
+  return c;
+}
+
+bool repeated(DispatchService& service, const std::string& name) {
+  const DispatchReply r = service.dispatch(request(workload(name, 1, 1, "BE", "0")).dump(), 40);
+  return r.status == 200 && r.body["repeated"].get<bool>();
+}
+
+// A crash mid-write leaves a last line without its newline, or not JSON: it is cut off (and
+// kept aside) with a warning naming file:line; the decisions before it stand.
+TEST(DispatchJournal, TornLastLineIsCutOffWithAWarning) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  const std::string two = lines[0] + lines[1];
+  struct Case {
+    std::string tail, why;
+  };
+  // A record without its newline, half a record, a garbage line with its newline.
+  for (const Case& c : {Case{lines[2].substr(0, lines[2].size() - 1), "no newline at its end"},
+                        Case{lines[2].substr(0, 40), "not JSON"}, Case{"x\n", "not JSON"}}) {
+    std::filesystem::remove(journal + ".rejected");
+    write_file(journal, two + c.tail);
+    std::vector<std::string> warnings;
+    auto service = DispatchService::create(journaled(journal, &warnings), 40);
+    ASSERT_TRUE(service.ok()) << service.error();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(journal + ":3: torn last line cut off (" + c.why), std::string::npos)
+        << warnings[0];
+    EXPECT_EQ(file_text(journal), two);
+    std::string kept = c.tail;
+    if (kept.back() != '\n') kept += '\n';
+    EXPECT_EQ(file_text(journal + ".rejected"), kept);
+    EXPECT_TRUE(repeated(*service.value(), "a"));
+    EXPECT_TRUE(repeated(*service.value(), "b"));
+    EXPECT_FALSE(repeated(*service.value(), "c"));  // never answered: decided anew
+  }
+}
+
+// A bad line before the last refuses the start, naming file:line and what is wrong, and
+// changes nothing.
+TEST(DispatchJournal, CorruptLineInsideRefusesToStart) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  struct Case {
+    std::string line, why;
+  };
+  json no_service = json::parse(lines[1]);
+  no_service.erase("service");
+  for (const Case& c :
+       {Case{"{\"kind\": \"dispatch\", oops\n", "not JSON"},
+        Case{no_service.dump() + "\n", "service: missing"},
+        Case{"{\"kind\":\"dispatch\",\"pod\":\"x\"}\n", "not a decision record: request"}}) {
+    const std::string text = lines[0] + c.line + lines[2];
+    write_file(journal, text);
+    std::vector<std::string> warnings;
+    auto service = DispatchService::create(journaled(journal, &warnings), 40);
+    ASSERT_FALSE(service.ok());
+    EXPECT_NE(service.error().find(journal + ":2: " + c.why), std::string::npos) << service.error();
+    EXPECT_NE(service.error().find("--journal-repair"), std::string::npos);
+    EXPECT_EQ(file_text(journal), text);
+    EXPECT_FALSE(std::filesystem::exists(journal + ".rejected"));
+  }
+}
+
+// --journal-repair moves exactly the bad lines (a torn last one too) to <journal>.rejected,
+// appended after what it held, and says so; the good lines stand.
+TEST(DispatchJournal, RepairMovesExactlyTheBadLines) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  write_file(journal, lines[0] + "{not json\n" + lines[1] + "{\"pod\": 3}\n\n" + lines[2] +
+                          "{\"kind\":\"disp");
+  write_file(journal + ".rejected", "earlier\n");
+  std::vector<std::string> warnings;
+  DispatchConfig c = journaled(journal, &warnings);
+  c.journal_repair = true;
+  auto service = DispatchService::create(std::move(c), 40);
+  ASSERT_TRUE(service.ok()) << service.error();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(fmt::format("journal {}: moved 3 bad lines to {}.rejected (line 2: "
+                                         "not JSON",
+                                         journal, journal)),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("line 4: "), std::string::npos);
+  EXPECT_NE(warnings[0].find("line 7: "), std::string::npos);
+  EXPECT_EQ(file_text(journal), lines[0] + lines[1] + lines[2]);
+  EXPECT_EQ(file_text(journal + ".rejected"),
+            "earlier\n{not json\n{\"pod\": 3}\n{\"kind\":\"disp\n");
+  for (const char* name : {"a", "b", "c"}) EXPECT_TRUE(repeated(*service.value(), name)) << name;
+}
+
+// Compaction keeps exactly the decisions still standing (as explain reads them); a service
+// restarted on the compacted journal answers as one restarted on the whole journal, old
+// workloads and new alike.
+TEST(DispatchJournal, CompactionKeepsTheStandingDecisionsAndAnswersTheSame) {
+  testing::ScratchDir dir;
+  const std::string whole = dir.path() + "/whole.jsonl";
+  const std::string compacted = dir.path() + "/compacted.jsonl";
+  const auto run = [](DispatchService& s) {
+    // "a" and "b" fill "clean" now (until 130); "c" waits there for them (deferred ~2 h,
+    // standing until after its start); "d" at 200 and "e" at 400 take "clean" now, each
+    // ending 120 s after.
+    std::vector<json> replies;
+    for (const auto& [name, slack, wall] :
+         {std::tuple{"a", "0", 10}, std::tuple{"b", "0", 10}, std::tuple{"c", "4h", 10},
+          std::tuple{"d", "0", 200}, std::tuple{"e", "0", 400}}) {
+      const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", slack)).dump(), wall);
+      EXPECT_EQ(r.status, 200) << r.body.dump();
+      replies.push_back(r.body);
+    }
+    return replies;
+  };
+  DispatchConfig never = two_clusters(whole);
+  never.journal_compact_bytes = 0;
+  never.journal_compact_age_s = 0;
+  DispatchConfig by_age = two_clusters(compacted);
+  by_age.journal_compact_bytes = 0;
+  by_age.journal_compact_age_s = 300;  // due at 400: 300 s after the journal was opened
+  {
+    auto a = DispatchService::create(std::move(never), 0);
+    auto b = DispatchService::create(std::move(by_age), 0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::vector<json> ra = run(*a.value());
+    EXPECT_EQ(ra[2]["clusters"][0], "clean");
+    EXPECT_GT(ra[2]["start_after_s"].get<int64_t>(), 3600);
+    EXPECT_EQ(ra, run(*b.value()));
+  }
+  EXPECT_EQ(file_lines(whole).size(), 5u);
+  const std::vector<std::string> kept = file_lines(compacted);
+  ASSERT_EQ(kept.size(), 2u);
+  const std::vector<std::string> all = file_lines(whole);
+  EXPECT_EQ(json::parse(kept[0]), json::parse(all[2]));  // "c", deferred, still standing
+  EXPECT_EQ(json::parse(kept[1]), json::parse(all[4]));  // "e", until 520
+  for (const std::string& line : kept) {
+    auto record = explain::parse_decision_record(line, "compacted");
+    ASSERT_TRUE(record.ok()) << record.error();
+  }
+
+  auto a = DispatchService::create(two_clusters(whole), 450);
+  auto b = DispatchService::create(two_clusters(compacted), 450);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const auto& [name, slack] :
+       {std::pair{"c", "4h"}, std::pair{"e", "0"}, std::pair{"d", "0"}, std::pair{"f", "4h"}}) {
+    const std::string body = request(workload(name, 2, 2, "BE", slack)).dump();
+    const DispatchReply ra = a.value()->dispatch(body, 450);
+    EXPECT_EQ(ra.body, b.value()->dispatch(body, 450).body) << name;
+    EXPECT_EQ(ra.body["repeated"].get<bool>(), std::string(name) == "c" || std::string(name) == "e")
+        << name;
+  }
+  const auto without_ages = [](json view) {
+    for (json& c : view["clusters"]) c.erase("age_s");  // how long ago each was read
+    return view;
+  };
+  EXPECT_EQ(without_ages(a.value()->clusters(450)), without_ages(b.value()->clusters(450)));
+}
+
+// Past its size the journal is rewritten to the standing decisions: it no longer only grows.
+TEST(DispatchJournal, CompactionBySizeBoundsTheJournal) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  DispatchConfig c = two_clusters(journal);
+  c.journal_compact_bytes = 1;
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  std::size_t most = 0;
+  for (int i = 0; i < 12; ++i) {  // each ends (120 s) before the next
+    const DispatchReply r = service.value()->dispatch(
+        request(workload(fmt::format("w{}", i), 1, 1, "BE", "0")).dump(), 10 + 200 * i);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    most = std::max(most, file_lines(journal).size());
+  }
+  EXPECT_LE(most, 3u);
+  // The count of decisions survives: a restart's next decision is step 12.
+  auto restarted = DispatchService::create(two_clusters(journal), 10 + 200 * 12);
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  ASSERT_EQ(restarted.value()
+                ->dispatch(request(workload("next", 1, 1, "BE", "0")).dump(), 10 + 200 * 12)
+                .status,
+            200);
+  EXPECT_EQ(json::parse(file_lines(journal).back())["step"], 12);
+}
+
+// The newest record is kept when it no longer stands: its step carries the decision count.
+TEST(DispatchJournal, CompactionKeepsTheNewestRecordForTheCount) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  const std::vector<std::string> lines = three_records(journal);
+  std::vector<json> records;
+  JournalOptions options;
+  options.path = journal;
+  auto j = DecisionJournal::open(options, 40, &records);
+  ASSERT_TRUE(j.ok()) << j.error();
+  ASSERT_EQ(records.size(), 3u);
+  ASSERT_TRUE(j.value()->compact({records[0]}, 40).ok());
+  EXPECT_EQ(file_text(journal), records[0].dump() + "\n" + records[2].dump() + "\n");
+  ASSERT_TRUE(j.value()->compact({records[0], records[2]}, 40).ok());
+  EXPECT_EQ(file_text(journal), records[0].dump() + "\n" + records[2].dump() + "\n");
+  EXPECT_EQ(j.value()->compactions(), 2u);
+  EXPECT_EQ(journal_record_problem(records[1]), "");
+}
+
+// Three sites of one 8-GPU T4 node each, constant carbon: clean 100, mid 200, dirty 300.
+DispatchConfig three_clusters(const std::string& journal = "") {
+  DispatchConfig c = two_clusters(journal);
+  multi::SiteSpec mid = c.fleet.sites[0];
+  mid.name = "mid";
+  mid.nodes[0].name = "mid/n0";
+  mid.carbon = multi::TimeSeries(1672531200, 3600, {200.0});
+  c.fleet.sites.insert(c.fleet.sites.begin() + 1, std::move(mid));
+  return c;
+}
+
+json renominate(const std::string& name, const std::string& reason, const std::string& from,
+                const std::vector<std::string>& exclude = {}) {
+  json r = request(workload(name, 2, 2, "BE", "0"));
+  r["renominate"] = {{"reason", reason}, {"from", from}};
+  if (!exclude.empty()) r["exclude"] = exclude;
+  return r;
+}
+
+std::vector<std::string> committed_at(DispatchService& service, std::size_t site) {
+  std::vector<std::string> out;
+  const json view = service.clusters(10);
+  for (const json& c : view["clusters"][site]["committed"]) {
+    out.push_back(c["workload"].get<std::string>());
+  }
+  return out;
+}
+
+// Each workload: 2 pods x 2 GPUs, no slack. "a" and "b" fill "clean"; "b" re-nominated away
+// from clean goes to "mid" (the cleaner of the rest), and its GPUs no longer count at clean:
+// "c" then fits at clean. Excluding clean and leaving mid sends "b" to "dirty"; with every
+// cluster excluded or left, 409 and nothing changes. A restart restores the newest decision.
+TEST(DispatchRenominate, DecidesAgainWithoutTheClusterItLeaves) {
+  testing::ScratchDir dir;
+  const std::string journal = dir.path() + "/j.jsonl";
+  auto service = DispatchService::create(three_clusters(journal), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  for (const char* name : {"a", "b"}) {
+    const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", "0")).dump(), 10);
+    ASSERT_EQ(r.body["clusters"][0], "clean") << r.body.dump();
+    EXPECT_FALSE(r.body["renominated"].get<bool>());
+  }
+  const DispatchReply moved = s.dispatch(renominate("b", "worker-lost", "clean").dump(), 10);
+  ASSERT_EQ(moved.status, 200) << moved.body.dump();
+  EXPECT_EQ(moved.body["clusters"][0], "mid");
+  EXPECT_TRUE(moved.body["renominated"].get<bool>());
+  EXPECT_FALSE(moved.body["repeated"].get<bool>());
+  EXPECT_EQ(moved.body["renomination"], json({{"reason", "worker-lost"}, {"from", "clean"}}));
+  EXPECT_EQ(committed_at(s, 0), std::vector<std::string>{"team-a/a"});
+  EXPECT_EQ(committed_at(s, 1), std::vector<std::string>{"team-a/b"});
+  const DispatchReply c = s.dispatch(request(workload("c", 2, 2, "BE", "0")).dump(), 10);
+  EXPECT_EQ(c.body["clusters"][0], "clean") << c.body.dump();
+  // Asked again as usual, the new decision stands.
+  const DispatchReply again = s.dispatch(request(workload("b", 2, 2, "BE", "0")).dump(), 10);
+  EXPECT_EQ(again.body["clusters"][0], "mid");
+  EXPECT_TRUE(again.body["repeated"].get<bool>());
+
+  const DispatchReply dirty =
+      s.dispatch(renominate("b", "admit-timeout", "mid", {"clean"}).dump(), 10);
+  ASSERT_EQ(dirty.status, 200) << dirty.body.dump();
+  EXPECT_EQ(dirty.body["clusters"][0], "dirty");
+  EXPECT_EQ(dirty.body["renomination"]["reason"], "admit-timeout");
+  const DispatchReply none =
+      s.dispatch(renominate("b", "unschedulable", "dirty", {"clean", "mid"}).dump(), 10);
+  EXPECT_EQ(none.status, 409) << none.body.dump();
+  EXPECT_NE(none.body["error"].get<std::string>().find("no cluster remains"), std::string::npos);
+  EXPECT_EQ(committed_at(s, 2), std::vector<std::string>{"team-a/b"});  // unchanged
+
+  // Journaled with what changed; every line still a record explain reads.
+  const std::vector<std::string> lines = file_lines(journal);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_FALSE(json::parse(lines[1]).contains("renominated"));
+  EXPECT_EQ(json::parse(lines[2])["renominated"],
+            json({{"reason", "worker-lost"}, {"from", "clean"}}));
+  EXPECT_EQ(json::parse(lines[4])["renominated"],
+            json({{"reason", "admit-timeout"}, {"from", "mid"}}));
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(explain::parse_decision_record(line, "j").ok()) << line;
+  }
+  const auto metrics = testing::parse_metrics(s.metrics_text(10));
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"worker-lost\"}"), 1);
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"admit-timeout\"}"), 1);
+  EXPECT_EQ(metrics.at("greensched_dispatch_renominations_total{reason=\"unschedulable\"}"), 0);
+  EXPECT_EQ(metrics.at("greensched_dispatch_requests_total{code=\"409\"}"), 1);
+
+  service.value().reset();
+  auto restarted = DispatchService::create(three_clusters(journal), 20);
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  EXPECT_EQ(committed_at(*restarted.value(), 0),
+            (std::vector<std::string>{"team-a/a", "team-a/c"}));
+  EXPECT_TRUE(committed_at(*restarted.value(), 1).empty());
+  EXPECT_EQ(committed_at(*restarted.value(), 2), std::vector<std::string>{"team-a/b"});
+  const DispatchReply after =
+      restarted.value()->dispatch(request(workload("b", 2, 2, "BE", "0")).dump(), 20);
+  EXPECT_EQ(after.body["clusters"][0], "dirty");
+  EXPECT_TRUE(after.body["repeated"].get<bool>());
+  EXPECT_TRUE(after.body["renominated"].get<bool>());
+}
+
+// A workload with no standing decision may be re-nominated too; bad fields are 400.
+TEST(DispatchRenominate, BadRequestsAre400) {
+  auto service = DispatchService::create(three_clusters(), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  const DispatchReply fresh = s.dispatch(renominate("new", "worker-lost", "clean").dump(), 10);
+  ASSERT_EQ(fresh.status, 200) << fresh.body.dump();
+  EXPECT_EQ(fresh.body["clusters"][0], "mid");
+  const auto error = [&](const json& body) {
+    const DispatchReply r = s.dispatch(body.dump(), 10);
+    EXPECT_EQ(r.status, 400) << body.dump();
+    return r.body.value("error", "");
+  };
+  EXPECT_NE(error(renominate("x", "bored", "clean"))
+                .find("renominate.reason: 'bored' is not one "
+                      "of worker-lost, admit-timeout, "
+                      "unschedulable"),
+            std::string::npos);
+  EXPECT_NE(error(renominate("x", "worker-lost", "mars")).find("renominate.from: unknown cluster"),
+            std::string::npos);
+  json no_from = renominate("x", "worker-lost", "clean");
+  no_from["renominate"].erase("from");
+  EXPECT_NE(error(no_from).find("renominate.from: missing"), std::string::npos);
+  json bad_exclude = request(workload("x", 1, 1));
+  bad_exclude["exclude"] = {"mars"};
+  EXPECT_NE(error(bad_exclude).find("exclude: unknown cluster 'mars'"), std::string::npos);
+  // Without a re-nomination, excluding every cluster is a conflict too.
+  json all_out = request(workload("x", 1, 1));
+  all_out["exclude"] = {"clean", "mid", "dirty"};
+  EXPECT_EQ(s.dispatch(all_out.dump(), 10).status, 409);
+  // Exclusion alone moves a standing decision off the excluded cluster, not re-nominated.
+  json off_mid = request(workload("new", 2, 2, "BE", "0"));
+  off_mid["exclude"] = {"mid"};
+  const DispatchReply moved = s.dispatch(off_mid.dump(), 10);
+  EXPECT_EQ(moved.body["clusters"][0], "clean");
+  EXPECT_FALSE(moved.body["renominated"].get<bool>());
+}
+
+// The /metrics histograms are cumulative over their buckets and end at +Inf = _count.
+void expect_histogram(const std::map<std::string, double>& m, const std::string& name,
+                      const std::string& labels, double count) {
+  const std::string sep = labels.empty() ? "" : ",";
+  double last = 0;
+  int buckets = 0;
+  for (const auto& [series, value] : m) {
+    if (series.rfind(name + "_bucket{" + labels + sep + "le=", 0) != 0) continue;
+    if (series.find("+Inf") != std::string::npos) continue;
+    ++buckets;
+    EXPECT_LE(value, count) << series;
+    last = std::max(last, value);
+  }
+  EXPECT_GT(buckets, 5) << name;
+  const std::string braces = labels.empty() ? "" : "{" + labels + "}";
+  EXPECT_EQ(m.at(name + "_bucket{" + labels + sep + "le=\"+Inf\"}"), count) << name;
+  EXPECT_EQ(m.at(name + "_count" + braces), count) << name;
+  EXPECT_EQ(last, count) << name << ": every observation is under the largest bound";
+  EXPECT_GT(m.at(name + "_sum" + braces), 0) << name;
+}
+
+// Hand-counted: 0.1 and 0.5 fall at or under 0.5, 0.7 under 1, 3 only under +Inf.
+TEST(DispatchMetrics, HistogramTextIsCumulative) {
+  PrometheusHistogram h({0.5, 1});
+  for (double v : {0.7, 0.1, 3.0, 0.5}) h.observe(v);
+  std::string text;
+  h.render(text, "x_seconds", "cluster=\"a\"");
+  EXPECT_EQ(text,
+            "x_seconds_bucket{cluster=\"a\",le=\"0.5\"} 2\n"
+            "x_seconds_bucket{cluster=\"a\",le=\"1\"} 3\n"
+            "x_seconds_bucket{cluster=\"a\",le=\"+Inf\"} 4\n"
+            "x_seconds_sum{cluster=\"a\"} 4.3\n"
+            "x_seconds_count{cluster=\"a\"} 4\n");
+  std::string bare;
+  PrometheusHistogram({1}).render(bare, "y", "");
+  EXPECT_EQ(bare, "y_bucket{le=\"1\"} 0\ny_bucket{le=\"+Inf\"} 0\ny_sum 0\ny_count 0\n");
+}
+
+TEST(DispatchMetrics, DecisionAndReadHistogramsAgesAndDeferredWorkloads) {
+  DispatchConfig c = two_clusters();
+  c.refresh_seconds = 0.05;
+  auto service = DispatchService::create(std::move(c), 0);
+  ASSERT_TRUE(service.ok()) << service.error();
+  DispatchService& s = *service.value();
+  // "a" and "b" fill "clean" now; "c" waits there for them (about 2 h).
+  int64_t c_start = 0;
+  for (const auto& [name, slack] :
+       {std::pair{"a", "0"}, std::pair{"b", "0"}, std::pair{"c", "4h"}}) {
+    const DispatchReply r = s.dispatch(request(workload(name, 2, 2, "BE", slack)).dump(), 10);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    c_start = 10 + r.body["start_after_s"].get<int64_t>();
+  }
+  ASSERT_GT(c_start, 3600);
+  EXPECT_EQ(s.dispatch("[", 10).status, 400);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few more reads
+
+  const auto m = testing::parse_metrics(s.metrics_text(10));
+  expect_histogram(m, "greensched_dispatch_decision_seconds", "", 4);
+  for (const char* cluster : {"clean", "dirty"}) {
+    const std::string labels = fmt::format("cluster=\"{}\"", cluster);
+    const double reads = m.at("greensched_dispatch_cluster_read_seconds_count{" + labels + "}");
+    EXPECT_GE(reads, 3) << cluster;  // the first, and every 0.05 s since
+    expect_histogram(m, "greensched_dispatch_cluster_read_seconds", labels, reads);
+    const double age = m.at("greensched_dispatch_cluster_state_age_seconds{" + labels + "}");
+    EXPECT_GE(age, 0);
+    EXPECT_LT(age, 1);
+  }
+  EXPECT_EQ(m.at("greensched_dispatch_deferred_workloads"), 1);
+  // Once its start has come, "c" is no longer deferred; "a" and "b" never were.
+  EXPECT_EQ(testing::parse_metrics(s.metrics_text(c_start - 1))
+                .at("greensched_dispatch_deferred_workloads"),
+            1);
+  EXPECT_EQ(
+      testing::parse_metrics(s.metrics_text(c_start)).at("greensched_dispatch_deferred_workloads"),
+      0);
+  const std::string text = s.metrics_text(10);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_decision_seconds histogram\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_cluster_read_seconds histogram\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE greensched_dispatch_cluster_state_age_seconds gauge\n"),
+            std::string::npos);
 }
 
 // Three sites with T4 and V100 nodes and hourly carbon that differs by site and hour.

@@ -30,12 +30,16 @@ struct DispatchOptions {
   std::string listen = "127.0.0.1:8090";
   std::string agent = "green";
   std::string journal;
+  bool journal_repair = false;
+  uint64_t journal_compact_bytes = uint64_t{64} << 20;
+  std::string journal_compact_age = "24h";
   std::string slack = "4h";
   std::string duration = "1h";
   std::string signal_start;
   std::string signal_origin;
   double signal_speed = 1.0;
   int refresh_seconds = 5;
+  double cluster_timeout_s = 1.0;
   int commit_seconds = 120;
   int ls_bound_s = 600;
   std::string seeds = kDefaultSeeds;
@@ -59,7 +63,16 @@ int run_dispatch(const DispatchOptions& o) {
   dispatch::DispatchConfig c = std::move(config.value());
   c.agent = o.agent;
   c.journal_path = o.journal;
+  c.journal_repair = o.journal_repair;
+  c.journal_compact_bytes = o.journal_compact_bytes;
+  auto compact_age = dispatch::parse_duration_s(o.journal_compact_age);
+  if (!compact_age.ok()) {
+    return fail(fmt::format("--journal-compact-age: {}", compact_age.error()), kExitUsage);
+  }
+  c.journal_compact_age_s = compact_age.value();
   c.refresh_seconds = o.refresh_seconds;
+  if (!(o.cluster_timeout_s > 0)) return fail("--cluster-timeout: must be > 0", kExitUsage);
+  c.cluster_timeout_seconds = o.cluster_timeout_s;
   c.commit_seconds = o.commit_seconds;
   c.live.ls_bound_s = o.ls_bound_s;
   c.seed = seed.value();
@@ -160,6 +173,17 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--journal", opts->journal,
                   "JSON Lines of every decision (explain reads it; replayed at start)");
+  cmd->add_flag("--journal-repair", opts->journal_repair,
+                "move bad journal lines to JOURNAL.rejected and start without them (else a bad "
+                "line before the last refuses the start)");
+  cmd->add_option("--journal-compact-bytes", opts->journal_compact_bytes,
+                  "rewrite the journal to the decisions still standing once it is larger (0: "
+                  "never by size)")
+      ->capture_default_str();
+  cmd->add_option("--journal-compact-age", opts->journal_compact_age,
+                  "rewrite the journal to the decisions still standing this long after its last "
+                  "rewrite (0: never by age)")
+      ->capture_default_str();
   cmd->add_option("--slack", opts->slack, "slack of a BE workload without the annotation")
       ->capture_default_str();
   cmd->add_option("--duration", opts->duration, "expected run time of a workload that states none")
@@ -174,6 +198,10 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--refresh", opts->refresh_seconds,
                   "seconds between reads of the clusters and forecasts")
+      ->capture_default_str();
+  cmd->add_option("--cluster-timeout", opts->cluster_timeout_s,
+                  "seconds a read of a cluster (or its forecast) may take; decisions never wait "
+                  "for one: they use the last state read")
       ->capture_default_str();
   cmd->add_option("--commit", opts->commit_seconds,
                   "seconds after its start that a dispatched workload counts at its cluster "

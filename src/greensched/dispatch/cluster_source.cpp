@@ -1,6 +1,7 @@
 #include "greensched/dispatch/cluster_source.hpp"
 
 #include <fmt/format.h>
+#include <httplib.h>
 
 #include "greensched/serve/gpu_index.hpp"
 #include "greensched/serve/json_fields.hpp"
@@ -99,16 +100,56 @@ class KubeSource final : public ClusterSource {
   explicit KubeSource(serve::KubeApiOptions api) : api_(std::move(api)) {}
   std::string describe() const override { return api_.server; }
   Result<std::unique_ptr<serve::ClusterState>> read(GpuModelRegistry& models,
-                                                    const serve::StateOptions& options) override {
-    auto nodes = serve::kube_get_json(api_, "/api/v1/nodes");
+                                                    const serve::StateOptions& options,
+                                                    Deadline deadline) override {
+    const auto budget = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now());
+    auto nodes = get(deadline, "/api/v1/nodes", budget.count());
     if (!nodes.ok()) return Error{nodes.error()};
-    auto pods = serve::kube_get_json(
-        api_, "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed");
+    auto pods =
+        get(deadline,
+            "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
+            budget.count());
     if (!pods.ok()) return Error{pods.error()};
     return state_from_lists(nodes.value(), pods.value(), models, options);
   }
 
  private:
+  // GET `path` as JSON with the time left until `deadline` as every timeout.
+  Result<json> get(Deadline deadline, const std::string& path, double budget_s) {
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return Error{fmt::format("GET {}{}: no answer within {:.3g} s", api_.server, path, budget_s)};
+    }
+    auto token = serve::read_api_token(api_.token_file);
+    if (!token.ok()) return Error{token.error()};
+    auto client = serve::kube_api_client(api_, 1);
+    client->set_connection_timeout(left);
+    client->set_read_timeout(left);
+    client->set_write_timeout(left);
+    const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
+                                   {"Accept", "application/json"}};
+    auto res = client->Get(path.c_str(), headers);
+    if (!res) {
+      const httplib::Error e = res.error();
+      if (e == httplib::Error::Read || e == httplib::Error::ConnectionTimeout ||
+          e == httplib::Error::Write || std::chrono::steady_clock::now() >= deadline) {
+        return Error{fmt::format("GET {}{}: no answer within {:.3g} s ({})", api_.server, path,
+                                 budget_s, httplib::to_string(e))};
+      }
+      return Error{fmt::format("GET {}{}: {}", api_.server, path, httplib::to_string(e))};
+    }
+    if (res->status != 200) {
+      return Error{fmt::format("GET {}{}: HTTP {}: {}", api_.server, path, res->status,
+                               res->body.substr(0, 300))};
+    }
+    json parsed = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      return Error{fmt::format("GET {}{}: the reply is not JSON", api_.server, path)};
+    }
+    return parsed;
+  }
+
   serve::KubeApiOptions api_;
 };
 
@@ -118,7 +159,8 @@ class StaticSource final : public ClusterSource {
       : nodes_(std::move(nodes)), node_models_(node_models) {}
   std::string describe() const override { return "the fleet file's node list"; }
   Result<std::unique_ptr<serve::ClusterState>> read(GpuModelRegistry& models,
-                                                    const serve::StateOptions& options) override {
+                                                    const serve::StateOptions& options,
+                                                    Deadline /*deadline*/) override {
     std::vector<NodeSpec> specs = nodes_;
     for (NodeSpec& n : specs) {
       if (n.gpu_count <= 0) continue;

@@ -6,8 +6,12 @@
 // the greensched extender binds them), else the first GPUs with room. Finished pods
 // (Succeeded, Failed) and unbound ones hold nothing. GPU models are interned into one registry
 // shared by every site, so a request's model set means the same at each.
+//
+// A read has a deadline: the kube source gives each request only the time left until it
+// (connection, write and read timeouts), and fails with "no answer within ..." past it.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,13 +33,17 @@ Result<std::unique_ptr<serve::ClusterState>> state_from_lists(const nlohmann::js
                                                               const serve::StateOptions& options,
                                                               int* skipped = nullptr);
 
+using Deadline = std::chrono::steady_clock::time_point;
+
 class ClusterSource {
  public:
   virtual ~ClusterSource() = default;
   // Where it reads, for messages ("https://10.0.0.1:6443", "fleet file").
   virtual std::string describe() const = 0;
+  // The state now, interning GPU models into `models`; should return by `deadline`.
   virtual Result<std::unique_ptr<serve::ClusterState>> read(GpuModelRegistry& models,
-                                                            const serve::StateOptions& options) = 0;
+                                                            const serve::StateOptions& options,
+                                                            Deadline deadline) = 0;
 };
 
 // The cluster's API server (bearer token, CA as serve/kube_binder.hpp resolves them).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/core/prometheus_text.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/dispatch/workload_request.hpp"
@@ -58,14 +60,27 @@ std::string utc(int64_t epoch_s) {
 
 }  // namespace
 
+namespace {
+
+const std::vector<double> kDecisionBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                           0.1,    0.25,  0.5,    1,     2,    5};
+const std::vector<double> kReadBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+}  // namespace
+
 DispatchService::DispatchService(DispatchConfig config)
     : config_(std::move(config)),
       sites_(config_.fleet.sites.size()),
-      models_(config_.fleet.models) {}
+      decision_seconds_(kDecisionBuckets),
+      read_seconds_(config_.fleet.sites.size(), PrometheusHistogram(kReadBuckets)) {}
 
 Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig config,
                                                                  int64_t wall_now_s) {
   if (config.fleet.sites.empty()) return Error{"dispatch: the fleet has no sites"};
+  if (!(config.refresh_seconds > 0)) return Error{"dispatch: the refresh period must be > 0"};
+  if (!(config.cluster_timeout_seconds > 0)) {
+    return Error{"dispatch: the cluster read timeout must be > 0"};
+  }
   config.sources.resize(config.fleet.sites.size());
   config.forecasts.resize(config.fleet.sites.size());
   for (std::size_t i = 0; i < config.fleet.sites.size(); ++i) {
@@ -76,56 +91,80 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
   if (auto agent = multi::make_agent(config.agent, config.agent_options); !agent.ok()) {
     return Error{agent.error()};
   }
-  std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
-  if (Status s = service->replay_journal(wall_now_s); !s.ok()) return s.error();
-  if (!service->config_.journal_path.empty()) {
-    FILE* f = std::fopen(service->config_.journal_path.c_str(), "a");
-    if (f == nullptr) {
-      return Error{
-          fmt::format("journal {}: cannot open for appending", service->config_.journal_path),
-          ErrorCode::kIo};
-    }
-    std::fclose(f);
+  if (!config.target) {
+    config.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
   }
-  service->refresh(wall_now_s, true);
+  std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
+  DispatchConfig& c = service->config_;
+  if (!c.journal_path.empty()) {
+    JournalOptions options;
+    options.path = c.journal_path;
+    options.repair = c.journal_repair;
+    options.compact_bytes = c.journal_compact_bytes;
+    options.compact_age_s = c.journal_compact_age_s;
+    options.warn = c.warn;
+    std::vector<json> records;
+    auto journal = DecisionJournal::open(std::move(options), wall_now_s, &records);
+    if (!journal.ok()) return Error{journal.error(), journal.code()};
+    service->journal_ = std::move(journal.value());
+    service->replay(records, wall_now_s);
+    service->compact_if_due(wall_now_s);
+  }
+  ReaderOptions reader;
+  reader.deadline = std::chrono::milliseconds(
+      std::max<int64_t>(1, std::llround(c.cluster_timeout_seconds * 1000)));
+  reader.period =
+      std::chrono::milliseconds(std::max<int64_t>(1, std::llround(c.refresh_seconds * 1000)));
+  auto models = std::make_shared<SharedModels>();
+  models->models = c.fleet.models;
+  for (std::size_t i = 0; i < c.fleet.sites.size(); ++i) {
+    serve::StateOptions options;
+    options.policy = c.fleet.sites[i].policy;
+    options.target = *c.target;
+    options.power_model = c.power_model;
+    options.seed = c.seed + i;
+    service->readers_.push_back(
+        std::make_unique<ClusterReader>(c.fleet.sites[i].name, std::move(c.sources[i]),
+                                        c.forecasts[i], std::move(options), models, reader));
+  }
+  // The first reads, in parallel: a read and a forecast fetch, each within the deadline.
+  const auto until =
+      std::chrono::steady_clock::now() + 2 * reader.deadline + std::chrono::milliseconds(100);
+  for (auto& r : service->readers_) (void)r->wait_first_read(until);
+  std::lock_guard lock(service->mu_);
+  service->take_reads();
   return service;
 }
 
-void DispatchService::refresh(int64_t wall_now_s, bool force) {
-  if (!config_.target) {
-    config_.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
-  }
+void DispatchService::take_reads() {
   for (std::size_t i = 0; i < sites_.size(); ++i) {
     Site& site = sites_[i];
-    if (!force && site.read_wall_s >= 0 &&
-        wall_now_s - site.read_wall_s < config_.refresh_seconds) {
-      continue;
+    ReadResult r = readers_[i]->take();
+    for (double seconds : r.read_seconds) read_seconds_[i].observe(seconds);
+    if (r.fresh_state) site.state = std::move(r.fresh_state);
+    site.error = r.error;
+    site.degraded = r.degraded;
+    site.age_s = r.age_s;
+    if (r.fresh_forecast) {
+      site.forecast = std::move(*r.fresh_forecast);
+      config_.fleet.sites[i].carbon = site.forecast;
     }
-    site.read_wall_s = wall_now_s;
-    serve::StateOptions options;
-    options.policy = config_.fleet.sites[i].policy;
-    options.target = *config_.target;
-    options.power_model = config_.power_model;
-    options.seed = config_.seed + i;
-    auto state = config_.sources[i]->read(models_, options);
-    if (state.ok()) {
-      site.state = std::move(state.value());
-      site.error.clear();
-    } else {
-      site.state.reset();
-      site.error = state.error();
-    }
-    if (const auto& f = config_.forecasts[i]; f) {
-      auto series = fetch_forecast(f->url, f->format);
-      if (series.ok()) {
-        site.forecast = std::move(series.value());
-        config_.fleet.sites[i].carbon = site.forecast;
-        site.forecast_error.clear();
-      } else {
-        site.forecast_error = series.error();
-      }
-    }
+    site.forecast_error = r.forecast_error;
   }
+}
+
+json DispatchService::health_json(std::size_t i) const {
+  const Site& s = sites_[i];
+  json h{{"name", config_.fleet.sites[i].name},
+         {"up", s.state != nullptr},
+         {"degraded", s.state != nullptr && !s.degraded.empty()}};
+  if (s.state) h["age_s"] = std::round(s.age_s * 1000) / 1000;
+  if (!s.degraded.empty()) {
+    h["error"] = s.degraded;
+  } else if (!s.state) {
+    h["error"] = s.error.empty() ? "not read yet" : s.error;
+  }
+  return h;
 }
 
 const multi::TimeSeries* DispatchService::carbon_series(std::size_t site, int64_t signal_now,
@@ -148,7 +187,7 @@ void DispatchService::forget(int64_t wall_now_s) {
   std::erase_if(remembered_, [&](const auto& kv) { return kv.second.until_wall_s <= wall_now_s; });
 }
 
-Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
+Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, int* status) {
   if (!request.is_object()) return Error{"the body must be a JSON object"};
   const json* workload_json = serve::find_field(request, "workload");
   if (workload_json == nullptr) return Error{"workload: missing (the Kueue Workload object)"};
@@ -174,10 +213,47 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
       allowed[*i] = true;
     }
   }
+  if (const json* exclude = serve::find_field(request, "exclude"); exclude != nullptr) {
+    if (!exclude->is_array()) return Error{"exclude: expected an array of cluster names"};
+    for (const json& c : *exclude) {
+      if (!c.is_string()) return Error{"exclude: expected an array of cluster names"};
+      auto i = site_index(c.get<std::string>());
+      if (!i) return Error{fmt::format("exclude: unknown cluster '{}'", c.get<std::string>())};
+      allowed[*i] = false;
+    }
+  }
+  // Re-nomination: the workload's decision is made again without the cluster it was sent to.
+  std::optional<json> renomination;
+  if (const json* re = serve::find_field(request, "renominate"); re != nullptr) {
+    if (!re->is_object()) return Error{"renominate: expected {\"reason\", \"from\"}"};
+    auto reason = serve::optional_string(*re, "reason", "renominate");
+    if (!reason.ok()) return reason.status().error();
+    const std::string why = reason.value().value_or("");
+    if (std::find(kRenominationReasons.begin(), kRenominationReasons.end(), why) ==
+        kRenominationReasons.end()) {
+      return Error{fmt::format("renominate.reason: '{}' is not one of {}", why,
+                               fmt::join(kRenominationReasons, ", "))};
+    }
+    auto from = serve::optional_string(*re, "from", "renominate");
+    if (!from.ok()) return from.status().error();
+    if (!from.value()) return Error{"renominate.from: missing (the cluster it leaves)"};
+    auto i = site_index(*from.value());
+    if (!i) return Error{fmt::format("renominate.from: unknown cluster '{}'", *from.value())};
+    allowed[*i] = false;
+    renomination = json{{"reason", why}, {"from", *from.value()}};
+  }
+  if (std::find(allowed.begin(), allowed.end(), true) == allowed.end()) {
+    *status = 409;
+    return Error{renomination ? "no cluster remains to renominate it to: every cluster it may go "
+                                "to is excluded or the one it leaves"
+                              : "no cluster remains: every cluster it may go to is excluded"};
+  }
   // A standing decision is given again while its cluster may still be chosen; a dispatcher
-  // that leaves that cluster out (its worker is unreachable) gets a new one.
-  if (auto it = remembered_.find(w.key);
-      it != remembered_.end() && it->second.uid == w.uid && allowed[it->second.commitment.site]) {
+  // that leaves that cluster out (its worker is unreachable) gets a new one, as does a
+  // re-nomination.
+  if (auto it = remembered_.find(w.key); !renomination && it != remembered_.end() &&
+                                         it->second.uid == w.uid &&
+                                         allowed[it->second.commitment.site]) {
     json again = it->second.reply;
     again["repeated"] = true;
     // The same start, counted from now.
@@ -203,19 +279,43 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
     if (!home) return Error{fmt::format("home: unknown cluster '{}'", home_name)};
   }
 
-  refresh(wall_now_s, false);
+  take_reads();
   const int64_t now = config_.clock.signal_s(wall_now_s);
   std::vector<std::string> degraded;
+  json degraded_clusters = json::array();
   std::vector<serve::ClusterState*> states(n, nullptr);
   bool capacity_only = false;
+  // A degraded cluster is left out while another it may go to is healthy; when none is, the
+  // decision is made on the degraded ones' last known states.
+  bool any_healthy = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    any_healthy = any_healthy || (allowed[i] && sites_[i].state && sites_[i].degraded.empty());
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if (!allowed[i]) continue;
     const std::string& name = config_.fleet.sites[i].name;
-    if (!sites_[i].state) {
-      degraded.push_back(fmt::format("cluster {} left out: {}", name, sites_[i].error));
+    const Site& site = sites_[i];
+    if (!site.state) {
+      degraded_clusters.push_back(health_json(i));
+      degraded.push_back(fmt::format("cluster {} left out: {}", name,
+                                     degraded_clusters.back()["error"].get<std::string>()));
       continue;
     }
-    states[i] = sites_[i].state.get();
+    if (!site.degraded.empty()) {
+      degraded_clusters.push_back(health_json(i));
+      if (any_healthy) {
+        degraded.push_back(
+            fmt::format("cluster {} left out (degraded): {}; its state as read "
+                        "{:.1f} s ago",
+                        name, site.degraded, site.age_s));
+        continue;
+      }
+      degraded.push_back(
+          fmt::format("cluster {} degraded: {}; decided on its state as read "
+                      "{:.1f} s ago",
+                      name, site.degraded, site.age_s));
+    }
+    states[i] = site.state.get();
     std::string why;
     if (carbon_series(i, now, &why) == nullptr) {
       capacity_only = true;
@@ -252,8 +352,11 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   job.slack_s = w.latency_sensitive ? 0 : w.slack_s.value_or(config_.default_slack_s);
   job.data_gb = total_pods > 0 ? w.data_gb / total_pods : 0.0;
 
+  // Its own earlier decision (the one a re-nomination leaves) no longer counts anywhere.
   std::vector<Commitment> committed;
-  for (const auto& [key, r] : remembered_) committed.push_back(r.commitment);
+  for (const auto& [key, r] : remembered_) {
+    if (key != w.key) committed.push_back(r.commitment);
+  }
   std::set<uint64_t> forecast_ids;
   for (std::size_t i = 0; i < n; ++i) {
     if (config_.forecasts[i] && !sites_[i].forecast.empty()) {
@@ -309,7 +412,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   for (std::size_t i = 0; i < n; ++i) {
     if (!allowed[i] || listed.contains(static_cast<int>(i))) continue;
     ranking.push_back(entry(static_cast<int>(i), std::nullopt,
-                            states[i] == nullptr ? "not readable" : "no room or cannot host it"));
+                            states[i] == nullptr ? (sites_[i].state ? "degraded" : "not readable")
+                                                 : "no room or cannot host it"));
   }
 
   const int64_t start_wall = config_.clock.wall_s(d.not_before_s);
@@ -326,7 +430,10 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   reply["mode"] = capacity_only ? "capacity-only" : "carbon";
   reply["reason"] = capacity_only ? "capacity only (no carbon signal): " + d.reason : d.reason;
   reply["degraded"] = degraded;
+  reply["degraded_clusters"] = degraded_clusters;
   reply["repeated"] = false;
+  reply["renominated"] = renomination.has_value();
+  if (renomination) reply["renomination"] = *renomination;
 
   int64_t gpu_milli = 0;
   for (const PodSetRequest& s : w.pod_sets) {
@@ -334,7 +441,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   }
   Remembered r;
   r.uid = w.uid;
-  r.until_wall_s = std::max(start_wall, wall_now_s) + config_.commit_seconds;
+  r.start_wall_s = std::max(start_wall, wall_now_s);
+  r.until_wall_s = r.start_wall_s + config_.commit_seconds;
   r.commitment = Commitment{d.site, d.not_before_s,
                             d.not_before_s + std::max<int64_t>(job.duration_s, 1), gpu_milli};
   r.reply = reply;
@@ -346,7 +454,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   record["agent"] = agent_name;
   record["pod"] = w.key;
   record["qos"] = w.latency_sensitive ? "LS" : "BE";
-  record["request"] = sim::request_json(*job.pod, models_);
+  record["request"] = sim::request_json(
+      *job.pod, states[*home] != nullptr ? states[*home]->models() : states[*any_state]->models());
   record["home_site"] = config_.fleet.sites[*home].name;
   record["site"] = chosen_name;
   record["submit_s"] = now;
@@ -372,8 +481,10 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
   }
   record["alternatives"] = alternatives;
   record["step"] = decisions_;
+  if (renomination) record["renominated"] = *renomination;
   record["service"] = {{"uid", w.uid},
                        {"wall_s", wall_now_s},
+                       {"start_wall_s", r.start_wall_s},
                        {"until_wall_s", r.until_wall_s},
                        {"commit",
                         {{"site", chosen_name},
@@ -382,10 +493,15 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s) {
                          {"gpu_milli", r.commitment.gpu_milli}}},
                        {"reply", reply}};
   // Answered only once it is in the journal: a restart gives the same answer.
-  if (Status s = append_journal(record); !s.ok()) return s.error();
+  if (journal_) {
+    if (Status s = journal_->append(record); !s.ok()) return s.error();
+  }
+  r.record = std::move(record);
   remembered_[w.key] = std::move(r);
   ++decisions_;
   ++decisions_by_cluster_mode_[{chosen_name, reply["mode"].get<std::string>()}];
+  if (renomination) ++renominations_by_reason_[(*renomination)["reason"].get<std::string>()];
+  compact_if_due(wall_now_s);
   return reply;
 }
 
@@ -398,23 +514,24 @@ DispatchReply DispatchService::dispatch(std::string_view body, int64_t wall_now_
     out.status = 400;
     out.body = {{"error", request.error()}};
   } else {
-    auto decided = decide(request.value(), wall_now_s);
+    int status = 0;
+    auto decided = decide(request.value(), wall_now_s, &status);
     if (decided.ok()) {
       out.body = std::move(decided.value());
     } else {
-      out.status = decided.status().code() == ErrorCode::kIo ? 503 : 400;
+      out.status = status != 0 ? status : decided.status().code() == ErrorCode::kIo ? 503 : 400;
       out.body = {{"error", decided.error()}};
     }
   }
   ++requests_by_code_[std::to_string(out.status)];
-  decision_seconds_sum_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  decision_seconds_.observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return out;
 }
 
 json DispatchService::clusters(int64_t wall_now_s) {
   std::lock_guard lock(mu_);
-  refresh(wall_now_s, false);
+  take_reads();
   forget(wall_now_s);
   const int64_t now = config_.clock.signal_s(wall_now_s);
   json out = json::array();
@@ -422,9 +539,10 @@ json DispatchService::clusters(int64_t wall_now_s) {
     const Site& s = sites_[i];
     json c;
     c["name"] = config_.fleet.sites[i].name;
-    c["source"] = config_.sources[i]->describe();
-    c["up"] = s.state != nullptr;
-    if (!s.error.empty()) c["error"] = s.error;
+    c["source"] = readers_[i]->describe();
+    json health = health_json(i);
+    health.erase("name");
+    c.update(health);
     if (s.state) {
       const Cluster& cl = s.state->cluster();
       c["nodes"] = cl.size();
@@ -456,7 +574,14 @@ json DispatchService::clusters(int64_t wall_now_s) {
 }
 
 std::string DispatchService::metrics_text() {
+  return metrics_text(std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
+}
+
+std::string DispatchService::metrics_text(int64_t wall_now_s) {
   std::lock_guard lock(mu_);
+  take_reads();
   std::ostringstream m;
   m << "# HELP greensched_dispatch_requests_total Dispatch requests by HTTP status.\n"
        "# TYPE greensched_dispatch_requests_total counter\n";
@@ -473,8 +598,43 @@ std::string DispatchService::metrics_text() {
   for (const auto& [code, count] : requests_by_code_) requests += count;
   m << "# HELP greensched_dispatch_request_seconds Time to answer a dispatch request.\n"
        "# TYPE greensched_dispatch_request_seconds summary\n"
-    << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_sum_)
+    << fmt::format("greensched_dispatch_request_seconds_sum {}\n", decision_seconds_.sum())
     << fmt::format("greensched_dispatch_request_seconds_count {}\n", requests);
+  std::string text;
+  prometheus_header(text, "greensched_dispatch_decision_seconds", "histogram",
+                    "Time to answer a POST /v1/dispatch (decide and journal).");
+  decision_seconds_.render(text, "greensched_dispatch_decision_seconds", "");
+  prometheus_header(text, "greensched_dispatch_cluster_read_seconds", "histogram",
+                    "Time of each read of a cluster's state (off the request path).");
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    read_seconds_[i].render(
+        text, "greensched_dispatch_cluster_read_seconds",
+        fmt::format("cluster=\"{}\"", prometheus_label(config_.fleet.sites[i].name)));
+  }
+  prometheus_header(text, "greensched_dispatch_cluster_state_age_seconds", "gauge",
+                    "Age of the cluster state decisions use (since its read ended).");
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    if (!sites_[i].state) continue;
+    prometheus_sample(text, "greensched_dispatch_cluster_state_age_seconds",
+                      fmt::format("cluster=\"{}\"", prometheus_label(config_.fleet.sites[i].name)),
+                      sites_[i].age_s);
+  }
+  int64_t deferred = 0;
+  for (const auto& [key, r] : remembered_) {
+    if (r.until_wall_s > wall_now_s && r.start_wall_s > wall_now_s) ++deferred;
+  }
+  prometheus_header(text, "greensched_dispatch_deferred_workloads", "gauge",
+                    "Standing decisions whose earliest start is still ahead.");
+  prometheus_sample(text, "greensched_dispatch_deferred_workloads", "",
+                    static_cast<double>(deferred));
+  m << text;
+  m << "# HELP greensched_dispatch_renominations_total Re-nominations by reason.\n"
+       "# TYPE greensched_dispatch_renominations_total counter\n";
+  for (const std::string_view reason : kRenominationReasons) {
+    auto it = renominations_by_reason_.find(reason);
+    m << fmt::format("greensched_dispatch_renominations_total{{reason=\"{}\"}} {}\n", reason,
+                     it == renominations_by_reason_.end() ? 0 : it->second);
+  }
   m << "# HELP greensched_dispatch_cluster_up Whether the cluster's state could be read.\n"
        "# TYPE greensched_dispatch_cluster_up gauge\n";
   for (std::size_t i = 0; i < sites_.size(); ++i) {
@@ -505,64 +665,67 @@ std::string DispatchService::metrics_text() {
   return m.str();
 }
 
-Status DispatchService::append_journal(const json& record) {
-  if (config_.journal_path.empty()) return Status::Ok();
-  FILE* f = std::fopen(config_.journal_path.c_str(), "a");
-  if (f == nullptr) {
-    return Error{fmt::format("journal {}: cannot open for appending", config_.journal_path),
-                 ErrorCode::kIo};
-  }
-  const std::string line = record.dump() + "\n";
-  const bool written = std::fwrite(line.data(), 1, line.size(), f) == line.size() &&
-                       std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    return Error{fmt::format("journal {}: the decision could not be written", config_.journal_path),
-                 ErrorCode::kIo};
-  }
-  return Status::Ok();
-}
-
-Status DispatchService::replay_journal(int64_t wall_now_s) {
-  if (config_.journal_path.empty() || !std::filesystem::exists(config_.journal_path)) {
-    return Status::Ok();
-  }
-  std::ifstream in(config_.journal_path);
-  std::string line;
-  std::size_t number = 0;
-  std::vector<std::string> lines;
-  while (std::getline(in, line)) lines.push_back(line);
-  for (const std::string& l : lines) {
-    ++number;
-    if (l.empty()) continue;
-    const json r = json::parse(l, nullptr, /*allow_exceptions=*/false);
-    const bool last = number == lines.size();
-    if (r.is_discarded() || !r.is_object()) {
-      if (last) break;  // a write cut short by a crash: that decision was never answered
-      return Error{fmt::format("{}:{}: not a JSON object", config_.journal_path, number)};
-    }
+void DispatchService::replay(const std::vector<json>& records, int64_t wall_now_s) {
+  for (const json& r : records) {
+    // The decision count (the next decision's seed) survives compaction through the steps.
     ++decisions_;
-    const json* service = serve::find_field(r, "service");
-    if (service == nullptr || !service->is_object()) continue;
-    const int64_t until = service->value("until_wall_s", int64_t{0});
-    if (until <= wall_now_s) continue;
-    const json& commit = service->value("commit", json::object());
+    if (const json* step = serve::find_field(r, "step"); step != nullptr && step->is_number()) {
+      decisions_ = std::max<uint64_t>(decisions_, step->get<uint64_t>() + 1);
+    }
+    const json& service = r["service"];
+    const int64_t until = service["until_wall_s"].get<int64_t>();
+    const std::string pod = r["pod"].get<std::string>();
+    if (until <= wall_now_s) {
+      remembered_.erase(pod);  // a later record of it ends an earlier one
+      continue;
+    }
+    const json& commit = service["commit"];
     Remembered m;
-    m.uid = service->value("uid", std::string());
+    m.uid = service["uid"].get<std::string>();
     m.until_wall_s = until;
-    m.reply = service->value("reply", json::object());
+    m.reply = service["reply"];
+    m.start_wall_s = service.value("start_wall_s", wall_now_s);
+    if (!service.contains("start_wall_s")) {
+      if (const json* start = serve::find_field(m.reply, "earliest_start");
+          start != nullptr && start->is_string()) {
+        if (auto t = parse_utc_time(start->get<std::string>()); t.ok()) m.start_wall_s = t.value();
+      }
+    }
     int site = -1;
     for (std::size_t i = 0; i < config_.fleet.sites.size(); ++i) {
-      if (config_.fleet.sites[i].name == commit.value("site", std::string()))
+      if (config_.fleet.sites[i].name == commit["site"].get<std::string>()) {
         site = static_cast<int>(i);
+      }
     }
-    if (site < 0) continue;  // a cluster no longer in the fleet
-    m.commitment =
-        Commitment{site, commit.value("from_s", int64_t{0}), commit.value("to_s", int64_t{0}),
-                   commit.value("gpu_milli", int64_t{0})};
-    remembered_[r.value("pod", std::string())] = std::move(m);
+    if (site < 0) {  // a cluster no longer in the fleet
+      remembered_.erase(pod);
+      continue;
+    }
+    m.commitment = Commitment{site, commit["from_s"].get<int64_t>(), commit["to_s"].get<int64_t>(),
+                              commit["gpu_milli"].get<int64_t>()};
+    m.record = r;
+    remembered_[pod] = std::move(m);
   }
-  return Status::Ok();
+}
+
+void DispatchService::compact_if_due(int64_t wall_now_s) {
+  if (!journal_ || !journal_->compaction_due(wall_now_s)) return;
+  forget(wall_now_s);
+  std::vector<const Remembered*> standing;
+  for (const auto& [key, r] : remembered_) standing.push_back(&r);
+  std::sort(standing.begin(), standing.end(), [](const Remembered* a, const Remembered* b) {
+    return a->record.value("step", uint64_t{0}) < b->record.value("step", uint64_t{0});
+  });
+  std::vector<json> records;
+  for (const Remembered* r : standing) records.push_back(r->record);
+  if (Status s = journal_->compact(records, wall_now_s); !s.ok()) {
+    const std::string message = fmt::format("{} (the journal keeps growing)", s.message());
+    if (config_.warn) {
+      config_.warn(message);
+    } else {
+      fmt::print(stderr, "greensched dispatch: warning: {}\n", message);
+    }
+  }
 }
 
 Result<DispatchConfig> load_dispatch_config(const std::string& path, const std::string& data_dir) {

@@ -116,15 +116,15 @@ Result<ForecastFormat> parse_forecast_format(std::string_view text) {
 }
 
 Result<multi::TimeSeries> fetch_forecast(const std::string& url, ForecastFormat format,
-                                         int timeout_seconds) {
+                                         std::chrono::milliseconds timeout) {
   const std::size_t scheme = url.find("://");
   if (scheme == std::string::npos) return Error{fmt::format("{}: not an http(s) URL", url)};
   const std::size_t path = url.find('/', scheme + 3);
   const std::string host = url.substr(0, path);
   const std::string target = path == std::string::npos ? "/" : url.substr(path);
   httplib::Client client(host);
-  client.set_connection_timeout(timeout_seconds, 0);
-  client.set_read_timeout(timeout_seconds, 0);
+  client.set_connection_timeout(timeout);
+  client.set_read_timeout(timeout);
   auto res = client.Get(target.c_str());
   if (!res) return Error{fmt::format("GET {}: {}", url, httplib::to_string(res.error()))};
   if (res->status != 200) return Error{fmt::format("GET {}: HTTP {}", url, res->status)};

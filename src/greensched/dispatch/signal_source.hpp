@@ -12,6 +12,7 @@
 // the signal time is the wall time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,9 +30,11 @@ Result<multi::TimeSeries> parse_electricity_maps_forecast(const nlohmann::json& 
 enum class ForecastFormat { kCarbonAwareSdk, kElectricityMaps };
 Result<ForecastFormat> parse_forecast_format(std::string_view text);
 
-// GET `url` (http:// or https://) and parse it in `format`; errors name the URL.
-Result<multi::TimeSeries> fetch_forecast(const std::string& url, ForecastFormat format,
-                                         int timeout_seconds = 10);
+// GET `url` (http:// or https://) and parse it in `format`, `timeout` for the connection and
+// for each read; errors name the URL.
+Result<multi::TimeSeries> fetch_forecast(
+    const std::string& url, ForecastFormat format,
+    std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 class SignalClock {
  public:
