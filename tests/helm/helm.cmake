@@ -3,7 +3,7 @@
 # STEP build: builds helm from the Go module tests/helm/go.mod pins (helm.sh/helm/v3 v3.22.0,
 #   from the Go module proxy) into WORK/bin with tests/helm/build.sh. Go's build and module
 #   caches are the user's defaults, shared with the tree's other Go builds (a cold build is
-#   about 4 minutes on 2 cores; docs/PERFORMANCE.md).
+#   about 4 minutes on 2 cores).
 # STEP lint, lint-strict: helm lint deploy/helm/greensched (--strict: warnings fail too).
 # STEP template: helm template with the default values and with each tests/helm/values-*.yaml
 #   (every component and option on; everything from existing objects), written to WORK.
