@@ -420,9 +420,36 @@ func checkSchedulerConfig(t *testing.T, r *rendered) {
 			t.Errorf("scheduler-config.yaml names %s, which the scheduler does not mount", f)
 		}
 	}
+	// The same profile and extender settings as deploy/scheduler-config.yaml (which the
+	// kube-scheduler end-to-end tests run), but for where and how the extender is reached.
+	text2, err := os.ReadFile(filepath.Join(repoDir(), "deploy", "scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strict[schedv1.KubeSchedulerConfiguration](t, "deploy/scheduler-config.yaml", text2)
+	if len(plain.Extenders) != 1 {
+		t.Fatalf("deploy/scheduler-config.yaml: want one extender")
+	}
+	p := plain.Extenders[0]
+	p.URLPrefix, p.EnableHTTPS, p.TLSConfig, p.NodeCacheCapable = e.URLPrefix, e.EnableHTTPS, e.TLSConfig, e.NodeCacheCapable
+	if got, want := toJSON(t, e), toJSON(t, p); got != want {
+		t.Errorf("the chart's extender stanza differs from deploy/scheduler-config.yaml's:\n%s\n%s", got, want)
+	}
+	if got, want := toJSON(t, config.Profiles), toJSON(t, plain.Profiles); got != want {
+		t.Errorf("the chart's profiles differ from deploy/scheduler-config.yaml's:\n%s\n%s", got, want)
+	}
 	if e.TLSConfig.ServerName != strings.TrimSuffix(strings.TrimPrefix(want, "https://"), fmt.Sprintf(":%d/", svc.Spec.Ports[0].Port)) {
 		t.Errorf("scheduler-config.yaml: serverName %s is not the Service's name", e.TLSConfig.ServerName)
 	}
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func checkChart(t *testing.T, r *rendered, existing map[string]bool) {
