@@ -88,6 +88,8 @@ func readManifest(t *testing.T, name string) *manifest {
 			decodeStrict(t, name, i, doc, &rbacv1.ClusterRole{})
 		case "ClusterRoleBinding":
 			decodeStrict(t, name, i, doc, &rbacv1.ClusterRoleBinding{})
+		case "Role":
+			decodeStrict(t, name, i, doc, &rbacv1.Role{})
 		case "RoleBinding":
 			decodeStrict(t, name, i, doc, &rbacv1.RoleBinding{})
 		default:
