@@ -88,13 +88,16 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
       config.sources[i] = make_static_source(config.fleet.sites[i].nodes, config.fleet.models);
     }
   }
-  if (auto agent = multi::make_agent(config.agent, config.agent_options); !agent.ok()) {
-    return Error{agent.error()};
-  }
+  auto agent = multi::make_agent(config.agent, config.agent_options);
+  if (!agent.ok()) return Error{agent.error()};
+  auto capacity_agent = multi::make_agent("least-loaded", config.agent_options);
+  if (!capacity_agent.ok()) return Error{capacity_agent.error()};
   if (!config.target) {
     config.target = frag::build_target_workload(trace::builtin_openb_workload().pods);
   }
   std::unique_ptr<DispatchService> service(new DispatchService(std::move(config)));
+  service->agent_ = std::move(agent.value());
+  service->capacity_agent_ = std::move(capacity_agent.value());
   DispatchConfig& c = service->config_;
   if (!c.journal_path.empty()) {
     JournalOptions options;
@@ -351,6 +354,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   job.duration_s = w.duration_s.value_or(config_.default_duration_s);
   job.slack_s = w.latency_sensitive ? 0 : w.slack_s.value_or(config_.default_slack_s);
   job.data_gb = total_pods > 0 ? w.data_gb / total_pods : 0.0;
+  job.again = renomination.has_value();
 
   // Its own earlier decision (the one a re-nomination leaves) no longer counts anywhere.
   std::vector<Commitment> committed;
@@ -372,9 +376,8 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   LiveFleetView view(config_.fleet, states, pods, std::move(ranks), now, forecaster, committed,
                      config_.live, config_.seed + decisions_);
   const std::string agent_name = capacity_only ? "least-loaded" : config_.agent;
-  auto agent = multi::make_agent(agent_name, config_.agent_options);
-  if (!agent.ok()) return Error{agent.error()};
-  multi::Dispatch d = agent.value()->decide(job, view);
+  multi::DispatchAgent& agent = capacity_only ? *capacity_agent_ : *agent_;
+  multi::Dispatch d = agent.decide(job, view);
   if (d.site < 0 || static_cast<std::size_t>(d.site) >= n || states[d.site] == nullptr) {
     d.site = static_cast<int>(states[*home] != nullptr ? *home : *any_state);
   }

@@ -16,6 +16,12 @@
 // while its commitment stands gets the same answer: the dispatcher may ask as often as it
 // reconciles.
 //
+// The agent lives as long as the service: what it learns from request to request (green-plan's
+// arrival history and its plan, re-solved when the signal clock's hour turns) carries over, as
+// in `greensched multi`. A re-nomination is decided as the simulator decides a job chosen for
+// again (JobInfo::again): it does not join the arrival history twice. After a restart the
+// agent starts afresh (the journal restores the commitments and answers, not its history).
+//
 // Degraded: a cluster never read is no option (and the answer says so). A cluster whose last
 // read failed or is overdue, or whose last good read is older than its deadline + the refresh
 // period, is degraded: reported with its last known state and that state's age (in the
@@ -57,6 +63,7 @@
 #include "greensched/dispatch/live_fleet.hpp"
 #include "greensched/dispatch/signal_source.hpp"
 #include "greensched/frag/target_workload.hpp"
+#include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/power/power_model.hpp"
 
@@ -161,6 +168,9 @@ class DispatchService {
 
   DispatchConfig config_;
   std::vector<std::unique_ptr<ClusterReader>> readers_;  // one per site; set at create
+  // Under mu_: config_.agent, and least-loaded for decisions without a carbon signal.
+  std::unique_ptr<multi::DispatchAgent> agent_;
+  std::unique_ptr<multi::DispatchAgent> capacity_agent_;
   std::mutex mu_;
   std::unique_ptr<DecisionJournal> journal_;  // nullptr: none
   std::vector<Site> sites_;
