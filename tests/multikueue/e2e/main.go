@@ -43,7 +43,7 @@ type options struct {
 	signalStart                                                           string
 	kills                                                                 int
 	seed                                                                  int64
-	maxNominationP99                                                      time.Duration
+	maxNominationP99, maxNominationMax, maxWindowLate                     time.Duration
 	keep                                                                  bool
 }
 
@@ -95,6 +95,8 @@ func main() {
 	flag.StringVar(&o.signalStart, "signal-start", "2023-04-03T14:00:00Z", "where the carbon replay starts")
 	flag.Int64Var(&o.seed, "seed", 42, "seed of the node and pod samples")
 	flag.DurationVar(&o.maxNominationP99, "max-nomination-p99", time.Second, "the p99 of submission (or green window) to nomination must not exceed this")
+	flag.DurationVar(&o.maxNominationMax, "max-nomination-max", 2*time.Second, "no job's submission (or green window) to nomination may exceed this")
+	flag.DurationVar(&o.maxWindowLate, "max-window-late", 2*time.Second, "no deferred job may be nominated later than this after its green window opens")
 	flag.BoolVar(&o.keep, "keep", false, "leave the clusters running until interrupted")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
