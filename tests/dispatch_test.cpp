@@ -662,6 +662,48 @@ bool repeated(DispatchService& service, const std::string& name) {
 
 // A crash mid-write leaves a last line without its newline, or not JSON: it is cut off (and
 // kept aside) with a warning naming file:line; the decisions before it stand.
+// One writer per journal: a second service on the same journal is refused, naming the
+// holder's pid; once the first is gone, its lock is free and the journal is taken over.
+TEST(DispatchJournal, OneServicePerJournal) {
+  testing::ScratchDir dir;
+  const std::string path = dir.path() + "/dispatch.jsonl";
+  DispatchConfig a = two_clusters();
+  a.journal_path = path;
+  auto first = DispatchService::create(std::move(a), 0);
+  ASSERT_TRUE(first.ok()) << first.error();
+  const DispatchReply answer =
+      first.value()->dispatch(request(workload("w", 1, 1, "BE", "4h")).dump(), 10);
+  ASSERT_EQ(answer.status, 200) << answer.body.dump();
+
+  DispatchConfig b = two_clusters();
+  b.journal_path = path;
+  auto second = DispatchService::create(std::move(b), 20);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().find(fmt::format("pid {}", ::getpid())), std::string::npos)
+      << second.error();
+  EXPECT_NE(second.error().find("--standby"), std::string::npos) << second.error();
+  std::string held;
+  auto waiting = JournalLock::try_acquire(path, &held);
+  ASSERT_TRUE(waiting.ok()) << waiting.error();
+  EXPECT_EQ(waiting.value(), nullptr);
+  EXPECT_NE(held.find(path + ".lock"), std::string::npos) << held;
+
+  first.value().reset();
+  auto taken = JournalLock::try_acquire(path, &held);
+  ASSERT_TRUE(taken.ok()) << taken.error();
+  ASSERT_NE(taken.value(), nullptr);
+  DispatchConfig c = two_clusters();
+  c.journal_path = path;
+  c.journal_lock = std::move(taken.value());
+  auto standby = DispatchService::create(std::move(c), 30);
+  ASSERT_TRUE(standby.ok()) << standby.error();
+  const DispatchReply again =
+      standby.value()->dispatch(request(workload("w", 1, 1, "BE", "4h")).dump(), 40);
+  ASSERT_EQ(again.status, 200) << again.body.dump();
+  EXPECT_EQ(again.body["clusters"], answer.body["clusters"]);
+  EXPECT_EQ(again.body["repeated"], true);
+}
+
 TEST(DispatchJournal, TornLastLineIsCutOffWithAWarning) {
   testing::ScratchDir dir;
   const std::string journal = dir.path() + "/j.jsonl";
@@ -828,6 +870,7 @@ TEST(DispatchJournal, CompactionBySizeBoundsTheJournal) {
   }
   EXPECT_LE(most, 3u);
   // The count of decisions survives: a restart's next decision is step 12.
+  service.value().reset();
   auto restarted = DispatchService::create(two_clusters(journal), 10 + 200 * 12);
   ASSERT_TRUE(restarted.ok()) << restarted.error();
   ASSERT_EQ(restarted.value()

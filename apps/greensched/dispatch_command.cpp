@@ -33,6 +33,7 @@ struct DispatchOptions {
   bool journal_repair = false;
   uint64_t journal_compact_bytes = uint64_t{64} << 20;
   std::string journal_compact_age = "24h";
+  bool standby = false;
   std::string slack = "4h";
   std::string duration = "1h";
   std::string signal_start;
@@ -105,7 +106,32 @@ int run_dispatch(const DispatchOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto service = dispatch::DispatchService::create(std::move(c), now);
+  // A standby neither reads nor listens until the journal's writer is gone: it polls the
+  // lock, so that SIGTERM still stops it at once.
+  if (o.standby) {
+    if (o.journal.empty())
+      return fail("--standby: needs --journal (the one it takes over)", kExitUsage);
+    bool said = false;
+    while (!c.journal_lock) {
+      std::string held;
+      auto lock = dispatch::JournalLock::try_acquire(o.journal, &held);
+      if (!lock.ok()) return fail(lock.error(), exit_code(lock.code()));
+      if (lock.value()) {
+        c.journal_lock = std::move(lock.value());
+        if (said && !o.quiet)
+          fmt::print(stderr, "greensched dispatch: taking over {}\n", o.journal);
+        break;
+      }
+      if (!said && !o.quiet) fmt::print(stderr, "greensched dispatch: standby: {}\n", held);
+      said = true;
+      const timespec poll{0, 100 * 1000 * 1000};
+      if (const int sig = sigtimedwait(&signals, nullptr, &poll); sig > 0) {
+        if (!o.quiet) fmt::print(stderr, "greensched dispatch: signal {}, stopping\n", sig);
+        return 0;
+      }
+    }
+  }
+  auto service = dispatch::DispatchService::create(std::move(c), dispatch::wall_clock_s());
   if (!service.ok()) return fail(service);
   dispatch::DispatchServer server(*service.value(), o.security);
   auto bound = server.start(host, port);
@@ -176,6 +202,9 @@ Action add_dispatch_command(CLI::App& app) {
   cmd->add_flag("--journal-repair", opts->journal_repair,
                 "move bad journal lines to JOURNAL.rejected and start without them (else a bad "
                 "line before the last refuses the start)");
+  cmd->add_flag("--standby", opts->standby,
+                "wait until no other service holds --journal, then take over from it (replay it, "
+                "then listen); without it a second service on one journal is refused");
   cmd->add_option("--journal-compact-bytes", opts->journal_compact_bytes,
                   "rewrite the journal to the decisions still standing once it is larger (0: "
                   "never by size)")

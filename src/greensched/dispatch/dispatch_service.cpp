@@ -100,6 +100,11 @@ Result<std::unique_ptr<DispatchService>> DispatchService::create(DispatchConfig 
   service->capacity_agent_ = std::move(capacity_agent.value());
   DispatchConfig& c = service->config_;
   if (!c.journal_path.empty()) {
+    if (!c.journal_lock) {
+      auto lock = JournalLock::try_acquire(c.journal_path);
+      if (!lock.ok()) return Error{lock.error(), lock.code()};
+      c.journal_lock = std::move(lock.value());
+    }
     JournalOptions options;
     options.path = c.journal_path;
     options.repair = c.journal_repair;

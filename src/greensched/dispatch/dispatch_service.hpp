@@ -30,6 +30,9 @@
 // When a candidate has no carbon signal now, the choice is by capacity alone (least-loaded),
 // and the answer's mode says "capacity-only" with the reason.
 //
+// One writer: the service holds the journal's lock (journal_lock.hpp) while it runs; a second
+// service on the same journal is refused, and a standby waits for the lock and replays.
+//
 // Restart: the journal (decision_journal.hpp: JSON Lines, one dispatch record per decision,
 // the format `greensched explain` reads) is replayed at start, so commitments and answers
 // survive; the replay restores the decision count too (the seed of the next decision). A
@@ -60,6 +63,7 @@
 #include "greensched/dispatch/cluster_reader.hpp"
 #include "greensched/dispatch/cluster_source.hpp"
 #include "greensched/dispatch/decision_journal.hpp"
+#include "greensched/dispatch/journal_lock.hpp"
 #include "greensched/dispatch/live_fleet.hpp"
 #include "greensched/dispatch/signal_source.hpp"
 #include "greensched/frag/target_workload.hpp"
@@ -84,7 +88,10 @@ struct DispatchConfig {
   double refresh_seconds = 5;          // between the starts of two reads of a cluster
   double cluster_timeout_seconds = 1;  // the deadline of one read
   int64_t commit_seconds = 120;
-  std::string journal_path;     // "" = none
+  std::string journal_path;  // "" = none
+  // The journal's single-writer lock (journal_lock.hpp), when the caller took it already (a
+  // standby waits for it); else create() takes it and fails when another service holds it.
+  std::unique_ptr<JournalLock> journal_lock;
   bool journal_repair = false;  // move bad journal lines aside instead of refusing to start
   uint64_t journal_compact_bytes = uint64_t{64} << 20;  // 0: never by size
   int64_t journal_compact_age_s = 24 * 3600;            // 0: never by age
