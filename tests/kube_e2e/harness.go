@@ -8,9 +8,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -206,9 +215,37 @@ type serve struct {
 	cmd               *exec.Cmd
 	log               *os.File
 	done              chan struct{}
+	// With certs, serve listens over HTTPS and asks for client certificates (--tls-cert,
+	// --tls-key, --client-ca), and client, which the harness's own requests go through,
+	// trusts the CA and shows the client certificate.
+	certs  *testCerts
+	client *http.Client
 }
 
-func (s *serve) base() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
+func (s *serve) base() string {
+	if s.certs != nil {
+		return fmt.Sprintf("https://127.0.0.1:%d", s.port)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", s.port)
+}
+
+func (s *serve) httpClient() *http.Client {
+	if s.client != nil {
+		return s.client
+	}
+	return http.DefaultClient
+}
+
+// useTLS makes serve listen over HTTPS with mutual TLS, and the harness's requests to it
+// carry the client certificate.
+func (s *serve) useTLS(certs *testCerts) error {
+	client, err := certs.client(true)
+	if err != nil {
+		return err
+	}
+	s.certs, s.client = certs, client
+	return nil
+}
 
 // start runs greensched serve on 127.0.0.1 (the same port after the first start) and waits
 // until /healthz answers 200.
@@ -219,6 +256,10 @@ func (s *serve) start() error {
 		"--port-file", portFile, "--policy", "fgd", "-q"}
 	if s.nodes != "" {
 		args = append(args, "--nodes", s.nodes)
+	}
+	if s.certs != nil {
+		args = append(args, "--tls-cert", s.certs.serverCert, "--tls-key", s.certs.serverKey,
+			"--client-ca", s.certs.caCert)
 	}
 	if s.log == nil {
 		f, err := os.Create(s.state + ".log")
@@ -247,7 +288,7 @@ func (s *serve) start() error {
 			}
 		}
 		if s.port != 0 {
-			if resp, err := http.Get(s.base() + "/healthz"); err == nil {
+			if resp, err := s.httpClient().Get(s.base() + "/healthz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == 200 {
 					return nil
@@ -292,8 +333,10 @@ type boundPod struct {
 	GPUIndices string `json:"gpu_indices"`
 }
 
-func getJSON(url string, out interface{}) error {
-	resp, err := http.Get(url)
+// getJSON: GET path (from the root) of serve, as JSON into out.
+func (s *serve) getJSON(path string, out interface{}) error {
+	url := s.base() + path
+	resp, err := s.httpClient().Get(url)
 	if err != nil {
 		return err
 	}
@@ -310,7 +353,7 @@ func getJSON(url string, out interface{}) error {
 
 func (s *serve) pods() (map[string]boundPod, error) {
 	var list []boundPod
-	if err := getJSON(s.base()+"/pods", &list); err != nil {
+	if err := s.getJSON("/pods", &list); err != nil {
 		return nil, err
 	}
 	out := map[string]boundPod{}
@@ -322,7 +365,7 @@ func (s *serve) pods() (map[string]boundPod, error) {
 
 // metrics: the samples of /metrics, keyed by name{labels} as printed.
 func (s *serve) metrics() (map[string]float64, error) {
-	resp, err := http.Get(s.base() + "/metrics")
+	resp, err := s.httpClient().Get(s.base() + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +399,142 @@ func requestsNotOK(m map[string]float64) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// ---- certificates for mutual TLS -----------------------------------------------------------
+
+// testCerts: PEM files made at test time, as docs/SERVE.md's openssl commands make them: a CA,
+// serve's certificate for 127.0.0.1 and localhost, a client certificate that CA signed
+// (kube-scheduler's and the harness's), and a client certificate of another CA, which serve
+// must refuse.
+type testCerts struct {
+	caCert, serverCert, serverKey, clientCert, clientKey string
+	otherClientCert, otherClientKey                      string
+}
+
+type certKey struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// issue makes a P-256 key and a certificate for it from tmpl, signed by parent (self-signed
+// when parent is nil), and writes both as PEM to dir/name.crt and dir/name.key.
+func issue(dir, name string, tmpl *x509.Certificate, parent *certKey) (*certKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return nil, err
+	}
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	signer, signerCert := key, tmpl
+	if parent != nil {
+		signer, signerCert = parent.key, parent.cert
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signerCert, &key.PublicKey, signer)
+	if err != nil {
+		return nil, fmt.Errorf("certificate %s: %v", name, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return nil, err
+	}
+	return &certKey{cert: cert, key: key}, nil
+}
+
+func makeCerts(dir string) (*testCerts, error) {
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	caTmpl := func(cn string) *x509.Certificate {
+		return &x509.Certificate{
+			Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
+			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		}
+	}
+	clientTmpl := func(cn string) *x509.Certificate {
+		return &x509.Certificate{
+			Subject: pkix.Name{CommonName: cn}, KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+	}
+	ca, err := issue(dir, "ca", caTmpl("greensched test CA"), nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := issue(dir, "extender", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "greensched-extender"}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+	}, ca); err != nil {
+		return nil, err
+	}
+	if _, err := issue(dir, "scheduler", clientTmpl("greensched-scheduler"), ca); err != nil {
+		return nil, err
+	}
+	other, err := issue(dir, "other-ca", caTmpl("another CA"), nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := issue(dir, "other-client", clientTmpl("greensched-scheduler"), other); err != nil {
+		return nil, err
+	}
+	f := func(name string) string { return filepath.Join(dir, name) }
+	return &testCerts{
+		caCert: f("ca.crt"), serverCert: f("extender.crt"), serverKey: f("extender.key"),
+		clientCert: f("scheduler.crt"), clientKey: f("scheduler.key"),
+		otherClientCert: f("other-client.crt"), otherClientKey: f("other-client.key"),
+	}, nil
+}
+
+// client: an HTTPS client that verifies serve's certificate against the CA and shows the
+// client certificate (withCert), or none.
+func (t *testCerts) client(withCert bool) (*http.Client, error) {
+	if !withCert {
+		return t.clientWith(nil)
+	}
+	pair, err := tls.LoadX509KeyPair(t.clientCert, t.clientKey)
+	if err != nil {
+		return nil, err
+	}
+	return t.clientWith(&pair)
+}
+
+// clientWith: an HTTPS client that verifies serve's certificate against the CA and shows cert
+// (when not nil) whichever CAs serve names in its certificate request, as client-go does (Go's
+// own choice would send no certificate that none of them signed).
+func (t *testCerts) clientWith(cert *tls.Certificate) (*http.Client, error) {
+	caPEM, err := os.ReadFile(t.caCert)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("%s: no certificate", t.caCert)
+	}
+	config := &tls.Config{RootCAs: roots}
+	if cert != nil {
+		config.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	}
+	return &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: config, MaxIdleConnsPerHost: 8},
+	}, nil
 }
 
 // ---- kube-scheduler ----------------------------------------------------------------------
@@ -533,7 +712,7 @@ func (c *cluster) confirmBindings() {
 			var bp boundPod
 			// Retried while the extender restarts; a pod it does not hold shows as missing.
 			for deadline := time.Now().Add(10 * time.Second); ; {
-				err := getJSON(fmt.Sprintf("%s/pods/%s/%s", c.srv.base(), pod.Namespace, pod.Name), &bp)
+				err := c.srv.getJSON(fmt.Sprintf("/pods/%s/%s", pod.Namespace, pod.Name), &bp)
 				if err == nil || c.ctx.Err() != nil {
 					break
 				}

@@ -1,6 +1,7 @@
 // greensched-kube-e2e runs Kubernetes' own scheduler (scheduler.New, its HTTPExtender client
 // and a fake clientset) against a running `greensched serve`, and checks what the real client
-// sees: bindings, FailedScheduling events, errors and retries, crash recovery and throughput.
+// sees: bindings, FailedScheduling events, errors and retries, crash recovery, throughput, and
+// HTTPS with client certificates.
 // Exits 1 when a check fails. main.go and harness.go are shared by every kube-scheduler
 // version; what differs between versions is in k8s-<version>/k8s.go. Built for 1.20.5 from
 // the vendored Kubernetes tree by kube_e2e.cmake, and for 1.35.4 from Go modules
@@ -9,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -32,10 +34,10 @@ import (
 )
 
 type options struct {
-	greensched, nodesCSV, podsCSV, config, deployConfig, work string
-	cases                                                     string
-	nocachePods, crashPods, crashKills, throughputPods        int
-	seed                                                      int64
+	greensched, nodesCSV, podsCSV, config, deployConfig, work   string
+	cases                                                       string
+	nocachePods, crashPods, crashKills, throughputPods, tlsPods int
+	seed                                                        int64
 }
 
 // The per-node reasons kube-scheduler may count for an openb pod: greensched's categories
@@ -59,11 +61,12 @@ func main() {
 	flag.StringVar(&o.config, "config", "", "KubeSchedulerConfiguration ("+configAPIVersion+") the cases run with")
 	flag.StringVar(&o.deployConfig, "deploy-config", "", "deploy/'s "+configAPIVersion+" config, checked to decode")
 	flag.StringVar(&o.work, "work", "", "scratch directory (state, logs, figures)")
-	flag.StringVar(&o.cases, "cases", "full,nocache,crash,bad,throughput", "cases to run")
+	flag.StringVar(&o.cases, "cases", "full,nocache,crash,bad,throughput,tls", "cases to run")
 	flag.IntVar(&o.nocachePods, "nocache-pods", 300, "pods of the nodeCacheCapable: false case")
 	flag.IntVar(&o.crashPods, "crash-pods", 1500, "pods of the crash case")
 	flag.IntVar(&o.crashKills, "crash-kills", 6, "SIGKILLs of the crash case")
 	flag.IntVar(&o.throughputPods, "throughput-pods", 3000, "pods of the throughput case")
+	flag.IntVar(&o.tlsPods, "tls-pods", 300, "pods of the mutual TLS case")
 	flag.Int64Var(&o.seed, "seed", 42, "seed of the crash case's kill times")
 	flag.Parse()
 	if o.greensched == "" || o.nodesCSV == "" || o.podsCSV == "" || o.config == "" || o.work == "" {
@@ -109,6 +112,7 @@ func main() {
 	}
 	cases := map[string]func(*options, []nodeRow, []podRow, *checker){
 		"full": caseFull, "nocache": caseNoCache, "crash": caseCrash, "bad": caseBad, "throughput": caseThroughput,
+		"tls": caseTLS,
 	}
 	for _, name := range strings.Split(o.cases, ",") {
 		run, ok := cases[name]
@@ -737,4 +741,169 @@ func caseThroughput(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		ck.logf("extender time: %s", strings.Join(parts, ", "))
 	}
 	writeFile(o.work, "throughput.txt", fmt.Sprintf("%.1f\n", rate))
+}
+
+// ---- mutual TLS: kube-scheduler's enableHTTPS and tlsConfig, serve's --client-ca ----------
+
+// tlsSchedulerConfig writes the -config with its extender stanza as an operator writes it for
+// serve with --tls-cert, --tls-key and --client-ca: enableHTTPS: true, and a tlsConfig with
+// the CA that verifies serve's certificate and kube-scheduler's client certificate.
+func tlsSchedulerConfig(o *options, certs *testCerts) (string, error) {
+	data, err := os.ReadFile(o.config)
+	if err != nil {
+		return "", err
+	}
+	const plain = "    enableHTTPS: false\n"
+	if strings.Count(string(data), plain) != 1 {
+		return "", fmt.Errorf("%s: expected one line %q in its extender", o.config, strings.TrimSpace(plain))
+	}
+	stanza := fmt.Sprintf("    enableHTTPS: true\n    tlsConfig:\n      caFile: %q\n      certFile: %q\n      keyFile: %q\n      insecure: false\n",
+		certs.caCert, certs.clientCert, certs.clientKey)
+	path := filepath.Join(o.work, "tls", "scheduler-config.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), plain, stanza, 1)), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// attempt: the status of one request, or the error that ended it (a refused handshake).
+func attempt(client *http.Client, method, url string) (int, error) {
+	var body io.Reader
+	if method == "POST" {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+func outcome(status int, err error) string {
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	return fmt.Sprintf("answered %d", status)
+}
+
+func caseTLS(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
+	certs, err := makeCerts(filepath.Join(o.work, "tls"))
+	if err != nil {
+		ck.errorf("making certificates: %v", err)
+		return
+	}
+	cfgPath, err := tlsSchedulerConfig(o, certs)
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	// The TLS settings must survive the config's decoding (and the version's conversion).
+	if cfg, err := loadConfig(cfgPath); err != nil {
+		ck.errorf("%v", err)
+		return
+	} else if e := cfg.Extenders[0]; !e.EnableHTTPS || e.TLSConfig == nil || e.TLSConfig.Insecure ||
+		e.TLSConfig.CAFile != certs.caCert || e.TLSConfig.CertFile != certs.clientCert || e.TLSConfig.KeyFile != certs.clientKey {
+		ck.errorf("%s: enableHTTPS %v, tlsConfig %+v after decoding", cfgPath, e.EnableHTTPS, e.TLSConfig)
+		return
+	}
+	srv := newServe(o, "tls", true)
+	if err := srv.useTLS(certs); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(cfgPath, true, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	n := o.tlsPods
+	if n > len(pods) {
+		n = len(pods)
+	}
+	objs := podObjects(pods[:n])
+	keys := podKeys(objs)
+	start := time.Now()
+	if err := c.createPods(objs); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return
+	}
+	if !c.settle(keys, 2*time.Minute) {
+		ck.errorf("pods still unresolved after 2 min")
+	}
+	elapsed := time.Since(start)
+	bound, unsched := checkPlacements(ck, c, keys)
+	errs := 0
+	lastErr := ""
+	snap := c.rec.snapshot()
+	for _, k := range keys {
+		if r := snap[k]; r.errorFails > 0 {
+			errs += r.errorFails
+			lastErr = r.lastFail
+		}
+	}
+	if errs > 0 {
+		ck.errorf("%d scheduling attempts ended in an error, e.g. %q", errs, lastErr)
+	}
+	if bound == 0 {
+		ck.errorf("no pod bound")
+	}
+	m := checkMetrics(ck, srv)
+	if m != nil && m[`greensched_extender_requests_total{verb="bind",code="200",outcome="ok"}`] != float64(bound) {
+		ck.errorf("%d pods bound, but serve counts %.0f binds", bound,
+			m[`greensched_extender_requests_total{verb="bind",code="200",outcome="ok"}`])
+	}
+	ck.logf("over HTTPS with client certificates (enableHTTPS: true, tlsConfig caFile/certFile/keyFile; serve --tls-cert --tls-key --client-ca): %d pods, %d bound, %d unschedulable, %d errors in %.1f s (%.1f pods/s)",
+		n, bound, unsched, errs, elapsed.Seconds(), float64(n)/elapsed.Seconds())
+
+	// Without a client certificate: /healthz answers, every other path gets 401 (the handshake
+	// asks for a certificate but does not require one; docs/SERVE.md).
+	noCert, err := certs.client(false)
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	if status, err := attempt(noCert, "GET", srv.base()+"/healthz"); err != nil || status != 200 {
+		ck.errorf("GET /healthz without a client certificate: %s, expected 200", outcome(status, err))
+	} else {
+		ck.logf("GET /healthz without a client certificate: %s", outcome(status, err))
+	}
+	for _, r := range [][2]string{{"GET", "/pods"}, {"GET", "/metrics"}, {"POST", "/filter"}, {"POST", "/bind"}} {
+		status, err := attempt(noCert, r[0], srv.base()+r[1])
+		if err != nil || status != 401 {
+			ck.errorf("%s %s without a client certificate: %s, expected 401", r[0], r[1], outcome(status, err))
+		} else {
+			ck.logf("%s %s without a client certificate: %s", r[0], r[1], outcome(status, err))
+		}
+	}
+	// A client certificate another CA signed ends the handshake; plain HTTP gets no answer.
+	if pair, err := tls.LoadX509KeyPair(certs.otherClientCert, certs.otherClientKey); err != nil {
+		ck.errorf("%v", err)
+	} else if other, err := certs.clientWith(&pair); err != nil {
+		ck.errorf("%v", err)
+	} else if status, err := attempt(other, "GET", srv.base()+"/pods"); err == nil {
+		ck.errorf("GET /pods with a client certificate of another CA: %s, expected a refused handshake", outcome(status, err))
+	} else {
+		ck.logf("GET /pods with a client certificate of another CA: %s", outcome(status, err))
+	}
+	plainURL := strings.Replace(srv.base(), "https://", "http://", 1) + "/pods"
+	if status, err := attempt(&http.Client{Timeout: 10 * time.Second}, "GET", plainURL); err == nil && status == 200 {
+		ck.errorf("GET %s over plain HTTP: %s", plainURL, outcome(status, err))
+	} else {
+		ck.logf("GET /pods over plain HTTP: %s", outcome(status, err))
+	}
 }
