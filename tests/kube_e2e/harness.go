@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -227,6 +228,11 @@ func (s *serve) base() string {
 		return fmt.Sprintf("https://127.0.0.1:%d", s.port)
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d", s.port)
+}
+
+// post sends a JSON body to one of serve's paths (over TLS when it serves TLS).
+func (s *serve) post(path string, body []byte) (*http.Response, error) {
+	return s.httpClient().Post(s.base()+path, "application/json", bytes.NewReader(body))
 }
 
 func (s *serve) httpClient() *http.Client {
