@@ -102,18 +102,22 @@ rl: deps
 	$(RL_VENV)/bin/python -c "import torch, sb3_contrib, numpy, greensched; \
 	  print('torch', torch.__version__, 'numpy', numpy.__version__, 'sb3-contrib', sb3_contrib.__version__)"
 
+# GCC 12 with -fsanitize=thread reports false array-bounds / stringop-overflow warnings in
+# std::string concatenation (tests of the trace readers): warnings there, not errors.
 $(TSAN_BUILD)/build.ninja:
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENSCHED_TSAN=ON \
-	  -DGREENSCHED_BENCHMARKS=OFF
+	  -DGREENSCHED_BENCHMARKS=OFF \
+	  -DCMAKE_CXX_FLAGS="-Wno-error=array-bounds -Wno-error=stringop-overflow"
 
 # The extender's concurrency under ThreadSanitizer: its unit tests and a 3000-pod load (not part
 # of `make test`: the build takes minutes).
 TSAN_RUN = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp"
 tsan: deps $(TSAN_BUILD)/build.ninja
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target greensched_unit_tests greensched_serve_load_test
-	$(TSAN_RUN) ./$(TSAN_BUILD)/tests/greensched_unit_tests --gtest_filter='Serve*'
-	$(TSAN_RUN) GREENSCHED_LOAD_PODS=3000 GREENSCHED_LOAD_MAX_P99_MS=1000 \
-	  ./$(TSAN_BUILD)/tests/greensched_serve_load_test
+	$(TSAN_RUN) ./$(TSAN_BUILD)/tests/greensched_unit_tests --gtest_filter='Serve*:Dispatch*:Listener*'
+	$(TSAN_RUN) GREENSCHED_LOAD_PODS=3000 GREENSCHED_LOAD_MIXED_PODS=1000 GREENSCHED_LOAD_MAX_P99_MS=1000 \
+	  GREENSCHED_LOAD_MAX_DECISION_P99_MS=2000 GREENSCHED_LOAD_MAX_HEALTH_P99_MS=2000 \
+	  GREENSCHED_LOAD_MAX_BIND_P99_MS=20000 ./$(TSAN_BUILD)/tests/greensched_serve_load_test
 
 # Every test, cheapest and most telling first so a failure stops the run early: formatting and
 # layering (seconds), the unit tests (one binary), then the rest of the build and every other
