@@ -1145,6 +1145,24 @@ multi::Fleet three_sites() {
   return fleet;
 }
 
+// The workload of one simulated job: `cpu` milli and `gpus` whole GPUs (milli 1000) or one
+// share of `milli`, submitted at `home`, running `duration` with 30 GB of data.
+json sim_job_workload(const std::string& name, int cpu, int gpus, int milli, int64_t slack_s,
+                      const std::string& home, const std::string& duration) {
+  json w = workload(name, 1, 0, "BE", std::to_string(slack_s));
+  json& requests = w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"];
+  requests["requests"] = {{"cpu", fmt::format("{}m", cpu)}, {"memory", "1Gi"}};
+  if (milli == 1000) {
+    requests["requests"]["nvidia.com/gpu"] = std::to_string(gpus);
+  } else {
+    requests["requests"]["alibabacloud.com/gpu-milli"] = std::to_string(milli);
+  }
+  w["metadata"]["annotations"]["greensched.io/home"] = home;
+  w["metadata"]["annotations"]["greensched.io/duration"] = duration;
+  w["metadata"]["annotations"]["greensched.io/data-gb"] = "30";
+  return w;
+}
+
 // One code path: for a job on a fleet at rest, the service's answer is the decision `multi`
 // makes for the same job at the same time, site and start alike, over job shapes, homes,
 // slacks and hours of the day. (Given the same FGD target workload and seed: the sites break
@@ -1184,17 +1202,8 @@ TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
       config.seed = seed;                                 // the sites' tie orders
       auto service = DispatchService::create(std::move(config), 0);
       ASSERT_TRUE(service.ok()) << service.error();
-      json w = workload("job", 1, 0, "BE", std::to_string(c.slack_s));
-      json& requests = w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"];
-      requests["requests"] = {{"cpu", fmt::format("{}m", c.cpu)}, {"memory", "1Gi"}};
-      if (c.milli == 1000) {
-        requests["requests"]["nvidia.com/gpu"] = std::to_string(c.gpus);
-      } else {
-        requests["requests"]["alibabacloud.com/gpu-milli"] = std::to_string(c.milli);
-      }
-      w["metadata"]["annotations"]["greensched.io/home"] = fleet.sites[want.home_site].name;
-      w["metadata"]["annotations"]["greensched.io/duration"] = "3h";
-      w["metadata"]["annotations"]["greensched.io/data-gb"] = "30";
+      const json w = sim_job_workload("job", c.cpu, c.gpus, c.milli, c.slack_s,
+                                      fleet.sites[want.home_site].name, "3h");
       const DispatchReply got = service.value()->dispatch(request(w).dump(), 0);
       ASSERT_EQ(got.status, 200) << got.body.dump();
       EXPECT_EQ(got.body["clusters"][0], fleet.sites[want.site].name)
@@ -1270,17 +1279,8 @@ TEST(DispatchService, AStreamOfJobsGetsTheSimulatorsDecisionsForGreenAndGreenPla
       const PodSpec& p = pods[j];
       const Shape& sh = shapes_by_job[j % 6];
       const multi::JobDecision& d = want.at(p.name);
-      json w = workload(p.name, 1, 0, "BE", std::to_string(kSlack));
-      json& res = w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"];
-      res["requests"] = {{"cpu", fmt::format("{}m", sh.cpu)}, {"memory", "1Gi"}};
-      if (sh.milli == 1000) {
-        res["requests"]["nvidia.com/gpu"] = std::to_string(sh.gpus);
-      } else {
-        res["requests"]["alibabacloud.com/gpu-milli"] = std::to_string(sh.milli);
-      }
-      w["metadata"]["annotations"]["greensched.io/home"] = fleet.sites[d.home_site].name;
-      w["metadata"]["annotations"]["greensched.io/duration"] = "2h";
-      w["metadata"]["annotations"]["greensched.io/data-gb"] = "30";
+      const json w = sim_job_workload(p.name, sh.cpu, sh.gpus, sh.milli, kSlack,
+                                      fleet.sites[d.home_site].name, "2h");
       const DispatchReply got = service.value()->dispatch(request(w).dump(), p.creation_time);
       ASSERT_EQ(got.status, 200) << got.body.dump();
       const std::string site = got.body["clusters"][0];

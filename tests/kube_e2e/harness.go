@@ -707,6 +707,27 @@ func startCluster(cfgPath string, nodeCacheCapable bool, nodes []nodeRow, srv *s
 
 // confirmBindings writes each bound pod back to the API server, as the binding subresource
 // would: spec.nodeName and the GPU index annotation.
+// schedulePods creates the first n pods (all of them when there are fewer) with create and waits
+// up to timeout for each to be bound or unschedulable; it returns their keys and how long that
+// took, and false when they could not be created (the failure is reported).
+func (c *cluster) schedulePods(ck *checker, pods []podRow, n int, timeout time.Duration,
+	create func([]*v1.Pod) error) ([]string, time.Duration, bool) {
+	if n > len(pods) {
+		n = len(pods)
+	}
+	objs := podObjects(pods[:n])
+	keys := podKeys(objs)
+	start := time.Now()
+	if err := create(objs); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return keys, 0, false
+	}
+	if !c.settle(keys, timeout) {
+		ck.errorf("pods still unresolved after %s", timeout)
+	}
+	return keys, time.Since(start), true
+}
+
 func (c *cluster) confirmBindings() {
 	defer c.binderWG.Done()
 	for {

@@ -340,21 +340,11 @@ func caseNoCache(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer c.stop()
-	n := o.nocachePods
-	if n > len(pods) {
-		n = len(pods)
-	}
-	objs := podObjects(pods[:n])
-	keys := podKeys(objs)
-	start := time.Now()
-	if err := c.createPods(objs); err != nil {
-		ck.errorf("creating pods: %v", err)
+	keys, elapsed, ok := c.schedulePods(ck, pods, o.nocachePods, 4*time.Minute, c.createPods)
+	if !ok {
 		return
 	}
-	if !c.settle(keys, 4*time.Minute) {
-		ck.errorf("pods still unresolved after 4 min")
-	}
-	elapsed := time.Since(start)
+	n := len(keys)
 	bound, unsched := checkPlacements(ck, c, keys)
 	m := checkMetrics(ck, srv)
 	ck.logf("%d pods: %d bound, %d unschedulable in %.1f s (%.2f pods/s)", n, bound, unsched, elapsed.Seconds(), float64(n)/elapsed.Seconds())
@@ -374,7 +364,7 @@ func caseNoCache(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 	for i, nd := range nodes {
 		items[i] = *nodeObject(nd)
 	}
-	args := extenderv1.ExtenderArgs{Pod: objs[0], Nodes: &v1.NodeList{Items: items}}
+	args := extenderv1.ExtenderArgs{Pod: podObject(pods[0]), Nodes: &v1.NodeList{Items: items}}
 	const reps = 5
 	t0 := time.Now()
 	var body []byte
@@ -716,21 +706,11 @@ func caseThroughput(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer c.stop()
-	n := o.throughputPods
-	if n > len(pods) {
-		n = len(pods)
-	}
-	objs := podObjects(pods[:n])
-	keys := podKeys(objs)
-	start := time.Now()
-	if err := c.createParallel(objs, 500, 8); err != nil {
-		ck.errorf("creating pods: %v", err)
+	keys, elapsed, ok := c.schedulePods(ck, pods, o.throughputPods, 4*time.Minute, func(objs []*v1.Pod) error { return c.createParallel(objs, 500, 8) })
+	if !ok {
 		return
 	}
-	if !c.settle(keys, 4*time.Minute) {
-		ck.errorf("pods still unresolved after 4 min")
-	}
-	elapsed := time.Since(start)
+	n := len(keys)
 	bound, unsched := checkPlacements(ck, c, keys)
 	m := checkMetrics(ck, srv)
 	rate := float64(n) / elapsed.Seconds()
@@ -838,21 +818,11 @@ func caseTLS(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		return
 	}
 	defer c.stop()
-	n := o.tlsPods
-	if n > len(pods) {
-		n = len(pods)
-	}
-	objs := podObjects(pods[:n])
-	keys := podKeys(objs)
-	start := time.Now()
-	if err := c.createPods(objs); err != nil {
-		ck.errorf("creating pods: %v", err)
+	keys, elapsed, ok := c.schedulePods(ck, pods, o.tlsPods, 2*time.Minute, c.createPods)
+	if !ok {
 		return
 	}
-	if !c.settle(keys, 2*time.Minute) {
-		ck.errorf("pods still unresolved after 2 min")
-	}
-	elapsed := time.Since(start)
+	n := len(keys)
 	bound, unsched := checkPlacements(ck, c, keys)
 	errs := 0
 	lastErr := ""
