@@ -126,16 +126,24 @@ int64_t steady_ns(SteadyClock::time_point t) {
 }  // namespace
 
 void Extender::expire_assumptions(SteadyClock::time_point now, const std::string* key) {
+  const auto forget = [&](std::map<std::string, SteadyClock::time_point>::iterator it) {
+    if (Status s = state_->forget_assumed(it->first); !s.ok()) {
+      fmt::print(stderr, "greensched serve: forgetting the assumption of {}: {}\n", it->first,
+                 s.message());
+    }
+    if (it->second <= now) assume_expired_.fetch_add(1, std::memory_order_relaxed);
+    return assumed_until_.erase(it);
+  };
+  if (key != nullptr) {
+    if (auto it = assumed_until_.find(*key); it != assumed_until_.end()) forget(it);
+  }
+  assumed_count_.store(static_cast<int64_t>(assumed_until_.size()), std::memory_order_relaxed);
+  // The earliest expiry may be early (its entry gone since): then this scan finds less to do.
+  if (steady_ns(now) < next_expiry_ns_.load(std::memory_order_relaxed)) return;
   int64_t next = INT64_MAX;
   for (auto it = assumed_until_.begin(); it != assumed_until_.end();) {
-    const bool expired = it->second <= now;
-    if (expired || (key != nullptr && it->first == *key)) {
-      if (Status s = state_->forget_assumed(it->first); !s.ok()) {
-        fmt::print(stderr, "greensched serve: forgetting the assumption of {}: {}\n", it->first,
-                   s.message());
-      }
-      if (expired) assume_expired_.fetch_add(1, std::memory_order_relaxed);
-      it = assumed_until_.erase(it);
+    if (it->second <= now) {
+      it = forget(it);
       continue;
     }
     next = std::min(next, steady_ns(it->second));
@@ -551,7 +559,7 @@ BindOutcome Extender::bind(const BindingArgs& args) {
       expire_assumptions(now, &key);
     } else {
       assumed_until_.erase(key);
-      expire_assumptions(now, nullptr);
+      assumed_count_.store(static_cast<int64_t>(assumed_until_.size()), std::memory_order_relaxed);
     }
   }
   std::vector<std::string> entries;

@@ -160,8 +160,9 @@ class Extender {
   std::shared_ptr<const Binder> binder_;  // read by bind under state_mu_, called after
   // Under state_mu_ (written exclusively): when each assumption of the state expires.
   std::map<std::string, std::chrono::steady_clock::time_point> assumed_until_;
-  // The earliest of them (steady-clock ns; max when none) and how many there are: read by
-  // filters without the lock, to take it exclusively only when something is to be forgotten.
+  // No later than the earliest of them (steady-clock ns; max when none), and how many there
+  // are: read without the lock, so that filters take it exclusively, and binds scan the
+  // assumptions, only when something is to be forgotten.
   std::atomic<int64_t> next_expiry_ns_{INT64_MAX};
   std::atomic<int64_t> assumed_count_{0};
   std::atomic<uint64_t> assume_misses_{0};     // binds to another node than the assumed one
