@@ -1299,6 +1299,21 @@ TEST(DispatchService, AStreamOfJobsGetsTheSimulatorsDecisionsForGreenAndGreenPla
   }
 }
 
+// start_after_ms counts to the earliest start from the service's clock to the millisecond: a
+// workload asked about 0.9 s into a second waits 1.1 s, not start_after_s's 2 s.
+TEST(DispatchServer, StartAfterMillisecondsFromTheExactNow) {
+  // 2026-01-01T00:00:02Z is 1767225602 s.
+  nlohmann::json reply{{"earliest_start", "2026-01-01T00:00:02Z"}, {"start_after_s", 2}};
+  with_start_after_ms(reply, 1767225600900);
+  EXPECT_EQ(reply["start_after_ms"], 1100);
+  nlohmann::json now{{"earliest_start", "2026-01-01T00:00:00Z"}, {"start_after_s", 0}};
+  with_start_after_ms(now, 1767225600900);
+  EXPECT_EQ(now["start_after_ms"], 0);
+  nlohmann::json error{{"error", "bad request"}};
+  with_start_after_ms(error, 1767225600900);
+  EXPECT_FALSE(error.contains("start_after_ms"));
+}
+
 TEST(DispatchServer, ServesDecisionsClustersHealthAndMetrics) {
   auto service = DispatchService::create(two_clusters(), 0);
   ASSERT_TRUE(service.ok()) << service.error();

@@ -7,9 +7,19 @@
 # CI=true.
 include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
+# SCENARIO: main (the default: 200 Jobs while the dispatcher and the service are killed and a
+# worker goes away for a minute) or faults (60 Jobs; see tests/multikueue/e2e/faults.go).
+if(NOT SCENARIO)
+  set(SCENARIO main)
+endif()
+set(scenario_args -scenario ${SCENARIO})
+if(SCENARIO STREQUAL "faults")
+  list(APPEND scenario_args -jobs 60 -submit-for 60s)
+endif()
 foreach(file openb/openb_node_list_gpu_node.csv openb/openb_pod_list_default.csv
         carbon/emaps2023/DE-LU_2023_hourly.csv carbon/emaps2023/GB_2023_hourly.csv
-        carbon/emaps2023/CA-ON_2023_hourly.csv)
+        carbon/emaps2023/CA-ON_2023_hourly.csv carbon/emaps2023/US-CAL-CISO_2023_hourly.csv
+        carbon/emaps2023/BR-SP_2023_hourly.csv)
   if(NOT EXISTS "${DATA}/${file}")
     skip_or_fail("the shared data is missing at ${DATA}/${file}")
     return()
@@ -36,11 +46,11 @@ message("built the clusters' binaries in ${build_s} s")
 execute_process(
   COMMAND ${bin}/greensched-multikueue-e2e -bin ${bin} -greensched ${GREENSCHED} -data ${DATA}
           -work ${WORK}/run -go ${GO} -module ${here}
-          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml
+          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml ${scenario_args}
   RESULT_VARIABLE rc)
 string(TIMESTAMP t2 "%s")
 math(EXPR run_s "${t2} - ${t1}")
 message("build ${build_s} s, run ${run_s} s; measurements in ${WORK}/run/result.json")
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "the multikueue end-to-end test failed (exit ${rc}); logs in ${WORK}/run/logs")
+  message(FATAL_ERROR "the multikueue end-to-end test (${SCENARIO}) failed (exit ${rc}); logs in ${WORK}/run/logs")
 endif()

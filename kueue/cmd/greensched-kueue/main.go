@@ -31,6 +31,7 @@ func main() {
 		probeAddr   string
 		leaderElect bool
 		leaderNS    string
+		lease       leaseTimes
 		maxWait     time.Duration
 		workersNS   string
 		renominate  controller.Dispatcher
@@ -55,12 +56,18 @@ func main() {
 		"elect a leader among the replicas (a Lease); --leader-elect=false for a single process")
 	flag.StringVar(&leaderNS, "leader-election-namespace", "",
 		"namespace of the leader election Lease (default: $POD_NAMESPACE, else the pod's own namespace)")
+	flag.DurationVar(&lease.duration, "leader-elect-lease-duration", 15*time.Second,
+		"how long a standby replica waits before taking over from a leader that stopped renewing (one killed)")
+	flag.DurationVar(&lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader tries to renew before it gives up leading (and exits); less than the lease duration")
+	flag.DurationVar(&lease.retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"how often replicas try to take or renew the lease")
 	flag.DurationVar(&renominate.WorkerLostAfter, "worker-lost-after", 2*time.Minute,
 		"nominate again a Workload not yet admitted whose nominated worker MultiKueue has not reached for this long (0: never)")
 	flag.DurationVar(&renominate.AdmitTimeout, "admit-timeout", 5*time.Minute,
 		"nominate again a Workload that no nominated worker has admitted this long after its nomination (0: never)")
-	flag.DurationVar(&renominate.UnschedulableAfter, "unschedulable-after", 5*time.Minute,
-		"put back in the queue, to nominate it elsewhere, an admitted Workload whose pods have been unschedulable in its worker this long (0: never)")
+	flag.DurationVar(&renominate.UnschedulableAfter, "unschedulable-after", 0,
+		"experimental, off by default (see docs/MULTICLUSTER.md): put back in the queue, to nominate it elsewhere, an admitted Workload whose pods have been unschedulable in its worker this long (0: never)")
 	flag.StringVar(&workersNS, "worker-kubeconfig-namespace", "kueue-system",
 		"namespace of MultiKueue's worker kubeconfig Secrets, with which the workers are read; empty: workers are not read (no --admit-timeout, --unschedulable-after)")
 	flag.DurationVar(&maxWait, "max-wait", 5*time.Minute,
@@ -81,6 +88,9 @@ func main() {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		fail(err)
 	}
+	if err := lease.check(); err != nil {
+		fail(err)
+	}
 	if leaderNS == "" {
 		leaderNS = os.Getenv("POD_NAMESPACE") // else controller-runtime reads the pod's own
 	}
@@ -96,6 +106,9 @@ func main() {
 		LeaderElectionID:              "greensched-kueue.greensched.io",
 		LeaderElectionNamespace:       leaderNS,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease.duration,
+		RenewDeadline:                 &lease.renewDeadline,
+		RetryPeriod:                   &lease.retryPeriod,
 	})
 	if err != nil {
 		fail(err)
@@ -137,4 +150,17 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "greensched-kueue:", err)
 	os.Exit(1)
+}
+
+// leaseTimes are the leader election's timings (as kube-controller-manager's flags).
+type leaseTimes struct {
+	duration, renewDeadline, retryPeriod time.Duration
+}
+
+func (l leaseTimes) check() error {
+	if l.retryPeriod <= 0 || l.renewDeadline <= l.retryPeriod || l.duration <= l.renewDeadline {
+		return fmt.Errorf("leader election: need 0 < --leader-elect-retry-period (%s) < --leader-elect-renew-deadline (%s) < --leader-elect-lease-duration (%s)",
+			l.retryPeriod, l.renewDeadline, l.duration)
+	}
+	return nil
 }

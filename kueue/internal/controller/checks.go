@@ -64,8 +64,14 @@ func multiKueueClusters(ctx context.Context, c client.Client, ac *kueue.Admissio
 	return cfg.Spec.Clusters, nil
 }
 
+// quotaReserved: the Workload holds quota and is not being evicted. Kueue marks an eviction
+// (Evicted True) before it drops the reservation, which it does only once the Job has stopped;
+// for a MultiKueue Job that can take long (its status comes from a worker). A Workload nominated
+// meanwhile has its new copy deactivated by MultiKueue at once, and MultiKueue then keeps that
+// copy, making no other, for as long as the Workload holds quota.
 func quotaReserved(wl *kueue.Workload) bool {
-	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+		!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
 }
 
 func finished(wl *kueue.Workload) bool {

@@ -305,6 +305,39 @@ func TestGreenWindowWaitsForItsStart(t *testing.T) {
 	}
 }
 
+// A window that opens within the second is waited for to the millisecond the service gives
+// (start_after_ms), not the whole seconds of start_after_s; a service without it is waited
+// for start_after_s.
+func TestGreenWindowWaitsToTheMillisecond(t *testing.T) {
+	c := setup(t)
+	ms := int64(1100)
+	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"gb"}, StartAfterS: 2, StartAfterMS: &ms,
+		EarliestStart: "2026-01-01T02:00:00Z", Reason: "deferred"}}
+	g := &GreenWindow{Client: c, Service: svc.start(t), MaxWait: time.Hour}
+	res, err := g.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 1100*time.Millisecond {
+		t.Fatalf("requeue after %v, want 1.1 s", res.RequeueAfter)
+	}
+	svc.answer.StartAfterMS = nil
+	if res, err = g.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey}); err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 2*time.Second {
+		t.Fatalf("requeue after %v without start_after_ms, want start_after_s (2 s)", res.RequeueAfter)
+	}
+	zero := int64(0)
+	svc.answer.StartAfterMS = &zero // the service's clock a little ahead: asked again soon
+	if res, err = g.Reconcile(context.Background(), ctrl.Request{NamespacedName: trainKey}); err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != minWait {
+		t.Fatalf("requeue after %v, want %v", res.RequeueAfter, minWait)
+	}
+}
+
 // With the service down nothing changes and the Workload is tried again (an error: the
 // controller's backoff, serviceRetry, starts at 50 ms).
 func TestServiceDownChangesNothing(t *testing.T) {

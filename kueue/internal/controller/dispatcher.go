@@ -64,8 +64,10 @@ const conflictRetry = 100 * time.Millisecond
 //     allows it to be set only to a nominated cluster, and MultiKueue never unsets it), so
 //     the dispatcher puts the Workload back in the queue as MultiKueue does when a worker
 //     evicts it: it sets MultiKueue's admission check to Retry; Kueue evicts the Workload,
-//     clears clusterName and the nomination, MultiKueue deletes the copy, and Kueue reserves
-//     quota again.
+//     clears clusterName and the nomination, and MultiKueue deletes the copy. MultiKueue
+//     deletes copies only while the Workload holds no quota, and makes a copy that still
+//     holds quota in a worker the Workload's again; Kueue reserves quota again at once, so a
+//     copy that outlives the eviction is met with another Retry, until it is gone.
 //
 // Nothing is moved when no other cluster of the MultiKueueConfig could take it.
 //
@@ -82,11 +84,14 @@ const conflictRetry = 100 * time.Millisecond
 //     with the reason); while it cannot answer, nothing changes. Its answer is kept in the
 //     annotation.
 //  1. The old nomination is revoked: nominatedClusterNames is emptied (for unschedulable, the
-//     eviction above empties it). MultiKueue then deletes the old copies.
+//     eviction above). MultiKueue then deletes the old copies.
 //  2. The dispatcher waits until each old copy is gone from its worker (read through
 //     Workers). If one holds quota there after all (it was admitted in the meantime), the old
 //     nomination is given back ("keep") so that MultiKueue can make it the Workload's: the
-//     Workload stays where it is.
+//     Workload stays where it is. If one was deactivated there (MultiKueue does that when the
+//     manager's Workload was evicted, and then keeps it as long as the Workload holds quota
+//     again, never making a new copy), the Workload is put back in the queue (Retry) so that
+//     MultiKueue deletes it.
 //  3. Only then is the answer nominated (asked anew if its clusters are no longer reached),
 //     by the same resourceVersion-guarded apply; RenominatedAnnotation, an Event and the
 //     counter greensched_kueue_renominations_total{reason} record it.
@@ -136,6 +141,9 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if finished(&wl) {
 		return ctrl.Result{}, nil
+	}
+	if evicting(&wl) {
+		return d.releaseLostJob(ctx, &wl)
 	}
 	if p, ok := pendingRenomination(&wl); ok {
 		return d.renominate(ctx, &wl, p)
@@ -189,9 +197,13 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	var answer *dispatchclient.Answer
 	switch {
 	case p == nil:
-		answer, err = d.Service.Dispatch(ctx, wl, clusters)
+		answer, err = d.Service.Dispatch(ctx, wl, offered(wl, clusters))
 	case len(p.to) > 0 && len(without(p.to, clusters)) == 0:
-		answer = &dispatchclient.Answer{Clusters: p.to} // asked when it started, still reached
+		// Asked when it started, still reached: nominated at its start.
+		if wait := p.after.Sub(d.now()); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		answer = &dispatchclient.Answer{Clusters: p.to}
 	default:
 		answer, err = d.askAgain(ctx, wl, multi, clusters, *p)
 	}
@@ -205,7 +217,7 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	}
 	if answer.StartAfterS > 0 {
 		// A new decision (its first cluster is out of reach) that starts later: nominate then.
-		return ctrl.Result{RequeueAfter: time.Duration(answer.StartAfterS) * time.Second}, nil
+		return ctrl.Result{RequeueAfter: untilStart(answer)}, nil
 	}
 	if p == nil {
 		// Stamped first: a nomination is never left without its time.
@@ -237,16 +249,18 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 // `clusters` (or all of the config's) other than p.from.
 func (d *Dispatcher) askAgain(ctx context.Context, wl *kueue.Workload, multi *kueue.AdmissionCheck,
 	clusters []string, p renomination) (*dispatchclient.Answer, error) {
-	offered := without(clusters, p.from)
-	if len(offered) == 0 {
+	candidates := without(clusters, p.from)
+	if len(candidates) == 0 {
 		// No other cluster is reached now: the service says what it can read.
 		all, err := multiKueueClusters(ctx, d.Client, multi)
 		if err != nil {
 			return nil, err
 		}
-		offered = without(all, p.from)
+		candidates = without(all, p.from)
 	}
-	answer, err := d.Service.DispatchAgain(ctx, wl, offered, p.from, p.from[0], p.reason)
+	// Nor back to a cluster it left before, while another remains.
+	candidates = offered(wl, candidates)
+	answer, err := d.Service.DispatchAgain(ctx, wl, candidates, p.from, p.from[0], p.reason)
 	if err == nil && len(without(answer.Clusters, p.from)) != len(answer.Clusters) {
 		err = fmt.Errorf("dispatch service: asked to exclude %v, it answered %v", p.from, answer.Clusters)
 	}

@@ -64,6 +64,9 @@ func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 	}
+	if len(clusters) > 0 {
+		clusters = offered(&wl, clusters) // as the dispatcher will ask
+	}
 	answer, err := g.Service.Dispatch(ctx, &wl, clusters)
 	if err != nil {
 		// Tried again with the controller's backoff (serviceRetry): a restarted service
@@ -72,7 +75,7 @@ func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	}
 	state := kueue.CheckStateReady
 	message := fmt.Sprintf("green window open: %s", answer.Reason)
-	wait := time.Duration(answer.StartAfterS) * time.Second
+	wait := untilStart(answer)
 	if wait > 0 {
 		state = kueue.CheckStatePending
 		message = fmt.Sprintf("waiting for its green window at %s on %v: %s", answer.EarliestStart,
@@ -101,6 +104,22 @@ func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	}
 	return ctrl.Result{}, nil
 }
+
+// untilStart is how long the Workload waits: the answer's start_after_ms, counted by the
+// service to the millisecond (start_after_s counts whole seconds from its truncated clock, so
+// waiting it out would release the Workload up to a second late). Zero once it may start.
+func untilStart(answer *dispatchclient.Answer) time.Duration {
+	if answer.StartAfterS <= 0 {
+		return 0
+	}
+	if answer.StartAfterMS != nil {
+		return max(time.Duration(*answer.StartAfterMS)*time.Millisecond, minWait)
+	}
+	return time.Duration(answer.StartAfterS) * time.Second
+}
+
+// minWait is the shortest wait for a window about to open: asked again soon, not in a loop.
+const minWait = 20 * time.Millisecond
 
 // SetupWithManager watches Workloads.
 func (g *GreenWindow) SetupWithManager(mgr ctrl.Manager) error {

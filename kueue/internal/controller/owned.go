@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -21,6 +22,42 @@ import (
 // dropping its quota reservation), the apply fails with a conflict (409) instead of restoring
 // the reservation it re-sends. The caller reads the Workload again and decides anew.
 func nominationApply(live *unstructured.Unstructured, clusters []string) (*unstructured.Unstructured, error) {
+	return kueueStatusApply(live, func(owned map[string]any) error {
+		names := make([]any, len(clusters))
+		for i, c := range clusters {
+			names[i] = c
+		}
+		owned["nominatedClusterNames"] = names
+		return nil
+	})
+}
+
+// checkRetryApply builds the apply, under kueue-admission as nominationApply, that sets the
+// admission check `check` to Retry with `message` (as Kueue's own MultiKueue controller does).
+func checkRetryApply(live *unstructured.Unstructured, check, message string, at time.Time) (*unstructured.Unstructured, error) {
+	return kueueStatusApply(live, func(owned map[string]any) error {
+		checks, _ := owned["admissionChecks"].([]any)
+		if checks == nil {
+			all, _, _ := unstructured.NestedSlice(live.Object, "status", "admissionChecks")
+			checks = all
+		}
+		for _, c := range checks {
+			m, _ := c.(map[string]any)
+			if m["name"] == check {
+				m["state"] = "Retry"
+				m["message"] = message
+				m["lastTransitionTime"] = at.UTC().Format(time.RFC3339)
+				owned["admissionChecks"] = checks
+				return nil
+			}
+		}
+		return fmt.Errorf("no admission check %q in the Workload's status", check)
+	})
+}
+
+// kueueStatusApply is the status apply under kueue-admission of the fields it owns, as they
+// stand, changed by `change` (see nominationApply).
+func kueueStatusApply(live *unstructured.Unstructured, change func(owned map[string]any) error) (*unstructured.Unstructured, error) {
 	status, _, _ := unstructured.NestedMap(live.Object, "status")
 	owned := map[string]any{}
 	for _, e := range live.GetManagedFields() {
@@ -37,7 +74,7 @@ func nominationApply(live *unstructured.Unstructured, clusters []string) (*unstr
 		st, _ := fields["f:status"].(map[string]any)
 		for key, sub := range st {
 			name, ok := strings.CutPrefix(key, "f:")
-			if !ok || name == "nominatedClusterNames" {
+			if !ok {
 				continue
 			}
 			value, present := status[name]
@@ -50,11 +87,9 @@ func nominationApply(live *unstructured.Unstructured, clusters []string) (*unstr
 			owned[name] = value
 		}
 	}
-	names := make([]any, len(clusters))
-	for i, c := range clusters {
-		names[i] = c
+	if err := change(owned); err != nil {
+		return nil, err
 	}
-	owned["nominatedClusterNames"] = names
 	out := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2",
 		"kind":       "Workload",

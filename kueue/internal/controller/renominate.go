@@ -9,13 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	kueueac "sigs.k8s.io/kueue/client-go/applyconfiguration/kueue/v1beta2"
 )
 
 const (
@@ -27,9 +26,10 @@ const (
 	RenominatingAnnotation = "greensched.io/renominating"
 	// RenominatedAnnotation records the last change of nomination, as RenominatingAnnotation.
 	RenominatedAnnotation = "greensched.io/renominated"
-	// DispatcherFieldManager owns what the dispatcher writes besides the nomination (the
-	// MultiKueue check's Retry of an unschedulable Workload).
-	DispatcherFieldManager = "greensched-dispatcher"
+	// LeftAnnotation lists the clusters the Workload was moved away from (comma-separated): it
+	// is not offered to them again while another cluster is reached, so that it does not go
+	// back and forth between two workers that cannot run it.
+	LeftAnnotation = "greensched.io/left-clusters"
 
 	// The reasons for a new nomination, as the dispatch service takes them.
 	ReasonWorkerLost    = "worker-lost"
@@ -53,25 +53,31 @@ func init() {
 }
 
 // renomination is a change of nomination under way (RenominatingAnnotation).
-// The service's answer, asked when it started, is kept in `to` ("... to <clusters>").
+// The service's answer, asked when it started, is kept in `to` ("... to <clusters>"), and its
+// start when later ("... after <RFC 3339>"): the new nomination waits for it.
 type renomination struct {
 	reason string
 	from   []string
 	at     time.Time
 	to     []string
+	after  time.Time
 }
 
 func (r renomination) String() string {
 	s := fmt.Sprintf("%s from %s at %s", r.reason, strings.Join(r.from, ","), stamp(r.at))
 	if len(r.to) > 0 {
 		s += " to " + strings.Join(r.to, ",")
+		if !r.after.IsZero() {
+			s += " after " + stamp(r.after)
+		}
 	}
 	return s
 }
 
 func parseRenomination(s string) (renomination, bool) {
 	f := strings.Fields(s)
-	if (len(f) != 5 && len(f) != 7) || f[1] != "from" || f[3] != "at" || (len(f) == 7 && f[5] != "to") {
+	if (len(f) != 5 && len(f) != 7 && len(f) != 9) || f[1] != "from" || f[3] != "at" ||
+		(len(f) >= 7 && f[5] != "to") || (len(f) == 9 && f[7] != "after") {
 		return renomination{}, false
 	}
 	at, err := time.Parse(time.RFC3339, f[4])
@@ -79,8 +85,13 @@ func parseRenomination(s string) (renomination, bool) {
 		return renomination{}, false
 	}
 	r := renomination{reason: f[0], from: strings.Split(f[2], ","), at: at}
-	if len(f) == 7 {
+	if len(f) >= 7 {
 		r.to = strings.Split(f[6], ",")
+	}
+	if len(f) == 9 {
+		if r.after, err = time.Parse(time.RFC3339, f[8]); err != nil {
+			return renomination{}, false
+		}
 	}
 	return r, true
 }
@@ -148,10 +159,12 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 	if err != nil {
 		return false, err
 	}
-	if answer.StartAfterS > 0 {
-		return false, nil // nowhere else now: asked again later
-	}
 	r.to = answer.Clusters
+	if wait := untilStart(answer); wait > 0 {
+		// Elsewhere, later: the old copies go now, the new nomination waits for its start
+		// (to the second above, as the annotation keeps it).
+		r.after = r.at.Add(wait).Truncate(time.Second).Add(time.Second)
+	}
 	if err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
 		if apierrors.IsConflict(err) {
 			return true, nil // changed since: decide again
@@ -192,13 +205,14 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 		})
 	}
 	if finished(wl) || !quotaReserved(wl) {
-		// Evicted (for unschedulable, by its own Retry): MultiKueue deletes its copies; it is
-		// nominated anew once it holds quota again.
+		// Evicted: MultiKueue deletes its copies; it is nominated anew once it holds quota
+		// again.
 		return ctrl.Result{}, nil
 	}
 	if wl.Status.ClusterName != nil {
 		if p.reason == ReasonUnschedulable && slices.Contains(p.from, *wl.Status.ClusterName) {
-			return d.requeueFromWorker(ctx, wl, p)
+			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("pods unschedulable on %q for %s",
+				*wl.Status.ClusterName, d.UnschedulableAfter))
 		}
 		// Admitted before the revoke took effect: it stays where it is.
 		if d.Recorder != nil {
@@ -236,6 +250,14 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 		case err != nil:
 			logger.Info("cannot read the old copy yet", "cluster", c, "error", err.Error())
 			return ctrl.Result{RequeueAfter: 10 * copyPoll}, nil
+		case state == copyDeactivated:
+			// MultiKueue deletes it only while the Workload holds no quota: back to the queue
+			// until it is gone.
+			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("its copy on %q was deactivated there and is kept while it holds quota here", c))
+		case state == copyHolding && p.reason == ReasonUnschedulable:
+			// The copy whose pods cannot be scheduled outlived the eviction: MultiKueue would
+			// make it the Workload's again. Back to the queue until it is gone.
+			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("its copy on %q, whose pods cannot be scheduled, still holds quota there", c))
 		case state == copyHolding:
 			// Admitted there meanwhile: give the old nomination back so that MultiKueue makes
 			// that copy the Workload's.
@@ -255,11 +277,15 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 	return d.nominate(ctx, wl, &p)
 }
 
-// requeueFromWorker puts an admitted Workload whose pods stay unschedulable back in the
+// requeueFromWorker puts a Workload whose pods stay unschedulable on its worker back in the
 // queue, as MultiKueue does when a worker evicts it: its MultiKueue check goes to Retry, so
-// Kueue evicts it (clearing clusterName and the nomination), MultiKueue deletes the copy, and
-// it reserves quota again.
-func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
+// Kueue evicts it (clearing clusterName and the nomination) and MultiKueue deletes the copy.
+// MultiKueue deletes copies only while the Workload holds no quota, and Kueue reserves quota
+// again at once, so the copy may outlive the eviction; one that still holds quota there would
+// become the Workload's again, so it is put back again until the copy is gone (renominate).
+// (A Retry with requeueAfterSeconds would leave MultiKueue more time, but Kueue 0.17 then
+// keeps the check in Retry after the eviction and never admits the Workload again.)
+func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, why string) (ctrl.Result, error) {
 	multi, _, err := multiKueueCheck(ctx, d.Client, wl)
 	if err != nil || multi == nil {
 		return ctrl.Result{}, err
@@ -269,16 +295,31 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 			continue
 		}
 		if s.State == kueue.CheckStateRetry {
-			return ctrl.Result{RequeueAfter: pollEvery(d.UnschedulableAfter)}, nil // Kueue evicts it
+			return ctrl.Result{RequeueAfter: copyPoll}, nil // Kueue evicts it
 		}
-		message := fmt.Sprintf("greensched: pods unschedulable on %q for %s: back to the queue, to be nominated elsewhere",
-			*wl.Status.ClusterName, d.UnschedulableAfter)
-		apply := kueueac.Workload(wl.Name, wl.Namespace).WithResourceVersion(wl.ResourceVersion).
-			WithStatus(kueueac.WorkloadStatus().WithAdmissionChecks(kueueac.AdmissionCheckState().
-				WithName(s.Name).WithState(kueue.CheckStateRetry).WithMessage(message).
-				WithLastTransitionTime(metav1.NewTime(d.now()))))
-		if err := d.Client.Status().Apply(ctx, apply, client.FieldOwner(DispatcherFieldManager),
-			client.ForceOwnership); err != nil {
+		message := fmt.Sprintf("greensched: %s: back to the queue, to be nominated elsewhere", why)
+		// As Kueue's own MultiKueue controller writes its check: under Kueue's field manager,
+		// re-sending the fields it owns (see nominationApply), so that Kueue's eviction, which
+		// applies the check back to Pending under it, owns what it changes (under another
+		// manager the check would stay Retry, and the Workload would never be admitted again).
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+		reader := d.Reader
+		if reader == nil {
+			reader = d.Client
+		}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(wl), live); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if live.GetResourceVersion() != wl.ResourceVersion {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil // changed since: decide again
+		}
+		apply, err := checkRetryApply(live, string(s.Name), message, d.now())
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := d.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(apply),
+			client.FieldOwner(KueueAdmissionFieldManager), client.ForceOwnership); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
@@ -287,7 +328,7 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 		if d.Recorder != nil {
 			d.Recorder.Event(wl, "Normal", "GreenschedRequeued", message)
 		}
-		return ctrl.Result{RequeueAfter: pollEvery(d.UnschedulableAfter)}, nil
+		return ctrl.Result{RequeueAfter: copyPoll}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -295,9 +336,11 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 // recordRenomination ends a change of nomination that took effect: RenominatedAnnotation, the
 // nomination's time, an Event and the counter.
 func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
-	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames}
+	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames,
+		after: p.after}
+	left := strings.Join(union(leftClusters(wl), p.from), ",")
 	if err := d.endRenomination(ctx, wl, map[string]*string{RenominatedAnnotation: ptr(done.String()),
-		NominatedAtAnnotation: ptr(stamp(done.at))}); err != nil {
+		NominatedAtAnnotation: ptr(stamp(done.at)), LeftAnnotation: &left}); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
@@ -320,6 +363,35 @@ func (d *Dispatcher) endRenomination(ctx context.Context, wl *kueue.Workload, se
 	}
 	set[RenominatingAnnotation] = nil
 	return d.annotate(ctx, wl, set)
+}
+
+// leftClusters is LeftAnnotation's list.
+func leftClusters(wl *kueue.Workload) []string {
+	var out []string
+	for _, c := range strings.Split(wl.Annotations[LeftAnnotation], ",") {
+		if c = strings.TrimSpace(c); c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// offered is `clusters` without those the Workload left, unless that leaves none.
+func offered(wl *kueue.Workload, clusters []string) []string {
+	if rest := without(clusters, leftClusters(wl)); len(rest) > 0 {
+		return rest
+	}
+	return clusters
+}
+
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func ignoreConflict(err error) error {

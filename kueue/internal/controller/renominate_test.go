@@ -10,6 +10,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -68,6 +69,8 @@ type scene struct {
 	d    *Dispatcher
 	now  time.Time
 	recs *record.FakeRecorder
+	// after is the later start the renomination waited for (its annotations end with it).
+	after time.Time
 }
 
 // newScene: the Workload holds quota, its green window is Ready, it was nominated to gb at
@@ -170,6 +173,9 @@ func (s *scene) checkRenominated(reason string, before float64) {
 	}
 	wl := get(t, s.c)
 	want := fmt.Sprintf("%s from gb at %s to sg", reason, stamp(s.now))
+	if !s.after.IsZero() {
+		want += " after " + stamp(s.after)
+	}
 	if got := wl.Annotations[RenominatedAnnotation]; got != want {
 		t.Fatalf("%s = %q, want %q", RenominatedAnnotation, got, want)
 	}
@@ -208,6 +214,39 @@ func TestRenominatesWhenItsWorkerIsLost(t *testing.T) {
 	if _, err := s.reconcile(3); err != nil { // start, revoke, nominate anew
 		t.Fatal(err)
 	}
+	s.checkRenominated(ReasonWorkerLost, before)
+	if len(s.svc.requests) != 1 {
+		t.Fatalf("%d requests, want one", len(s.svc.requests))
+	}
+}
+
+// The service sends it elsewhere, but later (its green window there opens in 30 s): the old
+// nomination is revoked now and the new one is made at that start, not before; the
+// re-nomination is not put off and asked again.
+func TestRenominationToALaterStartWaitsForIt(t *testing.T) {
+	s := newScene(t, nil)
+	before := counter(ReasonWorkerLost)
+	ms := int64(29_500)
+	s.svc.answer.StartAfterS, s.svc.answer.StartAfterMS = 30, &ms
+	s.setActive("gb", false, t0)
+	s.now = t0.Add(3 * time.Minute)
+	res, err := s.reconcile(3) // start, revoke, wait
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := get(t, s.c)
+	want := "worker-lost from gb at " + stamp(s.now) + " to sg after " + stamp(s.now.Add(30*time.Second))
+	if got := wl.Annotations[RenominatingAnnotation]; got != want || len(wl.Status.NominatedClusterNames) != 0 {
+		t.Fatalf("annotation %q, nominated %v: want %q, nothing", got, wl.Status.NominatedClusterNames, want)
+	}
+	if res.RequeueAfter != 30*time.Second {
+		t.Fatalf("requeue after %v, want 30 s", res.RequeueAfter)
+	}
+	s.now = s.now.Add(30 * time.Second)
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	s.after = s.now
 	s.checkRenominated(ReasonWorkerLost, before)
 	if len(s.svc.requests) != 1 {
 		t.Fatalf("%d requests, want one", len(s.svc.requests))
@@ -254,6 +293,61 @@ func TestRenominatesAfterTheAdmitTimeout(t *testing.T) {
 }
 
 // A copy that holds quota in gb is being admitted there: it is not moved for admit-timeout;
+
+// A Workload that holds quota but is being evicted (Evicted True: Kueue drops the reservation
+// only once its Job has stopped) is neither asked about nor nominated.
+func TestBeingEvictedIsNotNominated(t *testing.T) {
+	s := newScene(t, nil)
+	ctx := context.Background()
+	wl := get(t, s.c)
+	wl.Status.NominatedClusterNames = nil
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted,
+		Status: metav1.ConditionTrue, Reason: "AdmissionCheck"})
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(2); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.nominated(); len(n) != 0 || len(s.svc.requests) != 0 {
+		t.Fatalf("nominated %v after %d requests while being evicted", n, len(s.svc.requests))
+	}
+	// The eviction is over and it holds quota again (Evicted False): nominated.
+	wl = get(t, s.c)
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted,
+		Status: metav1.ConditionFalse, Reason: "QuotaReserved"})
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.nominated(); !slices.Equal(n, []string{"sg"}) {
+		t.Fatalf("nominated %v once the eviction is over, want [sg]", n)
+	}
+}
+
+// An old copy that MultiKueue deactivated in its worker (the manager's Workload was evicted) is
+// kept by MultiKueue, never deleted, while the Workload holds quota: the dispatcher puts the
+// Workload back in the queue (Retry), so that MultiKueue deletes it, rather than wait forever.
+func TestDeactivatedOldCopyIsClearedByARequeue(t *testing.T) {
+	stale := remoteWorkload(false)
+	stale.Spec.Active = ptr(false)
+	gb := worker(t, stale)
+	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
+	s.now = t0.Add(5 * time.Minute)
+	if _, err := s.reconcile(3); err != nil { // start, revoke, Retry
+		t.Fatal(err)
+	}
+	wl := get(t, s.c)
+	if st := checkState(wl, "multikueue"); st.State != kueue.CheckStateRetry || !strings.Contains(st.Message, "deactivated") {
+		t.Fatalf("MultiKueue check %+v, want Retry for the deactivated copy in gb", st)
+	}
+	if len(wl.Status.NominatedClusterNames) != 0 {
+		t.Fatalf("nominated %v while the deactivated copy is in gb", wl.Status.NominatedClusterNames)
+	}
+}
+
 // and neither is a Workload admitted on gb (status.clusterName).
 func TestAdmittedIsNotRenominatedForAdmitTimeout(t *testing.T) {
 	s := newScene(t, workers{"gb": worker(t, remoteWorkload(true)), "sg": worker(t)})
@@ -346,35 +440,58 @@ func TestRenominatesWhenItsPodsStayUnschedulable(t *testing.T) {
 	if _, err := s.reconcile(2); err != nil { // start, Retry
 		t.Fatal(err)
 	}
-	wl = get(t, s.c)
-	if st := checkState(wl, "multikueue"); st.State != kueue.CheckStateRetry ||
-		!strings.Contains(st.Message, "unschedulable") {
-		t.Fatalf("MultiKueue check %+v, want Retry", st)
+	checkRetry := func(want string, admission bool) {
+		t.Helper()
+		st := checkState(get(t, s.c), "multikueue")
+		if st.State != kueue.CheckStateRetry || !strings.Contains(st.Message, want) {
+			t.Fatalf("MultiKueue check %+v, want Retry (%s)", st, want)
+		}
+		// Under Kueue's manager, re-sending what it owns: an apply without them would drop
+		// the reservation.
+		a := applies[len(applies)-1]
+		if a.manager != KueueAdmissionFieldManager || admission != (a.status["admission"] != nil) || !strings.Contains(
+			fmt.Sprint(a.status["conditions"]), "QuotaReserved") {
+			t.Fatalf("the Retry applied by %q with %v: want kueue-admission re-sending admission and QuotaReserved",
+				a.manager, a.status)
+		}
 	}
-	if a := applies[len(applies)-1]; a.manager != DispatcherFieldManager {
-		t.Fatalf("the Retry applied by %q", a.manager)
+	checkRetry("unschedulable", true)
+	// Kueue evicts it: no quota, no cluster; it waits.
+	evict := func() {
+		t.Helper()
+		wl := get(t, s.c)
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+			Status: metav1.ConditionFalse, Reason: "Pending"})
+		wl.Status.ClusterName, wl.Status.Admission = nil, nil
+		checkState(wl, "multikueue").State = kueue.CheckStatePending
+		if err := s.c.Status().Update(ctx, wl); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.reconcile(2); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.nominated(); len(n) != 0 {
+			t.Fatalf("nominated %v without quota", n)
+		}
+		wl = get(t, s.c)
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+			Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+		if err := s.c.Status().Update(ctx, wl); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Kueue evicts it: no quota, no cluster. It waits.
-	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
-		Status: metav1.ConditionFalse, Reason: "Pending"})
-	wl.Status.ClusterName, wl.Status.Admission = nil, nil
-	checkState(wl, "multikueue").State = kueue.CheckStatePending
-	if err := s.c.Status().Update(ctx, wl); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.reconcile(2); err != nil {
+	evict()
+	// It holds quota again, but its copy in gb, admitted there, outlived the eviction
+	// (MultiKueue would make it the Workload's again): back to the queue, not nominated.
+	if _, err := s.reconcile(1); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.nominated(); len(n) != 0 {
-		t.Fatalf("nominated %v without quota", n)
+		t.Fatalf("nominated %v while its unschedulable copy holds quota in gb", n)
 	}
-	// It holds quota again; MultiKueue deleted the copy in gb: nominated to sg.
-	wl = get(t, s.c)
-	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
-		Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
-	if err := s.c.Status().Update(ctx, wl); err != nil {
-		t.Fatal(err)
-	}
+	checkRetry("still holds quota", false) // (the test's eviction left no admission)
+	// Evicted again; MultiKueue deletes the copy; it holds quota again: nominated to sg.
+	evict()
 	if err := gb.Delete(ctx, remoteWorkload(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -382,6 +499,70 @@ func TestRenominatesWhenItsPodsStayUnschedulable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.checkRenominated(ReasonUnschedulable, before)
+	if left := get(t, s.c).Annotations[LeftAnnotation]; left != "gb" {
+		t.Fatalf("%s = %q, want gb", LeftAnnotation, left)
+	}
+}
+
+// A Workload is not offered again to a cluster it left before while another is reached: moved
+// from gb to sg, then from sg, it goes to jp, not back to gb; with only gb left, to gb.
+func TestRenominationDoesNotGoBackToAClusterItLeft(t *testing.T) {
+	s := newScene(t, nil)
+	ctx := context.Background()
+	mkc := &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: "jp"},
+		Status: kueue.MultiKueueClusterStatus{Conditions: []metav1.Condition{{Type: kueue.MultiKueueClusterActive,
+			Status: metav1.ConditionTrue, Reason: "Active", LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour))}}}}
+	if err := s.c.Create(ctx, mkc); err != nil {
+		t.Fatal(err)
+	}
+	var config kueue.MultiKueueConfig
+	if err := s.c.Get(ctx, client.ObjectKey{Name: "workers"}, &config); err != nil {
+		t.Fatal(err)
+	}
+	config.Spec.Clusters = append(config.Spec.Clusters, "jp")
+	if err := s.c.Update(ctx, &config); err != nil {
+		t.Fatal(err)
+	}
+	s.setActive("gb", false, t0)
+	s.now = t0.Add(3 * time.Minute)
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"sg"}) {
+		t.Fatalf("nominated %v, want sg", got)
+	}
+	// sg is lost too; gb is back.
+	s.setActive("gb", true, s.now)
+	s.setActive("sg", false, s.now)
+	s.now = s.now.Add(3 * time.Minute)
+	s.svc.answer.Clusters = []string{"jp"}
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	last := s.svc.requests[len(s.svc.requests)-1]
+	if cl, _ := last["clusters"].([]any); !slices.Equal(cl, []any{"jp"}) {
+		t.Fatalf("offered %v leaving sg, want [jp] (gb was left before)", last["clusters"])
+	}
+	wl := get(t, s.c)
+	if got := wl.Status.NominatedClusterNames; !slices.Equal(got, []string{"jp"}) || wl.Annotations[LeftAnnotation] != "gb,sg" {
+		t.Fatalf("nominated %v, %s %q: want [jp], gb,sg", got, LeftAnnotation, wl.Annotations[LeftAnnotation])
+	}
+	// jp lost as well: gb, left before, is the only one reached, and is offered.
+	s.setActive("sg", true, s.now)
+	s.setActive("jp", false, s.now)
+	s.setActive("sg", false, s.now)
+	s.now = s.now.Add(3 * time.Minute)
+	s.svc.answer.Clusters = []string{"gb"}
+	if _, err := s.reconcile(3); err != nil {
+		t.Fatal(err)
+	}
+	last = s.svc.requests[len(s.svc.requests)-1]
+	if cl, _ := last["clusters"].([]any); !slices.Equal(cl, []any{"gb"}) {
+		t.Fatalf("offered %v with only gb reached, want [gb]", last["clusters"])
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"gb"}) {
+		t.Fatalf("nominated %v, want gb", got)
+	}
 }
 
 // While the service cannot answer, the nomination stays as it is and the Workload is tried
@@ -485,5 +666,71 @@ func TestNominationApplyConflictsWithAnEviction(t *testing.T) {
 	err = c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(stale), client.FieldOwner(KueueAdmissionFieldManager))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("a stale apply: %v, want a conflict", err)
+	}
+}
+
+// A Workload Kueue evicts after its worker was lost while its Job ran there: the Job keeps the
+// active pod MultiKueue last read from that worker, so Kueue never drops the reservation. After
+// --worker-lost-after, with no copy in a worker MultiKueue reaches, the dispatcher clears the
+// Job's active and ready counts; not before, and not while a reached worker holds a copy.
+func TestJobStrandedOnALostWorkerIsReleased(t *testing.T) {
+	ctx := context.Background()
+	sgCopy := remoteWorkload(false)
+	sg := worker(t, sgCopy)
+	s := newScene(t, workers{"gb": worker(t), "sg": sg})
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train-job", Namespace: "team-a", UID: "u1"},
+		Spec:   batchv1.JobSpec{Suspend: ptr(true)},
+		Status: batchv1.JobStatus{Active: 1, Ready: ptr(int32(1))}}
+	if err := s.c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	wl := get(t, s.c)
+	wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-job",
+		UID: "u1", Controller: ptr(true)}}
+	if err := s.c.Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	wl = get(t, s.c)
+	wl.Status.NominatedClusterNames = nil
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted,
+		Status: metav1.ConditionTrue, Reason: "AdmissionCheck", LastTransitionTime: metav1.NewTime(t0)})
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	active := func() int32 {
+		var j batchv1.Job
+		if err := s.c.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.Status.Active
+	}
+	s.now = t0.Add(time.Minute)
+	res, err := s.reconcile(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if active() != 1 || res.RequeueAfter != time.Minute {
+		t.Fatalf("after 1 of 2 minutes: active %d, requeue after %v", active(), res.RequeueAfter)
+	}
+	// sg, reached, still holds a copy: MultiKueue stops it and copies its status back.
+	s.now = t0.Add(2 * time.Minute)
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if active() != 1 {
+		t.Fatal("cleared while a reached worker holds a copy")
+	}
+	if err := sg.Delete(ctx, sgCopy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if active() != 0 || len(s.svc.requests) != 0 || len(s.nominated()) != 0 {
+		t.Fatalf("active %d, %d requests, nominated %v: want the Job released and nothing nominated",
+			active(), len(s.svc.requests), s.nominated())
+	}
+	if ev := s.events(); !strings.Contains(ev, "GreenschedReleased") {
+		t.Fatalf("no GreenschedReleased Event: %s", ev)
 	}
 }

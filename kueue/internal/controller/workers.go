@@ -98,14 +98,18 @@ func (w *KubeconfigWorkers) Reader(ctx context.Context, cluster string) (client.
 	return c, nil
 }
 
-// copyState is what a worker holds of a Workload: no copy, a copy waiting there, or a copy
-// holding quota there (reserved or admitted: MultiKueue makes that worker the Workload's).
+// copyState is what a worker holds of a Workload: no copy, a copy waiting there, a copy
+// holding quota there (reserved or admitted: MultiKueue makes that worker the Workload's), or a
+// copy deactivated there (MultiKueue does that to a copy when the manager's Workload was
+// evicted; it then keeps the copy, without deleting it, for as long as the manager's Workload
+// holds quota).
 type copyState int
 
 const (
 	copyAbsent copyState = iota
 	copyWaiting
 	copyHolding
+	copyDeactivated
 )
 
 // remoteCopy reads the Workload's copy in a worker (MultiKueue gives it the same namespace and
@@ -121,6 +125,9 @@ func remoteCopy(ctx context.Context, r client.Reader, wl *kueue.Workload) (copyS
 	if apimeta.IsStatusConditionTrue(remote.Status.Conditions, kueue.WorkloadQuotaReserved) ||
 		apimeta.IsStatusConditionTrue(remote.Status.Conditions, kueue.WorkloadAdmitted) {
 		return copyHolding, nil
+	}
+	if remote.Spec.Active != nil && !*remote.Spec.Active {
+		return copyDeactivated, nil
 	}
 	return copyWaiting, nil
 }

@@ -36,11 +36,14 @@ type Answer struct {
 	Clusters      []string `json:"clusters"`
 	EarliestStart string   `json:"earliest_start"`
 	StartAfterS   int64    `json:"start_after_s"`
-	Mode          string   `json:"mode"`
-	Agent         string   `json:"agent"`
-	Reason        string   `json:"reason"`
-	Degraded      []string `json:"degraded"`
-	Repeated      bool     `json:"repeated"`
+	// StartAfterMS is StartAfterS to the millisecond, from the moment the service answered
+	// (absent from a service older than it).
+	StartAfterMS *int64   `json:"start_after_ms"`
+	Mode         string   `json:"mode"`
+	Agent        string   `json:"agent"`
+	Reason       string   `json:"reason"`
+	Degraded     []string `json:"degraded"`
+	Repeated     bool     `json:"repeated"`
 	// Renominated: the service decided anew for a Workload asked about with DispatchAgain.
 	Renominated bool `json:"renominated"`
 }

@@ -1,11 +1,13 @@
 #include "greensched/dispatch/dispatch_server.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 #include <httplib.h>
 
 #include "greensched/core/http_listener.hpp"
+#include "greensched/core/utc_time.hpp"
 
 namespace greensched::dispatch {
 
@@ -15,6 +17,26 @@ int64_t wall_clock_s() {
       .count();
 }
 
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void with_start_after_ms(nlohmann::json& reply, int64_t now_ms) {
+  if (!reply.is_object()) return;
+  const auto after = reply.find("start_after_s");
+  const auto start = reply.find("earliest_start");
+  if (after == reply.end() || !after->is_number_integer()) return;
+  int64_t ms = 0;
+  if (after->get<int64_t>() > 0 && start != reply.end() && start->is_string()) {
+    if (auto t = parse_utc_time(start->get<std::string>()); t.ok()) {
+      ms = std::max<int64_t>(0, t.value() * 1000 - now_ms);
+    }
+  }
+  reply["start_after_ms"] = ms;
+}
+
 DispatchServer::DispatchServer(DispatchService& service, serve::ListenerSecurity security,
                                std::size_t max_body_bytes)
     : service_(service), security_(std::move(security)), max_body_bytes_(max_body_bytes) {}
@@ -22,7 +44,9 @@ DispatchServer::DispatchServer(DispatchService& service, serve::ListenerSecurity
 void DispatchServer::routes() {
   server_->set_payload_max_length(max_body_bytes_);
   server_->Post("/v1/dispatch", [this](const httplib::Request& req, httplib::Response& res) {
-    const DispatchReply reply = service_.dispatch(req.body, wall_clock_s());
+    const int64_t now_ms = wall_clock_ms();
+    DispatchReply reply = service_.dispatch(req.body, now_ms / 1000);
+    with_start_after_ms(reply.body, now_ms);
     res.status = reply.status;
     res.set_content(reply.body.dump(), "application/json");
   });

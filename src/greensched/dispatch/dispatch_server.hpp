@@ -49,5 +49,11 @@ class DispatchServer {
 };
 
 int64_t wall_clock_s();
+int64_t wall_clock_ms();
+
+// Adds `start_after_ms` to a dispatch reply: how long, from `now_ms` on the service's clock,
+// until its `earliest_start`. `start_after_s` counts whole seconds from the truncated now, so a
+// dispatcher that waited it out would release a deferred workload up to a second late.
+void with_start_after_ms(nlohmann::json& reply, int64_t now_ms);
 
 }  // namespace greensched::dispatch

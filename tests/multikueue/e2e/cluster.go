@@ -406,10 +406,16 @@ func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
 func (c *cluster) startKueue(e *env) {
 	multi := ""
 	if !c.worker {
+		// Kueue's default workerLostTimeout (15m) in the main scenario; the faults scenario,
+		// whose worker is lost for good, waits less for the Workloads admitted there.
+		lost := "15m"
+		if e.faults() {
+			lost = faultWorkerLostTimeout.String()
+		}
 		multi = `multiKueue:
   gcInterval: 30s
   origin: multikueue
-  workerLostTimeout: 15m
+  workerLostTimeout: ` + lost + `
   dispatcherName: greensched.io/dispatcher
 `
 	}
@@ -455,8 +461,13 @@ func (c *cluster) kueueReady(ctx context.Context) error {
 }
 
 // queues creates the ResourceFlavor, ClusterQueue and LocalQueue (with `checks` on the
-// manager). Quotas are large: capacity binds in the workers' scheduler, not in Kueue.
-func (c *cluster) queues(ctx context.Context, checks []string) error {
+// manager). Quotas are large: capacity binds in the workers' scheduler, not in Kueue; with
+// noGPUQuota the queue has no GPU quota at all, so no GPU Workload is ever admitted there.
+func (c *cluster) queues(ctx context.Context, checks []string, noGPUQuota bool) error {
+	gpuMilli, gpuCount := "100000000", "1000000"
+	if noGPUQuota {
+		gpuMilli, gpuCount = "0", "0"
+	}
 	strategy := ""
 	if len(checks) > 0 {
 		strategy = "  admissionChecksStrategy:\n    admissionChecks:\n"
@@ -478,8 +489,8 @@ spec:
       resources:
       - {name: cpu, nominalQuota: "100000"}
       - {name: memory, nominalQuota: 1000Ti}
-      - {name: alibabacloud.com/gpu-milli, nominalQuota: "100000000"}
-      - {name: alibabacloud.com/gpu-count, nominalQuota: "1000000"}
+      - {name: alibabacloud.com/gpu-milli, nominalQuota: "` + gpuMilli + `"}
+      - {name: alibabacloud.com/gpu-count, nominalQuota: "` + gpuCount + `"}
 ` + strategy),
 		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: gpu, namespace: default}\nspec: {clusterQueue: gpu}\n"),
 	}

@@ -37,13 +37,15 @@ var insecureHTTPS = &http.Client{Timeout: 2 * time.Second,
 
 type options struct {
 	bin, greensched, data, work, goBin, moduleRoot, deploySchedulerConfig string
+	scenario                                                              string
 	workers, nodesPerWorker, jobs                                         int
 	submitFor, outage, outageAt                                           time.Duration
 	speed                                                                 float64
 	signalStart                                                           string
 	kills                                                                 int
+	unschedulable                                                         bool
 	seed                                                                  int64
-	maxNominationP99, maxNominationMax, maxWindowLate                     time.Duration
+	maxNominationP99, maxNominationMax, maxWindowLate, maxCopyGone        time.Duration
 	keep                                                                  bool
 }
 
@@ -66,7 +68,18 @@ type env struct {
 	dispatchPort          int
 	journal               string
 	origin                time.Time
+
+	// The faults scenario (faults.go): the service's standbys, the controller's replicas (the
+	// first is `controllers`) and their metrics ports, and the blackholed cluster.
+	standbys         []*proc
+	replicas         []*proc
+	replicaMetrics   []int
+	blackhole        net.Listener
+	blackholeHeld    *heldConns
+	dispatchBaseArgs []string
 }
+
+func (e *env) faults() bool { return e.o.scenario == "faults" }
 
 func (e *env) bin(name string) string { return filepath.Join(e.o.bin, name) }
 
@@ -84,6 +97,9 @@ func main() {
 	flag.StringVar(&o.goBin, "go", "go", "the go command (finds Kueue's and KWOK's manifests in the module cache)")
 	flag.StringVar(&o.moduleRoot, "module", ".", "tests/multikueue (its go.mod pins the versions)")
 	flag.StringVar(&o.deploySchedulerConfig, "scheduler-config", "", "deploy/scheduler-config.yaml")
+	flag.StringVar(&o.scenario, "scenario", "main", "main (kills, an outage, deferral) or faults (a worker lost for good, "+
+		"one without quota, one where pods cannot be scheduled, a blackholed one, the controller's leader and the "+
+		"service's writer killed, evictions racing nominations; see faults.go)")
 	flag.IntVar(&o.workers, "workers", 3, "worker clusters (the last one has the outage)")
 	flag.IntVar(&o.nodesPerWorker, "nodes", 10, "fake GPU nodes per worker, drawn from openb")
 	flag.IntVar(&o.jobs, "jobs", 200, "Jobs submitted to the manager")
@@ -96,10 +112,18 @@ func main() {
 	flag.Int64Var(&o.seed, "seed", 42, "seed of the node and pod samples")
 	flag.DurationVar(&o.maxNominationP99, "max-nomination-p99", time.Second, "the p99 of submission (or green window) to nomination must not exceed this")
 	flag.DurationVar(&o.maxNominationMax, "max-nomination-max", 2*time.Second, "no job's submission (or green window) to nomination may exceed this")
-	flag.DurationVar(&o.maxWindowLate, "max-window-late", 2*time.Second, "no deferred job may be nominated later than this after its green window opens")
+	flag.DurationVar(&o.maxWindowLate, "max-window-late", 1100*time.Millisecond, "no deferred job may be nominated later than this after its green window opens")
+	flag.DurationVar(&o.maxCopyGone, "max-copy-gone", 30*time.Second, "faults: a re-nominated Workload must be "+
+		"nominated anew within this of the decision (it waits for MultiKueue to delete its old copy)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the clusters running until interrupted")
+	flag.BoolVar(&o.unschedulable, "unschedulable", false, "faults: add the worker whose pods cannot be scheduled, "+
+		"with greensched-kueue's experimental --unschedulable-after (see docs/MULTICLUSTER.md)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
+	if o.scenario != "main" && o.scenario != "faults" {
+		fmt.Fprintf(os.Stderr, "-scenario %q: main or faults\n", o.scenario)
+		os.Exit(2)
+	}
 	if o.bin == "" || o.greensched == "" || o.work == "" || o.deploySchedulerConfig == "" {
 		fmt.Fprintln(os.Stderr, "usage: greensched-multikueue-e2e -bin DIR -greensched BIN -work DIR -scheduler-config FILE [-data DIR]")
 		os.Exit(2)
@@ -147,6 +171,9 @@ func run(o options) error {
 	for i := 1; i <= o.workers; i++ {
 		names = append(names, fmt.Sprintf("worker%d", i))
 	}
+	if e.faults() {
+		names = faultWorkers(o.unschedulable)
+	}
 	nodes, err := sampleNodes(filepath.Join(o.data, "openb", "openb_node_list_gpu_node.csv"), names, o.nodesPerWorker, rng)
 	if err != nil {
 		return err
@@ -190,6 +217,11 @@ func run(o options) error {
 	if err := waitFor("etcd /health", 30*time.Second, httpOK(e.etcdURL+"/health")); err != nil {
 		return err
 	}
+	if e.faults() {
+		if err := e.startBlackhole(); err != nil {
+			return err
+		}
+	}
 	e.manager = newCluster(e, "manager", false, 0)
 	e.all = []*cluster{e.manager}
 	for i, w := range names {
@@ -216,6 +248,23 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if e.faults() {
+		fres, err := e.exerciseFaults(ctx, jobs, obs)
+		if fres != nil {
+			fres.UpS = upS
+			fres.TotalS = time.Since(t0).Seconds()
+			data, _ := json.MarshalIndent(fres, "", "  ")
+			writeFile(filepath.Join(o.work, "result.json"), data)
+			fmt.Println(string(data))
+		}
+		if err != nil {
+			return err
+		}
+		if exited := e.procs.exited(); len(exited) > 0 {
+			return fmt.Errorf("processes exited on their own: %v (logs in %s)", exited, e.procs.dir)
+		}
+		return nil
+	}
 	res, err := e.exercise(ctx, jobs, obs)
 	if res != nil {
 		res.UpS = upS
@@ -238,12 +287,22 @@ func run(o options) error {
 // them, as docs/MULTICLUSTER.md and deploy/kueue/kueue-config.yaml describe.
 func (e *env) setUpMultiKueue(ctx context.Context) error {
 	for _, w := range e.workers {
-		if err := w.queues(ctx, nil); err != nil {
+		if err := w.queues(ctx, nil, e.faults() && w.name == noQuotaWorker); err != nil {
 			return err
 		}
 	}
 	var objs []client.Object
 	var names []string
+	if e.blackhole != nil {
+		names = append(names, blackholeCluster)
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": blackholeCluster + "-kubeconfig", "namespace": "kueue-system"},
+			"data":     map[string]any{"kubeconfig": b64(e.blackholeKubeconfig())}}},
+			fromYAML(fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueCluster\nmetadata: {name: %s}\n"+
+				"spec: {clusterSource: {kubeConfig: {locationType: Secret, location: %s-kubeconfig}}}\n",
+				blackholeCluster, blackholeCluster)))
+	}
 	for _, w := range e.workers {
 		names = append(names, w.name)
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
@@ -264,21 +323,34 @@ func (e *env) setUpMultiKueue(ctx context.Context) error {
 }
 
 // startGreensched starts the dispatch service and greensched's Kueue controllers on the
-// manager, and waits for the manager's ClusterQueue (it needs both checks active).
+// manager, and waits for the manager's ClusterQueue (it needs both checks active). In the
+// faults scenario the service has a standby on the same journal and address, and the
+// controllers run as two replicas electing a leader.
 func (e *env) startGreensched(ctx context.Context) error {
 	sites := []map[string]any{}
 	clusters := map[string]any{}
 	carbon := []string{"DE-LU", "GB", "CA-ON", "US-CAL-CISO"}
+	site := func(name, nodesCSV, zone string) map[string]any {
+		pue := 1.2
+		if p, ok := faultPUE[name]; ok && e.faults() {
+			pue = p
+		}
+		return map[string]any{"name": name, "nodes": nodesCSV,
+			"carbon": map[string]any{"path": fmt.Sprintf("carbon/emaps2023/%s_2023_hourly.csv", zone),
+				"format": "emaps", "column": "direct"},
+			"pue": pue, "network": map[string]any{"bandwidth_gbps": 10, "energy_kwh_per_gb": 0.006, "latency_s": 1},
+			"policy": "fgd"}
+	}
 	for i, w := range e.workers {
 		csv := filepath.Join(w.dir, "nodes.csv")
 		if err := writeNodeCSV(csv, w.nodes); err != nil {
 			return err
 		}
-		sites = append(sites, map[string]any{"name": w.name, "nodes": csv,
-			"carbon": map[string]any{"path": fmt.Sprintf("carbon/emaps2023/%s_2023_hourly.csv", carbon[i%len(carbon)]),
-				"format": "emaps", "column": "direct"},
-			"pue": 1.2, "network": map[string]any{"bandwidth_gbps": 10, "energy_kwh_per_gb": 0.006, "latency_s": 1},
-			"policy": "fgd"})
+		zone := carbon[i%len(carbon)]
+		if e.faults() {
+			zone = faultCarbon[w.name]
+		}
+		sites = append(sites, site(w.name, csv, zone))
 		token, err := serviceAccountToken(ctx, w, e.deployFile("worker-reader.yaml"), "greensched-reader")
 		if err != nil {
 			return err
@@ -288,6 +360,21 @@ func (e *env) startGreensched(ctx context.Context) error {
 		clusters[w.name] = map[string]any{"api": map[string]any{"server": w.server,
 			"token_file": tokenFile, "ca_file": w.pki.caFile}}
 	}
+	if e.blackhole != nil {
+		// The cleanest site of all, were it ever read.
+		dir := filepath.Join(e.work, blackholeCluster)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		csv := filepath.Join(dir, "nodes.csv")
+		if err := writeNodeCSV(csv, e.workers[0].nodes); err != nil {
+			return err
+		}
+		sites = append(sites, site(blackholeCluster, csv, faultCarbon[blackholeCluster]))
+		clusters[blackholeCluster] = map[string]any{"api": map[string]any{
+			"server": "https://" + e.blackhole.Addr().String(), "token_file": e.workers[0].pki.tokenFile,
+			"ca_file": e.workers[0].pki.caFile}}
+	}
 	config, _ := json.MarshalIndent(map[string]any{
 		"fleet": map[string]any{"start": e.o.signalStart, "sites": sites}, "clusters": clusters}, "", "  ")
 	configFile := filepath.Join(e.work, "dispatch-config.json")
@@ -295,10 +382,11 @@ func (e *env) startGreensched(ctx context.Context) error {
 	e.journal = filepath.Join(e.work, "dispatch.jsonl")
 	e.dispatchPort = freePort()
 	e.origin = time.Now().Truncate(time.Second).Add(time.Second)
-	e.dispatch = e.procs.add("greensched-dispatch", nil, e.greensched, "dispatch", "--config="+configFile,
-		"--data-dir="+e.o.data, fmt.Sprintf("--listen=127.0.0.1:%d", e.dispatchPort), "--journal="+e.journal,
-		"--signal-start="+e.o.signalStart, "--signal-origin="+e.origin.UTC().Format(time.RFC3339),
-		fmt.Sprintf("--signal-speed=%g", e.o.speed), "--refresh=1", "--commit=30", "--seeds=42")
+	e.dispatchBaseArgs = []string{e.greensched, "dispatch", "--config=" + configFile,
+		"--data-dir=" + e.o.data, fmt.Sprintf("--listen=127.0.0.1:%d", e.dispatchPort), "--journal=" + e.journal,
+		"--signal-start=" + e.o.signalStart, "--signal-origin=" + e.origin.UTC().Format(time.RFC3339),
+		fmt.Sprintf("--signal-speed=%g", e.o.speed), "--refresh=1", "--commit=30", "--seeds=42"}
+	e.dispatch = e.procs.add("greensched-dispatch", nil, e.dispatchBaseArgs...)
 	token, err := serviceAccountToken(ctx, e.manager, e.deployFile("greensched-kueue.yaml"), "greensched-kueue")
 	if err != nil {
 		return err
@@ -307,13 +395,36 @@ func (e *env) startGreensched(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.controllers = e.procs.add("greensched-kueue", []string{"KUBECONFIG=" + kubeconfig},
-		e.bin("greensched-kueue"), fmt.Sprintf("--dispatch-url=http://127.0.0.1:%d", e.dispatchPort),
-		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort()),
-		"--max-wait=2s",
-		// One process, SIGKILLed and restarted: with leader election the new one would wait
-		// for the killed one's Lease to run out (15 s) before dispatching again.
-		"--leader-elect=false")
+	controllerArgs := func(metrics string) []string {
+		args := []string{e.bin("greensched-kueue"), fmt.Sprintf("--dispatch-url=http://127.0.0.1:%d", e.dispatchPort),
+			"--metrics-bind-address=" + metrics, fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort()),
+			"--max-wait=2s"}
+		if !e.faults() {
+			// One process, SIGKILLed and restarted: with leader election the new one would
+			// wait for the killed one's Lease to run out before dispatching again.
+			return append(args, "--leader-elect=false")
+		}
+		args = append(args, faultControllerArgs...)
+		if e.o.unschedulable {
+			args = append(args, "--unschedulable-after="+faultUnschedulableAfter.String())
+		}
+		return args
+	}
+	env := []string{"KUBECONFIG=" + kubeconfig}
+	if !e.faults() {
+		e.controllers = e.procs.add("greensched-kueue", env, controllerArgs("0")...)
+		e.replicas = []*proc{e.controllers}
+	} else {
+		for i := range 2 {
+			port := freePort()
+			p := e.procs.add(fmt.Sprintf("greensched-kueue-%d", i+1), env,
+				controllerArgs(fmt.Sprintf("127.0.0.1:%d", port))...)
+			e.replicas, e.replicaMetrics = append(e.replicas, p), append(e.replicaMetrics, port)
+		}
+		e.controllers = e.replicas[0]
+		e.standbys = []*proc{e.procs.add("greensched-dispatch-standby", nil,
+			append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)}
+	}
 	if err := e.dispatch.start(); err != nil {
 		return err
 	}
@@ -321,10 +432,12 @@ func (e *env) startGreensched(ctx context.Context) error {
 		httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", e.dispatchPort))); err != nil {
 		return err
 	}
-	if err := e.controllers.start(); err != nil {
-		return err
+	for _, p := range append(e.standbys, e.replicas...) {
+		if err := p.start(); err != nil {
+			return err
+		}
 	}
-	return e.manager.queues(ctx, []string{"green-window", "multikueue"})
+	return e.manager.queues(ctx, []string{"green-window", "multikueue"}, false)
 }
 
 func percentile(xs []float64, q float64) float64 {

@@ -31,11 +31,33 @@ type workloadSeen struct {
 	cluster        string
 	admittedAt     time.Time
 	finishedAt     time.Time
+
+	history      []nominationSeen // every change of status.nominatedClusterNames, empty included
+	renominated  []string         // the values of greensched.io/renominated seen, in order
+	renominating []annotationSeen // the values of greensched.io/renominating, when first seen
+	// Deactivation (the faults scenario): seen with spec.active false and no quota (evicted);
+	// seen after that holding quota or nominated while still inactive (a stale write restored
+	// it).
+	inactiveEvicted      bool
+	everEvictedInactive  bool // inactiveEvicted, ever (it is reset when active again)
+	nominatedWhenEvicted string
+	resurrected          []string
+}
+
+type annotationSeen struct {
+	at   time.Time
+	text string
+}
+
+type nominationSeen struct {
+	at       time.Time
+	clusters []string
 }
 
 type podSeen struct {
 	worker, job, name, uid, node string
 	runningAt, endedAt           time.Time
+	unschedulableAt, deletedAt   time.Time
 	phase                        corev1.PodPhase
 }
 
@@ -45,6 +67,9 @@ type observer struct {
 	jobDone   map[string]time.Time     // manager Job name -> Complete
 	jobFailed map[string]string
 	pods      map[string]*podSeen // by worker/uid
+	// onReady is called (on its own goroutine) the first time a Workload's green-window check
+	// is seen Ready.
+	onReady func(workload string)
 }
 
 func (o *observer) onWorkload(obj any) {
@@ -65,6 +90,35 @@ func (o *observer) onWorkload(obj any) {
 		}
 		o.workloads[wl.Name] = w
 	}
+	if names := wl.Status.NominatedClusterNames; len(w.history) == 0 && len(names) > 0 ||
+		len(w.history) > 0 && fmt.Sprint(names) != fmt.Sprint(w.history[len(w.history)-1].clusters) {
+		w.history = append(w.history, nominationSeen{now, append([]string(nil), names...)})
+	}
+	if r := wl.Annotations["greensched.io/renominated"]; r != "" &&
+		(len(w.renominated) == 0 || w.renominated[len(w.renominated)-1] != r) {
+		w.renominated = append(w.renominated, r)
+	}
+	if r := wl.Annotations["greensched.io/renominating"]; r != "" &&
+		(len(w.renominating) == 0 || w.renominating[len(w.renominating)-1].text != r) {
+		w.renominating = append(w.renominating, annotationSeen{now, r})
+	}
+	if wl.Spec.Active == nil || *wl.Spec.Active {
+		w.inactiveEvicted = false // active again
+	}
+	if wl.Spec.Active != nil && !*wl.Spec.Active {
+		reserved := false
+		for _, c := range wl.Status.Conditions {
+			reserved = reserved || (c.Type == kueue.WorkloadQuotaReserved && c.Status == "True")
+		}
+		names := fmt.Sprint(wl.Status.NominatedClusterNames)
+		switch {
+		case !reserved && !w.inactiveEvicted:
+			w.inactiveEvicted, w.everEvictedInactive, w.nominatedWhenEvicted = true, true, names
+		case w.inactiveEvicted && (reserved || names != w.nominatedWhenEvicted && len(wl.Status.NominatedClusterNames) > 0):
+			w.resurrected = append(w.resurrected, fmt.Sprintf("at %s: inactive, quota reserved %v, nominated %v",
+				now.Format("15:04:05.000"), reserved, wl.Status.NominatedClusterNames))
+		}
+	}
 	if names := wl.Status.NominatedClusterNames; len(names) > 0 {
 		if w.nominatedAt.IsZero() {
 			w.nominatedAt, w.nominated = now, append([]string(nil), names...)
@@ -83,6 +137,9 @@ func (o *observer) onWorkload(obj any) {
 		}
 		if s.State == kueue.CheckStateReady && w.readyAt.IsZero() {
 			w.readyAt = now
+			if o.onReady != nil {
+				go o.onReady(wl.Name)
+			}
 		}
 	}
 	if wl.Status.ClusterName != nil {
@@ -139,11 +196,35 @@ func (o *observer) onPod(worker string) func(obj any) {
 			o.pods[key] = s
 		}
 		s.node, s.phase = p.Spec.NodeName, p.Status.Phase
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
+				c.Reason == corev1.PodReasonUnschedulable && s.unschedulableAt.IsZero() {
+				s.unschedulableAt = now
+			}
+		}
 		if (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded) && s.runningAt.IsZero() {
 			s.runningAt = now
 		}
 		if (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) && s.endedAt.IsZero() {
 			s.endedAt = now
+		}
+	}
+}
+
+// onPodDeleted records when a worker's pod was deleted (its end, for one that never ended).
+func (o *observer) onPodDeleted(worker string) func(obj any) {
+	return func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if s := o.pods[worker+"/"+string(p.UID)]; s != nil && s.deletedAt.IsZero() {
+			s.deletedAt = time.Now()
 		}
 	}
 }
@@ -169,8 +250,9 @@ func observe(ctx context.Context, e *env) (*observer, error) {
 			if err != nil {
 				return nil, err
 			}
-			f := o.onPod(c.name)
-			if _, err := inf.AddEventHandler(handler(f)); err != nil {
+			h := handler(o.onPod(c.name))
+			h.DeleteFunc = o.onPodDeleted(c.name)
+			if _, err := inf.AddEventHandler(h); err != nil {
 				return nil, err
 			}
 		} else {
