@@ -170,7 +170,7 @@ type faultResult struct {
 	RenominationMaxS    map[string]float64 `json:"renomination_decided_max_s_by_reason"`
 	MovedMaxS           float64            `json:"renominated_after_decision_max_s"`
 	RenominationList    []renominationSeen `json:"renominations"`
-	RequeuedFromLost    int                `json:"admitted_on_lost_requeued"`
+	StrandedReleased    int                `json:"jobs_stranded_on_lost_released"`
 	UnreportedInLost    int                `json:"ended_unreported_on_lost"`
 	Deactivated         int                `json:"deactivated"`
 	DeactivatedBeforeNo int                `json:"deactivated_before_their_nomination"`
@@ -423,6 +423,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 	for _, p := range e.replicas {
 		if text, err := os.ReadFile(p.log); err == nil {
 			res.NominationConflicts += strings.Count(string(text), "the Workload changed while nominating it")
+			res.StrandedReleased += strings.Count(string(text), "released a Job stranded on a lost worker")
 		}
 	}
 	decisions, jerr := readJournal(e.journal)
@@ -685,14 +686,6 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 					j.name, to, moved.Seconds(), reason, e.o.maxCopyGone)
 			}
 			res.MovedMaxS = max(res.MovedMaxS, moved.Seconds())
-		}
-		// Admitted on the lost worker, back in the queue after Kueue's workerLostTimeout.
-		for i := 1; i < len(w.history); i++ {
-			if len(w.history[i-1].clusters) == 1 && w.history[i-1].clusters[0] == lostWorker &&
-				w.history[i].at.After(lostAt) && len(w.renominated) == 0 {
-				res.RequeuedFromLost++
-				break
-			}
 		}
 		// The eviction race.
 		if len(w.resurrected) > 0 {
