@@ -267,12 +267,8 @@ func (d *Dispatcher) askAgain(ctx context.Context, wl *kueue.Workload, multi *ku
 	return answer, err
 }
 
-// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload,
-// if it still holds quota, is admitted nowhere and `still` holds for it. Its resourceVersion
-// guards the write: on a conflict (Kueue changed it since) the Workload is decided again
-// shortly, from a fresh read (a RequeueAfter).
-func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, clusters []string,
-	still func(*kueue.Workload) bool) (ctrl.Result, error) {
+// readLive reads the Workload from the API server with its managedFields (nil when it is gone).
+func (d *Dispatcher) readLive(ctx context.Context, wl *kueue.Workload) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
 	reader := d.Reader
@@ -280,7 +276,20 @@ func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, cl
 		reader = d.Client
 	}
 	if err := reader.Get(ctx, client.ObjectKeyFromObject(wl), live); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
+	}
+	return live, nil
+}
+
+// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload,
+// if it still holds quota, is admitted nowhere and `still` holds for it. Its resourceVersion
+// guards the write: on a conflict (Kueue changed it since) the Workload is decided again
+// shortly, from a fresh read (a RequeueAfter).
+func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, clusters []string,
+	still func(*kueue.Workload) bool) (ctrl.Result, error) {
+	live, err := d.readLive(ctx, wl)
+	if err != nil || live == nil {
+		return ctrl.Result{}, err
 	}
 	var typed kueue.Workload
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &typed); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -302,14 +301,9 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 		// re-sending the fields it owns (see nominationApply), so that Kueue's eviction, which
 		// applies the check back to Pending under it, owns what it changes (under another
 		// manager the check would stay Retry, and the Workload would never be admitted again).
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
-		reader := d.Reader
-		if reader == nil {
-			reader = d.Client
-		}
-		if err := reader.Get(ctx, client.ObjectKeyFromObject(wl), live); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		live, err := d.readLive(ctx, wl)
+		if err != nil || live == nil {
+			return ctrl.Result{}, err
 		}
 		if live.GetResourceVersion() != wl.ResourceVersion {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil // changed since: decide again

@@ -205,25 +205,9 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 	}()
 
 	// Submissions, evenly spread.
-	submitted := map[string]time.Time{}
-	interval := o.submitFor / time.Duration(len(jobs))
-	for i, j := range jobs {
-		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
-		job := j.object("gpu")
-		var err error
-		for try := 0; try < 20; try++ {
-			if err = e.manager.client.Create(ctx, job); err == nil || ignoreExists(err) == nil {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if err != nil && ignoreExists(err) != nil {
-			return res, fmt.Errorf("submitting %s: %w", j.name, err)
-		}
-		submitted[j.name] = time.Now()
-		if (i+1)%40 == 0 {
-			logf("%d jobs submitted", i+1)
-		}
+	submitted, err := e.submit(ctx, jobs, start)
+	if err != nil {
+		return res, err
 	}
 	res.SubmitS = since(time.Now())
 	res.SubmittedPerS = float64(len(jobs)) / res.SubmitS
@@ -231,20 +215,7 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 
 	// Every Job must finish in the manager.
 	deadline := 240 * time.Second
-	err := waitFor("every Job Complete in the manager", deadline, func() (bool, error) {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		if len(obs.jobFailed) > 0 {
-			return true, nil
-		}
-		done := 0
-		for name := range submitted {
-			if _, ok := obs.jobDone[name]; ok {
-				done++
-			}
-		}
-		return done == len(jobs), fmt.Errorf("%d of %d complete", done, len(jobs))
-	})
+	err = obs.waitAllDone(submitted, deadline)
 	res.AllFinishedS = since(time.Now())
 	logf("all finished %.1f s after the first submission", res.AllFinishedS)
 	// Let the last pod and Workload updates arrive.
@@ -481,4 +452,48 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 	if kills["SIGKILL dispatcher"] < e.o.kills || kills["SIGKILL dispatch service"] < e.o.kills {
 		problem("faults injected: %v, expected %d kills of each", kills, e.o.kills)
 	}
+}
+
+// submit creates the Jobs in the manager, evenly spread over -submit-for from `start`, and
+// returns when each was submitted.
+func (e *env) submit(ctx context.Context, jobs []jobSpec, start time.Time) (map[string]time.Time, error) {
+	submitted := map[string]time.Time{}
+	interval := e.o.submitFor / time.Duration(len(jobs))
+	for i, j := range jobs {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		job := j.object("gpu")
+		var err error
+		for try := 0; try < 20; try++ {
+			if err = e.manager.client.Create(ctx, job); err == nil || ignoreExists(err) == nil {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil && ignoreExists(err) != nil {
+			return submitted, fmt.Errorf("submitting %s: %w", j.name, err)
+		}
+		submitted[j.name] = time.Now()
+		if (i+1)%40 == 0 {
+			logf("%d jobs submitted", i+1)
+		}
+	}
+	return submitted, nil
+}
+
+// waitAllDone waits until every submitted Job is Complete in the manager (or one failed).
+func (o *observer) waitAllDone(submitted map[string]time.Time, deadline time.Duration) error {
+	return waitFor("every Job Complete in the manager", deadline, func() (bool, error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if len(o.jobFailed) > 0 {
+			return true, nil
+		}
+		done := 0
+		for name := range submitted {
+			if _, ok := o.jobDone[name]; ok {
+				done++
+			}
+		}
+		return done == len(submitted), fmt.Errorf("%d of %d complete", done, len(submitted))
+	})
 }

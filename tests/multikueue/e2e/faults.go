@@ -366,40 +366,14 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 		}
 	}()
 
-	submitted := map[string]time.Time{}
-	interval := o.submitFor / time.Duration(len(jobs))
-	for i, j := range jobs {
-		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
-		job := j.object("gpu")
-		var err error
-		for try := 0; try < 20; try++ {
-			if err = e.manager.client.Create(ctx, job); err == nil || ignoreExists(err) == nil {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if err != nil && ignoreExists(err) != nil {
-			return res, fmt.Errorf("submitting %s: %w", j.name, err)
-		}
-		submitted[j.name] = time.Now()
+	submitted, err := e.submit(ctx, jobs, start)
+	if err != nil {
+		return res, err
 	}
 	wg.Wait()
 	logf("%d jobs submitted in %.1f s", len(jobs), since(time.Now()))
 
-	err := waitFor("every Job Complete in the manager", 300*time.Second, func() (bool, error) {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		if len(obs.jobFailed) > 0 {
-			return true, nil
-		}
-		done := 0
-		for name := range submitted {
-			if _, ok := obs.jobDone[name]; ok {
-				done++
-			}
-		}
-		return done == len(jobs), fmt.Errorf("%d of %d complete", done, len(jobs))
-	})
+	err = obs.waitAllDone(submitted, 300*time.Second)
 	res.AllFinishedS = since(time.Now())
 	logf("all finished %.1f s after the first submission", res.AllFinishedS)
 	time.Sleep(2 * time.Second)

@@ -248,28 +248,22 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	var out any
 	if e.faults() {
-		fres, err := e.exerciseFaults(ctx, jobs, obs)
-		if fres != nil {
-			fres.UpS = upS
-			fres.TotalS = time.Since(t0).Seconds()
-			data, _ := json.MarshalIndent(fres, "", "  ")
-			writeFile(filepath.Join(o.work, "result.json"), data)
-			fmt.Println(string(data))
+		res, ferr := e.exerciseFaults(ctx, jobs, obs)
+		if res != nil {
+			res.UpS, res.TotalS, out = upS, time.Since(t0).Seconds(), res
 		}
-		if err != nil {
-			return err
+		err = ferr
+	} else {
+		res, merr := e.exercise(ctx, jobs, obs)
+		if res != nil {
+			res.UpS, res.TotalS, out = upS, time.Since(t0).Seconds(), res
 		}
-		if exited := e.procs.exited(); len(exited) > 0 {
-			return fmt.Errorf("processes exited on their own: %v (logs in %s)", exited, e.procs.dir)
-		}
-		return nil
+		err = merr
 	}
-	res, err := e.exercise(ctx, jobs, obs)
-	if res != nil {
-		res.UpS = upS
-		res.TotalS = time.Since(t0).Seconds()
-		data, _ := json.MarshalIndent(res, "", "  ")
+	if out != nil {
+		data, _ := json.MarshalIndent(out, "", "  ")
 		writeFile(filepath.Join(o.work, "result.json"), data)
 		fmt.Println(string(data))
 	}
