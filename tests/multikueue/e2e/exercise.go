@@ -154,10 +154,6 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		type event struct {
-			at time.Duration
-			do func()
-		}
 		var events []event
 		for k := 0; k < o.kills; k++ {
 			events = append(events,
@@ -193,15 +189,7 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 				logf("%s's API server back at %.1f s", down.name, since(outageTo))
 			}})
 		}
-		sort.Slice(events, func(i, j int) bool { return events[i].at < events[j].at })
-		for _, ev := range events {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Until(start.Add(ev.at))):
-			}
-			ev.do()
-		}
+		runEvents(ctx, start, events)
 	}()
 
 	// Submissions, evenly spread.
@@ -496,4 +484,23 @@ func (o *observer) waitAllDone(submitted map[string]time.Time, deadline time.Dur
 		}
 		return done == len(submitted), fmt.Errorf("%d of %d complete", done, len(submitted))
 	})
+}
+
+// event is a fault injected `at` after the first submission.
+type event struct {
+	at time.Duration
+	do func()
+}
+
+// runEvents does the events in time order, each at its time from `start`, until ctx ends.
+func runEvents(ctx context.Context, start time.Time, events []event) {
+	sort.Slice(events, func(i, j int) bool { return events[i].at < events[j].at })
+	for _, ev := range events {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(ev.at))):
+		}
+		ev.do()
+	}
 }

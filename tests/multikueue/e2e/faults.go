@@ -293,10 +293,6 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 		logf("%s at %.1f s: took over after %.2f s", what, since(at), back.Sub(at).Seconds())
 	}
 	serviceHealth := fmt.Sprintf("http://127.0.0.1:%d/healthz", e.dispatchPort)
-	type event struct {
-		at time.Duration
-		do func()
-	}
 	events := []event{
 		{10 * time.Second, func() { // the service's writer
 			at := time.Now()
@@ -356,14 +352,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for _, ev := range events {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Until(start.Add(ev.at))):
-			}
-			ev.do()
-		}
+		runEvents(ctx, start, events)
 	}()
 
 	submitted, err := e.submit(ctx, jobs, start)
