@@ -829,7 +829,11 @@ TEST(DispatchJournal, CompactionKeepsTheStandingDecisionsAndAnswersTheSame) {
   ASSERT_EQ(kept.size(), 2u);
   const std::vector<std::string> all = file_lines(whole);
   EXPECT_EQ(json::parse(kept[0]), json::parse(all[2]));  // "c", deferred, still standing
-  EXPECT_EQ(json::parse(kept[1]), json::parse(all[4]));  // "e", until 520
+  // "e", until 520, the newest: with what the agent (green-plan) had learned of all five.
+  json newest = json::parse(kept[1]);
+  EXPECT_EQ(newest["service"]["agent_state"]["state"]["history"]["jobs"], 5.0);
+  newest["service"].erase("agent_state");
+  EXPECT_EQ(newest, json::parse(all[4]));
   for (const std::string& line : kept) {
     auto record = explain::parse_decision_record(line, "compacted");
     ASSERT_TRUE(record.ok()) << record.error();
@@ -1217,25 +1221,19 @@ TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
   EXPECT_EQ(compared, 18);
 }
 
-// The same agent over a stream: 48 jobs over six days arrive through the service one after
-// another as they do in `multi`, and each answer is the simulator's decision for that job,
-// reason included. The service keeps its agent between requests, so green-plan's arrival
-// history and plan carry over as in the simulator (a fresh agent per request plans with no
-// history, and its reasons say so). A dispatched job's GPUs count at its cluster over its
-// planned run (commit_seconds covers it), as a running job's do in the simulator. The fleet is
-// lightly loaded: the live view counts a commitment as GPUs at its site, not as a pod on a
-// node, so once jobs overlap on shared nodes the two views' power and packing differ.
-TEST(DispatchService, AStreamOfJobsGetsTheSimulatorsDecisionsForGreenAndGreenPlan) {
-  struct Shape {
-    int cpu, gpus, milli;
-  };
-  const Shape shapes_by_job[] = {{4000, 1, 1000},  {8000, 2, 1000}, {2000, 1, 500},
-                                 {16000, 8, 1000}, {4000, 1, 250},  {8000, 4, 1000}};
-  constexpr int kJobs = 36;
-  constexpr int64_t kSlack = 4 * 3600;
+// A stream of 36 best-effort jobs over four and a half days, two hours each, one every three
+// hours, six shapes in turn, with 4 h of slack.
+struct StreamShape {
+  int cpu, gpus, milli;
+};
+constexpr StreamShape kStreamShapes[] = {{4000, 1, 1000},  {8000, 2, 1000}, {2000, 1, 500},
+                                         {16000, 8, 1000}, {4000, 1, 250},  {8000, 4, 1000}};
+constexpr int64_t kStreamSlack = 4 * 3600;
+
+std::vector<PodSpec> stream_pods() {
   std::vector<PodSpec> pods;
-  for (int j = 0; j < kJobs; ++j) {
-    const Shape& sh = shapes_by_job[j % 6];
+  for (int j = 0; j < 36; ++j) {
+    const StreamShape& sh = kStreamShapes[j % 6];
     const std::string name = fmt::format("job-{:02}", j);
     PodSpec p = testing::test_pod(name.c_str(), sh.cpu, sh.gpus, sh.milli);
     p.creation_time = 3600 * (2 + 3 * j) + 600 * (j % 3);
@@ -1243,60 +1241,195 @@ TEST(DispatchService, AStreamOfJobsGetsTheSimulatorsDecisionsForGreenAndGreenPla
     p.qos = Qos::kBE;
     pods.push_back(p);
   }
-  const uint32_t shapes = trace::assign_shape_ids(pods);
-  for (const std::string agent : {"green", "green-plan"}) {
-    multi::MultiOptions options;
-    options.agent = agent;
-    options.seed = 1;
-    options.be_slack_s = kSlack;
-    options.data_gb_per_job = 30;
-    const multi::Fleet fleet = three_sites();
-    auto sim = multi::run_fleet(fleet, pods, shapes, options);
-    ASSERT_TRUE(sim.ok()) << sim.error();
-    std::map<std::string, multi::JobDecision> want;
-    for (const multi::JobDecision& d : sim.value().decisions) want[d.pod] = d;
-    ASSERT_EQ(want.size(), pods.size());
-    // Decisions worth comparing: some jobs leave home, some wait for cleaner hours.
-    int moved = 0, deferred_jobs = 0;
-    for (const auto& [name, d] : want) {
-      moved += d.site != d.home_site ? 1 : 0;
-      deferred_jobs += d.not_before_s > d.submit_s ? 1 : 0;
-    }
-    EXPECT_GT(moved, 0) << agent;
-    EXPECT_GT(deferred_jobs, 0) << agent;
+  return pods;
+}
 
+// How the service meets the stream: in one run, or stopped after the first `restart_after`
+// jobs and started again from its journal (compacted to a few records first with
+// `compact`; with `forget_agent` the journal's agent lines are removed before the restart,
+// as a journal written before they existed).
+struct StreamRun {
+  int restart_after = -1;
+  bool compact = false;
+  bool forget_agent = false;
+};
+
+// Each job whose answer (cluster, deferral or reason) differs from `multi`'s decision.
+std::vector<std::string> stream_differences(const std::string& agent, StreamRun run,
+                                            const std::filesystem::path& dir) {
+  std::vector<PodSpec> pods = stream_pods();
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  multi::MultiOptions options;
+  options.agent = agent;
+  options.seed = 1;
+  options.be_slack_s = kStreamSlack;
+  options.data_gb_per_job = 30;
+  const multi::Fleet fleet = three_sites();
+  auto sim = multi::run_fleet(fleet, pods, shapes, options);
+  if (!sim.ok()) return {sim.error()};
+  std::map<std::string, multi::JobDecision> want;
+  for (const multi::JobDecision& d : sim.value().decisions) want[d.pod] = d;
+  if (want.size() != pods.size()) return {"multi decided for fewer jobs than it was given"};
+  // Decisions worth comparing: some jobs leave home, some wait for cleaner hours.
+  int moved = 0, deferred_jobs = 0;
+  for (const auto& [name, d] : want) {
+    moved += d.site != d.home_site ? 1 : 0;
+    deferred_jobs += d.not_before_s > d.submit_s ? 1 : 0;
+  }
+  EXPECT_GT(moved, 0) << agent;
+  EXPECT_GT(deferred_jobs, 0) << agent;
+
+  const std::string journal = (dir / "journal.jsonl").string();
+  const auto start = [&](int64_t wall_now_s) {
     DispatchConfig config;
     config.fleet = three_sites();
     config.agent = agent;
     config.clock = SignalClock(fleet.start_s, 1, 0);
     config.target = frag::build_target_workload(pods);
     config.seed = 1;
-    config.commit_seconds = kSlack + 2 * 3600;
-    auto service = DispatchService::create(std::move(config), 0);
-    ASSERT_TRUE(service.ok()) << service.error();
-    std::vector<std::string> differences;
-    for (int j = 0; j < kJobs; ++j) {
-      const PodSpec& p = pods[j];
-      const Shape& sh = shapes_by_job[j % 6];
-      const multi::JobDecision& d = want.at(p.name);
-      const json w = sim_job_workload(p.name, sh.cpu, sh.gpus, sh.milli, kSlack,
-                                      fleet.sites[d.home_site].name, "2h");
-      const DispatchReply got = service.value()->dispatch(request(w).dump(), p.creation_time);
-      ASSERT_EQ(got.status, 200) << got.body.dump();
-      const std::string site = got.body["clusters"][0];
-      const int64_t deferred = got.body["deferred_signal_s"].get<int64_t>();
-      // The reason too: green-plan's names the GPUs its plan expects at the chosen site, which
-      // it forecasts from the arrivals it has seen.
-      if (site != fleet.sites[d.site].name || deferred != d.not_before_s - d.submit_s ||
-          got.body["reason"] != d.reason) {
-        differences.push_back(
-            fmt::format("{} {}: service {} +{} s ({}) | multi {} +{} s ({})", agent, p.name, site,
-                        deferred, got.body["reason"].get<std::string>(), fleet.sites[d.site].name,
-                        d.not_before_s - d.submit_s, d.reason));
-      }
+    config.commit_seconds = kStreamSlack + 2 * 3600;
+    if (run.restart_after >= 0) {
+      config.journal_path = journal;
+      config.journal_compact_bytes = run.compact ? 1 : 0;
+      config.journal_compact_age_s = 0;
     }
+    auto service = DispatchService::create(std::move(config), wall_now_s);
+    EXPECT_TRUE(service.ok()) << service.error();
+    return service.ok() ? std::move(service.value()) : nullptr;
+  };
+  std::unique_ptr<DispatchService> service = start(0);
+  std::vector<std::string> differences;
+  for (std::size_t j = 0; j < pods.size() && service; ++j) {
+    if (static_cast<int>(j) == run.restart_after) {
+      service.reset();
+      std::ifstream in(journal);
+      std::string text, line;
+      std::size_t lines = 0, with_state = 0;
+      while (std::getline(in, line)) {
+        json r = json::parse(line);
+        ++lines;
+        with_state += r["service"].contains("agent_state") ? 1 : 0;
+        if (run.forget_agent) {
+          r["service"].erase("observed");
+          r["service"].erase("agent_state");
+        }
+        text += r.dump() + "\n";
+      }
+      in.close();
+      if (run.compact) {
+        EXPECT_LT(lines, j) << "compacted to the decisions standing";
+        EXPECT_EQ(with_state, 1U) << "the newest record carries the agent's state";
+      } else {
+        EXPECT_EQ(lines, j);
+        EXPECT_EQ(with_state, 0U);
+      }
+      std::ofstream(journal, std::ios::trunc) << text;
+      service = start(pods[j].creation_time);
+      if (!service) break;
+    }
+    const PodSpec& p = pods[j];
+    const StreamShape& sh = kStreamShapes[j % 6];
+    const multi::JobDecision& d = want.at(p.name);
+    const json w = sim_job_workload(p.name, sh.cpu, sh.gpus, sh.milli, kStreamSlack,
+                                    fleet.sites[d.home_site].name, "2h");
+    const DispatchReply got = service->dispatch(request(w).dump(), p.creation_time);
+    if (got.status != 200) return {got.body.dump()};
+    const std::string site = got.body["clusters"][0];
+    const int64_t deferred = got.body["deferred_signal_s"].get<int64_t>();
+    // The reason too: green-plan's names the GPUs its plan expects at the chosen site, which
+    // it forecasts from the arrivals it has seen.
+    if (site != fleet.sites[d.site].name || deferred != d.not_before_s - d.submit_s ||
+        got.body["reason"] != d.reason) {
+      differences.push_back(
+          fmt::format("{} {}: service {} +{} s ({}) | multi {} +{} s ({})", agent, p.name, site,
+                      deferred, got.body["reason"].get<std::string>(), fleet.sites[d.site].name,
+                      d.not_before_s - d.submit_s, d.reason));
+    }
+  }
+  return differences;
+}
+
+// The same agent over a stream: the jobs arrive through the service one after another as they
+// do in `multi`, and each answer is the simulator's decision for that job, reason included.
+// The service keeps its agent between requests, so green-plan's arrival history and plan carry
+// over as in the simulator (a fresh agent per request plans with no history, and its reasons
+// say so). A dispatched job's GPUs count at its cluster over its planned run (commit_seconds
+// covers it), as a running job's do in the simulator. The fleet is lightly loaded: the live
+// view counts a commitment as GPUs at its site, not as a pod on a node, so once jobs overlap
+// on shared nodes the two views' power and packing differ.
+TEST(DispatchService, AStreamOfJobsGetsTheSimulatorsDecisionsForGreenAndGreenPlan) {
+  testing::ScratchDir dir;
+  for (const std::string agent : {"green", "green-plan"}) {
+    const std::vector<std::string> differences = stream_differences(agent, {}, dir.path());
     EXPECT_TRUE(differences.empty()) << fmt::format("{}", fmt::join(differences, "\n"));
   }
+}
+
+// What green-plan learned survives a restart: stopped after 18 of the 36 jobs and started
+// from its journal (as a standby takes over), the service still answers every job as `multi`
+// does, whether the journal holds every decision (each one's "observed" job is taught to the
+// agent again) or was compacted to a few records (the newest carrying the agent's state). A
+// journal without them, as written before, restores the commitments but not the history:
+// some later answer differs (the plan forecasts from fewer arrivals).
+TEST(DispatchService, GreenPlansHistorySurvivesARestartFromTheJournal) {
+  for (const bool compact : {false, true}) {
+    testing::ScratchDir dir(compact ? "-compact" : "");
+    const std::vector<std::string> differences =
+        stream_differences("green-plan", {.restart_after = 18, .compact = compact}, dir.path());
+    EXPECT_TRUE(differences.empty())
+        << (compact ? "compacted: " : "") << fmt::format("{}", fmt::join(differences, "\n"));
+  }
+  testing::ScratchDir dir("-forget");
+  const std::vector<std::string> forgot =
+      stream_differences("green-plan", {.restart_after = 18, .forget_agent = true}, dir.path());
+  EXPECT_FALSE(forgot.empty()) << "the restart test cannot tell a forgetful agent";
+}
+
+// A journal's agent state that does not fit (another agent's, or a fleet of another size) is
+// not restored: the service starts, says why, and the agent starts afresh.
+TEST(DispatchService, AnAgentStateThatDoesNotFitIsLeftWithAWarning) {
+  testing::ScratchDir dir;
+  const std::string journal = (std::filesystem::path(dir.path()) / "journal.jsonl").string();
+  const auto start = [&](const std::string& agent, std::vector<std::string>* warnings) {
+    DispatchConfig config;
+    config.fleet = three_sites();
+    config.agent = agent;
+    config.clock = SignalClock(config.fleet.start_s, 1, 0);
+    config.journal_path = journal;
+    config.journal_compact_bytes = 1;
+    config.journal_compact_age_s = 0;
+    config.warn = [warnings](const std::string& m) { warnings->push_back(m); };
+    return DispatchService::create(std::move(config), 7200);
+  };
+  {
+    std::vector<std::string> warnings;
+    auto service = start("green-plan", &warnings);
+    ASSERT_TRUE(service.ok()) << service.error();
+    const json w = sim_job_workload("job", 4000, 1, 1000, 3600, "north", "2h");
+    ASSERT_EQ(service.value()->dispatch(request(w).dump(), 7200).status, 200);
+  }
+  std::ifstream in(journal);
+  json last;
+  for (std::string line; std::getline(in, line);) last = json::parse(line);
+  in.close();
+  ASSERT_TRUE(last["service"].contains("agent_state")) << last.dump();
+  EXPECT_EQ(last["service"]["agent_state"]["agent"], "green-plan");
+  EXPECT_EQ(last["service"]["agent_state"]["state"]["history"]["jobs"], 1.0);
+
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(start("green", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_EQ(warnings[0],
+            "the journal's agent state is green-plan's, not green's: green starts afresh");
+
+  last["service"]["agent_state"]["state"]["history"]["arrivals"] = json::array({json::array({1})});
+  std::ofstream(journal, std::ios::trunc) << last.dump() << "\n";
+  warnings.clear();
+  ASSERT_TRUE(start("green-plan", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_EQ(warnings[0],
+            "the journal's agent state cannot be restored (plan history: arrivals: expected one "
+            "array of counts per site (3 sites)): green-plan starts afresh");
 }
 
 // start_after_ms counts to the earliest start from the service's clock to the millisecond: a

@@ -28,7 +28,7 @@ struct DispatchOptions {
   std::string config;
   std::string data_dir;  // add_data_dir_option: default_data_dir() unless given
   std::string listen = "127.0.0.1:8090";
-  std::string agent = "green";
+  std::string agent = "green-plan";
   std::string journal;
   bool journal_repair = false;
   uint64_t journal_compact_bytes = uint64_t{64} << 20;

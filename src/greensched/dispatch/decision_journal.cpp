@@ -290,24 +290,27 @@ bool DecisionJournal::compaction_due(int64_t wall_now_s) const {
          (options_.compact_age_s > 0 && wall_now_s - compacted_wall_s_ >= options_.compact_age_s);
 }
 
-Status DecisionJournal::compact(const std::vector<json>& standing, int64_t wall_now_s) {
+Status DecisionJournal::compact(const std::vector<json>& standing, int64_t wall_now_s,
+                                const json& agent_state) {
+  json newest = newest_;
+  if (!newest.is_null() && !agent_state.is_null()) newest["service"]["agent_state"] = agent_state;
   std::string text;
-  bool newest_kept = newest_.is_null();
+  bool newest_kept = newest.is_null();
   for (const json& r : standing) {
-    text += r.dump();
+    const bool is_newest = !newest_kept && r.value("step", json()) == newest.value("step", json());
+    text += (is_newest ? newest : r).dump();
     text += '\n';
-    if (!newest_kept && r.value("step", json()) == newest_.value("step", json())) {
-      newest_kept = true;
-    }
+    newest_kept = newest_kept || is_newest;
   }
   if (!newest_kept) {
-    text += newest_.dump();
+    text += newest.dump();
     text += '\n';
   }
   if (Status s = replace_synced(options_.path, text); !s.ok()) {
     return Error{fmt::format("journal {}: compaction: {}", options_.path, s.message()),
                  ErrorCode::kIo};
   }
+  newest_ = std::move(newest);
   bytes_ = text.size();
   // A standing set larger than the threshold would be compacted again at every decision.
   compact_above_bytes_ = std::max(options_.compact_bytes, 2 * bytes_);

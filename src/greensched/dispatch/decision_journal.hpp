@@ -13,10 +13,10 @@
 // Compaction: the journal only grows, one line per decision, so once it is over
 // compact_bytes, or compact_age_s has passed since it was last compacted, it is rewritten to
 // hold only the records it is given (the decisions still standing) and the newest record
-// (whose step carries the decision count). The new journal is written to a temporary file,
-// synced, renamed over the old one, and the folder synced: a crash leaves the old journal or
-// the new one, never half of either. The kept lines are the records as first written, so
-// replay and `greensched explain` read a compacted journal as any other.
+// (whose step carries the decision count, and which carries the agent's state). The new journal is
+// written to a temporary file, synced, renamed over the old one, and the folder synced: a crash
+// leaves the old journal or the new one, never half of either. The kept lines are the records as
+// first written, so replay and `greensched explain` read a compacted journal as any other.
 //
 // Not thread-safe: the service calls it under its mutex.
 #pragma once
@@ -57,8 +57,11 @@ class DecisionJournal {
 
   // Whether the journal has outgrown its size or age.
   bool compaction_due(int64_t wall_now_s) const;
-  // Replaces the journal with `standing` (in the order given) and the newest record.
-  Status compact(const std::vector<nlohmann::json>& standing, int64_t wall_now_s);
+  // Replaces the journal with `standing` (in the order given) and the newest record; a
+  // non-null `agent_state` goes into the newest record as service.agent_state (replacing one
+  // there): what the agent had learned by then, which the dropped records no longer tell.
+  Status compact(const std::vector<nlohmann::json>& standing, int64_t wall_now_s,
+                 const nlohmann::json& agent_state = nullptr);
 
   const std::string& path() const { return options_.path; }
   std::string rejected_path() const { return options_.path + ".rejected"; }

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -56,6 +58,49 @@ std::string utc(int64_t epoch_s) {
   std::string t = format_utc_time(epoch_s);
   t[10] = 'T';
   return t + "Z";
+}
+
+// What the agent saw of a job (JobInfo, with its largest pod's GPUs): journalled with the
+// decision, so that a restart teaches the agent what it had learned (DispatchAgent::observe).
+json observed_json(const multi::JobInfo& job, const std::string& home) {
+  return {{"home", home},
+          {"submit_s", job.submit_s},
+          {"duration_s", job.duration_s},
+          {"slack_s", job.slack_s},
+          {"data_gb", job.data_gb},
+          {"latency_sensitive", job.latency_sensitive},
+          {"again", job.again},
+          {"num_gpu", job.pod->needs_gpu() ? job.pod->num_gpu : 0},
+          {"gpu_milli", job.pod->needs_gpu() ? job.pod->gpu_milli : 0}};
+}
+
+// The job of observed_json, its pod in *pod; none when it is not one (a hand-edited line) or
+// its home is no longer in the fleet.
+std::optional<multi::JobInfo> observed_job(const json& o, const multi::Fleet& fleet, PodSpec* pod) {
+  if (!o.is_object()) return std::nullopt;
+  for (const char* key : {"submit_s", "duration_s", "slack_s", "num_gpu", "gpu_milli"}) {
+    if (!o.contains(key) || !o[key].is_number_integer()) return std::nullopt;
+  }
+  if (!o.contains("data_gb") || !o["data_gb"].is_number() || !o.contains("home") ||
+      !o["home"].is_string()) {
+    return std::nullopt;
+  }
+  multi::JobInfo job;
+  job.home_site = -1;
+  for (std::size_t i = 0; i < fleet.sites.size(); ++i) {
+    if (fleet.sites[i].name == o["home"].get<std::string>()) job.home_site = static_cast<int>(i);
+  }
+  if (job.home_site < 0) return std::nullopt;
+  pod->num_gpu = o["num_gpu"].get<int>();
+  pod->gpu_milli = o["gpu_milli"].get<int32_t>();
+  job.pod = pod;
+  job.submit_s = o["submit_s"].get<int64_t>();
+  job.duration_s = o["duration_s"].get<int64_t>();
+  job.slack_s = o["slack_s"].get<int64_t>();
+  job.data_gb = o["data_gb"].get<double>();
+  job.latency_sensitive = o.value("latency_sensitive", false);
+  job.again = o.value("again", false);
+  return job;
 }
 
 }  // namespace
@@ -492,6 +537,7 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   if (renomination) record["renominated"] = *renomination;
   record["service"] = {{"uid", w.uid},
                        {"wall_s", wall_now_s},
+                       {"observed", observed_json(job, config_.fleet.sites[*home].name)},
                        {"start_wall_s", r.start_wall_s},
                        {"until_wall_s", r.until_wall_s},
                        {"commit",
@@ -674,6 +720,7 @@ std::string DispatchService::metrics_text(int64_t wall_now_s) {
 }
 
 void DispatchService::replay(const std::vector<json>& records, int64_t wall_now_s) {
+  replay_agent(records);
   for (const json& r : records) {
     // The decision count (the next decision's seed) survives compaction through the steps.
     ++decisions_;
@@ -716,6 +763,58 @@ void DispatchService::replay(const std::vector<json>& records, int64_t wall_now_
   }
 }
 
+void DispatchService::replay_agent(const std::vector<json>& records) {
+  const int n_sites = static_cast<int>(config_.fleet.sites.size());
+  // The newest snapshot of what the agent had learned (a compaction writes one), then every
+  // decision of this agent after it, in the order decided.
+  const json* snapshot = nullptr;
+  int64_t snapshot_step = -1;
+  for (const json& r : records) {
+    const json& service = r["service"];
+    if (service.contains("agent_state") && r.value("step", int64_t{-1}) > snapshot_step) {
+      snapshot = &service["agent_state"];
+      snapshot_step = r.value("step", int64_t{-1});
+    }
+  }
+  if (snapshot != nullptr) {
+    const std::string agent = snapshot->value("agent", std::string());
+    if (agent != config_.agent) {
+      warn(fmt::format("the journal's agent state is {}'s, not {}'s: {} starts afresh", agent,
+                       config_.agent, config_.agent));
+      snapshot_step = std::numeric_limits<int64_t>::max();  // nor learns from before it
+    } else if (Status s = agent_->restore(snapshot->value("state", json()), n_sites); !s.ok()) {
+      warn(fmt::format("the journal's agent state cannot be restored ({}): {} starts afresh",
+                       s.message(), config_.agent));
+      snapshot_step = std::numeric_limits<int64_t>::max();
+    }
+  }
+  std::vector<const json*> after;
+  for (const json& r : records) {
+    if (r.value("step", int64_t{-1}) > snapshot_step &&
+        r.value("agent", std::string()) == config_.agent && r["service"].contains("observed")) {
+      after.push_back(&r);
+    }
+  }
+  std::stable_sort(after.begin(), after.end(), [](const json* a, const json* b) {
+    return a->value("step", int64_t{0}) < b->value("step", int64_t{0});
+  });
+  for (const json* r : after) {
+    PodSpec pod;
+    if (std::optional<multi::JobInfo> job =
+            observed_job((*r)["service"]["observed"], config_.fleet, &pod)) {
+      agent_->observe(*job, n_sites);
+    }
+  }
+}
+
+void DispatchService::warn(const std::string& message) const {
+  if (config_.warn) {
+    config_.warn(message);
+  } else {
+    fmt::print(stderr, "greensched dispatch: warning: {}\n", message);
+  }
+}
+
 void DispatchService::compact_if_due(int64_t wall_now_s) {
   if (!journal_ || !journal_->compaction_due(wall_now_s)) return;
   forget(wall_now_s);
@@ -726,13 +825,10 @@ void DispatchService::compact_if_due(int64_t wall_now_s) {
   });
   std::vector<json> records;
   for (const Remembered* r : standing) records.push_back(r->record);
-  if (Status s = journal_->compact(records, wall_now_s); !s.ok()) {
-    const std::string message = fmt::format("{} (the journal keeps growing)", s.message());
-    if (config_.warn) {
-      config_.warn(message);
-    } else {
-      fmt::print(stderr, "greensched dispatch: warning: {}\n", message);
-    }
+  json agent_state = agent_->state();
+  if (!agent_state.is_null()) agent_state = {{"agent", config_.agent}, {"state", agent_state}};
+  if (Status s = journal_->compact(records, wall_now_s, agent_state); !s.ok()) {
+    warn(fmt::format("{} (the journal keeps growing)", s.message()));
   }
 }
 

@@ -19,8 +19,11 @@
 // The agent lives as long as the service: what it learns from request to request (green-plan's
 // arrival history and its plan, re-solved when the signal clock's hour turns) carries over, as
 // in `greensched multi`. A re-nomination is decided as the simulator decides a job chosen for
-// again (JobInfo::again): it does not join the arrival history twice. After a restart the
-// agent starts afresh (the journal restores the commitments and answers, not its history).
+// again (JobInfo::again): it does not join the arrival history twice. What the agent learns
+// survives a restart or a standby's takeover: each record holds what the agent saw of its job
+// ("observed"), a compaction stores what it had learned in the newest record kept
+// ("agent_state"), and the replay restores that and teaches it the jobs decided after
+// (DispatchAgent::observe). The plan itself is solved again at the next decision.
 //
 // Degraded: a cluster never read is no option (and the answer says so). A cluster whose last
 // read failed or is overdue, or whose last good read is older than its deadline + the refresh
@@ -79,7 +82,7 @@ struct DispatchConfig {
   // an HTTP carbon forecast (none: the fleet file's series).
   std::vector<std::unique_ptr<ClusterSource>> sources;
   std::vector<std::optional<ForecastSource>> forecasts;
-  std::string agent = "green";
+  std::string agent = "green-plan";
   multi::AgentOptions agent_options;
   LiveOptions live;
   SignalClock clock;
@@ -169,6 +172,9 @@ class DispatchService {
   // `status` gets the HTTP status of an error that is neither 400 nor 503 (409).
   Result<nlohmann::json> decide(const nlohmann::json& request, int64_t wall_now_s, int* status);
   void replay(const std::vector<nlohmann::json>& records, int64_t wall_now_s);
+  // What the agent had learned: the journal's newest agent state, then the jobs decided after.
+  void replay_agent(const std::vector<nlohmann::json>& records);
+  void warn(const std::string& message) const;
   // Compacts the journal when it is due (a failure is a warning: the decisions are written).
   void compact_if_due(int64_t wall_now_s);
   void forget(int64_t wall_now_s);

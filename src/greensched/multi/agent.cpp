@@ -8,6 +8,11 @@
 
 namespace greensched::multi {
 
+Status DispatchAgent::restore(const nlohmann::json& state, int /*n_sites*/) {
+  if (state.is_null()) return Status::Ok();
+  return Error{fmt::format("agent {} keeps no state to restore", name())};
+}
+
 double transfer_seconds(const FleetView& view, const JobInfo& job, int site) {
   if (site == job.home_site) return 0.0;
   return view.fleet().sites[site].network.transfer_seconds(job.data_gb);

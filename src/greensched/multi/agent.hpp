@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "greensched/core/pod.hpp"
 #include "greensched/core/status.hpp"
 #include "greensched/multi/fleet.hpp"
@@ -133,6 +135,15 @@ class DispatchAgent {
   virtual ~DispatchAgent() = default;
   virtual std::string_view name() const = 0;
   virtual Dispatch decide(const JobInfo& job, const FleetView& view) = 0;
+
+  // What the agent learns from the jobs it is asked about (green-plan: the arrival history),
+  // so that a restarted dispatch service carries it over. observe() learns from a job as
+  // decide() does, without deciding (for a fleet of `n_sites`); state() is all it has
+  // learned (null: nothing, or an agent that learns nothing); restore() replaces what it has
+  // learned with a state() of the same agent on a fleet of `n_sites`, or says why it cannot.
+  virtual void observe(const JobInfo& /*job*/, int /*n_sites*/) {}
+  virtual nlohmann::json state() const { return nullptr; }
+  virtual Status restore(const nlohmann::json& state, int n_sites);
 };
 
 // Seconds before `job` could start at `site` counting only data movement.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "greensched/multi/shift_lp.hpp"
 
 namespace greensched::multi {
@@ -17,12 +19,12 @@ int64_t trace_hour(int64_t t) {
 
 }  // namespace
 
-void CapacityPlan::observe(const JobInfo& job, const FleetView& view) {
+void CapacityPlan::observe(const JobInfo& job, int n_sites) {
   if (job.latency_sensitive) return;
   const int64_t hour = trace_hour(job.submit_s);
   if (first_hour_ < 0 || arrivals_.empty()) {
     first_hour_ = hour;
-    arrivals_.assign(view.fleet().sites.size(), {});
+    arrivals_.assign(static_cast<std::size_t>(std::max(n_sites, 0)), {});
   }
   const auto i = static_cast<std::size_t>(std::max<int64_t>(hour - first_hour_, 0));
   std::vector<double>& home = arrivals_[static_cast<std::size_t>(job.home_site)];
@@ -45,6 +47,47 @@ void CapacityPlan::observe(const JobInfo& job, const FleetView& view) {
   jobs_seen_ += 1.0;
   data_gb_sum_ += job.data_gb;
   gpu_hours_sum_ += gpus * static_cast<double>(std::max<int64_t>(job.duration_s, 1)) / kHour;
+}
+
+nlohmann::json CapacityPlan::history() const {
+  if (arrivals_.empty()) return nullptr;
+  return {{"first_hour", first_hour_}, {"arrivals", arrivals_},   {"kernel_gpus", kernel_sum_},
+          {"jobs", jobs_seen_},        {"data_gb", data_gb_sum_}, {"gpu_hours", gpu_hours_sum_}};
+}
+
+Status CapacityPlan::restore_history(const nlohmann::json& h, int n_sites) {
+  if (h.is_null()) return Status::Ok();
+  const auto numbers = [](const nlohmann::json& a) {
+    if (!a.is_array()) return false;
+    return std::all_of(a.begin(), a.end(), [](const nlohmann::json& x) {
+      return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() >= 0;
+    });
+  };
+  if (!h.is_object() || !h.contains("first_hour") || !h["first_hour"].is_number_integer()) {
+    return Error{"plan history: first_hour: missing (an integer)"};
+  }
+  const nlohmann::json& arrivals = h.value("arrivals", nlohmann::json());
+  if (!arrivals.is_array() || std::ssize(arrivals) != n_sites ||
+      !std::all_of(arrivals.begin(), arrivals.end(), numbers)) {
+    return Error{fmt::format(
+        "plan history: arrivals: expected one array of counts per site ({} sites)", n_sites)};
+  }
+  if (!numbers(h.value("kernel_gpus", nlohmann::json()))) {
+    return Error{"plan history: kernel_gpus: expected an array of numbers"};
+  }
+  for (const char* key : {"jobs", "data_gb", "gpu_hours"}) {
+    if (!h.contains(key) || !numbers(nlohmann::json::array({h[key]}))) {
+      return Error{fmt::format("plan history: {}: expected a number", key)};
+    }
+  }
+  first_hour_ = h["first_hour"].get<int64_t>();
+  arrivals_ = arrivals.get<std::vector<std::vector<double>>>();
+  kernel_sum_ = h["kernel_gpus"].get<std::vector<double>>();
+  jobs_seen_ = h["jobs"].get<double>();
+  data_gb_sum_ = h["data_gb"].get<double>();
+  gpu_hours_sum_ = h["gpu_hours"].get<double>();
+  solved_ = false;
+  return Status::Ok();
 }
 
 double CapacityPlan::expected_arrivals(int home, int64_t hour, int64_t now_hour) const {

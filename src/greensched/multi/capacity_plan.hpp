@@ -31,6 +31,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "greensched/core/status.hpp"
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/shift_lp.hpp"
 
@@ -47,8 +50,14 @@ class CapacityPlan {
  public:
   explicit CapacityPlan(const PlanOptions& options) : options_(options) {}
 
-  // A job submitted now: its arrival and run shape join the forecast's history.
-  void observe(const JobInfo& job, const FleetView& view);
+  // A job submitted now, on a fleet of n_sites: its arrival and run shape join the
+  // forecast's history.
+  void observe(const JobInfo& job, int n_sites);
+  // The history (what observe learned; the plan is derived from it and solved again), and
+  // restoring it into a plan that has seen nothing: an error when it is not a state() of a
+  // fleet of n_sites.
+  nlohmann::json history() const;
+  Status restore_history(const nlohmann::json& history, int n_sites);
   // Solves the plan again when the hour changed since the last solve (or never solved).
   void refresh(const FleetView& view, int64_t slack_s);
   // What taking `gpus` GPUs at `site` over [from_s, to_s) (trace seconds) costs the rest of

@@ -51,10 +51,31 @@ class GreenAgent final : public DispatchAgent {
     return "green";
   }
 
+  void observe(const JobInfo& job, int n_sites) override {
+    if (!plan_) return;
+    if (!job.again) plan_->observe(job, n_sites);
+    if (!job.latency_sensitive) be_slack_s_ = std::max(be_slack_s_, job.slack_s);
+  }
+  nlohmann::json state() const override {
+    if (!plan_) return nullptr;
+    return {{"be_slack_s", be_slack_s_}, {"history", plan_->history()}};
+  }
+  Status restore(const nlohmann::json& state, int n_sites) override {
+    if (!plan_ || state.is_null()) return DispatchAgent::restore(state, n_sites);
+    if (!state.is_object() || !state.contains("be_slack_s") ||
+        !state["be_slack_s"].is_number_integer() || !state.contains("history")) {
+      return Error{"expected {\"be_slack_s\": seconds, \"history\": ...}"};
+    }
+    auto plan = std::make_unique<CapacityPlan>(PlanOptions{.agent = options_});
+    if (Status s = plan->restore_history(state["history"], n_sites); !s.ok()) return s;
+    plan_ = std::move(plan);
+    be_slack_s_ = state["be_slack_s"].get<int64_t>();
+    return Status::Ok();
+  }
+
   Dispatch decide(const JobInfo& job, const FleetView& view) override {
     if (plan_) {
-      if (!job.again) plan_->observe(job, view);
-      if (!job.latency_sensitive) be_slack_s_ = std::max(be_slack_s_, job.slack_s);
+      observe(job, static_cast<int>(view.fleet().sites.size()));
       plan_->refresh(view, be_slack_s_);
     }
     const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
