@@ -183,6 +183,40 @@ TEST(DispatchClusterState, FromNodeAndPodLists) {
   EXPECT_EQ(n0.gpu_free_milli[3], 0);     // a
 }
 
+// A cordoned node (kubectl cordon, a drain) takes no new work: it is left out of the state,
+// with the pods on it. With every node cordoned the cluster has no room at all.
+TEST(DispatchClusterState, CordonedNodesAreLeftOut) {
+  json cordoned = node("n1", 2);
+  cordoned["spec"] = {{"unschedulable", true}};
+  json open = node("n0", 4);
+  open["spec"] = {{"unschedulable", false}};
+  const json pods = {
+      {"kind", "PodList"},
+      {"items", json::array({pod("a", "n0", 2, "Running"), pod("b", "n1", 1, "Running")})}};
+  GpuModelRegistry models;
+  int skipped = 0;
+  auto state = state_from_lists({{"items", json::array({open, cordoned})}}, pods, models,
+                                serve::StateOptions{}, &skipped);
+  ASSERT_TRUE(state.ok()) << state.error();
+  EXPECT_EQ(state.value()->cluster().total_gpu_milli(), 4000);
+  EXPECT_EQ(state.value()->cluster().allocated_gpu_milli(), 2000);
+  EXPECT_FALSE(state.value()->find_node("n1"));
+  EXPECT_EQ(skipped, 1);
+
+  open["spec"]["unschedulable"] = true;
+  auto none = state_from_lists({{"items", json::array({open, cordoned})}}, pods, models,
+                               serve::StateOptions{}, &skipped);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_EQ(none.value()->cluster().total_gpu_milli(), 0);
+  EXPECT_EQ(skipped, 2);
+
+  open["spec"]["unschedulable"] = "yes";
+  auto bad = state_from_lists({{"items", json::array({open})}}, pods, models, serve::StateOptions{},
+                              &skipped);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "nodes: NodeList.items[0]: Node n0: spec.unschedulable must be a boolean");
+}
+
 TEST(DispatchSignals, CarbonAwareSdkAndElectricityMapsForecasts) {
   const json sdk = json::parse(R"([{"location":"westeurope","windowSize":0,
     "forecastData":[{"location":"westeurope","timestamp":"2023-01-02T00:00:00+00:00","duration":60,"value":210.5},

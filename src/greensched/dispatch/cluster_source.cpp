@@ -47,6 +47,7 @@ Result<std::unique_ptr<serve::ClusterState>> state_from_lists(const json& nodes,
   if (!infos.ok()) return Error{fmt::format("nodes: {}", infos.error())};
   std::vector<NodeSpec> specs;
   for (const serve::NodeInfo& info : infos.value()) {
+    if (info.cordoned) continue;  // no room for new work; its pods are skipped with it
     auto spec = serve::to_node_spec(info, models);
     if (!spec.ok()) return Error{fmt::format("nodes: {}", spec.error())};
     specs.push_back(std::move(spec.value()));

@@ -25,8 +25,9 @@
 
 namespace greensched::dispatch {
 
-// A v1.NodeList and a v1.PodList to a state. Pods on unknown nodes, or that no longer fit
-// (the API's view moved on between the two reads), are skipped and counted in `skipped`.
+// A v1.NodeList and a v1.PodList to a state. Cordoned nodes (spec.unschedulable) are left out:
+// no new work goes there. Pods on unknown or cordoned nodes, or that no longer fit (the API's
+// view moved on between the two reads), are skipped and counted in `skipped`.
 Result<std::unique_ptr<serve::ClusterState>> state_from_lists(const nlohmann::json& nodes,
                                                               const nlohmann::json& pods,
                                                               GpuModelRegistry& models,

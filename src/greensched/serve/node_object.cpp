@@ -65,6 +65,13 @@ Result<NodeInfo> parse_node(const json& node) {
   if (cpu.value() < 0 || mem.value() < 0) {
     return Error{fmt::format("{}: status.allocatable has no cpu or memory", where)};
   }
+  if (const json* spec = find_field(node, "spec"); spec != nullptr && spec->is_object()) {
+    if (const json* u = find_field(*spec, "unschedulable"); u != nullptr) {
+      if (!u->is_boolean())
+        return Error{fmt::format("{}: spec.unschedulable must be a boolean", where)};
+      out.cordoned = u->get<bool>();
+    }
+  }
   out.cpu_milli = cpu.value();
   out.memory_mib = mem.value() / (int64_t{1} << 20);  // allocatable rounds down
   auto gpus = node_resource(*status, kGpuCountResource, 1, where);

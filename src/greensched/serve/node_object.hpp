@@ -1,7 +1,8 @@
 // A cluster node as the API server describes it (v1.Node JSON): its name, GPU model label
 // alibabacloud.com/gpu-card-model (else the GPU feature discovery label nvidia.com/gpu.product),
 // and status.allocatable (else status.capacity) cpu, memory and GPU count
-// (alibabacloud.com/gpu-count, else nvidia.com/gpu). Also reads a whole v1.NodeList, as
+// (alibabacloud.com/gpu-count, else nvidia.com/gpu), and whether it is cordoned
+// (spec.unschedulable, as `kubectl cordon` or a drain leaves it). Also reads a whole v1.NodeList, as
 // `kubectl get nodes -o json` prints it, for `greensched serve --nodes-json`.
 #pragma once
 
@@ -24,6 +25,7 @@ struct NodeInfo {
   int64_t memory_mib = 0;
   int gpu_count = 0;
   std::string gpu_model;  // empty when the node has no GPU
+  bool cordoned = false;  // spec.unschedulable: no new pod is placed there
 };
 
 // The node's name alone (for reporting a node whose other fields are malformed).
