@@ -2,8 +2,8 @@
 // alibabacloud.com/gpu-card-model (else the GPU feature discovery label nvidia.com/gpu.product),
 // and status.allocatable (else status.capacity) cpu, memory and GPU count
 // (alibabacloud.com/gpu-count, else nvidia.com/gpu), and whether it is cordoned
-// (spec.unschedulable, as `kubectl cordon` or a drain leaves it). Also reads a whole v1.NodeList, as
-// `kubectl get nodes -o json` prints it, for `greensched serve --nodes-json`.
+// (spec.unschedulable, as `kubectl cordon` or a drain leaves it). Also reads a whole v1.NodeList,
+// as `kubectl get nodes -o json` prints it, for `greensched serve --nodes-json`.
 #pragma once
 
 #include <cstdint>
