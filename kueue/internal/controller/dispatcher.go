@@ -105,6 +105,15 @@ const conflictRetry = 100 * time.Millisecond
 // two) is waited out. Without Workers no copy can be read: admit-timeout and unschedulable
 // are off, and a worker-lost Workload moves without reading its old copy.
 //
+// # Put back by its worker
+//
+// A worker whose Kueue evicts an admitted copy (its waitForPodsReady timeout: pods that
+// cannot be scheduled there; or the worker lost for MultiKueue's workerLostTimeout) has
+// MultiKueue set its check to Retry, and Kueue puts the Workload back in the queue. The
+// dispatcher notes each worker a Workload is admitted on (AdmittedOnAnnotation); once the
+// Workload is admitted there no more, that worker counts as left, as after a change of
+// nomination, and the Workload is nominated anew among the others.
+//
 // When MultiKueue reaches a lost worker again, the Workloads still nominated to it are nudged
 // (ResyncAnnotation) so that MultiKueue resumes its copies at once: Kueue retries a copy that
 // failed only with its controller's growing backoff, minutes after a minute-long outage.
@@ -152,6 +161,11 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	if wl.Status.ClusterName != nil {
+		if c := *wl.Status.ClusterName; wl.Annotations[AdmittedOnAnnotation] != c {
+			if err := d.annotate(ctx, &wl, map[string]*string{AdmittedOnAnnotation: &c}); err != nil {
+				return ctrl.Result{RequeueAfter: conflictRetry}, client.IgnoreNotFound(ignoreConflict(err))
+			}
+		}
 		return d.watchPods(ctx, &wl)
 	}
 	if len(wl.Status.NominatedClusterNames) > 0 {

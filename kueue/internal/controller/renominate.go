@@ -29,6 +29,11 @@ const (
 	// is not offered to them again while another cluster is reached, so that it does not go
 	// back and forth between two workers that cannot run it.
 	LeftAnnotation = "greensched.io/left-clusters"
+	// AdmittedOnAnnotation is the worker the Workload was last admitted on (status.clusterName
+	// as the dispatcher saw it). Once Kueue has put it back in the queue (MultiKueue's check
+	// in Retry: the worker evicted its copy, e.g. its pods were not ready within the worker
+	// Kueue's waitForPodsReady timeout, or the worker was lost), that worker counts as left.
+	AdmittedOnAnnotation = "greensched.io/admitted-on"
 
 	// The reasons for a new nomination, as the dispatch service takes them.
 	ReasonWorkerLost    = "worker-lost"
@@ -359,13 +364,17 @@ func (d *Dispatcher) endRenomination(ctx context.Context, wl *kueue.Workload, se
 	return d.annotate(ctx, wl, set)
 }
 
-// leftClusters is LeftAnnotation's list.
+// leftClusters is LeftAnnotation's list, and AdmittedOnAnnotation's worker when the Workload
+// is admitted there no more.
 func leftClusters(wl *kueue.Workload) []string {
 	var out []string
 	for _, c := range strings.Split(wl.Annotations[LeftAnnotation], ",") {
 		if c = strings.TrimSpace(c); c != "" && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
+	}
+	if c := wl.Annotations[AdmittedOnAnnotation]; c != "" && wl.Status.ClusterName == nil && !slices.Contains(out, c) {
+		out = append(out, c)
 	}
 	return out
 }

@@ -504,6 +504,69 @@ func TestRenominatesWhenItsPodsStayUnschedulable(t *testing.T) {
 	}
 }
 
+// A worker that put the Workload back in the queue (its Kueue evicted the admitted copy, e.g.
+// pods not ready within its waitForPodsReady timeout; MultiKueue's check Retry; Kueue requeues
+// it) is left: the Workload is nominated among the others, and to it again only when no other
+// is reached.
+func TestAWorkerThatPutItBackIsLeft(t *testing.T) {
+	ctx := context.Background()
+	s := newScene(t, nil)
+	wl := get(t, s.c)
+	name := "gb"
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = &name, nil
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s.c).Annotations[AdmittedOnAnnotation]; got != "gb" {
+		t.Fatalf("%s = %q, want gb", AdmittedOnAnnotation, got)
+	}
+	requeued := func() {
+		t.Helper()
+		wl := get(t, s.c)
+		wl.Status.ClusterName, wl.Status.NominatedClusterNames = nil, nil
+		checkState(wl, "multikueue").State = kueue.CheckStatePending
+		if err := s.c.Status().Update(ctx, wl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requeued()
+	asked := len(s.svc.requests)
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.svc.requests) != asked+1 {
+		t.Fatalf("the service was asked %d times, want once", len(s.svc.requests)-asked)
+	}
+	if cl, _ := s.svc.requests[asked]["clusters"].([]any); !slices.Equal(cl, []any{"sg"}) {
+		t.Fatalf("offered %v after gb put it back, want [sg]", cl)
+	}
+	if got := s.nominated(); !slices.Equal(got, []string{"sg"}) {
+		t.Fatalf("nominated %v, want [sg]", got)
+	}
+	// Put back by sg too, with sg no longer reached: gb is all there is.
+	wl = get(t, s.c)
+	name = "sg"
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = &name, nil
+	if err := s.c.Status().Update(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	requeued()
+	s.setActive("sg", false, s.now)
+	s.svc.answer.Clusters = []string{"gb"}
+	if _, err := s.reconcile(1); err != nil {
+		t.Fatal(err)
+	}
+	if cl, _ := s.svc.requests[len(s.svc.requests)-1]["clusters"].([]any); !slices.Equal(cl, []any{"gb"}) {
+		t.Fatalf("offered %v with only gb reached, want [gb]", cl)
+	}
+}
+
 // A Workload is not offered again to a cluster it left before while another is reached: moved
 // from gb to sg, then from sg, it goes to jp, not back to gb; with only gb left, to gb.
 func TestRenominationDoesNotGoBackToAClusterItLeft(t *testing.T) {
