@@ -21,11 +21,7 @@ void Metrics::observe(std::string_view verb, int code, std::string_view outcome,
   auto it = latency_.find(verb);
   if (it == latency_.end()) it = latency_.emplace(std::string(verb), Histogram{}).first;
   Histogram& h = it->second;
-  for (std::size_t b = 0; b < kBuckets.size(); ++b) {
-    if (seconds <= kBuckets[b]) ++h.buckets[b];
-  }
-  ++h.count;
-  h.sum += seconds;
+  h.buckets.observe(seconds);
   if (h.recent.size() < kRecentSamples) {
     h.recent.push_back(seconds);
   } else {
@@ -57,7 +53,7 @@ double Metrics::latency_quantile(std::string_view verb, double q) const {
 std::size_t Metrics::requests(std::string_view verb) const {
   std::lock_guard lock(mu_);
   auto it = latency_.find(verb);
-  return it == latency_.end() ? 0 : it->second.count;
+  return it == latency_.end() ? 0 : it->second.buckets.count();
 }
 
 std::string Metrics::render(const StateGauges& g, bool ready) const {
@@ -92,16 +88,8 @@ std::string Metrics::render(const StateGauges& g, bool ready) const {
         "Time to answer an extender request: parse, decide and, for bind, release and "
         "resync, commit to the journal.");
     for (const auto& [verb, h] : latency_) {
-      for (std::size_t b = 0; b < kBuckets.size(); ++b) {
-        line("greensched_extender_decision_seconds_bucket",
-             fmt::format("verb=\"{}\",le=\"{}\"", verb, prometheus_number(kBuckets[b])),
-             static_cast<double>(h.buckets[b]));
-      }
-      line("greensched_extender_decision_seconds_bucket",
-           fmt::format("verb=\"{}\",le=\"+Inf\"", verb), static_cast<double>(h.count));
-      line("greensched_extender_decision_seconds_sum", fmt::format("verb=\"{}\"", verb), h.sum);
-      line("greensched_extender_decision_seconds_count", fmt::format("verb=\"{}\"", verb),
-           static_cast<double>(h.count));
+      h.buckets.render(out, "greensched_extender_decision_seconds",
+                       fmt::format("verb=\"{}\"", verb));
     }
   }
 

@@ -27,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "greensched/core/prometheus_histogram.hpp"
 #include "greensched/serve/journal.hpp"
 
 namespace greensched::serve {
@@ -79,9 +80,7 @@ class Metrics {
 
  private:
   struct Histogram {
-    std::array<uint64_t, kBuckets.size()> buckets{};
-    uint64_t count = 0;
-    double sum = 0;
+    PrometheusHistogram buckets{std::vector<double>(kBuckets.begin(), kBuckets.end())};
     std::vector<double> recent;  // ring of the latest samples
     std::size_t next = 0;
   };
