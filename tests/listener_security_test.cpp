@@ -273,6 +273,37 @@ TEST(ListenerSecurity, KeepAliveClientServedAfterA401) {
   }
 }
 
+// httplib reads no body of a GET: left in the connection, it would be read as the next
+// request (over TLS that one then got 400). Such a request is refused with the reason and the
+// connection closed; the client's next request, on a new connection, is served.
+TEST(ListenerSecurity, AGetWithABodyIsRefusedAndTheNextRequestServed) {
+  ScratchDir dir;
+  TlsFiles tls;
+  ASSERT_TRUE(make_tls_files(dir, tls));
+  ServerOptions options;
+  options.security.tls_cert = tls.server_cert;
+  options.security.tls_key = tls.server_key;
+  testing::TestServer server("fgd", options);
+  auto client = https_client(server.port(), tls.ca_cert);
+  client->set_keep_alive(true);
+  for (int i = 0; i < 3; ++i) {
+    httplib::Request get;
+    get.method = "GET";
+    get.path = "/pods";
+    get.body = R"({"ignored": true})";
+    get.set_header("Content-Type", "application/json");
+    auto refused = client->send(get);
+    ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+    EXPECT_EQ(refused->status, 400);
+    EXPECT_EQ(refused->get_header_value("Connection"), "close");
+    EXPECT_EQ(json::parse(refused->body).value("Error", ""),
+              "a GET request carries no body (send it without one)");
+    auto served = client->Get("/pods");
+    ASSERT_TRUE(served) << httplib::to_string(served.error());
+    EXPECT_EQ(served->status, 200) << served->body;
+  }
+}
+
 TEST(ListenerSecurity, ExtenderRefusesAnExposedAddressUnlessInsecure) {
   ServerOptions options;
   ExtenderServer exposed(options);

@@ -106,6 +106,21 @@ void refuse(httplib::Response& res, const std::string& key, const std::string& w
   res.set_content(nlohmann::json{{key, why}}.dump(), "application/json");
 }
 
+// Why a request's body cannot be served ("" when it can): httplib reads the body of POST, PUT,
+// PATCH and DELETE only; another method's body would stay in the connection and be read as
+// the next request (which, over TLS, then gets 400). Refused, and the connection closed.
+std::string unread_body(const httplib::Request& req) {
+  if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+      req.method == "DELETE") {
+    return "";
+  }
+  const std::string length = req.get_header_value("Content-Length");
+  if ((!length.empty() && length != "0") || req.has_header("Transfer-Encoding")) {
+    return fmt::format("a {} request carries no body (send it without one)", req.method);
+  }
+  return "";
+}
+
 }  // namespace
 
 bool is_loopback_host(std::string_view host) {
@@ -193,35 +208,40 @@ Result<std::unique_ptr<httplib::Server>> make_listener(const ListenerSecurity& s
     server = std::make_unique<httplib::Server>();
   }
   const bool need_cert = !s.client_ca.empty();
-  if (token || need_cert) {
-    server->set_pre_routing_handler(
-        [token, need_cert, guard](const httplib::Request& req, httplib::Response& res) {
-          using R = httplib::Server::HandlerResponse;
-          if (std::find(guard.open_paths.begin(), guard.open_paths.end(), req.path) !=
-              guard.open_paths.end()) {
-            return R::Unhandled;
-          }
-          if (need_cert && !has_verified_client_certificate(req)) {
+  server->set_pre_routing_handler(
+      [token, need_cert, guard](const httplib::Request& req, httplib::Response& res) {
+        using R = httplib::Server::HandlerResponse;
+        if (const std::string why = unread_body(req); !why.empty()) {
+          res.status = 400;
+          res.set_header("Connection", "close");
+          res.set_content(nlohmann::json{{guard.error_key, why}}.dump(), "application/json");
+          return R::Handled;
+        }
+        if (!token && !need_cert) return R::Unhandled;
+        if (std::find(guard.open_paths.begin(), guard.open_paths.end(), req.path) !=
+            guard.open_paths.end()) {
+          return R::Unhandled;
+        }
+        if (need_cert && !has_verified_client_certificate(req)) {
+          refuse(res, guard.error_key,
+                 "a client certificate signed by the server's --client-ca is required", false);
+          return R::Handled;
+        }
+        if (token) {
+          const std::string authorization = req.get_header_value("Authorization");
+          const auto presented = bearer_token(authorization);
+          if (!presented) {
             refuse(res, guard.error_key,
-                   "a client certificate signed by the server's --client-ca is required", false);
+                   "missing bearer token: send the header Authorization: Bearer <token>", true);
             return R::Handled;
           }
-          if (token) {
-            const std::string authorization = req.get_header_value("Authorization");
-            const auto presented = bearer_token(authorization);
-            if (!presented) {
-              refuse(res, guard.error_key,
-                     "missing bearer token: send the header Authorization: Bearer <token>", true);
-              return R::Handled;
-            }
-            if (!token->matches(*presented)) {
-              refuse(res, guard.error_key, "wrong bearer token", true);
-              return R::Handled;
-            }
+          if (!token->matches(*presented)) {
+            refuse(res, guard.error_key, "wrong bearer token", true);
+            return R::Handled;
           }
-          return R::Unhandled;
-        });
-  }
+        }
+        return R::Unhandled;
+      });
   return server;
 }
 
