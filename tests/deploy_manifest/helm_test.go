@@ -65,9 +65,11 @@ func strict[T any](t *testing.T, where string, doc []byte) T {
 	return v
 }
 
-func render(t *testing.T, helm string, valuesFile string) *rendered {
+// helmTemplate is `helm template RELEASE deploy/helm/greensched` in the namespace, with the
+// values file if given.
+func helmTemplate(t *testing.T, helm, release, valuesFile string) string {
 	t.Helper()
-	args := []string{"template", "gs", filepath.Join(repoDir(), "deploy", "helm", "greensched"),
+	args := []string{"template", release, filepath.Join(repoDir(), "deploy", "helm", "greensched"),
 		"--namespace", namespace}
 	if valuesFile != "" {
 		args = append(args, "-f", valuesFile)
@@ -79,6 +81,12 @@ func render(t *testing.T, helm string, valuesFile string) *rendered {
 	if err != nil {
 		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
+	return string(out)
+}
+
+func render(t *testing.T, helm string, valuesFile string) *rendered {
+	t.Helper()
+	out := helmTemplate(t, helm, "gs", valuesFile)
 	r := &rendered{
 		serviceAccounts: map[string]corev1.ServiceAccount{},
 		secrets:         map[string]corev1.Secret{},
@@ -87,7 +95,7 @@ func render(t *testing.T, helm string, valuesFile string) *rendered {
 		services:        map[string]corev1.Service{},
 		deployments:     map[string]appsv1.Deployment{},
 	}
-	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(out), -1) {
+	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(out, -1) {
 		var head struct {
 			Kind     string `json:"kind"`
 			Metadata struct {

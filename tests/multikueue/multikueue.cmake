@@ -1,10 +1,12 @@
 # The MultiKueue end-to-end test (ctest label multikueue), run as a script:
 #   cmake -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -DDATA=<shared data dir>
-#         -DGREENSCHED=<binary> -DGO=<go 1.25+> -P multikueue.cmake
+#         -DGREENSCHED=<binary> -DGO=<go 1.25+> -DHELM=<helm binary> -P multikueue.cmake
 # Builds the clusters' binaries from the Go modules tests/multikueue pins (build.sh; Go's build
 # cache keeps rebuilds to seconds), then runs the test program (tests/multikueue/e2e) against
-# the greensched binary. Skips with a message when the shared data or Go is missing, unless
-# CI=true.
+# the greensched binary, installed on the manager from the Helm chart deploy/helm/greensched
+# as helm renders it (HELM: the helm.build test builds it, the fixture helm_binary) and from
+# deploy/kueue/kueue-config.yaml. Skips with a message when the shared data, Go or helm is
+# missing, unless CI=true.
 include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
 # SCENARIO: main (the default: 200 Jobs while the dispatcher and the service are killed and a
@@ -29,6 +31,10 @@ if(NOT GO OR NOT EXISTS "${GO}")
   skip_or_fail("Go 1.26 or newer is missing (it builds Kubernetes, Kueue and KWOK from modules)")
   return()
 endif()
+if(NOT HELM OR NOT EXISTS "${HELM}")
+  skip_or_fail("helm is not built at ${HELM} (the helm.build test skipped or failed); it renders the chart the test installs")
+  return()
+endif()
 
 set(here "${SOURCE_DIR}/tests/multikueue")
 set(bin "${WORK}/bin")
@@ -46,7 +52,7 @@ message("built the clusters' binaries in ${build_s} s")
 execute_process(
   COMMAND ${bin}/greensched-multikueue-e2e -bin ${bin} -greensched ${GREENSCHED} -data ${DATA}
           -work ${WORK}/run -go ${GO} -module ${here}
-          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml ${scenario_args}
+          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml -helm ${HELM} ${scenario_args}
   RESULT_VARIABLE rc)
 string(TIMESTAMP t2 "%s")
 math(EXPR run_s "${t2} - ${t1}")

@@ -153,9 +153,14 @@ func waitFor(what string, timeout time.Duration, ok func() (bool, error)) error 
 
 var insecureHTTP = &http.Client{Timeout: 2 * time.Second}
 
+// httpOK checks that GET url answers 200 (https without verifying the server's certificate).
 func httpOK(url string) func() (bool, error) {
 	return func() (bool, error) {
-		res, err := insecureHTTP.Get(url)
+		cl := insecureHTTP
+		if strings.HasPrefix(url, "https:") {
+			cl = insecureHTTPS
+		}
+		res, err := cl.Get(url)
 		if err != nil {
 			return false, err
 		}
@@ -401,24 +406,10 @@ func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
 }
 
 // startKueue writes the cluster's Kueue configuration (its controllers' concurrency as in
-// Kueue's released manifests) and starts it; the manager's hands the choice of worker clusters
-// to greensched's dispatcher.
-func (c *cluster) startKueue(e *env) {
-	multi := ""
-	if !c.worker {
-		// Kueue's default workerLostTimeout (15m) in the main scenario; the faults scenario,
-		// whose worker is lost for good, waits less for the Workloads admitted there.
-		lost := "15m"
-		if e.faults() {
-			lost = faultWorkerLostTimeout.String()
-		}
-		multi = `multiKueue:
-  gcInterval: 30s
-  origin: multikueue
-  workerLostTimeout: ` + lost + `
-  dispatcherName: greensched.io/dispatcher
-`
-	}
+// Kueue's released manifests) and starts it. The manager's is merged with the Configuration of
+// deploy/kueue/kueue-config.yaml, which hands the choice of worker clusters to greensched's
+// dispatcher.
+func (c *cluster) startKueue(e *env) error {
 	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
@@ -432,11 +423,28 @@ controller:
   groupKindConcurrency: {Job.batch: 5, Pod: 5, Workload.kueue.x-k8s.io: 5, LocalQueue.kueue.x-k8s.io: 1, Cohort.kueue.x-k8s.io: 1, ClusterQueue.kueue.x-k8s.io: 1, ResourceFlavor.kueue.x-k8s.io: 1}
 integrations: {frameworks: ["batch/job"]}
 featureGates: {VisibilityOnDemand: false}
-%s`, c.kueueHealthPort, c.kueueMetricsPort, c.webhookPort, c.pki.kueueCertDir, multi)
+`, c.kueueHealthPort, c.kueueMetricsPort, c.webhookPort, c.pki.kueueCertDir)
+	text := []byte(config)
+	if !c.worker {
+		// MultiKueue's garbage collection and origin; the faults scenario, whose worker is lost
+		// for good, waits less than Kueue's default workerLostTimeout (15m) for the Workloads
+		// admitted there, whatever the file says.
+		config += "multiKueue: {gcInterval: 30s, origin: multikueue}\n"
+		var override map[string]any
+		if e.faults() {
+			override = map[string]any{"multiKueue": map[string]any{"workerLostTimeout": faultWorkerLostTimeout.String()}}
+		}
+		merged, err := e.kueueConfig.managerConfiguration(config, override)
+		if err != nil {
+			return err
+		}
+		text = merged
+	}
 	file := filepath.Join(c.dir, "kueue-config.yaml")
-	writeFile(file, []byte(config))
+	writeFile(file, text)
 	c.kueue = e.procs.add(c.name+"-kueue", []string{"KUBECONFIG=" + c.pki.kubeconfig}, e.bin("kueue"),
 		"--config="+file, "--zap-log-level=2")
+	return nil
 }
 
 func (c *cluster) kueueReady(ctx context.Context) error {
@@ -460,54 +468,60 @@ func (c *cluster) kueueReady(ctx context.Context) error {
 	})
 }
 
-// queues creates the ResourceFlavor, ClusterQueue and LocalQueue (with `checks` on the
-// manager). Quotas are large: capacity binds in the workers' scheduler, not in Kueue; with
-// noGPUQuota the queue has no GPU quota at all, so no GPU Workload is ever admitted there.
-func (c *cluster) queues(ctx context.Context, checks []string, noGPUQuota bool) error {
+// gpuResourceGroups are the quotas of the test's ClusterQueues: large, since capacity binds in
+// the workers' scheduler, not in Kueue; with noGPUQuota there is no GPU quota at all, so no
+// GPU Workload is ever admitted there.
+func gpuResourceGroups(noGPUQuota bool) []any {
 	gpuMilli, gpuCount := "100000000", "1000000"
 	if noGPUQuota {
 		gpuMilli, gpuCount = "0", "0"
 	}
-	strategy := ""
-	if len(checks) > 0 {
-		strategy = "  admissionChecksStrategy:\n    admissionChecks:\n"
-		for _, ch := range checks {
-			strategy += "    - name: " + ch + "\n"
-		}
-	}
+	return []any{map[string]any{
+		"coveredResources": []any{"cpu", "memory", "alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count"},
+		"flavors": []any{map[string]any{"name": "default", "resources": []any{
+			map[string]any{"name": "cpu", "nominalQuota": "100000"},
+			map[string]any{"name": "memory", "nominalQuota": "1000Ti"},
+			map[string]any{"name": "alibabacloud.com/gpu-milli", "nominalQuota": gpuMilli},
+			map[string]any{"name": "alibabacloud.com/gpu-count", "nominalQuota": gpuCount},
+		}}},
+	}}
+}
+
+// workerClusterQueue is a worker's ClusterQueue (no admission checks).
+func workerClusterQueue(noGPUQuota bool) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+		"metadata": map[string]any{"name": "gpu"},
+		"spec":     map[string]any{"namespaceSelector": map[string]any{}, "resourceGroups": gpuResourceGroups(noGPUQuota)}}}
+}
+
+// localQueue is the LocalQueue the Jobs name, on the manager and on every worker (MultiKueue
+// copies a Workload into the same namespace and queue).
+const localQueue = "gpu"
+
+// queues creates the ResourceFlavor, the ClusterQueue `cq` and the LocalQueue using it, and
+// waits for the ClusterQueue to be active.
+func (c *cluster) queues(ctx context.Context, cq *unstructured.Unstructured) error {
 	objs := []client.Object{
 		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n"),
-		fromYAML(`apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: gpu}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, alibabacloud.com/gpu-milli, alibabacloud.com/gpu-count]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: "100000"}
-      - {name: memory, nominalQuota: 1000Ti}
-      - {name: alibabacloud.com/gpu-milli, nominalQuota: "` + gpuMilli + `"}
-      - {name: alibabacloud.com/gpu-count, nominalQuota: "` + gpuCount + `"}
-` + strategy),
-		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: gpu, namespace: default}\nspec: {clusterQueue: gpu}\n"),
+		cq,
+		fromYAML(fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: %s, namespace: default}\nspec: {clusterQueue: %s}\n",
+			localQueue, cq.GetName())),
 	}
 	if err := apply(ctx, c.client, objs...); err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return waitFor(c.name+": ClusterQueue active", 60*time.Second, func() (bool, error) {
-		var cq kueue.ClusterQueue
-		if err := c.client.Get(ctx, client.ObjectKey{Name: "gpu"}, &cq); err != nil {
+		var got kueue.ClusterQueue
+		if err := c.client.Get(ctx, client.ObjectKey{Name: cq.GetName()}, &got); err != nil {
 			return false, err
 		}
-		for _, cond := range cq.Status.Conditions {
+		for _, cond := range got.Status.Conditions {
 			if cond.Type == kueue.ClusterQueueActive && cond.Status == "True" {
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("ClusterQueue gpu not active: %v", cq.Status.Conditions)
+		return false, fmt.Errorf("ClusterQueue %s not active: %v", cq.GetName(), got.Status.Conditions)
 	})
 }
 
@@ -553,7 +567,9 @@ func bringUp(ctx context.Context, e *env) error {
 				return err
 			}
 		}
-		c.startKueue(e)
+		if err := c.startKueue(e); err != nil {
+			return err
+		}
 		if err := c.kueue.start(); err != nil {
 			return err
 		}

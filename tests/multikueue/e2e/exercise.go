@@ -150,7 +150,7 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 			controllerHealth = "http://" + strings.TrimPrefix(e.controllers.args[i], "--health-probe-bind-address=") + "/healthz"
 		}
 	}
-	serviceHealth := fmt.Sprintf("http://127.0.0.1:%d/healthz", e.dispatchPort)
+	serviceHealth := e.dispatchURL + "/healthz"
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -449,7 +449,7 @@ func (e *env) submit(ctx context.Context, jobs []jobSpec, start time.Time) (map[
 	interval := e.o.submitFor / time.Duration(len(jobs))
 	for i, j := range jobs {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
-		job := j.object("gpu")
+		job := j.object(localQueue)
 		var err error
 		for try := 0; try < 20; try++ {
 			if err = e.manager.client.Create(ctx, job); err == nil || ignoreExists(err) == nil {

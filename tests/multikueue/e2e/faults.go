@@ -64,11 +64,11 @@ const (
 	leaseName   = "greensched-kueue.greensched.io"
 )
 
-// faultControllerArgs: two replicas electing a leader with a short lease, and short
-// re-nomination timeouts.
-var faultControllerArgs = []string{"--leader-elect=true", "--leader-election-namespace=greensched-system",
-	"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
-	"--worker-lost-after=" + faultWorkerLostAfter.String(), "--admit-timeout=" + faultAdmitTimeout.String()}
+// faultLeaseArgs: the chart's two replicas elect a leader with a short lease (appended to the
+// rendered args: the chart has no value for the lease; the re-nomination timeouts above are
+// given to it as values).
+var faultLeaseArgs = []string{"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s",
+	"--leader-elect-retry-period=1s"}
 
 // The bad workers sit on the cleanest grids, so that the service sends them work.
 var faultCarbon = map[string]string{"worker1": "GB", "worker2": "US-CAL-CISO", lostWorker: "BR-SP",
@@ -292,7 +292,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 		takeoverWindows = append(takeoverWindows, [2]time.Time{at, back})
 		logf("%s at %.1f s: took over after %.2f s", what, since(at), back.Sub(at).Seconds())
 	}
-	serviceHealth := fmt.Sprintf("http://127.0.0.1:%d/healthz", e.dispatchPort)
+	serviceHealth := e.dispatchURL + "/healthz"
 	events := []event{
 		{10 * time.Second, func() { // the service's writer
 			at := time.Now()
@@ -302,7 +302,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 			}
 			addTakeover("SIGKILL dispatch service (standby takes over)", at, time.Now())
 			// The killed one comes back as the new standby.
-			next := e.procs.add("greensched-dispatch-standby-2", nil,
+			next := e.procs.add("greensched-dispatch-standby-2", e.dispatch.env,
 				append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)
 			if err := next.start(); err != nil {
 				logf("%v", err)
@@ -452,7 +452,7 @@ func (e *env) leaderReplica() int {
 
 // serviceClusterState is what the service's /v1/clusters says of a cluster's health.
 func (e *env) serviceClusterState(name string) string {
-	r, err := insecureHTTP.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/clusters", e.dispatchPort))
+	r, err := e.dispatchGet("/v1/clusters")
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}

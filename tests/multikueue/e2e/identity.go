@@ -1,10 +1,10 @@
 package main
 
-// The identities greensched runs under, as deploy/kueue ships them: greensched-kueue on the
-// manager with the ServiceAccount and ClusterRole of deploy/kueue/greensched-kueue.yaml, and
-// the dispatch service reading each worker with the ServiceAccount of
-// deploy/kueue/worker-reader.yaml. Their tokens come from the TokenRequest API, so a rule
-// missing from the manifests fails the test.
+// The identities greensched runs under, as shipped: greensched-kueue on the manager with the
+// ServiceAccount, ClusterRole and Roles the chart deploy/helm/greensched renders (chart.go),
+// and the dispatch service reading each worker with the ServiceAccount of
+// deploy/kueue/worker-reader.yaml (the chart installs on the manager only). Their tokens come
+// from the TokenRequest API, so a rule missing from what is shipped fails the test.
 
 import (
 	"context"
@@ -15,11 +15,9 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
 // manifestObjects reads the objects of the given kinds from a multi-document YAML file.
@@ -28,38 +26,27 @@ func manifestObjects(path string, kinds ...string) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]bool{}
-	for _, k := range kinds {
-		want[k] = true
+	objs, err := decodeObjects(path, text)
+	if err != nil {
+		return nil, err
 	}
 	var out []client.Object
-	for i, doc := range strings.Split(string(text), "\n---") {
-		data, err := yaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, i+1, err)
-		}
-		if strings.TrimSpace(string(data)) == "null" {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, i+1, err)
-		}
-		if want[u.GetKind()] {
-			out = append(out, u)
+	for _, o := range objs {
+		for _, k := range kinds {
+			if o.GetKind() == k {
+				out = append(out, o)
+			}
 		}
 	}
 	return out, nil
 }
 
-// serviceAccountToken applies the identity objects of `manifest` to the cluster and returns a
-// token of its ServiceAccount `name` in greensched-system.
-func serviceAccountToken(ctx context.Context, c *cluster, manifest, name string) (string, error) {
-	objs, err := manifestObjects(manifest, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-		"Role", "RoleBinding")
-	if err != nil {
-		return "", err
-	}
+// identityKinds are the kinds of an identity's objects.
+var identityKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// serviceAccountToken applies an identity's objects to the cluster and returns a token of its
+// ServiceAccount namespace/name.
+func serviceAccountToken(ctx context.Context, c *cluster, objs []client.Object, namespace, name string) (string, error) {
 	if err := apply(ctx, c.client, objs...); err != nil {
 		return "", err
 	}
@@ -67,11 +54,11 @@ func serviceAccountToken(ctx context.Context, c *cluster, manifest, name string)
 	if err != nil {
 		return "", err
 	}
-	tr, err := cs.CoreV1().ServiceAccounts("greensched-system").CreateToken(ctx, name,
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](6 * 3600)}},
 		metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("%s: token of %s: %w", c.name, name, err)
+		return "", fmt.Errorf("%s: token of %s/%s: %w", c.name, namespace, name, err)
 	}
 	return tr.Status.Token, nil
 }

@@ -20,6 +20,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,9 +28,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
 )
 
 var insecureHTTPS = &http.Client{Timeout: 2 * time.Second,
@@ -37,6 +40,7 @@ var insecureHTTPS = &http.Client{Timeout: 2 * time.Second,
 
 type options struct {
 	bin, greensched, data, work, goBin, moduleRoot, deploySchedulerConfig string
+	helm, chart, chartValues, kueueConfig                                 string
 	scenario                                                              string
 	workers, nodesPerWorker, jobs                                         int
 	submitFor, outage, outageAt                                           time.Duration
@@ -64,10 +68,12 @@ type env struct {
 
 	greensched            string
 	deploySchedulerConfig string
+	kueueConfig           *kueueConfigFile
 	dispatch, controllers *proc
-	dispatchPort          int
-	journal               string
-	origin                time.Time
+	// The service's URL (https with the chart's TLS) and the bearer token the chart made for it.
+	dispatchURL, dispatchToken string
+	journal                    string
+	origin                     time.Time
 
 	// The faults scenario (faults.go): the service's standbys, the controller's replicas (the
 	// first is `controllers`) and their metrics ports, and the blackholed cluster.
@@ -88,6 +94,18 @@ func (e *env) deployFile(name string) string {
 	return filepath.Join(filepath.Dir(e.o.deploySchedulerConfig), "kueue", name)
 }
 
+// dispatchGet is a GET of the service's path with its bearer token.
+func (e *env) dispatchGet(path string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, e.dispatchURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if e.dispatchToken != "" {
+		req.Header.Set("Authorization", "Bearer "+e.dispatchToken)
+	}
+	return insecureHTTPS.Do(req)
+}
+
 func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "folder of the binaries built by tests/multikueue/build.sh")
@@ -97,6 +115,10 @@ func main() {
 	flag.StringVar(&o.goBin, "go", "go", "the go command (finds Kueue's and KWOK's manifests in the module cache)")
 	flag.StringVar(&o.moduleRoot, "module", ".", "tests/multikueue (its go.mod pins the versions)")
 	flag.StringVar(&o.deploySchedulerConfig, "scheduler-config", "", "deploy/scheduler-config.yaml")
+	flag.StringVar(&o.helm, "helm", "", "the helm binary (tests/helm/build.sh builds it); renders the chart greensched is installed from")
+	flag.StringVar(&o.chart, "chart", "", "the chart deploy/helm/greensched (default: next to -scheduler-config)")
+	flag.StringVar(&o.chartValues, "values", "", "the test's values of the chart (default: chart-values.yaml in -module)")
+	flag.StringVar(&o.kueueConfig, "kueue-config", "", "deploy/kueue/kueue-config.yaml (default: next to -scheduler-config)")
 	flag.StringVar(&o.scenario, "scenario", "main", "main (kills, an outage, deferral) or faults (a worker lost for good, "+
 		"one without quota, one where pods cannot be scheduled, a blackholed one, the controller's leader and the "+
 		"service's writer killed, evictions racing nominations; see faults.go)")
@@ -124,9 +146,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "-scenario %q: main or faults\n", o.scenario)
 		os.Exit(2)
 	}
-	if o.bin == "" || o.greensched == "" || o.work == "" || o.deploySchedulerConfig == "" {
-		fmt.Fprintln(os.Stderr, "usage: greensched-multikueue-e2e -bin DIR -greensched BIN -work DIR -scheduler-config FILE [-data DIR]")
+	if o.bin == "" || o.greensched == "" || o.work == "" || o.deploySchedulerConfig == "" || o.helm == "" {
+		fmt.Fprintln(os.Stderr, "usage: greensched-multikueue-e2e -bin DIR -greensched BIN -work DIR -scheduler-config FILE -helm BIN [-data DIR]")
 		os.Exit(2)
+	}
+	deploy := filepath.Dir(o.deploySchedulerConfig)
+	if o.chart == "" {
+		o.chart = filepath.Join(deploy, "helm", "greensched")
+	}
+	if o.kueueConfig == "" {
+		o.kueueConfig = filepath.Join(deploy, "kueue", "kueue-config.yaml")
+	}
+	if o.chartValues == "" {
+		o.chartValues = filepath.Join(o.moduleRoot, "chart-values.yaml")
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -161,6 +193,9 @@ func run(o options) error {
 		e.procs.killAll()
 	}()
 	if e.manifests, err = renderManifests(o.goBin, o.moduleRoot); err != nil {
+		return err
+	}
+	if e.kueueConfig, err = readKueueConfig(o.kueueConfig); err != nil {
 		return err
 	}
 	writeFile(filepath.Join(o.work, "kwok-stages.yaml"), e.manifests.kwokStages)
@@ -276,12 +311,13 @@ func run(o options) error {
 	return nil
 }
 
-// setUpMultiKueue creates the workers' queues, and on the manager the kubeconfig Secrets,
-// MultiKueueClusters, the MultiKueueConfig, the two admission checks and the queues using
-// them, as docs/MULTICLUSTER.md and deploy/kueue/kueue-config.yaml describe.
+// setUpMultiKueue creates the workers' queues, and on the manager the kubeconfig Secrets and
+// MultiKueueClusters, then the admission checks and the MultiKueueConfig of
+// deploy/kueue/kueue-config.yaml (listing the test's clusters), as docs/MULTICLUSTER.md
+// describes. The manager's ClusterQueue comes once greensched runs (startGreensched).
 func (e *env) setUpMultiKueue(ctx context.Context) error {
 	for _, w := range e.workers {
-		if err := w.queues(ctx, nil, e.faults() && w.name == noQuotaWorker); err != nil {
+		if err := w.queues(ctx, workerClusterQueue(e.faults() && w.name == noQuotaWorker)); err != nil {
 			return err
 		}
 	}
@@ -306,22 +342,154 @@ func (e *env) setUpMultiKueue(ctx context.Context) error {
 			fromYAML(fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueCluster\nmetadata: {name: %s}\n"+
 				"spec: {clusterSource: {kubeConfig: {locationType: Secret, location: %s-kubeconfig}}}\n", w.name, w.name)))
 	}
-	objs = append(objs,
-		fromYAML(fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueConfig\nmetadata: {name: workers}\nspec: {clusters: [%s]}\n",
-			strings.Join(names, ", "))),
-		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: multikueue}\n"+
-			"spec: {controllerName: kueue.x-k8s.io/multikueue, parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: workers}}\n"),
-		fromYAML("apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: green-window}\n"+
-			"spec: {controllerName: greensched.io/green-window}\n"))
+	for _, o := range e.kueueConfig.managerObjects(names) {
+		objs = append(objs, o)
+	}
 	return apply(ctx, e.manager.client, objs...)
 }
 
-// startGreensched starts the dispatch service and greensched's Kueue controllers on the
-// manager, and waits for the manager's ClusterQueue (it needs both checks active). In the
-// faults scenario the service has a standby on the same journal and address, and the
-// controllers run as two replicas electing a leader.
+// The release and namespace the chart is rendered for, as docs/RUNBOOK.md installs it.
+const (
+	chartRelease   = "greensched"
+	chartNamespace = "greensched-system"
+)
+
+// startGreensched renders the chart (chart.go) for this run, starts its dispatch service and
+// greensched's Kueue controllers on the manager, and creates the manager's ClusterQueue of
+// deploy/kueue/kueue-config.yaml, waiting for it to be active (it needs both checks active).
+// In the faults scenario the service has a standby on the same journal and address, and the
+// controllers run as the chart's two replicas electing a leader.
 func (e *env) startGreensched(ctx context.Context) error {
-	sites := []map[string]any{}
+	chart, err := e.renderChartForRun(ctx)
+	if err != nil {
+		return err
+	}
+	// The service: its args as rendered, but for the address it listens on (the chart's is the
+	// pod's, on a fixed port) and the replayed clock of the run (--signal-*), appended.
+	dep, err := chart.deployment("dispatch")
+	if err != nil {
+		return err
+	}
+	claims := map[string]string{}
+	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--data-dir="); ok {
+			// The claim mounted as the data folder is the shared data.
+			claims[claimMountedAt(dep, v)] = e.o.data
+		}
+	}
+	dispatch, err := chart.runnable("dispatch", e.greensched, filepath.Join(e.work, "dispatch-pod"), claims)
+	if err != nil {
+		return err
+	}
+	if dispatch.replicas != 1 {
+		return fmt.Errorf("the chart runs %d dispatch replicas; the test expects one writer of the journal", dispatch.replicas)
+	}
+	var ok bool
+	if e.journal, ok = dispatch.flag("--journal"); !ok {
+		return fmt.Errorf("the chart's dispatch has no --journal, which the test reads")
+	}
+	scheme := "http"
+	if _, tls := dispatch.flag("--tls-cert"); tls {
+		scheme = "https"
+	}
+	if file, ok := dispatch.flag("--auth-token-file"); ok {
+		token, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		e.dispatchToken = strings.TrimSpace(string(token))
+	}
+	port := freePort()
+	e.dispatchURL = fmt.Sprintf("%s://127.0.0.1:%d", scheme, port)
+	e.origin = time.Now().Truncate(time.Second).Add(time.Second)
+	e.dispatchBaseArgs, err = dispatch.argv(map[string]string{"--listen": fmt.Sprintf("127.0.0.1:%d", port)},
+		"--signal-start="+e.o.signalStart, "--signal-origin="+e.origin.UTC().Format(time.RFC3339),
+		fmt.Sprintf("--signal-speed=%g", e.o.speed))
+	if err != nil {
+		return err
+	}
+	e.dispatch = e.procs.add("greensched-dispatch", dispatch.env, e.dispatchBaseArgs...)
+
+	// The controllers: their ServiceAccount and RBAC as rendered, its token in a kubeconfig
+	// (what the pod's in-cluster config would be). Their args as rendered, but for the
+	// service's address (the chart's is its Service's name) and the addresses they listen on
+	// (each replica its own ports); the faults scenario appends a short lease, for which the
+	// chart has no value.
+	controllers, err := chart.runnable("kueue", e.bin("greensched-kueue"), filepath.Join(e.work, "kueue-pod"), nil)
+	if err != nil {
+		return err
+	}
+	if want := map[bool]int{false: 1, true: 2}[e.faults()]; controllers.replicas != want {
+		return fmt.Errorf("the chart runs %d greensched-kueue replicas; the %s scenario needs %d", controllers.replicas,
+			e.o.scenario, want)
+	}
+	rbac := append([]client.Object{fromYAML("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + chartNamespace + "}\n")},
+		chart.component("kueue", identityKinds...)...)
+	token, err := serviceAccountToken(ctx, e.manager, rbac, chartNamespace, controllers.serviceAccount)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := kubeconfigWithToken(e.manager, token, "greensched-kueue.kubeconfig")
+	if err != nil {
+		return err
+	}
+	serviceURL, ok := controllers.flag("--dispatch-url")
+	if !ok {
+		return fmt.Errorf("the chart's greensched-kueue has no --dispatch-url")
+	}
+	u, err := url.Parse(serviceURL)
+	if err != nil {
+		return fmt.Errorf("the chart's --dispatch-url: %w", err)
+	}
+	u.Host = fmt.Sprintf("127.0.0.1:%d", port)
+	var extra []string
+	if e.faults() {
+		extra = faultLeaseArgs
+	}
+	env := append(append([]string(nil), controllers.env...), "KUBECONFIG="+kubeconfig)
+	for i := range controllers.replicas {
+		metrics := freePort()
+		args, err := controllers.argv(map[string]string{"--dispatch-url": u.String(),
+			"--metrics-bind-address":      fmt.Sprintf("127.0.0.1:%d", metrics),
+			"--health-probe-bind-address": fmt.Sprintf("127.0.0.1:%d", freePort())}, extra...)
+		if err != nil {
+			return err
+		}
+		name := "greensched-kueue"
+		if controllers.replicas > 1 {
+			name = fmt.Sprintf("greensched-kueue-%d", i+1)
+		}
+		e.replicas = append(e.replicas, e.procs.add(name, env, args...))
+		e.replicaMetrics = append(e.replicaMetrics, metrics)
+	}
+	e.controllers = e.replicas[0]
+	if e.faults() {
+		e.standbys = []*proc{e.procs.add("greensched-dispatch-standby", dispatch.env,
+			append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)}
+	}
+	if err := e.dispatch.start(); err != nil {
+		return err
+	}
+	if err := waitFor("dispatch service /healthz", 30*time.Second, httpOK(e.dispatchURL+"/healthz")); err != nil {
+		return err
+	}
+	for _, p := range append(e.standbys, e.replicas...) {
+		if err := p.start(); err != nil {
+			return err
+		}
+	}
+	cq, err := e.kueueConfig.managerClusterQueue()
+	if err != nil {
+		return err
+	}
+	return e.manager.queues(ctx, cq)
+}
+
+// renderChartForRun renders the chart with the test's values and the run's: the fleet and the
+// clusters as a user gives them (dispatch.fleet, and dispatch.clusters with each worker's
+// reader token and CA), dispatch's certificate, and the scenario's controllers.
+func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
+	sites := []any{}
 	clusters := map[string]any{}
 	carbon := []string{"DE-LU", "GB", "CA-ON", "US-CAL-CISO"}
 	site := func(name, nodesCSV, zone string) map[string]any {
@@ -338,100 +506,87 @@ func (e *env) startGreensched(ctx context.Context) error {
 	for i, w := range e.workers {
 		csv := filepath.Join(w.dir, "nodes.csv")
 		if err := writeNodeCSV(csv, w.nodes); err != nil {
-			return err
+			return nil, err
 		}
 		zone := carbon[i%len(carbon)]
 		if e.faults() {
 			zone = faultCarbon[w.name]
 		}
 		sites = append(sites, site(w.name, csv, zone))
-		token, err := serviceAccountToken(ctx, w, e.deployFile("worker-reader.yaml"), "greensched-reader")
+		reader, err := manifestObjects(e.deployFile("worker-reader.yaml"), identityKinds...)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		tokenFile := filepath.Join(w.dir, "greensched-reader.token")
-		writeFile(tokenFile, []byte(token))
-		clusters[w.name] = map[string]any{"api": map[string]any{"server": w.server,
-			"token_file": tokenFile, "ca_file": w.pki.caFile}}
+		token, err := serviceAccountToken(ctx, w, reader, "greensched-system", "greensched-reader")
+		if err != nil {
+			return nil, err
+		}
+		ca, err := os.ReadFile(w.pki.caFile)
+		if err != nil {
+			return nil, err
+		}
+		clusters[w.name] = map[string]any{"server": w.server, "token": token, "ca": string(ca)}
 	}
 	if e.blackhole != nil {
 		// The cleanest site of all, were it ever read.
 		dir := filepath.Join(e.work, blackholeCluster)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		csv := filepath.Join(dir, "nodes.csv")
 		if err := writeNodeCSV(csv, e.workers[0].nodes); err != nil {
-			return err
+			return nil, err
 		}
 		sites = append(sites, site(blackholeCluster, csv, faultCarbon[blackholeCluster]))
-		clusters[blackholeCluster] = map[string]any{"api": map[string]any{
-			"server": "https://" + e.blackhole.Addr().String(), "token_file": e.workers[0].pki.tokenFile,
-			"ca_file": e.workers[0].pki.caFile}}
-	}
-	config, _ := json.MarshalIndent(map[string]any{
-		"fleet": map[string]any{"start": e.o.signalStart, "sites": sites}, "clusters": clusters}, "", "  ")
-	configFile := filepath.Join(e.work, "dispatch-config.json")
-	writeFile(configFile, config)
-	e.journal = filepath.Join(e.work, "dispatch.jsonl")
-	e.dispatchPort = freePort()
-	e.origin = time.Now().Truncate(time.Second).Add(time.Second)
-	e.dispatchBaseArgs = []string{e.greensched, "dispatch", "--config=" + configFile,
-		"--data-dir=" + e.o.data, fmt.Sprintf("--listen=127.0.0.1:%d", e.dispatchPort), "--journal=" + e.journal,
-		"--signal-start=" + e.o.signalStart, "--signal-origin=" + e.origin.UTC().Format(time.RFC3339),
-		fmt.Sprintf("--signal-speed=%g", e.o.speed), "--refresh=1", "--commit=30", "--seeds=42"}
-	e.dispatch = e.procs.add("greensched-dispatch", nil, e.dispatchBaseArgs...)
-	token, err := serviceAccountToken(ctx, e.manager, e.deployFile("greensched-kueue.yaml"), "greensched-kueue")
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := kubeconfigWithToken(e.manager, token, "greensched-kueue.kubeconfig")
-	if err != nil {
-		return err
-	}
-	controllerArgs := func(metrics string) []string {
-		args := []string{e.bin("greensched-kueue"), fmt.Sprintf("--dispatch-url=http://127.0.0.1:%d", e.dispatchPort),
-			"--metrics-bind-address=" + metrics, fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort()),
-			"--max-wait=2s"}
-		if !e.faults() {
-			// One process, SIGKILLed and restarted: with leader election the new one would
-			// wait for the killed one's Lease to run out before dispatching again.
-			return append(args, "--leader-elect=false")
+		ca, err := os.ReadFile(e.workers[0].pki.caFile)
+		if err != nil {
+			return nil, err
 		}
-		args = append(args, faultControllerArgs...)
+		clusters[blackholeCluster] = map[string]any{"server": "https://" + e.blackhole.Addr().String(),
+			"token": e.workers[0].pki.token, "ca": string(ca)}
+	}
+	// dispatch's certificate, valid for the address the test reaches it at.
+	ca := newCA("greensched-dispatch-ca", true)
+	cert := serving(ca, "greensched-dispatch", true, []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+	kueueValues := map[string]any{"replicas": 1, "leaderElect": false}
+	if e.faults() {
+		kueueValues = map[string]any{"replicas": 2, "leaderElect": true,
+			"workerLostAfter": faultWorkerLostAfter.String(), "admitTimeout": faultAdmitTimeout.String()}
 		if e.o.unschedulable {
-			args = append(args, "--unschedulable-after="+faultUnschedulableAfter.String())
-		}
-		return args
-	}
-	env := []string{"KUBECONFIG=" + kubeconfig}
-	if !e.faults() {
-		e.controllers = e.procs.add("greensched-kueue", env, controllerArgs("0")...)
-		e.replicas = []*proc{e.controllers}
-	} else {
-		for i := range 2 {
-			port := freePort()
-			p := e.procs.add(fmt.Sprintf("greensched-kueue-%d", i+1), env,
-				controllerArgs(fmt.Sprintf("127.0.0.1:%d", port))...)
-			e.replicas, e.replicaMetrics = append(e.replicas, p), append(e.replicaMetrics, port)
-		}
-		e.controllers = e.replicas[0]
-		e.standbys = []*proc{e.procs.add("greensched-dispatch-standby", nil,
-			append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)}
-	}
-	if err := e.dispatch.start(); err != nil {
-		return err
-	}
-	if err := waitFor("dispatch service /healthz", 30*time.Second,
-		httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", e.dispatchPort))); err != nil {
-		return err
-	}
-	for _, p := range append(e.standbys, e.replicas...) {
-		if err := p.start(); err != nil {
-			return err
+			kueueValues["unschedulableAfter"] = faultUnschedulableAfter.String()
 		}
 	}
-	return e.manager.queues(ctx, []string{"green-window", "multikueue"}, false)
+	values, err := yaml.Marshal(map[string]any{
+		"dispatch": map[string]any{
+			"fleet":    map[string]any{"start": e.o.signalStart, "sites": sites},
+			"clusters": clusters,
+			"tls":      map[string]any{"cert": string(cert.certPEM), "key": string(cert.keyPEM), "ca": string(ca.certPEM)},
+		},
+		"kueue": kueueValues,
+	})
+	if err != nil {
+		return nil, err
+	}
+	runValues := filepath.Join(e.work, "chart-values-run.yaml")
+	writeFile(runValues, values)
+	return renderChart(e.o.helm, e.o.chart, chartRelease, chartNamespace, e.o.chartValues, runValues)
+}
+
+// claimMountedAt is the claim of the volume mounted at path (or above it) in the Deployment's
+// first container, or "".
+func claimMountedAt(d *appsv1.Deployment, path string) string {
+	spec := d.Spec.Template.Spec
+	best, claim := -1, ""
+	for _, m := range spec.Containers[0].VolumeMounts {
+		if (path == m.MountPath || strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")) && len(m.MountPath) > best {
+			for _, v := range spec.Volumes {
+				if v.Name == m.Name && v.PersistentVolumeClaim != nil {
+					best, claim = len(m.MountPath), v.PersistentVolumeClaim.ClaimName
+				}
+			}
+		}
+	}
+	return claim
 }
 
 func percentile(xs []float64, q float64) float64 {
