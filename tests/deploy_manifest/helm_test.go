@@ -493,7 +493,7 @@ func checkChart(t *testing.T, r *rendered, existing map[string]bool) {
 		!hasArg(kargs, "--dispatch-token-file") || !hasArg(kargs, "--dispatch-ca-file") {
 		t.Errorf("greensched-kueue: want https, the token and the CA for dispatch, args %v", kargs)
 	}
-	for _, flag := range []string{"--worker-lost-after", "--admit-timeout", "--unschedulable-after"} {
+	for _, flag := range []string{"--worker-lost-after", "--admit-timeout"} {
 		if !hasArg(kargs, flag) {
 			t.Errorf("greensched-kueue's args lack %s", flag)
 		}

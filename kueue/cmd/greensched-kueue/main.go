@@ -66,10 +66,8 @@ func main() {
 		"nominate again a Workload not yet admitted whose nominated worker MultiKueue has not reached for this long (0: never)")
 	flag.DurationVar(&renominate.AdmitTimeout, "admit-timeout", 5*time.Minute,
 		"nominate again a Workload that no nominated worker has admitted this long after its nomination (0: never)")
-	flag.DurationVar(&renominate.UnschedulableAfter, "unschedulable-after", 0,
-		"experimental, off by default (see docs/MULTICLUSTER.md): put back in the queue, to nominate it elsewhere, an admitted Workload whose pods have been unschedulable in its worker this long (0: never)")
 	flag.StringVar(&workersNS, "worker-kubeconfig-namespace", "kueue-system",
-		"namespace of MultiKueue's worker kubeconfig Secrets, with which the workers are read; empty: workers are not read (no --admit-timeout, --unschedulable-after)")
+		"namespace of MultiKueue's worker kubeconfig Secrets, with which the workers are read; empty: workers are not read (no --admit-timeout)")
 	flag.DurationVar(&maxWait, "max-wait", 5*time.Minute,
 		"ask the service again at least this often while a Workload waits for its window")
 	opts := zap.Options{}
@@ -116,8 +114,7 @@ func main() {
 	if dispatcher {
 		d := &controller.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Service: service,
 			Recorder:        mgr.GetEventRecorderFor("greensched-dispatcher"),
-			WorkerLostAfter: renominate.WorkerLostAfter, AdmitTimeout: renominate.AdmitTimeout,
-			UnschedulableAfter: renominate.UnschedulableAfter}
+			WorkerLostAfter: renominate.WorkerLostAfter, AdmitTimeout: renominate.AdmitTimeout}
 		if workersNS != "" {
 			d.Workers = &controller.KubeconfigWorkers{Manager: mgr.GetAPIReader(), Namespace: workersNS,
 				Scheme: scheme}

@@ -46,7 +46,8 @@ const conflictRetry = 100 * time.Millisecond
 // # Nominating again
 //
 // As Kueue's own incremental dispatcher, which widens the nomination every 5 minutes, the
-// dispatcher changes a nomination that is not taken, for one of three reasons:
+// dispatcher changes a nomination that is not taken, for one of two reasons (a Workload admitted on a worker that cannot run it is
+// put back by that worker, see below):
 //
 //   - worker-lost: a nominated worker's MultiKueueCluster has not been Active for
 //     WorkerLostAfter, and the Workload is not admitted (status.clusterName unset). An admitted
@@ -57,17 +58,6 @@ const conflictRetry = 100 * time.Millisecond
 //     nomination (NominatedAtAnnotation), while MultiKueue reaches them: their queues lack
 //     quota or are full. The dispatcher reads the copies (Workers): one holding quota there
 //     (reserved or admitted) is about to be taken, and is left alone.
-//   - unschedulable: the Workload is admitted on its worker (status.clusterName) but a pod of
-//     its copy there has been unschedulable (PodScheduled False, reason Unschedulable) for
-//     UnschedulableAfter. Nothing on the manager shows this; the dispatcher lists the copy's
-//     pods in the worker (Workers, read-only). clusterName cannot change (Kueue's webhook
-//     allows it to be set only to a nominated cluster, and MultiKueue never unsets it), so
-//     the dispatcher puts the Workload back in the queue as MultiKueue does when a worker
-//     evicts it: it sets MultiKueue's admission check to Retry; Kueue evicts the Workload,
-//     clears clusterName and the nomination, and MultiKueue deletes the copy. MultiKueue
-//     deletes copies only while the Workload holds no quota, and makes a copy that still
-//     holds quota in a worker the Workload's again; Kueue reserves quota again at once, so a
-//     copy that outlives the eviction is met with another Retry, until it is gone.
 //
 // Nothing is moved when no other cluster of the MultiKueueConfig could take it.
 //
@@ -83,8 +73,8 @@ const conflictRetry = 100 * time.Millisecond
 //  0. The service is asked where it goes instead (DispatchAgain: the old clusters excluded,
 //     with the reason); while it cannot answer, nothing changes. Its answer is kept in the
 //     annotation.
-//  1. The old nomination is revoked: nominatedClusterNames is emptied (for unschedulable, the
-//     eviction above). MultiKueue then deletes the old copies.
+//  1. The old nomination is revoked: nominatedClusterNames is emptied. MultiKueue then
+//     deletes the old copies.
 //  2. The dispatcher waits until each old copy is gone from its worker (read through
 //     Workers). If one holds quota there after all (it was admitted in the meantime), the old
 //     nomination is given back ("keep") so that MultiKueue can make it the Workload's: the
@@ -102,8 +92,7 @@ const conflictRetry = 100 * time.Millisecond
 // worker): MultiKueue can delete it only once it reaches the worker again. Upstream Kueue has
 // the same window when it puts a Workload back in the queue after its workerLostTimeout.
 // WorkerLostAfter is that trade: a short outage (MultiKueue reconnects within a minute or
-// two) is waited out. Without Workers no copy can be read: admit-timeout and unschedulable
-// are off, and a worker-lost Workload moves without reading its old copy.
+// two) is waited out. Without Workers no copy can be read: admit-timeout is off, and a worker-lost Workload moves without reading its old copy.
 //
 // # Put back by its worker
 //
@@ -126,11 +115,10 @@ type Dispatcher struct {
 	Recorder record.EventRecorder
 	// Workers reads the worker clusters (nil: none is read).
 	Workers Workers
-	// WorkerLostAfter, AdmitTimeout, UnschedulableAfter: when a nomination is changed (see
-	// above); 0 turns that reason off.
-	WorkerLostAfter    time.Duration
-	AdmitTimeout       time.Duration
-	UnschedulableAfter time.Duration
+	// WorkerLostAfter, AdmitTimeout: when a nomination is changed (see above); 0 turns that
+	// reason off.
+	WorkerLostAfter time.Duration
+	AdmitTimeout    time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -166,7 +154,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{RequeueAfter: conflictRetry}, client.IgnoreNotFound(ignoreConflict(err))
 			}
 		}
-		return d.watchPods(ctx, &wl)
+		return ctrl.Result{}, nil
 	}
 	if len(wl.Status.NominatedClusterNames) > 0 {
 		return d.watchNomination(ctx, &wl)
@@ -376,44 +364,6 @@ func (d *Dispatcher) watchNomination(ctx context.Context, wl *kueue.Workload) (c
 		}
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
-}
-
-// watchPods changes the worker of an admitted Workload whose pods stay unschedulable there,
-// and otherwise looks at them again in a while.
-func (d *Dispatcher) watchPods(ctx context.Context, wl *kueue.Workload) (ctrl.Result, error) {
-	if d.Workers == nil || d.UnschedulableAfter <= 0 {
-		return ctrl.Result{}, nil
-	}
-	cluster := *wl.Status.ClusterName
-	poll := pollEvery(d.UnschedulableAfter)
-	reach, err := clusterReach(ctx, d.Client, []string{cluster})
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !reach[cluster].active {
-		return ctrl.Result{RequeueAfter: poll}, nil // lost: MultiKueue's workerLostTimeout
-	}
-	r, err := d.Workers.Reader(ctx, cluster)
-	if err == nil {
-		var since time.Time
-		var found bool
-		if since, found, err = unschedulableSince(ctx, r, wl); err == nil {
-			if !found {
-				return ctrl.Result{RequeueAfter: poll}, nil
-			}
-			if left := since.Add(d.UnschedulableAfter).Sub(d.now()); left > 0 {
-				return ctrl.Result{RequeueAfter: min(left, poll)}, nil
-			}
-			moved, err := d.startRenomination(ctx, wl, ReasonUnschedulable, []string{cluster})
-			if err != nil || moved {
-				return ctrl.Result{RequeueAfter: conflictRetry}, err
-			}
-			return ctrl.Result{RequeueAfter: poll}, nil
-		}
-	}
-	log.FromContext(ctx).Info("cannot read the pods of an admitted Workload in its worker",
-		"workload", client.ObjectKeyFromObject(wl), "cluster", cluster, "error", err.Error())
-	return ctrl.Result{RequeueAfter: poll}, nil
 }
 
 // pollEvery is how often a Workload is looked at while waiting `after` for a reason: a fifth

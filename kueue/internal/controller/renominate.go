@@ -36,9 +36,8 @@ const (
 	AdmittedOnAnnotation = "greensched.io/admitted-on"
 
 	// The reasons for a new nomination, as the dispatch service takes them.
-	ReasonWorkerLost    = "worker-lost"
-	ReasonAdmitTimeout  = "admit-timeout"
-	ReasonUnschedulable = "unschedulable"
+	ReasonWorkerLost   = "worker-lost"
+	ReasonAdmitTimeout = "admit-timeout"
 	// reasonKeep marks an old nomination being given back: its copy was admitted meanwhile.
 	reasonKeep = "keep"
 
@@ -141,17 +140,15 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 		logger.V(1).Info("no other cluster to nominate")
 		return false, nil
 	}
-	if reason != ReasonUnschedulable {
-		for _, c := range from {
-			state, err := d.copyIn(ctx, c, wl)
-			if err != nil && reason == ReasonAdmitTimeout {
-				// Its removal could not be seen either.
-				logger.Info("cannot read the copy in its worker: not moving it", "cluster", c, "error", err.Error())
-				return false, nil
-			}
-			if err == nil && state == copyHolding {
-				return false, nil // being admitted there: MultiKueue makes it the Workload's
-			}
+	for _, c := range from {
+		state, err := d.copyIn(ctx, c, wl)
+		if err != nil && reason == ReasonAdmitTimeout {
+			// Its removal could not be seen either.
+			logger.Info("cannot read the copy in its worker: not moving it", "cluster", c, "error", err.Error())
+			return false, nil
+		}
+		if err == nil && state == copyHolding {
+			return false, nil // being admitted there: MultiKueue makes it the Workload's
 		}
 	}
 	r := renomination{reason: reason, from: from, at: d.now()}
@@ -214,10 +211,6 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 		return ctrl.Result{}, nil
 	}
 	if wl.Status.ClusterName != nil {
-		if p.reason == ReasonUnschedulable && slices.Contains(p.from, *wl.Status.ClusterName) {
-			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("pods unschedulable on %q for %s",
-				*wl.Status.ClusterName, d.UnschedulableAfter))
-		}
 		// Admitted before the revoke took effect: it stays where it is.
 		if d.Recorder != nil {
 			d.Recorder.Eventf(wl, "Normal", "GreenschedKept", "admitted on %s before it was moved (%s): kept there",
@@ -258,10 +251,6 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 			// MultiKueue deletes it only while the Workload holds no quota: back to the queue
 			// until it is gone.
 			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("its copy on %q was deactivated there and is kept while it holds quota here", c))
-		case state == copyHolding && p.reason == ReasonUnschedulable:
-			// The copy whose pods cannot be scheduled outlived the eviction: MultiKueue would
-			// make it the Workload's again. Back to the queue until it is gone.
-			return d.requeueFromWorker(ctx, wl, fmt.Sprintf("its copy on %q, whose pods cannot be scheduled, still holds quota there", c))
 		case state == copyHolding:
 			// Admitted there meanwhile: give the old nomination back so that MultiKueue makes
 			// that copy the Workload's.
@@ -281,14 +270,11 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 	return d.nominate(ctx, wl, &p)
 }
 
-// requeueFromWorker puts a Workload whose pods stay unschedulable on its worker back in the
-// queue, as MultiKueue does when a worker evicts it: its MultiKueue check goes to Retry, so
-// Kueue evicts it (clearing clusterName and the nomination) and MultiKueue deletes the copy.
-// MultiKueue deletes copies only while the Workload holds no quota, and Kueue reserves quota
-// again at once, so the copy may outlive the eviction; one that still holds quota there would
-// become the Workload's again, so it is put back again until the copy is gone (renominate).
-// (A Retry with requeueAfterSeconds would leave MultiKueue more time, but Kueue 0.17 then
-// keeps the check in Retry after the eviction and never admits the Workload again.)
+// requeueFromWorker puts a Workload whose old copy in a worker was deactivated there back in
+// the queue, as MultiKueue does when a worker evicts it: its MultiKueue check goes to Retry,
+// so Kueue evicts it (clearing the nomination) and MultiKueue, which deletes copies only while
+// the Workload holds no quota, deletes the copy. Kueue reserves quota again at once, so the
+// copy may outlive the eviction; it is put back again until the copy is gone (renominate).
 func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, why string) (ctrl.Result, error) {
 	multi, _, err := multiKueueCheck(ctx, d.Client, wl)
 	if err != nil || multi == nil {

@@ -11,7 +11,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +78,7 @@ func newScene(t *testing.T, w Workers) *scene {
 	s := &scene{t: t, c: setup(t), now: t0, recs: record.NewFakeRecorder(100),
 		svc: &service{answer: dispatchclient.Answer{Clusters: []string{"sg"}, Mode: "carbon", Renominated: true}}}
 	s.d = &Dispatcher{Client: s.c, Service: s.svc.start(t), Recorder: s.recs, Workers: w,
-		WorkerLostAfter: 2 * time.Minute, AdmitTimeout: 5 * time.Minute, UnschedulableAfter: 5 * time.Minute,
+		WorkerLostAfter: 2 * time.Minute, AdmitTimeout: 5 * time.Minute,
 		Now: func() time.Time { return s.now }}
 	ctx := context.Background()
 	for _, name := range []string{"gb", "sg"} {
@@ -343,6 +342,14 @@ func TestDeactivatedOldCopyIsClearedByARequeue(t *testing.T) {
 	if st := checkState(wl, "multikueue"); st.State != kueue.CheckStateRetry || !strings.Contains(st.Message, "deactivated") {
 		t.Fatalf("MultiKueue check %+v, want Retry for the deactivated copy in gb", st)
 	}
+	// Under Kueue's manager, re-sending what it owns: an apply without them would drop the
+	// reservation.
+	a := applies[len(applies)-1]
+	if a.manager != KueueAdmissionFieldManager || a.status["admission"] == nil ||
+		!strings.Contains(fmt.Sprint(a.status["conditions"]), "QuotaReserved") {
+		t.Fatalf("the Retry applied by %q with %v: want kueue-admission re-sending admission and QuotaReserved",
+			a.manager, a.status)
+	}
 	if len(wl.Status.NominatedClusterNames) != 0 {
 		t.Fatalf("nominated %v while the deactivated copy is in gb", wl.Status.NominatedClusterNames)
 	}
@@ -400,107 +407,6 @@ func TestAdmittedMeanwhileIsKept(t *testing.T) {
 	if !slices.Equal(wl.Status.NominatedClusterNames, []string{"gb"}) || wl.Annotations[RenominatingAnnotation] != "" ||
 		wl.Annotations[RenominatedAnnotation] != "" {
 		t.Fatalf("admitted in gb meanwhile: nominated %v, annotations %v", wl.Status.NominatedClusterNames, wl.Annotations)
-	}
-}
-
-// Pods unschedulable in gb for --unschedulable-after: the admitted Workload goes back to the
-// queue (MultiKueue's check Retry, as MultiKueue does for a worker's eviction), and once it
-// holds quota again and its copy is gone from gb it is nominated elsewhere; not before.
-func TestRenominatesWhenItsPodsStayUnschedulable(t *testing.T) {
-	ctx := context.Background()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train-job-x1", Namespace: "team-a",
-		Labels: map[string]string{"batch.kubernetes.io/job-name": "train-job"}},
-		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))}}}}
-	gb := worker(t, remoteWorkload(true), pod)
-	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
-	before := counter(ReasonUnschedulable)
-	wl := get(t, s.c)
-	wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-job",
-		UID: "u1", Controller: ptr(true)}}
-	if err := s.c.Update(ctx, wl); err != nil {
-		t.Fatal(err)
-	}
-	wl = get(t, s.c)
-	name := "gb"
-	wl.Status.ClusterName, wl.Status.NominatedClusterNames = &name, nil
-	if err := s.c.Status().Update(ctx, wl); err != nil {
-		t.Fatal(err)
-	}
-	s.now = t0.Add(5*time.Minute + 59*time.Second)
-	res, err := s.reconcile(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := checkState(get(t, s.c), "multikueue"); st.State != kueue.CheckStatePending || res.RequeueAfter != time.Second {
-		t.Fatalf("before 5 minutes: MultiKueue check %s, requeue after %v", st.State, res.RequeueAfter)
-	}
-	s.now = t0.Add(6 * time.Minute)
-	if _, err := s.reconcile(2); err != nil { // start, Retry
-		t.Fatal(err)
-	}
-	checkRetry := func(want string, admission bool) {
-		t.Helper()
-		st := checkState(get(t, s.c), "multikueue")
-		if st.State != kueue.CheckStateRetry || !strings.Contains(st.Message, want) {
-			t.Fatalf("MultiKueue check %+v, want Retry (%s)", st, want)
-		}
-		// Under Kueue's manager, re-sending what it owns: an apply without them would drop
-		// the reservation.
-		a := applies[len(applies)-1]
-		if a.manager != KueueAdmissionFieldManager || admission != (a.status["admission"] != nil) || !strings.Contains(
-			fmt.Sprint(a.status["conditions"]), "QuotaReserved") {
-			t.Fatalf("the Retry applied by %q with %v: want kueue-admission re-sending admission and QuotaReserved",
-				a.manager, a.status)
-		}
-	}
-	checkRetry("unschedulable", true)
-	// Kueue evicts it: no quota, no cluster; it waits.
-	evict := func() {
-		t.Helper()
-		wl := get(t, s.c)
-		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
-			Status: metav1.ConditionFalse, Reason: "Pending"})
-		wl.Status.ClusterName, wl.Status.Admission = nil, nil
-		checkState(wl, "multikueue").State = kueue.CheckStatePending
-		if err := s.c.Status().Update(ctx, wl); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.reconcile(2); err != nil {
-			t.Fatal(err)
-		}
-		if n := s.nominated(); len(n) != 0 {
-			t.Fatalf("nominated %v without quota", n)
-		}
-		wl = get(t, s.c)
-		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
-			Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
-		if err := s.c.Status().Update(ctx, wl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	evict()
-	// It holds quota again, but its copy in gb, admitted there, outlived the eviction
-	// (MultiKueue would make it the Workload's again): back to the queue, not nominated.
-	if _, err := s.reconcile(1); err != nil {
-		t.Fatal(err)
-	}
-	if n := s.nominated(); len(n) != 0 {
-		t.Fatalf("nominated %v while its unschedulable copy holds quota in gb", n)
-	}
-	checkRetry("still holds quota", false) // (the test's eviction left no admission)
-	// Evicted again; MultiKueue deletes the copy; it holds quota again: nominated to sg.
-	evict()
-	if err := gb.Delete(ctx, remoteWorkload(false)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.reconcile(1); err != nil {
-		t.Fatal(err)
-	}
-	s.checkRenominated(ReasonUnschedulable, before)
-	if left := get(t, s.c).Annotations[LeftAnnotation]; left != "gb" {
-		t.Fatalf("%s = %q, want gb", LeftAnnotation, left)
 	}
 }
 

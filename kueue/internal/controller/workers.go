@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -19,8 +18,7 @@ import (
 )
 
 // Workers reads worker clusters. The dispatcher only reads them: a Workload's copy there (to
-// know that an old copy is gone, or holds quota, before a new nomination) and the copy's pods
-// (to see them unschedulable).
+// know that an old copy is gone, or holds quota, before a new nomination).
 type Workers interface {
 	Reader(ctx context.Context, cluster string) (client.Reader, error)
 }
@@ -130,59 +128,4 @@ func remoteCopy(ctx context.Context, r client.Reader, wl *kueue.Workload) (copyS
 		return copyDeactivated, nil
 	}
 	return copyWaiting, nil
-}
-
-// unschedulableSince is the earliest time since which a pod of the Workload's copy in a worker
-// has stayed unschedulable (its PodScheduled condition False with reason Unschedulable, which
-// kube-scheduler keeps, with its transition time, while it finds no node), and whether one is.
-// The copy's pods are those of the Workload's owner there (MultiKueue gives the worker's Job
-// the manager's namespace and name): owned by it, or labelled with its name by the Job or
-// JobSet controller, or annotated with the Workload's name by Kueue.
-func unschedulableSince(ctx context.Context, r client.Reader, wl *kueue.Workload) (time.Time, bool, error) {
-	owner := metav1.GetControllerOf(wl)
-	if owner == nil {
-		return time.Time{}, false, nil
-	}
-	opts := []client.ListOption{client.InNamespace(wl.Namespace)}
-	if owner.Kind == "Job" {
-		opts = append(opts, client.MatchingLabels{"batch.kubernetes.io/job-name": owner.Name})
-	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, opts...); err != nil {
-		return time.Time{}, false, err
-	}
-	var since time.Time
-	found := false
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending || !podOf(p, wl, owner) {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
-				c.Reason == corev1.PodReasonUnschedulable {
-				if !found || c.LastTransitionTime.Time.Before(since) {
-					since = c.LastTransitionTime.Time
-				}
-				found = true
-			}
-		}
-	}
-	return since, found, nil
-}
-
-func podOf(p *corev1.Pod, wl *kueue.Workload, owner *metav1.OwnerReference) bool {
-	if p.Annotations[kueue.WorkloadAnnotation] == wl.Name {
-		return true
-	}
-	if p.Labels["batch.kubernetes.io/job-name"] == owner.Name && owner.Kind == "Job" {
-		return true
-	}
-	if p.Labels["jobset.sigs.k8s.io/jobset-name"] == owner.Name && owner.Kind == "JobSet" {
-		return true
-	}
-	if c := metav1.GetControllerOf(p); c != nil && c.Kind == owner.Kind && c.Name == owner.Name {
-		return true
-	}
-	return false
 }

@@ -425,7 +425,19 @@ integrations: {frameworks: ["batch/job"]}
 featureGates: {VisibilityOnDemand: false}
 `, c.kueueHealthPort, c.kueueMetricsPort, c.webhookPort, c.pki.kueueCertDir)
 	text := []byte(config)
-	if !c.worker {
+	if c.worker {
+		// Each worker evicts a copy whose pods are not ready in time; the faults scenario,
+		// whose unsched worker cannot run any, waits less than the file's timeout.
+		var override map[string]any
+		if e.faults() {
+			override = map[string]any{"waitForPodsReady": map[string]any{"timeout": faultPodsReadyTimeout.String()}}
+		}
+		merged, err := mergedConfiguration(config, e.workerKueueConfig, override)
+		if err != nil {
+			return err
+		}
+		text = merged
+	} else {
 		// MultiKueue's garbage collection and origin; the faults scenario, whose worker is lost
 		// for good, waits less than Kueue's default workerLostTimeout (15m) for the Workloads
 		// admitted there, whatever the file says.

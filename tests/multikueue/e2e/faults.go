@@ -8,10 +8,11 @@ package main
 //     to the queue after Kueue's workerLostTimeout and are nominated anew.
 //   - noquota: a worker whose queue has no GPU quota: nominated Workloads are never admitted and
 //     are nominated again (admit-timeout).
-//   - unsched (with -unschedulable): a worker whose nodes are tainted NoSchedule (the service
-//     does not see taints): admitted Workloads' pods stay unschedulable and are put back and
-//     nominated elsewhere (unschedulable, greensched-kueue's experimental
-//     --unschedulable-after; with Kueue 0.17 most such Workloads stay in Retry and never run).
+//   - unsched: a worker whose nodes are tainted NoSchedule (the service does not see taints):
+//     admitted Workloads' pods stay unschedulable; the worker's Kueue evicts them after its
+//     waitForPodsReady timeout (deploy/kueue/worker-kueue-config.yaml), MultiKueue puts them
+//     back in the manager's queue, and greensched nominates them elsewhere (the worker that
+//     put them back counts as left).
 //   - blackhole: a cluster whose API server accepts connections and never answers, in the
 //     service's configuration and MultiKueue's: decisions must not wait on it.
 //   - The service's writer is SIGKILLed: its standby on the same journal takes over.
@@ -53,10 +54,18 @@ const (
 	faultWorkerLostAfter = 10 * time.Second
 	// Longer than lost's time without Kueue (16-26 s), so that what is nominated there then
 	// is moved for worker-lost.
-	faultAdmitTimeout       = 20 * time.Second
-	faultUnschedulableAfter = 10 * time.Second
+	faultAdmitTimeout = 20 * time.Second
+	// The workers' waitForPodsReady timeout in this scenario (the file's is 10m).
+	faultPodsReadyTimeout = 20 * time.Second
 	// Kueue's own (manager): how long MultiKueue keeps a Workload admitted on a lost worker.
 	faultWorkerLostTimeout = 30 * time.Second
+	// A Workload put back by unsched is nominated elsewhere within faultPodsReadyTimeout plus
+	// faultWorkerLostAfter plus this: MultiKueue sees the eviction (it took up to 15 s) and
+	// sets its check to Retry; Kueue evicts the Workload in the manager, where its Job keeps
+	// the active count last copied from the worker until greensched-kueue zeroes it
+	// (--worker-lost-after after the eviction, once no worker holds a copy); Kueue requeues
+	// it, the green window is checked again, and greensched nominates it.
+	putBackSlack = 30 * time.Second
 	// A change of nomination comes within its timeout plus this.
 	renominationSlack = 10 * time.Second
 	// A standby (service or controller) serves within this of its writer's or leader's kill.
@@ -78,12 +87,8 @@ var faultCarbon = map[string]string{"worker1": "GB", "worker2": "US-CAL-CISO", l
 // while its Kueue is down; then noquota is.
 var faultPUE = map[string]float64{lostWorker: 1.0, noQuotaWorker: 1.1}
 
-func faultWorkers(unschedulable bool) []string {
-	w := []string{"worker1", "worker2", lostWorker, noQuotaWorker}
-	if unschedulable {
-		w = append(w, unschedWorker)
-	}
-	return w
+func faultWorkers() []string {
+	return []string{"worker1", "worker2", lostWorker, noQuotaWorker, unschedWorker}
 }
 
 func nodesOf(c *cluster) []nodeRow {
@@ -152,6 +157,17 @@ type renominationSeen struct {
 	AllowsS float64 `json:"allowed_s"`
 }
 
+// putBack is one Workload whose pods stayed unschedulable in unsched: from the first seen so
+// until its next nomination elsewhere (the worker's Kueue evicted the copy after its
+// waitForPodsReady timeout, MultiKueue put the Workload back in the queue, and greensched
+// nominated it anew).
+type putBack struct {
+	Job     string  `json:"job"`
+	To      string  `json:"to"`
+	TookS   float64 `json:"renominated_s"`
+	AllowsS float64 `json:"allowed_s"`
+}
+
 type faultResult struct {
 	Jobs                int                `json:"jobs"`
 	Workers             []string           `json:"workers"`
@@ -170,6 +186,9 @@ type faultResult struct {
 	RenominationMaxS    map[string]float64 `json:"renomination_decided_max_s_by_reason"`
 	MovedMaxS           float64            `json:"renominated_after_decision_max_s"`
 	RenominationList    []renominationSeen `json:"renominations"`
+	PutBack             int                `json:"put_back_by_unsched"`
+	PutBackMaxS         float64            `json:"put_back_renominated_max_s"`
+	PutBackList         []putBack          `json:"put_back"`
 	StrandedReleased    int                `json:"jobs_stranded_on_lost_released"`
 	UnreportedInLost    int                `json:"ended_unreported_on_lost"`
 	Deactivated         int                `json:"deactivated"`
@@ -193,8 +212,7 @@ type deactivation struct {
 }
 
 func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer) (*faultResult, error) {
-	o := e.o
-	res := &faultResult{Jobs: len(jobs), Workers: append(faultWorkers(o.unschedulable), blackholeCluster)}
+	res := &faultResult{Jobs: len(jobs), Workers: append(faultWorkers(), blackholeCluster)}
 	byName := map[string]*cluster{}
 	for _, w := range e.workers {
 		byName[w.name] = w
@@ -594,8 +612,7 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 				after, _ = time.Parse(time.RFC3339, f[8])
 			}
 			// When the nomination got stuck: nominated to `from` (the last time before the
-			// change); for worker-lost, when the worker was lost if later; for unschedulable,
-			// when its pod there was seen unschedulable.
+			// change); for worker-lost, when the worker was lost if later.
 			var stuck, decided, renominated time.Time
 			for _, h := range w.history {
 				if len(h.clusters) == 1 && h.clusters[0] == from && !h.at.After(at.Add(time.Second)) {
@@ -618,13 +635,6 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 				allowed = faultWorkerLostAfter
 				if lostAt.After(stuck) {
 					stuck = lostAt
-				}
-			case "unschedulable":
-				allowed = faultUnschedulableAfter
-				for _, p := range podsOf[j.name] {
-					if p.worker == from && !p.unschedulableAt.IsZero() {
-						stuck = p.unschedulableAt
-					}
 				}
 			}
 			if stuck.IsZero() || decided.IsZero() || renominated.IsZero() {
@@ -649,6 +659,41 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 					j.name, to, moved.Seconds(), reason, e.o.maxCopyGone)
 			}
 			res.MovedMaxS = max(res.MovedMaxS, moved.Seconds())
+		}
+		// Put back by unsched: nominated elsewhere within the worker's waitForPodsReady timeout
+		// (counted from its admission there, before its pods were seen unschedulable), the
+		// release of its Job and putBackSlack.
+		var unschedulableAt time.Time
+		for _, p := range podsOf[j.name] {
+			if p.worker == unschedWorker && !p.unschedulableAt.IsZero() &&
+				(unschedulableAt.IsZero() || p.unschedulableAt.Before(unschedulableAt)) {
+				unschedulableAt = p.unschedulableAt
+			}
+		}
+		if !unschedulableAt.IsZero() {
+			var elsewhere nominationSeen
+			for _, h := range w.history {
+				if h.at.After(unschedulableAt) && len(h.clusters) > 0 && h.clusters[0] != unschedWorker {
+					elsewhere = h
+					break
+				}
+			}
+			if elsewhere.at.IsZero() {
+				problem("job %s: its pods stayed unschedulable in %s and it was never nominated elsewhere (nominations %s)",
+					j.name, unschedWorker, historyText(w.history))
+			} else {
+				took := elsewhere.at.Sub(unschedulableAt)
+				allowed := faultPodsReadyTimeout + faultWorkerLostAfter + putBackSlack +
+					overlap(unschedulableAt, elsewhere.at, takeovers)
+				res.PutBack++
+				res.PutBackMaxS = max(res.PutBackMaxS, took.Seconds())
+				res.PutBackList = append(res.PutBackList, putBack{Job: j.name, To: elsewhere.clusters[0],
+					TookS: took.Seconds(), AllowsS: allowed.Seconds()})
+				if took > allowed {
+					problem("job %s: nominated to %s %.1f s after its pods were seen unschedulable in %s (at most %s)",
+						j.name, elsewhere.clusters[0], took.Seconds(), unschedWorker, allowed)
+				}
+			}
 		}
 		// The eviction race.
 		if len(w.resurrected) > 0 {
@@ -690,11 +735,10 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 	if res.NominationMaxS > e.o.maxNominationMax.Seconds() {
 		problem("nomination max %.3f s exceeds %s", res.NominationMaxS, e.o.maxNominationMax)
 	}
-	reasons := []string{"worker-lost", "admit-timeout"}
-	if e.o.unschedulable {
-		reasons = append(reasons, "unschedulable")
+	if res.PutBack == 0 {
+		problem("no Workload was put back by %s: that fault was not exercised", unschedWorker)
 	}
-	for _, reason := range reasons {
+	for _, reason := range []string{"worker-lost", "admit-timeout"} {
 		if res.Renominations[reason] == 0 {
 			problem("no Workload was re-nominated for %s: that fault was not exercised", reason)
 		}

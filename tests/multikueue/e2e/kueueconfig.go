@@ -1,6 +1,8 @@
 package main
 
-// deploy/kueue/kueue-config.yaml, as the manager is set up from it: its Kueue Configuration
+// deploy/kueue/kueue-config.yaml, as the manager is set up from it (and
+// deploy/kueue/worker-kueue-config.yaml, merged into each worker's Kueue Configuration the
+// same way): its Kueue Configuration
 // is merged into the test's (the test's keys are what a binary-run Kueue needs: ports,
 // certificates, no leader election; the file's win, but for a scenario's own timeout), its AdmissionChecks are created as they
 // are, and its MultiKueueConfig and ClusterQueue with the test's clusters and quotas
@@ -72,23 +74,46 @@ func mergeInto(dst, src map[string]any) {
 	}
 }
 
+// readWorkerKueueConfig reads deploy/kueue/worker-kueue-config.yaml: one Configuration, merged
+// into each worker's Kueue.
+func readWorkerKueueConfig(path string) (map[string]any, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := decodeObjects(path, text)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Configuration" {
+		return nil, fmt.Errorf("%s: expected one Kueue Configuration and nothing else", path)
+	}
+	return objs[0].Object, nil
+}
+
 // managerConfiguration is the test's Kueue Configuration text (YAML) with the file's merged in,
 // and then the scenario's `override`.
 func (f *kueueConfigFile) managerConfiguration(base string, override map[string]any) ([]byte, error) {
+	return mergedConfiguration(base, f.configuration, override)
+}
+
+// mergedConfiguration is the Kueue Configuration text `base` (YAML) with `shipped` (a
+// Configuration of deploy/kueue) merged in, and then `override`.
+func mergedConfiguration(base string, shipped map[string]any, override map[string]any) ([]byte, error) {
 	var m map[string]any
 	if err := yaml.Unmarshal([]byte(base), &m); err != nil {
 		return nil, fmt.Errorf("the test's Kueue configuration: %w", err)
 	}
-	// A deep copy, so that the file's maps are never the merged one's.
-	data, err := yaml.Marshal(f.configuration)
+	// A deep copy, so that the shipped maps are never the merged one's.
+	data, err := yaml.Marshal(shipped)
 	if err != nil {
 		return nil, err
 	}
-	var shipped map[string]any
-	if err := yaml.Unmarshal(data, &shipped); err != nil {
+	var copied map[string]any
+	if err := yaml.Unmarshal(data, &copied); err != nil {
 		return nil, err
 	}
-	mergeInto(m, shipped)
+	mergeInto(m, copied)
 	mergeInto(m, override)
 	return yaml.Marshal(m)
 }

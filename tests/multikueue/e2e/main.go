@@ -40,14 +40,13 @@ var insecureHTTPS = &http.Client{Timeout: 2 * time.Second,
 
 type options struct {
 	bin, greensched, data, work, goBin, moduleRoot, deploySchedulerConfig string
-	helm, chart, chartValues, kueueConfig                                 string
+	helm, chart, chartValues, kueueConfig, workerKueueConfig              string
 	scenario                                                              string
 	workers, nodesPerWorker, jobs                                         int
 	submitFor, outage, outageAt                                           time.Duration
 	speed                                                                 float64
 	signalStart                                                           string
 	kills                                                                 int
-	unschedulable                                                         bool
 	seed                                                                  int64
 	maxNominationP99, maxNominationMax, maxWindowLate, maxCopyGone        time.Duration
 	keep                                                                  bool
@@ -69,6 +68,7 @@ type env struct {
 	greensched            string
 	deploySchedulerConfig string
 	kueueConfig           *kueueConfigFile
+	workerKueueConfig     map[string]any
 	dispatch, controllers *proc
 	// The service's URL (https with the chart's TLS) and the bearer token the chart made for it.
 	dispatchURL, dispatchToken string
@@ -119,6 +119,7 @@ func main() {
 	flag.StringVar(&o.chart, "chart", "", "the chart deploy/helm/greensched (default: next to -scheduler-config)")
 	flag.StringVar(&o.chartValues, "values", "", "the test's values of the chart (default: chart-values.yaml in -module)")
 	flag.StringVar(&o.kueueConfig, "kueue-config", "", "deploy/kueue/kueue-config.yaml (default: next to -scheduler-config)")
+	flag.StringVar(&o.workerKueueConfig, "worker-kueue-config", "", "deploy/kueue/worker-kueue-config.yaml (default: next to -scheduler-config)")
 	flag.StringVar(&o.scenario, "scenario", "main", "main (kills, an outage, deferral) or faults (a worker lost for good, "+
 		"one without quota, one where pods cannot be scheduled, a blackholed one, the controller's leader and the "+
 		"service's writer killed, evictions racing nominations; see faults.go)")
@@ -138,8 +139,6 @@ func main() {
 	flag.DurationVar(&o.maxCopyGone, "max-copy-gone", 30*time.Second, "faults: a re-nominated Workload must be "+
 		"nominated anew within this of the decision (it waits for MultiKueue to delete its old copy)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the clusters running until interrupted")
-	flag.BoolVar(&o.unschedulable, "unschedulable", false, "faults: add the worker whose pods cannot be scheduled, "+
-		"with greensched-kueue's experimental --unschedulable-after (see docs/MULTICLUSTER.md)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if o.scenario != "main" && o.scenario != "faults" {
@@ -156,6 +155,9 @@ func main() {
 	}
 	if o.kueueConfig == "" {
 		o.kueueConfig = filepath.Join(deploy, "kueue", "kueue-config.yaml")
+	}
+	if o.workerKueueConfig == "" {
+		o.workerKueueConfig = filepath.Join(deploy, "kueue", "worker-kueue-config.yaml")
 	}
 	if o.chartValues == "" {
 		o.chartValues = filepath.Join(o.moduleRoot, "chart-values.yaml")
@@ -198,6 +200,9 @@ func run(o options) error {
 	if e.kueueConfig, err = readKueueConfig(o.kueueConfig); err != nil {
 		return err
 	}
+	if e.workerKueueConfig, err = readWorkerKueueConfig(o.workerKueueConfig); err != nil {
+		return err
+	}
 	writeFile(filepath.Join(o.work, "kwok-stages.yaml"), e.manifests.kwokStages)
 
 	// The workload and the clusters' nodes.
@@ -207,7 +212,7 @@ func run(o options) error {
 		names = append(names, fmt.Sprintf("worker%d", i))
 	}
 	if e.faults() {
-		names = faultWorkers(o.unschedulable)
+		names = faultWorkers()
 	}
 	nodes, err := sampleNodes(filepath.Join(o.data, "openb", "openb_node_list_gpu_node.csv"), names, o.nodesPerWorker, rng)
 	if err != nil {
@@ -552,9 +557,6 @@ func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
 	if e.faults() {
 		kueueValues = map[string]any{"replicas": 2, "leaderElect": true,
 			"workerLostAfter": faultWorkerLostAfter.String(), "admitTimeout": faultAdmitTimeout.String()}
-		if e.o.unschedulable {
-			kueueValues["unschedulableAfter"] = faultUnschedulableAfter.String()
-		}
 	}
 	values, err := yaml.Marshal(map[string]any{
 		"dispatch": map[string]any{
