@@ -211,9 +211,16 @@ class NarratorServer : public ::testing::Test {
                  [this](const httplib::Request& req, httplib::Response& res) {
                    last_body_ = req.body;
                    last_auth_ = req.get_header_value("Authorization");
+                   if (delay_ms_ > 0)
+                     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
                    res.status = status_;
                    res.set_content(reply_, "application/json");
                  });
+    server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      ++models_asked_;
+      res.set_content(R"({"object":"list","data":[{"id":"smol","object":"model"}]})",
+                      "application/json");
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -234,21 +241,42 @@ class NarratorServer : public ::testing::Test {
   std::thread thread_;
   int port_ = 0;
   int status_ = 200;
+  int delay_ms_ = 0;
+  int models_asked_ = 0;
   std::string reply_ =
-      R"({"choices":[{"message":{"role":"assistant","content":"In short: it fit best."}}]})";
+      R"({"choices":[{"message":{"role":"assistant","content":"In short: it fit best."},"finish_reason":"stop"}]})";
   std::string last_body_;
   std::string last_auth_;
 };
 
-TEST_F(NarratorServer, SendsFactsAndReturnsTheReply) {
+// The request asks for a reproducible, bounded answer: temperature 0, a seed, max_tokens.
+TEST_F(NarratorServer, SendsFactsAndReturnsTheReplyWithItsFinishReason) {
   auto told = narrate(config(), {{"pod", "p"}}, "Pod p was placed.\n");
   ASSERT_TRUE(told.ok()) << told.error();
-  EXPECT_EQ(told.value(), "In short: it fit best.");
+  EXPECT_EQ(told.value().text, "In short: it fit best.");
+  EXPECT_EQ(told.value().finish_reason, "stop");
   const nlohmann::json body = nlohmann::json::parse(last_body_);
   EXPECT_EQ(body["model"], "m1");
+  EXPECT_EQ(body["temperature"], 0);
+  EXPECT_EQ(body["seed"], 42);
+  EXPECT_EQ(body["max_tokens"], 400);
   EXPECT_NE(body["messages"][1]["content"].get<std::string>().find("Pod p was placed."),
             std::string::npos);
   EXPECT_EQ(last_auth_, "Bearer k");
+  EXPECT_EQ(models_asked_, 0);
+}
+
+// Without a model name, the first the server lists is asked.
+TEST_F(NarratorServer, TheModelDefaultsToTheFirstTheServerLists) {
+  NarratorConfig c = config();
+  c.model.clear();
+  auto model = narrator_model(c);
+  ASSERT_TRUE(model.ok()) << model.error();
+  EXPECT_EQ(model.value(), "smol");
+  c.url += "/v1";
+  ASSERT_TRUE(narrate(c, {}, "x").ok());
+  EXPECT_EQ(nlohmann::json::parse(last_body_)["model"], "smol");
+  EXPECT_EQ(models_asked_, 2);
 }
 
 TEST_F(NarratorServer, FailuresAreErrors) {
@@ -268,6 +296,24 @@ TEST_F(NarratorServer, FailuresAreErrors) {
   bad.url = "http://127.0.0.1:1";  // nothing listens
   bad.timeout_s = 2;
   EXPECT_FALSE(narrate(bad, {}, "x").ok());
+  // Slower than the timeout.
+  reply_ = R"({"choices":[{"message":{"content":"late"},"finish_reason":"stop"}]})";
+  delay_ms_ = 2500;
+  bad = config();
+  bad.timeout_s = 1;
+  auto slow = narrate(bad, {}, "x");
+  ASSERT_FALSE(slow.ok());
+  EXPECT_NE(slow.error().find("Read"), std::string::npos) << slow.error();
+}
+
+TEST(Narrator, MalformedUrlsAreNamed) {
+  EXPECT_EQ(narrator_url_problem("http://127.0.0.1:8080"), "");
+  EXPECT_EQ(narrator_url_problem("https://api.example.com/v1"), "");
+  EXPECT_EQ(narrator_url_problem("ftp://x"),
+            "narrator URL 'ftp://x' must start with http:// or https://");
+  EXPECT_EQ(narrator_url_problem("127.0.0.1:8080"),
+            "narrator URL '127.0.0.1:8080' must start with http:// or https://");
+  EXPECT_EQ(narrator_url_problem("http://:8080"), "narrator URL 'http://:8080' names no host");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "greensched/core/json_fields.hpp"
 #include "greensched/explain/explanation.hpp"
+#include "greensched/explain/narration_guard.hpp"
 #include "greensched/explain/narrator.hpp"
 
 namespace greensched::app {
@@ -28,6 +29,9 @@ struct ExplainOptions {
   bool json = false;
   std::string narrator_url;
   std::string narrator_model;
+  std::string narrator_key_env = "OPENAI_API_KEY";
+  int narrator_timeout_s = 60;
+  int narrator_max_tokens = 400;
 };
 
 // `r` passed check_decision_record, so its run fields have their types; numbers compare as
@@ -53,6 +57,11 @@ int run_explain(ExplainOptions o) {
     auto seeds = parse_seeds(o.seeds);
     if (!seeds.ok()) return fail(seeds.status().message(), kExitUsage);
     o.seed_list = seeds.value();
+  }
+  if (!o.narrator_url.empty()) {
+    if (std::string why = explain::narrator_url_problem(o.narrator_url); !why.empty()) {
+      return fail(why, kExitUsage);
+    }
   }
   const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0);
   if (selectors != 1)
@@ -80,31 +89,60 @@ int run_explain(ExplainOptions o) {
                             o.policy.empty() ? "" : fmt::format(" for {}", o.policy)));
   }
 
-  explain::NarratorConfig narrator{
-      o.narrator_url, o.narrator_model,
-      std::getenv("OPENAI_API_KEY") ? std::getenv("OPENAI_API_KEY") : "", 30};
+  explain::NarratorConfig narrator;
+  narrator.url = o.narrator_url;
+  narrator.model = o.narrator_model;
+  const char* key = o.narrator_key_env.empty() ? nullptr : std::getenv(o.narrator_key_env.c_str());
+  narrator.api_key = key != nullptr ? key : "";
+  narrator.timeout_s = o.narrator_timeout_s;
+  narrator.max_tokens = o.narrator_max_tokens;
+  if (!o.narrator_url.empty() && narrator.model.empty()) {
+    // Asked once for all the explanations.
+    auto model = explain::narrator_model(narrator);
+    if (model.ok()) {
+      narrator.model = model.value();
+    } else {
+      fmt::print(stderr, "note: {}; showing the template text only\n", model.error());
+      narrator.url.clear();
+    }
+  }
   nlohmann::json all = nlohmann::json::array();
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const nlohmann::json& r = chosen[i];
     const std::string text = explain::explain_text(r);
     nlohmann::json facts = explain::explain_facts(r);
-    std::optional<std::string> prose;
-    if (!o.narrator_url.empty()) {
+    // The narration, shown only once the guard has checked it against these facts.
+    std::optional<explain::GuardVerdict> checked;
+    std::string prose;
+    if (!narrator.url.empty()) {
       auto told = explain::narrate(narrator, facts, text);
-      if (told.ok()) {
-        prose = told.value();
-      } else {
+      if (!told.ok()) {
         fmt::print(stderr, "note: {}; showing the template text only\n", told.error());
+      } else {
+        checked = explain::check_narration(told.value().text, facts, told.value().finish_reason);
+        prose = told.value().text;
+        if (!checked->accepted) {
+          fmt::print(stderr, "note: narration refused: {}\n", checked->reason);
+        }
       }
     }
+    const bool accepted = checked && checked->accepted;
     if (o.json) {
-      if (prose) facts["narration"] = *prose;
+      if (accepted) {
+        facts["narration"] = prose;
+        facts["narration_facts"] = checked->used;
+      } else if (checked) {
+        facts["narration_rejected"] = checked->reason;
+      }
       all.push_back(std::move(facts));
       continue;
     }
     if (i > 0) fmt::print("\n");
     fmt::print("{}", text);
-    if (prose) fmt::print("\n{}\n", *prose);
+    if (accepted) {
+      fmt::print("\n{}\n(narrated by {}, checked against {} facts)\n", prose, narrator.model,
+                 checked->used.size());
+    }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
   return 0;
@@ -125,7 +163,13 @@ Action add_explain_command(CLI::App& app) {
       "Examples:\n"
       "  greensched simulate --policy fgd --seeds 42 --record decisions.jsonl\n"
       "  greensched explain --record decisions.jsonl --pod builtin-pod-0042\n"
-      "  greensched explain --record decisions.jsonl --failed 3 --json");
+      "  greensched explain --record decisions.jsonl --failed 3 --json\n\n"
+      "A narrator (--narrator-url) may word the facts anew: a local llama-server\n"
+      "(http://127.0.0.1:8080), Ollama (http://127.0.0.1:11434/v1), vLLM or a hosted API.\n"
+      "Its reply is shown under the template's text only when the model finished, and every\n"
+      "number and name in it is in the facts (numbers in their units, and beside the right\n"
+      "quantity); else it is refused with the reason on stderr (\"narration_rejected\" in\n"
+      "--json) and the template's text stands. See docs/EXPLAIN.md.");
   cmd->add_option("--record", o->record, "decision record file (JSON Lines)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -139,9 +183,22 @@ Action add_explain_command(CLI::App& app) {
   add_deprecated_alias(cmd, "--seed", "--seeds", o->seeds);
   cmd->add_flag("--json", o->json, "print the facts as JSON");
   cmd->add_option("--narrator-url", o->narrator_url,
-                  "OpenAI-compatible endpoint to narrate the facts (off by default; key from "
-                  "OPENAI_API_KEY)");
-  cmd->add_option("--narrator-model", o->narrator_model, "model name for the narrator");
+                  "OpenAI-compatible endpoint (llama-server, Ollama's /v1, vLLM, a hosted API) "
+                  "that words the facts anew; shown only when every number and name in its "
+                  "reply is in the facts (off by default)");
+  cmd->add_option("--narrator-model", o->narrator_model,
+                  "model name for the narrator (default: the first the server lists)");
+  cmd->add_option("--narrator-key-env", o->narrator_key_env,
+                  "environment variable holding the narrator's API key")
+      ->capture_default_str();
+  cmd->add_option("--narrator-timeout", o->narrator_timeout_s,
+                  "seconds the narrator may take per request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  cmd->add_option("--narrator-max-tokens", o->narrator_max_tokens,
+                  "the most tokens the narrator may answer with")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 32768));
   return [o] { return run_explain(*o); };
 }
 

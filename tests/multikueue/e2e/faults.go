@@ -197,6 +197,7 @@ type faultResult struct {
 	NominationConflicts int                `json:"nomination_writes_refused_by_a_conflict"`
 	Takeovers           []takeover         `json:"takeovers"`
 	BlackholeState      string             `json:"blackhole_in_service"`
+	DecisionLatency     decisionLatency    `json:"decision_seconds_of_the_serving_replica"`
 	Lost                int                `json:"lost"`
 	RunTwice            int                `json:"run_more_than_once"`
 	TwoAtOnce           int                `json:"running_in_two_workers_at_once"`
@@ -400,6 +401,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 		res.Unfinished = append(res.Unfinished, e.describeWorkload(ctx, name))
 	}
 	res.BlackholeState = e.serviceClusterState(blackholeCluster)
+	res.DecisionLatency = e.scrapeDecisionLatency()
 	// The dispatcher's nomination writes that met a newer Workload (its resourceVersion guard).
 	for _, p := range e.replicas {
 		if text, err := os.ReadFile(p.log); err == nil {
@@ -734,6 +736,14 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 	}
 	if res.NominationMaxS > e.o.maxNominationMax.Seconds() {
 		problem("nomination max %.3f s exceeds %s", res.NominationMaxS, e.o.maxNominationMax)
+	}
+	// The service's own decision latency (its histogram, from the standby's takeover on: the
+	// blackhole and the lost worker included).
+	if d := res.DecisionLatency; d.Scraped != "" || d.Count == 0 {
+		problem("the service's decision latency could not be read: %q, %d decisions", d.Scraped, d.Count)
+	} else if d.P99LeS < 0 || d.P99LeS > 1 || d.MaxLeS < 0 || d.MaxLeS > 2 {
+		problem("the service's decisions: p99 at most %.3g s, max at most %.3g s (-1: over 5 s); want 1 s and 2 s",
+			d.P99LeS, d.MaxLeS)
 	}
 	if res.PutBack == 0 {
 		problem("no Workload was put back by %s: that fault was not exercised", unschedWorker)

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""`greensched explain --narrator-url` as a user runs it against an OpenAI-compatible server
+(a stand-in here that answers what each case needs): a faithful reply is printed under the
+template's text with the facts it was checked against ("narration" and "narration_facts" in
+--json); an unfaithful or cut-off one is refused with one stderr line and the template's text
+stands ("narration_rejected" in --json); a server that fails (500, not JSON, too slow,
+unreachable) leaves the template's text with a note and exit 0; the model defaults to the
+first /v1/models lists; a malformed --narrator-url is a usage error (exit 2).
+
+    explain_narrator_cli_test.py GREENSCHED_BINARY WORK_DIR
+"""
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+GREENSCHED, WORK = sys.argv[1], sys.argv[2]
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+class Server(http.server.BaseHTTPRequestHandler):
+    reply = {}  # what the next chat completion answers: {"status", "body", "delay"}
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path == "/v1/models":
+            self._send(200, json.dumps({"data": [{"id": "stand-in", "object": "model"}]}))
+        else:
+            self._send(404, "{}")
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        Server.requests.append(json.loads(self.rfile.read(length)))
+        time.sleep(Server.reply.get("delay", 0))
+        self._send(Server.reply.get("status", 200), Server.reply["body"])
+
+    def _send(self, status, body):
+        data = body.encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def chat(content, finish="stop"):
+    return json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]}
+    )
+
+
+def explain(url, *extra):
+    args = [GREENSCHED, "explain", "--record", RECORD, "--step", "0", "--narrator-url", url,
+            "--narrator-timeout", "2", *extra]
+    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+RECORD = os.path.join(WORK, "decisions.jsonl")
+subprocess.run([GREENSCHED, "simulate", "--policy", "fgd", "--seeds", "42", "--record", RECORD,
+                "-q"], check=True, capture_output=True, timeout=300)
+facts = json.loads(subprocess.run([GREENSCHED, "explain", "--record", RECORD, "--step", "0",
+                                   "--json"], check=True, capture_output=True, text=True).stdout)
+pod, node = facts["pod"], facts["chosen_node"]
+template = "\n".join(facts["sentences"])
+
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+threading.Thread(target=httpd.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{httpd.server_address[1]}"
+
+# Faithful: printed under the template with the facts it cites; the model from /v1/models.
+Server.reply = {"body": chat(f"The scheduler put {pod} on {node}.")}
+p = explain(url)
+if p.returncode != 0 or template not in p.stdout or f"The scheduler put {pod} on {node}." not in p.stdout:
+    fail(f"faithful reply: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+if "(narrated by stand-in, checked against 2 facts)" not in p.stdout or p.stderr:
+    fail(f"faithful reply: no check line, or a note\n{p.stdout}\n{p.stderr}")
+sent = Server.requests[-1]
+if sent["model"] != "stand-in" or sent["temperature"] != 0 or "seed" not in sent or "max_tokens" not in sent:
+    fail(f"the request: {sent}")
+p = explain(url, "--json")
+out = json.loads(p.stdout)
+if out.get("narration") != f"The scheduler put {pod} on {node}." or out.get("narration_facts") != [pod, node]:
+    fail(f"faithful reply, --json: {out}")
+
+# Unfaithful, cut off: refused in one line, never printed, the template stands.
+for body, reason in [
+    (chat(f"{pod} went to {node}, saving 25% of the power."), "25% is not in the facts"),
+    (chat(f"{pod} went to builtin-node-9999."), "builtin-node-9999 is not a name in the facts"),
+    (chat(f"{pod} went to {node} because", "length"), "the reply was cut off (finish_reason length)"),
+]:
+    Server.reply = {"body": body}
+    p = explain(url)
+    claimed = json.loads(body)["choices"][0]["message"]["content"]
+    if p.returncode != 0 or claimed in p.stdout or template not in p.stdout:
+        fail(f"refused reply printed, or exit {p.returncode}:\n{p.stdout}")
+    if p.stderr != f"note: narration refused: {reason}\n":
+        fail(f"refused reply: stderr {p.stderr!r}, expected the reason {reason!r}")
+    out = json.loads(explain(url, "--json").stdout)
+    if "narration" in out or out.get("narration_rejected") != reason:
+        fail(f"refused reply, --json: {out}")
+
+# A failing server: the template with a note, exit 0.
+for reply, note in [
+    ({"status": 500, "body": "{}"}, "narrator: HTTP 500"),
+    ({"body": "not json"}, "narrator: reply: invalid JSON"),
+    ({"body": chat("late"), "delay": 3}, "narrator: "),
+]:
+    Server.reply = reply
+    p = explain(url)
+    if p.returncode != 0 or template not in p.stdout or note not in p.stderr or "template text only" not in p.stderr:
+        fail(f"failing server {reply}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+httpd.shutdown()
+p = explain(url)
+if p.returncode != 0 or template not in p.stdout or "template text only" not in p.stderr:
+    fail(f"unreachable server: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+
+# A malformed URL is a usage error.
+p = explain("localhost:8080")
+if p.returncode != 2 or "must start with http:// or https://" not in p.stderr:
+    fail(f"malformed URL: exit {p.returncode}, {p.stderr}")
+print("explain --narrator-url: faithful shown, unfaithful refused, failures fall back")
