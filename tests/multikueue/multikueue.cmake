@@ -3,9 +3,10 @@
 #         -DGREENSCHED=<binary> -DGO=<go 1.25+> -DHELM=<helm binary> -P multikueue.cmake
 # Builds the clusters' binaries from the Go modules tests/multikueue pins (build.sh; Go's build
 # cache keeps rebuilds to seconds), then runs the test program (tests/multikueue/e2e) against
-# the greensched binary, installed on the manager from the Helm chart deploy/helm/greensched
-# as helm renders it (HELM: the helm.build test builds it, the fixture helm_binary) and from
-# deploy/kueue/kueue-config.yaml. Skips with a message when the shared data, Go or helm is
+# the greensched binary, installed on the manager (dispatch, greensched-kueue) and on each
+# worker (the extender and its kube-scheduler) from the Helm chart deploy/helm/greensched as
+# helm renders it (HELM: the helm.build test builds it, the fixture helm_binary), and from
+# deploy/kueue. Skips with a message when the shared data, Go or helm is
 # missing, unless CI=true.
 include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
 
@@ -52,7 +53,7 @@ message("built the clusters' binaries in ${build_s} s")
 execute_process(
   COMMAND ${bin}/greensched-multikueue-e2e -bin ${bin} -greensched ${GREENSCHED} -data ${DATA}
           -work ${WORK}/run -go ${GO} -module ${here}
-          -scheduler-config ${SOURCE_DIR}/deploy/scheduler-config.yaml -helm ${HELM} ${scenario_args}
+          -deploy ${SOURCE_DIR}/deploy -helm ${HELM} ${scenario_args}
   RESULT_VARIABLE rc)
 string(TIMESTAMP t2 "%s")
 math(EXPR run_s "${t2} - ${t1}")

@@ -7,11 +7,12 @@ package main
 // Deployment's container runs here as processes with the command, args and env the chart
 // renders. What its pod would mount is written to files: Secrets and ConfigMaps as rendered,
 // claims as folders. Only what must differ on one machine is rewritten, and only where the
-// caller says so: paths under the pod's mounts (in the args, and in the mounted JSON files)
-// become those files' paths here; listen and service addresses (pod IPs, Service names, fixed
-// ports) become 127.0.0.1 and free ports (argv's `set`); the image's entrypoint becomes the
-// binary built here. Every other arg is passed as rendered, so a bad flag in the chart fails
-// the test.
+// caller says so: paths under the pod's mounts (in the command and args, and in the mounted
+// JSON and YAML files) become those files' paths here; listen and service addresses (pod IPs,
+// Service names, fixed ports) become 127.0.0.1 and free ports (argv's `set`); the image's
+// entrypoint becomes the binary built here. Every other arg is passed as rendered, so a bad
+// flag in the chart fails the test. The chart is rendered this way for the manager (main.go)
+// and for each worker (cluster.go).
 
 import (
 	"bytes"
@@ -132,8 +133,8 @@ type container struct {
 	deployment     string
 	replicas       int
 	serviceAccount string
-	command        []string // the rendered command, the binary built here first
-	args           []string // $(VAR) expanded, paths under the mounts rewritten
+	command        []string // the binary built here, then the rendered command's other words
+	args           []string // $(VAR) expanded, paths under the mounts rewritten (so is command)
 	env            []string
 	mounts         []mount // longest path first
 }
@@ -165,30 +166,42 @@ func (c *container) rewriteArg(a string) string {
 	return p
 }
 
-// rewriteJSON rewrites the strings of a JSON document that are paths under the mounts.
-func (c *container) rewriteJSON(data []byte) ([]byte, error) {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				x[k] = walk(e)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e)
-			}
-		case string:
-			p, _ := c.local(x)
-			return p
+// rewriteFile rewrites the strings of a mounted JSON or YAML document that are paths under
+// the mounts (other files are left as they are).
+func (c *container) rewriteFile(name string, data []byte) ([]byte, error) {
+	switch filepath.Ext(name) {
+	case ".json":
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, err
 		}
-		return v
+		return json.MarshalIndent(c.rewriteValue(v), "", "  ")
+	case ".yaml", ".yml":
+		var v any
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			return nil, err
+		}
+		return yaml.Marshal(c.rewriteValue(v))
 	}
-	return json.MarshalIndent(walk(v), "", "  ")
+	return data, nil
+}
+
+// rewriteValue rewrites the strings of a decoded document that are paths under the mounts.
+func (c *container) rewriteValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = c.rewriteValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = c.rewriteValue(e)
+		}
+	case string:
+		p, _ := c.local(x)
+		return p
+	}
+	return v
 }
 
 var envRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
@@ -272,10 +285,8 @@ func (r *rendering) runnable(component, binary, dir string, claims map[string]st
 	sort.SliceStable(c.mounts, func(i, j int) bool { return len(c.mounts[i].path) > len(c.mounts[j].path) })
 	for _, cf := range contents {
 		for name, data := range cf.files {
-			if strings.HasSuffix(name, ".json") {
-				if data, err = c.rewriteJSON(data); err != nil {
-					return nil, fmt.Errorf("Deployment %s: %s: %w", d.Name, name, err)
-				}
+			if data, err = c.rewriteFile(name, data); err != nil {
+				return nil, fmt.Errorf("Deployment %s: %s: %w", d.Name, name, err)
 			}
 			path := filepath.Join(cf.dir, name)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -310,7 +321,7 @@ func (r *rendering) runnable(component, binary, dir string, claims map[string]st
 	c.command = []string{binary}
 	if len(ct.Command) > 0 {
 		for _, w := range ct.Command[1:] {
-			c.command = append(c.command, expand(w, vars))
+			c.command = append(c.command, c.rewriteArg(expand(w, vars)))
 		}
 	}
 	for _, a := range ct.Args {
@@ -356,9 +367,10 @@ func (r *rendering) volumeFiles(kind, name string, items []corev1.KeyToPath) (ma
 	return files, nil
 }
 
-// flag is the value of --name=VALUE among the container's args (after the rewrites).
+// flag is the value of --name=VALUE among the container's command and args (after the
+// rewrites).
 func (c *container) flag(name string) (string, bool) {
-	for _, a := range c.args {
+	for _, a := range append(append([]string(nil), c.command[1:]...), c.args...) {
 		if v, ok := strings.CutPrefix(a, name+"="); ok {
 			return v, true
 		}
@@ -367,11 +379,11 @@ func (c *container) flag(name string) (string, bool) {
 }
 
 // argv is the container's command line with the flags of `set` given new values (each must be
-// among the rendered args, as --name=VALUE) and `extra` appended.
+// among the rendered command's words or args, as --name=VALUE) and `extra` appended.
 func (c *container) argv(set map[string]string, extra ...string) ([]string, error) {
-	out := append([]string(nil), c.command...)
+	out := []string{c.command[0]}
 	done := map[string]bool{}
-	for _, a := range c.args {
+	for _, a := range append(append([]string(nil), c.command[1:]...), c.args...) {
 		if name, _, ok := strings.Cut(a, "="); ok {
 			if v, ok := set[name]; ok {
 				a, done[name] = name+"="+v, true

@@ -3,8 +3,9 @@ package main
 // The test's clusters, started from the built binaries on this machine: one etcd (a key prefix
 // per cluster), and per cluster a kube-apiserver and Kueue; a worker also runs
 // kube-controller-manager (the Job controller, node lifecycle, garbage collection),
-// kube-scheduler with greensched's extender (`greensched serve`, the repository's
-// deploy/scheduler-config.yaml) and KWOK for its fake GPU nodes' and pods' lifecycle.
+// greensched's extender (`greensched serve`) and its kube-scheduler as the chart
+// deploy/helm/greensched installs them (chart.go, with tests/multikueue/worker-chart-values.yaml),
+// and KWOK for its fake GPU nodes' and pods' lifecycle.
 // Kueue's webhooks are reached through the API server's aggregator routing: the webhook
 // Service has no selector, and an EndpointSlice points it at this host's address.
 
@@ -14,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -285,8 +287,8 @@ endpoints: [{addresses: ["%s"], conditions: {ready: true}}]
 	})
 }
 
-// startWorkerProcesses starts the controller manager, the extender, the scheduler and KWOK,
-// and creates the fake nodes.
+// startWorkerProcesses starts the controller manager, greensched's extender and kube-scheduler
+// as the chart installs them (startChartComponents), and KWOK, and creates the fake nodes.
 func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 	k := c.pki.kubeconfig
 	c.kcm = e.procs.add(c.name+"-kcm", nil, e.bin("kube-controller-manager"), "--kubeconfig="+k,
@@ -296,26 +298,10 @@ func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 			"garbage-collector-controller,namespace-controller,pod-garbage-collector-controller,"+
 			"ttl-after-finished-controller,root-ca-certificate-publisher-controller",
 		"--root-ca-file="+c.pki.caFile, "--use-service-account-credentials=false", "--v=1")
-
-	nodesJSON := filepath.Join(c.dir, "nodes.json")
-	if err := writeNodeList(nodesJSON, c.nodes); err != nil {
-		return err
-	}
-	c.extender = e.procs.add(c.name+"-extender", nil, e.greensched, "serve",
-		fmt.Sprintf("--listen=127.0.0.1:%d", c.extenderPort), "--nodes-json="+nodesJSON,
-		"--state="+filepath.Join(c.dir, "extender-state"), "--kube-bind", "--kube-watch",
-		"--kube-api="+c.server, "--kube-token-file="+c.pki.tokenFile, "--kube-ca-file="+c.pki.caFile, "-q")
-
-	schedConfig, err := schedulerConfig(e.deploySchedulerConfig, k, fmt.Sprintf("http://127.0.0.1:%d/", c.extenderPort))
+	extenderHealth, err := c.startChartComponents(ctx, e)
 	if err != nil {
 		return err
 	}
-	schedFile := filepath.Join(c.dir, "scheduler-config.yaml")
-	writeFile(schedFile, schedConfig)
-	c.scheduler = e.procs.add(c.name+"-scheduler", nil, e.bin("kube-scheduler"), "--config="+schedFile,
-		"--authentication-kubeconfig="+k, "--authorization-kubeconfig="+k,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.schedPort), "--v=1")
-
 	stages := filepath.Join(e.work, "kwok-stages.yaml")
 	c.kwok = e.procs.add(c.name+"-kwok", nil, e.bin("kwok"), "--kubeconfig="+k, "--config="+stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
@@ -337,7 +323,7 @@ func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 	}{
 		{"kube-controller-manager healthz", httpsOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.kcmPort))},
 		{"kube-scheduler healthz", httpsOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.schedPort))},
-		{"extender healthz", httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", c.extenderPort))},
+		{"extender healthz", httpOK(extenderHealth)},
 		{"nodes Ready and untainted", func() (bool, error) { return c.nodesReady(ctx) }},
 	}
 	for _, check := range checks {
@@ -345,6 +331,143 @@ func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// renderWorkerChart renders the chart (chart.go) for this worker: the test's worker values
+// (extender and scheduler on, dispatch and greensched-kueue off) and the worker's own, its node
+// list as extender.nodes.json and, where the scenario stops its API server for longer than a
+// lease (apiOutage), no leader election for kube-scheduler: it exits when it cannot renew its
+// Lease, and nothing here restarts it as the kubelet would.
+func (c *cluster) renderWorkerChart(e *env) (*rendering, error) {
+	nodes, err := nodeListJSON(c.nodes)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]any{"extender": map[string]any{"nodes": map[string]any{"json": string(nodes)}}}
+	if e.apiOutage(c) {
+		values["scheduler"] = map[string]any{"leaderElection": map[string]any{"enabled": false}}
+	}
+	data, err := yaml.Marshal(values)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(c.dir, "chart-values-worker.yaml")
+	writeFile(file, data)
+	return renderChart(e.o.helm, e.o.chart, chartRelease, chartNamespace, e.o.workerChartValues, file)
+}
+
+// startChartComponents makes the worker's extender (`greensched serve`) and its kube-scheduler
+// as the chart renders them: their ServiceAccounts and RBAC applied as rendered, each process
+// with its ServiceAccount's token (what its pod's in-cluster credentials would be), the
+// rendered command, args, env and mounted files. Only where and how it is reached changes: the
+// extender listens on 127.0.0.1 and a free port and reaches the API server with --kube-api,
+// --kube-token-file and --kube-ca-file (in a pod: the mounted ServiceAccount); kube-scheduler's
+// config calls the extender there (TLS as rendered: its serverName is the Service's, which the
+// extender's certificate is valid for) and names the token's kubeconfig as clientConnection;
+// its delegated authentication and authorization use the same kubeconfig, and it serves on
+// 127.0.0.1 and a free port. Returns the extender's health URL.
+func (c *cluster) startChartComponents(ctx context.Context, e *env) (string, error) {
+	chart, err := c.renderWorkerChart(e)
+	if err != nil {
+		return "", err
+	}
+	rbac := append([]client.Object{fromYAML("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + chartNamespace + "}\n")},
+		chart.component("extender", identityKinds...)...)
+	rbac = append(rbac, chart.component("scheduler", identityKinds...)...)
+	if err := apply(ctx, c.client, rbac...); err != nil {
+		return "", fmt.Errorf("%s: %w", c.name, err)
+	}
+
+	extender, err := chart.runnable("extender", e.greensched, filepath.Join(c.dir, "extender-pod"), nil)
+	if err != nil {
+		return "", err
+	}
+	token, err := serviceAccountToken(ctx, c, nil, chartNamespace, extender.serviceAccount)
+	if err != nil {
+		return "", err
+	}
+	tokenFile := filepath.Join(c.dir, extender.serviceAccount+".token")
+	writeFile(tokenFile, []byte(token))
+	scheme := "http"
+	if _, tls := extender.flag("--tls-cert"); tls {
+		scheme = "https"
+	}
+	args, err := extender.argv(map[string]string{"--listen": fmt.Sprintf("127.0.0.1:%d", c.extenderPort)},
+		"--kube-api="+c.server, "--kube-token-file="+tokenFile, "--kube-ca-file="+c.pki.caFile)
+	if err != nil {
+		return "", err
+	}
+	c.extender = e.procs.add(c.name+"-extender", extender.env, args...)
+
+	scheduler, err := chart.runnable("scheduler", e.bin("kube-scheduler"), filepath.Join(c.dir, "scheduler-pod"), nil)
+	if err != nil {
+		return "", err
+	}
+	if scheduler.replicas != 1 {
+		return "", fmt.Errorf("the chart runs %d kube-scheduler replicas; the test runs one per worker", scheduler.replicas)
+	}
+	token, err = serviceAccountToken(ctx, c, nil, chartNamespace, scheduler.serviceAccount)
+	if err != nil {
+		return "", err
+	}
+	kubeconfig, err := kubeconfigWithToken(c, token, scheduler.serviceAccount+".kubeconfig")
+	if err != nil {
+		return "", err
+	}
+	config, ok := scheduler.flag("--config")
+	if !ok {
+		return "", fmt.Errorf("the chart's kube-scheduler has no --config")
+	}
+	if err := localSchedulerConfig(config, kubeconfig, fmt.Sprintf("127.0.0.1:%d", c.extenderPort)); err != nil {
+		return "", err
+	}
+	args, err = scheduler.argv(nil, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.schedPort))
+	if err != nil {
+		return "", err
+	}
+	c.scheduler = e.procs.add(c.name+"-scheduler", scheduler.env, args...)
+	return fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, c.extenderPort), nil
+}
+
+// localSchedulerConfig rewrites the rendered KubeSchedulerConfiguration (its mounted paths
+// already rewritten) in place: the extender is called at `extenderHost` (scheme and path as
+// rendered) and the API server is reached with `kubeconfig` (in a pod: the in-cluster
+// config). Everything else, TLS, leader election, profiles and the extender's settings, is as
+// rendered.
+func localSchedulerConfig(path, kubeconfig, extenderHost string) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(text, &m); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	exts, _ := m["extenders"].([]any)
+	if len(exts) != 1 {
+		return fmt.Errorf("the chart's scheduler config has %d extenders, expected 1", len(exts))
+	}
+	ext, _ := exts[0].(map[string]any)
+	prefix, _ := ext["urlPrefix"].(string)
+	u, err := url.Parse(prefix)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the chart's scheduler config: urlPrefix %q: not a URL (%v)", prefix, err)
+	}
+	u.Host = extenderHost
+	ext["urlPrefix"] = u.String()
+	conn, _ := m["clientConnection"].(map[string]any)
+	if conn == nil {
+		conn = map[string]any{}
+	}
+	conn["kubeconfig"] = kubeconfig
+	m["clientConnection"] = conn
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return err
+	}
+	writeFile(path, out)
 	return nil
 }
 
@@ -377,32 +500,6 @@ func (c *cluster) nodesReady(ctx context.Context) (bool, error) {
 		}
 	}
 	return ready == len(c.nodes), fmt.Errorf("%d of %d nodes ready", ready, len(c.nodes))
-}
-
-// schedulerConfig is deploy/scheduler-config.yaml with the extender's URL, the kubeconfig
-// and no leader election: the configuration a user deploys is the one tested, but for TLS:
-// the test's extenders listen on 127.0.0.1 over plain HTTP, so enableHTTPS and the tlsConfig
-// files (a Secret in a cluster) are dropped.
-func schedulerConfig(path, kubeconfig, extenderURL string) ([]byte, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(text, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	exts, _ := m["extenders"].([]any)
-	if len(exts) != 1 {
-		return nil, fmt.Errorf("%s: expected one extender", path)
-	}
-	ext := exts[0].(map[string]any)
-	ext["urlPrefix"] = extenderURL
-	ext["enableHTTPS"] = false
-	delete(ext, "tlsConfig")
-	m["leaderElection"] = map[string]any{"leaderElect": false}
-	m["clientConnection"] = map[string]any{"kubeconfig": kubeconfig, "qps": 100, "burst": 200}
-	return yaml.Marshal(m)
 }
 
 // startKueue writes the cluster's Kueue configuration (its controllers' concurrency as in

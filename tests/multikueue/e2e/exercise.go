@@ -124,7 +124,7 @@ func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*res
 
 	// Faults, on their own schedule.
 	var faultsMu sync.Mutex
-	down := e.workers[len(e.workers)-1]
+	down := e.downWorker()
 	var outageFrom, restartAt, outageTo time.Time
 	var wg sync.WaitGroup
 	restart := func(what string, p *proc, health string) {

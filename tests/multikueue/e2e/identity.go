@@ -1,10 +1,11 @@
 package main
 
-// The identities greensched runs under, as shipped: greensched-kueue on the manager with the
-// ServiceAccount, ClusterRole and Roles the chart deploy/helm/greensched renders (chart.go),
-// and the dispatch service reading each worker with the ServiceAccount of
-// deploy/kueue/worker-reader.yaml (the chart installs on the manager only). Their tokens come
-// from the TokenRequest API, so a rule missing from what is shipped fails the test.
+// The identities greensched runs under, as shipped: greensched-kueue on the manager, and the
+// extender and its kube-scheduler on each worker, with the ServiceAccounts, ClusterRoles,
+// Roles and bindings the chart deploy/helm/greensched renders (chart.go, cluster.go); and the
+// dispatch service reading each worker with the ServiceAccount of
+// deploy/kueue/worker-reader.yaml (the chart does not install dispatch there). Their tokens
+// come from the TokenRequest API, so a rule missing from what is shipped fails the test.
 
 import (
 	"context"

@@ -3,11 +3,12 @@
 // builds (no containers): a manager cluster (kube-apiserver, Kueue with MultiKueue, the
 // greensched dispatch service, greensched's Kueue controllers) and worker clusters
 // (kube-apiserver, kube-controller-manager, kube-scheduler with greensched's extender, Kueue,
-// KWOK nodes of openb's shapes). It submits openb-shaped Jobs to the manager while it kills
-// the dispatcher and the service and takes a worker's API server away for a minute, then
-// checks that every Job ran exactly once, in the cluster the service chose, deferred ones
-// inside their green window, and that the manager saw them finish. Exits 1 when a check
-// fails; writes its measurements to <work>/result.json.
+// KWOK nodes of openb's shapes); greensched's parts are installed from its Helm chart. It
+// submits openb-shaped Jobs to the manager while it kills the dispatcher and the service and
+// takes a worker's API server away for a minute, then checks that every Job ran exactly once,
+// in the cluster the service chose, deferred ones inside their green window, and that the
+// manager saw them finish. Exits 1 when a check fails; writes its measurements to
+// <work>/result.json.
 package main
 
 import (
@@ -39,17 +40,17 @@ var insecureHTTPS = &http.Client{Timeout: 2 * time.Second,
 	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 
 type options struct {
-	bin, greensched, data, work, goBin, moduleRoot, deploySchedulerConfig string
-	helm, chart, chartValues, kueueConfig, workerKueueConfig              string
-	scenario                                                              string
-	workers, nodesPerWorker, jobs                                         int
-	submitFor, outage, outageAt                                           time.Duration
-	speed                                                                 float64
-	signalStart                                                           string
-	kills                                                                 int
-	seed                                                                  int64
-	maxNominationP99, maxNominationMax, maxWindowLate, maxCopyGone        time.Duration
-	keep                                                                  bool
+	bin, greensched, data, work, goBin, moduleRoot, deploy, deploySchedulerConfig string
+	helm, chart, chartValues, workerChartValues, kueueConfig, workerKueueConfig   string
+	scenario                                                                      string
+	workers, nodesPerWorker, jobs                                                 int
+	submitFor, outage, outageAt                                                   time.Duration
+	speed                                                                         float64
+	signalStart                                                                   string
+	kills                                                                         int
+	seed                                                                          int64
+	maxNominationP99, maxNominationMax, maxWindowLate, maxCopyGone                time.Duration
+	keep                                                                          bool
 }
 
 // env is the running test: its clusters and processes.
@@ -66,7 +67,6 @@ type env struct {
 	all     []*cluster
 
 	greensched            string
-	deploySchedulerConfig string
 	kueueConfig           *kueueConfigFile
 	workerKueueConfig     map[string]any
 	dispatch, controllers *proc
@@ -89,9 +89,18 @@ func (e *env) faults() bool { return e.o.scenario == "faults" }
 
 func (e *env) bin(name string) string { return filepath.Join(e.o.bin, name) }
 
-// deployFile is a file of the repository's deploy/kueue (next to the scheduler config).
+// deployFile is a file of the repository's deploy/kueue.
 func (e *env) deployFile(name string) string {
-	return filepath.Join(filepath.Dir(e.o.deploySchedulerConfig), "kueue", name)
+	return filepath.Join(e.o.deploy, "kueue", name)
+}
+
+// downWorker is the worker whose API server the main scenario stops for -outage: the last.
+func (e *env) downWorker() *cluster { return e.workers[len(e.workers)-1] }
+
+// apiOutage says whether the scenario stops the worker's API server while its processes run
+// (the faults scenario's lost worker is killed whole).
+func (e *env) apiOutage(c *cluster) bool {
+	return !e.faults() && e.o.outage > 0 && c == e.downWorker()
 }
 
 // dispatchGet is a GET of the service's path with its bearer token.
@@ -114,12 +123,14 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "scratch folder (logs, state, result.json)")
 	flag.StringVar(&o.goBin, "go", "go", "the go command (finds Kueue's and KWOK's manifests in the module cache)")
 	flag.StringVar(&o.moduleRoot, "module", ".", "tests/multikueue (its go.mod pins the versions)")
-	flag.StringVar(&o.deploySchedulerConfig, "scheduler-config", "", "deploy/scheduler-config.yaml")
+	flag.StringVar(&o.deploy, "deploy", "", "the repository's deploy folder (the chart, deploy/kueue)")
+	flag.StringVar(&o.deploySchedulerConfig, "scheduler-config", "", "deploy/scheduler-config.yaml: its folder is -deploy, when that is not given")
 	flag.StringVar(&o.helm, "helm", "", "the helm binary (tests/helm/build.sh builds it); renders the chart greensched is installed from")
-	flag.StringVar(&o.chart, "chart", "", "the chart deploy/helm/greensched (default: next to -scheduler-config)")
-	flag.StringVar(&o.chartValues, "values", "", "the test's values of the chart (default: chart-values.yaml in -module)")
-	flag.StringVar(&o.kueueConfig, "kueue-config", "", "deploy/kueue/kueue-config.yaml (default: next to -scheduler-config)")
-	flag.StringVar(&o.workerKueueConfig, "worker-kueue-config", "", "deploy/kueue/worker-kueue-config.yaml (default: next to -scheduler-config)")
+	flag.StringVar(&o.chart, "chart", "", "the chart deploy/helm/greensched (default: helm/greensched in -deploy)")
+	flag.StringVar(&o.chartValues, "values", "", "the test's values of the chart on the manager (default: chart-values.yaml in -module)")
+	flag.StringVar(&o.workerChartValues, "worker-values", "", "the test's values of the chart on the workers (default: worker-chart-values.yaml in -module)")
+	flag.StringVar(&o.kueueConfig, "kueue-config", "", "deploy/kueue/kueue-config.yaml (default: in -deploy)")
+	flag.StringVar(&o.workerKueueConfig, "worker-kueue-config", "", "deploy/kueue/worker-kueue-config.yaml (default: in -deploy)")
 	flag.StringVar(&o.scenario, "scenario", "main", "main (kills, an outage, deferral) or faults (a worker lost for good, "+
 		"one without quota, one where pods cannot be scheduled, a blackholed one, the controller's leader and the "+
 		"service's writer killed, evictions racing nominations; see faults.go)")
@@ -145,11 +156,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "-scenario %q: main or faults\n", o.scenario)
 		os.Exit(2)
 	}
-	if o.bin == "" || o.greensched == "" || o.work == "" || o.deploySchedulerConfig == "" || o.helm == "" {
-		fmt.Fprintln(os.Stderr, "usage: greensched-multikueue-e2e -bin DIR -greensched BIN -work DIR -scheduler-config FILE -helm BIN [-data DIR]")
+	if o.deploy == "" && o.deploySchedulerConfig != "" {
+		o.deploy = filepath.Dir(o.deploySchedulerConfig)
+	}
+	if o.bin == "" || o.greensched == "" || o.work == "" || o.deploy == "" || o.helm == "" {
+		fmt.Fprintln(os.Stderr, "usage: greensched-multikueue-e2e -bin DIR -greensched BIN -work DIR -deploy DIR -helm BIN [-data DIR]")
 		os.Exit(2)
 	}
-	deploy := filepath.Dir(o.deploySchedulerConfig)
+	deploy := o.deploy
 	if o.chart == "" {
 		o.chart = filepath.Join(deploy, "helm", "greensched")
 	}
@@ -161,6 +175,9 @@ func main() {
 	}
 	if o.chartValues == "" {
 		o.chartValues = filepath.Join(o.moduleRoot, "chart-values.yaml")
+	}
+	if o.workerChartValues == "" {
+		o.workerChartValues = filepath.Join(o.moduleRoot, "worker-chart-values.yaml")
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -186,7 +203,7 @@ func run(o options) error {
 		return err
 	}
 	e := &env{o: o, work: o.work, hostIP: ip, procs: &procs{dir: filepath.Join(o.work, "logs")},
-		greensched: o.greensched, deploySchedulerConfig: o.deploySchedulerConfig}
+		greensched: o.greensched}
 	defer func() {
 		if o.keep {
 			logf("clusters kept running; kubeconfigs under %s; interrupt to stop", o.work)

@@ -179,17 +179,14 @@ func nodeObject(n nodeRow) *unstructured.Unstructured {
 	}}
 }
 
-// writeNodeList writes the nodes as a v1.NodeList for `greensched serve --nodes-json`.
-func writeNodeList(path string, nodes []nodeRow) error {
+// nodeListJSON is the nodes as a v1.NodeList, for `greensched serve --nodes-json` (the chart's
+// extender.nodes.json).
+func nodeListJSON(nodes []nodeRow) ([]byte, error) {
 	var items []any
 	for _, n := range nodes {
 		items = append(items, nodeObject(n).Object)
 	}
-	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "NodeList", "items": items})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
+	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "NodeList", "items": items})
 }
 
 // writeNodeCSV writes the nodes in openb's node-list format (the dispatch service's fleet).
