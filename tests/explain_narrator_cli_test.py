@@ -59,23 +59,48 @@ class Server(http.server.BaseHTTPRequestHandler):
 
 def chat(content, finish="stop"):
     return json.dumps(
-        {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]}
+        {
+            "choices": [
+                {"message": {"role": "assistant", "content": content}, "finish_reason": finish}
+            ]
+        }
     )
 
 
 def explain(url, *extra):
-    args = [GREENSCHED, "explain", "--record", RECORD, "--step", "0", "--narrator-url", url,
-            "--narrator-timeout", "2", *extra]
+    args = [
+        GREENSCHED,
+        "explain",
+        "--record",
+        RECORD,
+        "--step",
+        "0",
+        "--narrator-url",
+        url,
+        "--narrator-timeout",
+        "2",
+        *extra,
+    ]
     return subprocess.run(args, capture_output=True, text=True, timeout=60)
 
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 RECORD = os.path.join(WORK, "decisions.jsonl")
-subprocess.run([GREENSCHED, "simulate", "--policy", "fgd", "--seeds", "42", "--record", RECORD,
-                "-q"], check=True, capture_output=True, timeout=300)
-facts = json.loads(subprocess.run([GREENSCHED, "explain", "--record", RECORD, "--step", "0",
-                                   "--json"], check=True, capture_output=True, text=True).stdout)
+subprocess.run(
+    [GREENSCHED, "simulate", "--policy", "fgd", "--seeds", "42", "--record", RECORD, "-q"],
+    check=True,
+    capture_output=True,
+    timeout=300,
+)
+facts = json.loads(
+    subprocess.run(
+        [GREENSCHED, "explain", "--record", RECORD, "--step", "0", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+)
 pod, node = facts["pod"], facts["chosen_node"]
 template = "\n".join(facts["sentences"])
 
@@ -86,23 +111,38 @@ url = f"http://127.0.0.1:{httpd.server_address[1]}"
 # Faithful: printed under the template with the facts it cites; the model from /v1/models.
 Server.reply = {"body": chat(f"The scheduler put {pod} on {node}.")}
 p = explain(url)
-if p.returncode != 0 or template not in p.stdout or f"The scheduler put {pod} on {node}." not in p.stdout:
+if (
+    p.returncode != 0
+    or template not in p.stdout
+    or f"The scheduler put {pod} on {node}." not in p.stdout
+):
     fail(f"faithful reply: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
 if "(narrated by stand-in, checked against 2 facts)" not in p.stdout or p.stderr:
     fail(f"faithful reply: no check line, or a note\n{p.stdout}\n{p.stderr}")
 sent = Server.requests[-1]
-if sent["model"] != "stand-in" or sent["temperature"] != 0 or "seed" not in sent or "max_tokens" not in sent:
+if (
+    sent["model"] != "stand-in"
+    or sent["temperature"] != 0
+    or "seed" not in sent
+    or "max_tokens" not in sent
+):
     fail(f"the request: {sent}")
 p = explain(url, "--json")
 out = json.loads(p.stdout)
-if out.get("narration") != f"The scheduler put {pod} on {node}." or out.get("narration_facts") != [pod, node]:
+if out.get("narration") != f"The scheduler put {pod} on {node}." or out.get("narration_facts") != [
+    pod,
+    node,
+]:
     fail(f"faithful reply, --json: {out}")
 
 # Unfaithful, cut off: refused in one line, never printed, the template stands.
 for body, reason in [
     (chat(f"{pod} went to {node}, saving 25% of the power."), "25% is not in the facts"),
     (chat(f"{pod} went to builtin-node-9999."), "builtin-node-9999 is not a name in the facts"),
-    (chat(f"{pod} went to {node} because", "length"), "the reply was cut off (finish_reason length)"),
+    (
+        chat(f"{pod} went to {node} because", "length"),
+        "the reply was cut off (finish_reason length)",
+    ),
 ]:
     Server.reply = {"body": body}
     p = explain(url)
@@ -123,7 +163,12 @@ for reply, note in [
 ]:
     Server.reply = reply
     p = explain(url)
-    if p.returncode != 0 or template not in p.stdout or note not in p.stderr or "template text only" not in p.stderr:
+    if (
+        p.returncode != 0
+        or template not in p.stdout
+        or note not in p.stderr
+        or "template text only" not in p.stderr
+    ):
         fail(f"failing server {reply}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
 httpd.shutdown()
 p = explain(url)
