@@ -68,6 +68,10 @@ OTHER_TOOLS = {
     # kube-scheduler, kube-apiserver
     "--config",
     "--v",
+    "--bind-address",
+    "--secure-port",
+    "--authentication-kubeconfig",
+    "--authorization-kubeconfig",
 }
 FLAG = re.compile(r"(?<![\w/-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
