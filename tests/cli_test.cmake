@@ -141,7 +141,16 @@ expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0
 expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --failed 1 --json
            OUT_MATCH "\"reason_counts\"")
 expect_run(RESULT 2 ARGS explain --record ${WORK}/decisions.jsonl ERR_MATCH "exactly one of")
-expect_run(RESULT 1 ARGS explain --record ${WORK}/decisions.jsonl --pod nosuch ERR_MATCH "no matching record")
+expect_run(RESULT 1 ARGS explain --record ${WORK}/decisions.jsonl --pod nosuch ERR_MATCH "no pod named nosuch; names look like builtin-pod-")
+# One pod's story: every decision about it, in order.
+set(failed_twice "{\"pod\":\"p\",\"step\":STEP,\"nodes_total\":1,\"chosen_node\":null,\"request\":{\"cpu_milli\":1000,\"memory_mib\":1,\"num_gpu\":0,\"gpu_milli\":0},\"reason_counts\":{\"insufficient cpu\":1}}\n")
+string(REPLACE "STEP" "3" first "${failed_twice}")
+string(REPLACE "STEP" "9" second "${failed_twice}")
+file(WRITE ${WORK}/story.jsonl "${first}${second}")
+expect_run(RESULT 0 ARGS explain --record ${WORK}/story.jsonl --pod p
+           OUT_MATCH "Decision 1 of 2 about p \\(step 3\\):\n.*Decision 2 of 2 about p \\(step 9\\):")
+expect_run(RESULT 1 ARGS explain --record ${WORK}/decisions.jsonl --failed 1 --policy nosuch
+           ERR_MATCH "no decision of nosuch in this record")
 expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0 --narrator-url http://127.0.0.1:1
            --narrator-model m OUT_MATCH "was placed on" ERR_MATCH "template text only")
 

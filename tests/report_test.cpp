@@ -478,7 +478,34 @@ TEST(ReportHtml, MultiRun) {
   expect_no_network(html);
 }
 
-TEST(ReportHtml, ExplainsTheLastFailedPods) {
+// Pods that fail for the same reason get the same suggestion: it is made once, for the first,
+// and the others point back to it.
+TEST(ReportHtml, ARepeatedSuggestionIsSaidOnce) {
+  ScratchDir dir;
+  dir.write("curves.csv", kCurves);
+  const auto failed = [](const std::string& pod, int step) {
+    return fmt::format(
+        "{{\"pod\":\"{}\",\"step\":{},\"nodes_total\":2,\"chosen_node\":null,"
+        "\"request\":{{\"cpu_milli\":4000,\"memory_mib\":1024,\"num_gpu\":0,\"gpu_milli\":0}},"
+        "\"reason_counts\":{{\"insufficient cpu\":2}},"
+        "\"diagnosis\":{{\"split_gpu_nodes\":0,\"split_gpu_examples\":[],"
+        "\"shrink\":{{\"dimension\":\"cpu_milli\",\"node\":\"n1\",\"from\":4000,\"to\":3000,"
+        "\"cut_pct\":25}},\"move\":{{\"pod\":\"big\",\"node\":\"n1\",\"frees_cpu_milli\":8000,"
+        "\"frees_gpu_milli\":0,\"frees_memory_mib\":0}}}}}}\n",
+        pod, step);
+  };
+  dir.write("decisions.jsonl", failed("a", 1) + failed("b", 2) + failed("c", 3));
+  auto report = build(dir.path(), 3);
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  EXPECT_EQ(count(html, "Smallest change: it would fit on n1"), 1u) << html;
+  EXPECT_EQ(count(html, "Or moving pod big"), 1u);
+  EXPECT_EQ(count(html, "The same smallest change (as for a above)."), 2u);
+  EXPECT_EQ(count(html, "Or the same move (as for a above)."), 2u);
+}
+
+// The first N failed pods, as `explain --failed N` picks them.
+TEST(ReportHtml, ExplainsTheFirstFailedPods) {
   ScratchDir dir;
   dir.write("curves.csv", kCurves);
   const auto failed = [](const std::string& pod, int step) {
@@ -499,12 +526,13 @@ TEST(ReportHtml, ExplainsTheLastFailedPods) {
   const std::string& html = report.value().html;
   EXPECT_TRUE(has(html, "id=\"sec-failed\""));
   EXPECT_TRUE(has(html, "3 of 4 records"));
-  EXPECT_FALSE(has(html, "first-failed"));  // only the last 2
-  EXPECT_TRUE(has(html, "last-failed"));
+  EXPECT_TRUE(has(html, "first-failed"));  // only the first 2
+  EXPECT_FALSE(has(html, "last-failed"));
+  EXPECT_TRUE(has(html, "as <code>greensched explain --failed 2</code> does"));
   EXPECT_TRUE(has(html, "pod&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_FALSE(has(html, "<script>alert"));
   EXPECT_TRUE(has(html, "could not be placed"));  // explain_text's words
-  EXPECT_TRUE(has(html, "policy fgd, seed 1, step 4"));
+  EXPECT_TRUE(has(html, "policy fgd, seed 1, step 3"));
   EXPECT_EQ(count(html, "<article class=\"failed-pod\">"), 2u);
 
   // --record names another file; --failed 0 leaves the section out.

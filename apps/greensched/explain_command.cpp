@@ -68,25 +68,35 @@ int run_explain(ExplainOptions o) {
     return fail("give exactly one of --pod NAME, --step N, --failed N", kExitUsage);
   std::ifstream in(o.record, std::ios::binary);
   if (!in) return fail(fmt::format("{}: cannot open file", o.record));
+  // --pod: every decision about the pod, in order (it may have waited or failed before it
+  // was placed); --step: the one at that step; --failed: the first N pods that failed.
   std::vector<nlohmann::json> chosen;
-  std::string line;
+  std::string line, example_pod;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     auto parsed = explain::parse_decision_record(line, fmt::format("{}:{}", o.record, number));
     if (!parsed.ok()) return fail(parsed);
     nlohmann::json& r = parsed.value();
     if (!run_matches(r, o)) continue;
+    if (example_pod.empty() && r["pod"].is_string()) example_pod = r["pod"].get<std::string>();
     const bool failed = explain::is_failed_placement(r);
     const nlohmann::json* step = json_member(r, "step");
     if ((!o.pod.empty() && r["pod"] == o.pod) ||
         (o.step >= 0 && step != nullptr && *step == o.step) || (o.failed > 0 && failed)) {
       chosen.push_back(std::move(r));
-      if (o.failed == 0 || static_cast<int>(chosen.size()) >= o.failed) break;
+      if (o.step >= 0 || (o.failed > 0 && static_cast<int>(chosen.size()) >= o.failed)) break;
     }
   }
   if (chosen.empty()) {
-    return fail(fmt::format("{}: no matching record{}", o.record,
-                            o.policy.empty() ? "" : fmt::format(" for {}", o.policy)));
+    const std::string of = o.policy.empty() ? "" : fmt::format(" of {}", o.policy);
+    if (example_pod.empty())
+      return fail(fmt::format("{}: no decision{} in this record", o.record, of));
+    if (!o.pod.empty()) {
+      return fail(fmt::format("{}: no pod named {}{}; names look like {}", o.record, o.pod, of,
+                              example_pod));
+    }
+    if (o.failed > 0) return fail(fmt::format("{}: no pod failed{} in this record", o.record, of));
+    return fail(fmt::format("{}: no decision{} at step {}", o.record, of, o.step));
   }
 
   explain::NarratorConfig narrator;
@@ -138,6 +148,13 @@ int run_explain(ExplainOptions o) {
       continue;
     }
     if (i > 0) fmt::print("\n");
+    if (!o.pod.empty() && chosen.size() > 1) {
+      // One pod's story: say which of its decisions this is.
+      const nlohmann::json* step = json_member(r, "step");
+      fmt::print(
+          "Decision {} of {} about {}{}:\n", i + 1, chosen.size(), o.pod,
+          step != nullptr && step->is_number() ? fmt::format(" (step {})", step->dump()) : "");
+    }
     fmt::print("{}", text);
     if (accepted) {
       fmt::print("\n{}\n(narrated by {}, checked against {} facts)\n", prose, narrator.model,
@@ -173,7 +190,9 @@ Action add_explain_command(CLI::App& app) {
   cmd->add_option("--record", o->record, "decision record file (JSON Lines)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--pod", o->pod, "explain the first decision about this pod");
+  cmd->add_option("--pod", o->pod,
+                  "explain every decision about this pod, in order (it may have waited or "
+                  "failed before it was placed)");
   cmd->add_option("--step", o->step, "explain the decision at this arrival step");
   cmd->add_option("--failed", o->failed, "explain the first N pods that could not be placed");
   cmd->add_option("--policy", o->policy, "only records of this policy (or agent)");

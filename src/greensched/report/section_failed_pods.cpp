@@ -1,8 +1,11 @@
 // Decision records (JSON Lines): the last N pods that could not be placed, each explained by
 // explain::explain_text. Records are read and counted as failed by explain's own rules.
 #include <algorithm>
-#include <deque>
+#include <map>
+#include <sstream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,11 +40,12 @@ struct Failed {
   nlohmann::json record;
 };
 
-// The records of a file: how many, how many failed, and the last `limit` failed ones.
+// The records of a file: how many, how many failed, and the first `limit` failed ones (as
+// `explain --failed N` picks them).
 struct FailedPods {
   std::size_t records = 0;
   std::size_t failed = 0;
-  std::deque<Failed> last;
+  std::vector<Failed> first;
 };
 
 Result<FailedPods> scan_records(const std::string& path, int limit) {
@@ -64,8 +68,9 @@ Result<FailedPods> scan_records(const std::string& path, int limit) {
     if (!parsed.ok()) return Error{parsed.error()};
     if (!explain::is_failed_placement(parsed.value())) continue;
     ++out.failed;
-    out.last.push_back(Failed{line_no, std::move(parsed.value())});
-    if (out.last.size() > static_cast<std::size_t>(std::max(limit, 0))) out.last.pop_front();
+    if (out.first.size() < static_cast<std::size_t>(std::max(limit, 0))) {
+      out.first.push_back(Failed{line_no, std::move(parsed.value())});
+    }
   }
   return out;
 }
@@ -100,20 +105,43 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit) {
                fmt::format("From the decision records in <code>{}</code>: {} of {} are pods that "
                            "could not be placed on any node. {}",
                            escape(path), s.failed, plural(s.records, "record", "records"),
-                           s.last.empty()       ? std::string()
-                           : s.last.size() == 1 ? std::string("The last one is explained below.")
-                                                : fmt::format("The last {} are explained below, "
-                                                              "in the order they happened.",
-                                                              s.last.size())));
+                           s.first.empty() ? std::string()
+                           : s.first.size() == 1
+                               ? std::string("The first one is explained below (as "
+                                             "<code>greensched explain --failed 1</code> does).")
+                               : fmt::format("The first {} are explained below, in the order "
+                                             "they happened (as <code>greensched explain "
+                                             "--failed {}</code> does).",
+                                             s.first.size(), s.first.size())));
   std::string body = "<div class=\"failed-pods\" id=\"failed-pods\">\n";
-  for (const Failed& f : s.last) {
+  // A suggestion already made for an earlier pod is said once: later pods point back to it.
+  std::map<std::string, std::string> suggested;  // sentence -> the pod it was made for
+  for (const Failed& f : s.first) {
     const nlohmann::json& r = f.record;
     const std::string pod =
         r.contains("pod") && r["pod"].is_string() ? r["pod"].get<std::string>() : "pod";
+    std::string text;
+    std::istringstream lines(explain::explain_text(r));
+    for (std::string sentence; std::getline(lines, sentence);) {
+      const bool suggestion =
+          sentence.rfind("Smallest change", 0) == 0 || sentence.rfind("Or moving", 0) == 0;
+      if (suggestion) {
+        if (auto it = suggested.find(sentence); it != suggested.end()) {
+          sentence = fmt::format(
+              "{} (as for {} above)",
+              sentence.rfind("Or", 0) == 0 ? "Or the same move" : "The same smallest change",
+              it->second);
+          sentence += ".";
+        } else {
+          suggested.emplace(sentence, pod);
+        }
+      }
+      text += sentence + "\n";
+    }
     body += fmt::format(
         "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<pre>{}"
         "</pre></article>\n",
-        escape(pod), escape(record_origin(f)), escape(explain::explain_text(r)));
+        escape(pod), escape(record_origin(f)), escape(text));
   }
   body += "</div>\n";
   page.figures.push_back("failed-pods");
