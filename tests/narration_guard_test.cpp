@@ -4,6 +4,8 @@
 // (other words, the template's rounding, a fact at the precision written, number words) are
 // all accepted. The facts are explain_facts' of a placed pod, a failed pod and a dispatch
 // decision of the built-in workload and the 4-region example fleet.
+#include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -143,13 +145,15 @@ TEST(NarrationGuard, UnfaithfulRepliesAreRefusedEachForItsReason) {
   EXPECT_GE(refused, 30);
 }
 
-TEST(NarrationGuard, ACutOffOrEmptyReplyIsRefused) {
+TEST(NarrationGuard, ACutOffUnfinishedOrEmptyReplyIsRefused) {
   const std::string reply = "The pod was placed on builtin-node-0817 because";
   EXPECT_EQ(check_narration(reply, placed(), "length").reason,
             "the reply was cut off (finish_reason length)");
   EXPECT_EQ(check_narration(reply, placed(), "").reason,
             "the reply does not say that the model finished (no finish_reason)");
-  EXPECT_EQ(check_narration("87 80 7", placed(), "stop").reason, "the reply has no words");
+  // Ended by the model itself, halfway through a sentence.
+  EXPECT_EQ(check_narration(reply, placed(), "stop").reason, "the reply stops mid-sentence");
+  EXPECT_EQ(check_narration("87 80 7.", placed(), "stop").reason, "the reply has no words");
   EXPECT_EQ(check_narration("", placed(), "stop").reason, "the reply has no words");
 }
 
@@ -193,6 +197,35 @@ TEST(NarrationGuard, FaithfulParaphrasesAreAccepted) {
     EXPECT_FALSE(v.used.empty()) << c.reply;
   }
   EXPECT_GE(cases.size(), 10U);
+}
+
+// Replies of a real model (SmolLM2-135M-Instruct through llama.cpp's server, captured by the
+// narrator test from explain --json), each with the verdict it must get: two stop halfway
+// through a sentence, one says nothing checkable ("The server is a server of the server.": no
+// number, no name). Each reply cut at its last full sentence is accepted (they retell the
+// template), and that text with its first number changed is refused.
+TEST(NarrationGuard, ARealModelsRepliesAndTheirAlteredCopies) {
+  std::ifstream in(std::string(GREENSCHED_SOURCE_DIR) + "/tests/narrator/smollm2_replies.jsonl");
+  ASSERT_TRUE(in) << "tests/narrator/smollm2_replies.jsonl";
+  int altered_refused = 0;
+  for (std::string line; std::getline(in, line);) {
+    const json r = json::parse(line);
+    const std::string reply = r["reply"];
+    const GuardVerdict v = check_narration(reply, r["facts"], "stop");
+    EXPECT_EQ(v.accepted ? "accepted" : v.reason, r["verdict"].get<std::string>()) << reply;
+    const std::string whole = reply.substr(0, reply.find_last_of('.') + 1);
+    const GuardVerdict w = check_narration(whole, r["facts"], "stop");
+    EXPECT_TRUE(w.accepted) << whole << " | refused: " << w.reason;
+    std::smatch m;
+    if (!std::regex_search(whole, m, std::regex(R"((^|[ (])(\d+)([ ,.)]))"))) continue;
+    const std::string altered = m.prefix().str() + m[1].str() +
+                                std::to_string(std::stoll(m[2].str()) + 1) + m[3].str() +
+                                m.suffix().str();
+    const GuardVerdict a = check_narration(altered, r["facts"], "stop");
+    EXPECT_FALSE(a.accepted) << altered;
+    altered_refused += a.accepted ? 0 : 1;
+  }
+  EXPECT_GE(altered_refused, 2);
 }
 
 // The facts a reply cites are listed in order, with their units.

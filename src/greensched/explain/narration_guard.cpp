@@ -483,6 +483,17 @@ GuardVerdict check_narration(std::string_view reply, const json& facts,
                    : fmt::format("the reply was cut off (finish_reason {})", finish_reason);
     return v;
   }
+  // A model may stop on its own halfway through a sentence (an end-of-text token).
+  std::string_view end = reply;
+  while (!end.empty() && (std::isspace(static_cast<unsigned char>(end.back())) != 0 ||
+                          end.back() == '"' || end.back() == '\'' || end.back() == ')' ||
+                          end.back() == ']' || end.back() == '*' || end.back() == '`')) {
+    end.remove_suffix(1);
+  }
+  if (!end.empty() && end.back() != '.' && end.back() != '!' && end.back() != '?') {
+    v.reason = "the reply stops mid-sentence";
+    return v;
+  }
   const std::vector<Token> tokens = tokenize(reply);
   if (std::none_of(tokens.begin(), tokens.end(),
                    [](const Token& t) { return t.kind == Token::kWord; })) {

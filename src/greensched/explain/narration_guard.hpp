@@ -2,8 +2,9 @@
 // one. A reply is shown only when all of these hold (else it is refused, with the first reason
 // found, and the template's text stands):
 //
-//   finished    the model stopped by itself (finish_reason "stop"): a reply cut off at
-//               max_tokens may end halfway through a claim;
+//   finished    the model stopped by itself (finish_reason "stop"), at the end of a
+//               sentence: a reply cut off at max_tokens, or ended early by the model, may
+//               stop halfway through a claim;
 //   numbers     every number in it is one of the facts': printed in the template's sentences
 //               (so the template's rounding and units hold), or a value of the facts at the
 //               precision the reply writes it (14 % for a cut_pct of 13.81; never 14.2 %).
