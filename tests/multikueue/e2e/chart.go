@@ -41,6 +41,15 @@ type rendering struct {
 
 var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 
+// readObjects reads the objects of a multi-document YAML file (decodeObjects).
+func readObjects(path string) ([]*unstructured.Unstructured, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObjects(path, text)
+}
+
 // decodeObjects reads the objects of a multi-document YAML text (comment-only documents are
 // skipped).
 func decodeObjects(where string, text []byte) ([]*unstructured.Unstructured, error) {

@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,11 +22,7 @@ import (
 
 // manifestObjects reads the objects of the given kinds from a multi-document YAML file.
 func manifestObjects(path string, kinds ...string) ([]client.Object, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := decodeObjects(path, text)
+	objs, err := readObjects(path)
 	if err != nil {
 		return nil, err
 	}

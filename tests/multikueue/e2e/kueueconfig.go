@@ -11,7 +11,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -26,11 +25,7 @@ type kueueConfigFile struct {
 }
 
 func readKueueConfig(path string) (*kueueConfigFile, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := decodeObjects(path, text)
+	objs, err := readObjects(path)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +72,7 @@ func mergeInto(dst, src map[string]any) {
 // readWorkerKueueConfig reads deploy/kueue/worker-kueue-config.yaml: one Configuration, merged
 // into each worker's Kueue.
 func readWorkerKueueConfig(path string) (map[string]any, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := decodeObjects(path, text)
+	objs, err := readObjects(path)
 	if err != nil {
 		return nil, err
 	}
