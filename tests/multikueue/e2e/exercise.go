@@ -234,16 +234,7 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	byJob := map[string]*workloadSeen{}
-	for _, w := range obs.workloads {
-		if w.job != "" {
-			byJob[w.job] = w
-		}
-	}
-	podsOf := map[string][]*podSeen{}
-	for _, p := range obs.pods {
-		podsOf[p.job] = append(podsOf[p.job], p)
-	}
+	byJob, podsOf := obs.byJob()
 	decisionsOf := map[string][]decision{}
 	for _, d := range decisions {
 		decisionsOf[d.workload] = append(decisionsOf[d.workload], d)

@@ -498,16 +498,7 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	byJob := map[string]*workloadSeen{}
-	for _, w := range obs.workloads {
-		if w.job != "" {
-			byJob[w.job] = w
-		}
-	}
-	podsOf := map[string][]*podSeen{}
-	for _, p := range obs.pods {
-		podsOf[p.job] = append(podsOf[p.job], p)
-	}
+	byJob, podsOf := obs.byJob()
 	deactivated := map[string]*deactivation{}
 	for _, d := range deactivations {
 		deactivated[d.workload] = d

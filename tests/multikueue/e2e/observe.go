@@ -278,3 +278,19 @@ func observe(ctx context.Context, e *env) (*observer, error) {
 	}
 	return o, nil
 }
+
+// byJob indexes what was seen by the manager's Job name: its Workload and its pods in the
+// workers. The caller holds o.mu.
+func (o *observer) byJob() (map[string]*workloadSeen, map[string][]*podSeen) {
+	workloads := map[string]*workloadSeen{}
+	for _, w := range o.workloads {
+		if w.job != "" {
+			workloads[w.job] = w
+		}
+	}
+	pods := map[string][]*podSeen{}
+	for _, p := range o.pods {
+		pods[p.job] = append(pods[p.job], p)
+	}
+	return workloads, pods
+}
