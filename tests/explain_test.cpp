@@ -156,34 +156,118 @@ TEST(Explain, FailedOnCpuWithoutGpu) {
             "Or moving pod z0 (7 vCPU, no GPU) off Z would make room there.\n");
 }
 
+nlohmann::json fleet_record() {
+  const auto option = [](const char* site, int64_t offset, double ci, double g) {
+    return nlohmann::json{{"site", site},      {"start_offset_s", offset},
+                          {"forecast_ci", ci}, {"expected_g", g},
+                          {"cost", g + 1},     {"kw", 0.5}};
+  };
+  return {{"kind", "dispatch"},
+          {"agent", "green"},
+          {"pod", "j1"},
+          {"qos", "BE"},
+          {"request",
+           {{"cpu_milli", 2000},
+            {"memory_mib", 2048},
+            {"num_gpu", 1},
+            {"gpu_milli", 500},
+            {"gpu_spec", nlohmann::json::array()}}},
+          {"home_site", "de"},
+          {"site", "gb"},
+          {"submit_s", 1000},
+          {"deferred_s", 3620},
+          {"transfer_s", 20},
+          {"slack_s", 43200},
+          {"reason", "moves to gb: 40 g expected"},
+          {"carbon_now", {{"de", 331.2}, {"gb", 120.0}}},
+          {"alternatives",
+           nlohmann::json::array({option("de", 0, 330.4, 110.0), option("gb", 3620, 80.0, 40.0)})},
+          {"home_now", option("de", 0, 330.4, 110.0)},
+          {"now_best", option("gb", 20, 120.0, 60.0)},
+          {"chosen_node", "gb/n7"},
+          {"start_s", 4700},
+          {"end_s", 8300},
+          {"run_ci", 96.4}};
+}
+
+// Why this site and start, against home now and against starting at once (40 g against 110 g
+// is 70 g, 64 % less; against 60 g, 20 g, 33 %), and what then happened.
 TEST(Explain, DispatchRecord) {
-  const nlohmann::json r = {{"kind", "dispatch"},
-                            {"agent", "green"},
-                            {"pod", "j1"},
-                            {"qos", "BE"},
-                            {"request",
-                             {{"cpu_milli", 2000},
-                              {"memory_mib", 2048},
-                              {"num_gpu", 1},
-                              {"gpu_milli", 500},
-                              {"gpu_spec", nlohmann::json::array()}}},
-                            {"home_site", "de"},
-                            {"site", "gb"},
-                            {"deferred_s", 3600},
-                            {"slack_s", 43200},
-                            {"reason", "moves to gb: 40 g expected"},
-                            {"carbon_now", {{"de", 331.2}, {"gb", 120.0}}},
-                            {"alternatives", nlohmann::json::array({{{"site", "de"},
-                                                                     {"start_offset_s", 0},
-                                                                     {"forecast_ci", 330.4},
-                                                                     {"expected_g", 110.0}}})}};
+  const nlohmann::json r = fleet_record();
   EXPECT_EQ(explain_text(r),
-            "Job j1 (BE, 2 vCPU, 2 GiB memory, 0.5 of one GPU) was submitted at de and went to "
-            "gb, deferred 3600 s.\n"
+            "Job j1 (BE, 2 vCPU, 2 GiB memory, 0.5 of one GPU) was submitted at de at 1000 s and "
+            "went to gb, deferred 3620 s.\n"
             "The green agent's reason: moves to gb: 40 g expected.\n"
+            "At gb from +3620 s it expected 40 g at 80 gCO2/kWh forecast, the best by the green "
+            "agent's measure of the 2 sites it priced.\n"
+            "Against staying at de and starting now (110 g at 330 gCO2/kWh forecast), that is 70 "
+            "g (64%) less expected.\n"
+            "Against the best start without waiting (gb from +20 s: 60 g at 120 gCO2/kWh "
+            "forecast), that is 20 g (33%) less expected.\n"
             "Grid carbon intensity at submission (gCO2/kWh): de 331, gb 120.\n"
-            "Best option per site: de from +0 s: 330 gCO2/kWh forecast, 110 g expected.\n"
-            "It used 3600 s of its 43200 s slack.\n");
+            "Best option per site: de from +0 s: 110 g at 330 gCO2/kWh forecast; gb from +3620 "
+            "s: 40 g at 80 gCO2/kWh forecast.\n"
+            "It used 3620 s of its 43200 s slack.\n"
+            "It started at 4700 s on gb/n7, 3700 s after its submission; until it ended at 8300 s "
+            "the grid at gb averaged 96 gCO2/kWh against 80 forecast.\n");
+  const nlohmann::json facts = explain_facts(r);
+  EXPECT_DOUBLE_EQ(facts["saving_vs_home_g"].get<double>(), 70.0);
+  EXPECT_NEAR(facts["saving_vs_home_pct"].get<double>(), 63.64, 0.01);
+  EXPECT_DOUBLE_EQ(facts["saving_vs_now_g"].get<double>(), 20.0);
+  EXPECT_EQ(facts["waited_s"], 3700);
+  EXPECT_FALSE(facts.contains("forecast"));
+}
+
+// A job that waits no longer than its data's move is not deferred; an agent that estimates no
+// grams (carbon-forecast) is compared by intensity; a job sent again at its latest start says
+// where from, and one that never started says so.
+TEST(Explain, DispatchRecordVariants) {
+  nlohmann::json r = fleet_record();
+  r["deferred_s"] = 20;
+  r["alternatives"][1]["start_offset_s"] = 20;
+  r.erase("now_best");
+  r.erase("start_s");
+  r.erase("end_s");
+  r.erase("run_ci");
+  std::string text = explain_text(r);
+  EXPECT_NE(text.find("went to gb, to start once its data has moved (20 s).\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("without waiting"), std::string::npos) << text;
+  EXPECT_EQ(text.find("started at"), std::string::npos) << text;
+
+  r = fleet_record();
+  for (nlohmann::json* o :
+       {&r["home_now"], &r["now_best"], &r["alternatives"][0], &r["alternatives"][1]}) {
+    o->erase("expected_g");
+  }
+  text = explain_text(r);
+  EXPECT_NE(text.find("it expected 80 gCO2/kWh forecast, the lowest forecast of the 2 sites"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(330 gCO2/kWh forecast), that is a forecast 250 gCO2/kWh (76%) lower."),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(explain_facts(r).contains("saving_vs_home_gco2_per_kwh"));
+
+  r = fleet_record();
+  r["site"] = "fr";
+  r["redispatch"] = {
+      {"at_s", 44200}, {"from_site", "gb"}, {"site", "fr"}, {"reason", "stays at fr now"}};
+  r["start_s"] = nullptr;
+  r.erase("end_s");
+  r.erase("run_ci");
+  text = explain_text(r);
+  EXPECT_NE(text.find("went to gb, deferred 3620 s."), std::string::npos) << text;
+  EXPECT_NE(text.find("It had not started at gb by its latest start, 44200 s, and was sent "
+                      "again, to fr: stays at fr now.\nIt had not started when the run ended.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(check_decision_record(r).ok());
+  r["redispatch"].erase("from_site");
+  EXPECT_EQ(check_decision_record(r).message(), "redispatch.from_site: missing");
+  r = fleet_record();
+  r["forecast"] = {{"step_s", 3600}, {"from_s", 1000}, {"sites", {{"de", {1, "x"}}}}};
+  EXPECT_FALSE(check_decision_record(r).ok());
 }
 
 // Several runs share a --record file: every record gets its run first, the name JSON-escaped;

@@ -441,14 +441,14 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
     if (a.site != d.site) others.push_back(a);
   }
   std::stable_sort(others.begin(), others.end(),
-                   [](const auto& a, const auto& b) { return a.expected_g < b.expected_g; });
+                   [](const auto& a, const auto& b) { return a.cost < b.cost; });
   json ranking = json::array();
   const auto entry = [&](int site, std::optional<multi::Alternative> a, std::string note) {
     json e{{"cluster", config_.fleet.sites[site].name}};
     if (a) {
       e["start_offset_s"] = a->start_s - now;
       e["forecast_ci"] = a->forecast_ci;
-      e["expected_per_pod"] = a->expected_g;
+      e["expected_per_pod"] = a->cost;
     }
     if (!note.empty()) e["note"] = note;
     return e;
@@ -527,12 +527,11 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   record["carbon_now"] = ci;
   json alternatives = json::array();
   for (const multi::Alternative& a : d.alternatives) {
-    alternatives.push_back({{"site", config_.fleet.sites[a.site].name},
-                            {"start_offset_s", a.start_s - now},
-                            {"forecast_ci", a.forecast_ci},
-                            {"expected_g", a.expected_g}});
+    alternatives.push_back(multi::alternative_json(a, config_.fleet, now));
   }
   record["alternatives"] = alternatives;
+  if (d.home_now) record["home_now"] = multi::alternative_json(*d.home_now, config_.fleet, now);
+  if (d.now_best) record["now_best"] = multi::alternative_json(*d.now_best, config_.fleet, now);
   record["step"] = decisions_;
   if (renomination) record["renominated"] = *renomination;
   record["service"] = {{"uid", w.uid},

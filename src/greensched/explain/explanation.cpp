@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -232,18 +234,134 @@ std::vector<std::string> failed_sentences(const json& r) {
   return s;
 }
 
+// A fleet option's figures: "12 g expected at 157 gCO2/kWh" (or the intensity alone where
+// the agent estimated no grams).
+bool has_grams(const json& option) {
+  const json* g = json_member(option, "expected_g");
+  return g != nullptr && g->is_number();
+}
+
+std::string option_figures(const json& option) {
+  const std::string ci = number(option["forecast_ci"].get<double>(), 0);
+  if (!has_grams(option)) return fmt::format("{} gCO2/kWh forecast", ci);
+  return fmt::format("{} g at {} gCO2/kWh forecast", number(option["expected_g"].get<double>(), 0),
+                     ci);
+}
+
+// The record's derived figures, one function for the sentences and the facts: what the
+// choice expected to save against staying home and starting now, and against the best start
+// without waiting; how long it waited. Absent where the record cannot say.
+struct FleetFigures {
+  const json* chosen = nullptr;    // the chosen option among the alternatives
+  std::string first_site;          // where the first decision sent it
+  std::optional<double> home_g;    // vs home now: what it saves (positive: less)
+  std::optional<double> home_pct;  // ... as a share of home's
+  std::optional<double> now_g;     // vs the best start without waiting
+  std::optional<double> now_pct;
+  std::optional<int64_t> waited_s;  // from submission to its start
+  bool in_grams = false;            // home_g in grams (else in gCO2/kWh)
+  bool now_in_grams = false;
+};
+
+// How much less the chosen option expects than `other`, and that share of other's: in grams
+// where both estimate grams, else in forecast intensity (gCO2/kWh).
+std::pair<double, double> saving(const json& chosen, const json& other) {
+  const char* key = has_grams(chosen) && has_grams(other) ? "expected_g" : "forecast_ci";
+  const double a = chosen[key].get<double>();
+  const double b = other[key].get<double>();
+  return {b - a, b > 0 ? 100.0 * (b - a) / b : 0.0};
+}
+
+FleetFigures fleet_figures(const json& r) {
+  FleetFigures f;
+  const json& redispatch = member_or_empty(r, "redispatch");
+  f.first_site = redispatch.contains("from_site") ? redispatch["from_site"].get<std::string>()
+                                                  : r["site"].get<std::string>();
+  for (const json& a : member_or_empty(r, "alternatives")) {
+    if (a["site"] == f.first_site) f.chosen = &a;
+  }
+  if (f.chosen != nullptr) {
+    const bool same_as_home_now =
+        f.first_site == r["home_site"].get<std::string>() && as_int(r, "deferred_s") == 0;
+    if (const json* home = json_member(r, "home_now"); home != nullptr && !same_as_home_now) {
+      std::tie(f.home_g, f.home_pct) = saving(*f.chosen, *home);
+      f.in_grams = has_grams(*f.chosen) && has_grams(*home);
+    }
+    // Against starting at once: shown where the best such option is not the choice itself.
+    if (const json* now = json_member(r, "now_best");
+        now != nullptr && ((*now)["site"] != f.first_site ||
+                           as_int(*now, "start_offset_s") != as_int(*f.chosen, "start_offset_s"))) {
+      std::tie(f.now_g, f.now_pct) = saving(*f.chosen, *now);
+      f.now_in_grams = has_grams(*f.chosen) && has_grams(*now);
+    }
+  }
+  const json* start = json_member(r, "start_s");
+  const json* submit = json_member(r, "submit_s");
+  if (start != nullptr && submit != nullptr && start->is_number() && submit->is_number()) {
+    f.waited_s = to_int(*start) - to_int(*submit);
+  }
+  return f;
+}
+
+std::string saved_words(double v, double pct, bool grams) {
+  if (std::fabs(v) < 0.5) return grams ? "the same expected carbon" : "the same forecast";
+  if (!grams) {
+    return fmt::format("a forecast {} gCO2/kWh ({}%) {}", number(std::fabs(v), 0),
+                       number(std::fabs(pct), 0), v > 0 ? "lower" : "higher");
+  }
+  return fmt::format("{} g ({}%) {} expected", number(std::fabs(v), 0), number(std::fabs(pct), 0),
+                     v > 0 ? "less" : "more");
+}
+
 std::vector<std::string> dispatch_sentences(const json& r) {
   std::vector<std::string> s;
   const std::string qos = r.value("qos", "BE");
-  s.push_back(fmt::format("Job {} ({}, {}) was submitted at {} and went to {}{}.",
-                          r["pod"].get<std::string>(), qos, describe_request(r["request"]),
-                          r["home_site"].get<std::string>(), r["site"].get<std::string>(),
-                          as_int(r, "deferred_s") > 0
-                              ? fmt::format(", deferred {} s", as_int(r, "deferred_s"))
-                              : std::string()));
+  const std::string agent = r.value("agent", std::string("dispatch"));
+  const std::string home = r["home_site"].get<std::string>();
+  const FleetFigures f = fleet_figures(r);
+  const int64_t deferred = as_int(r, "deferred_s");
+  // Its data moves at once: a wait no longer than the move is the move's (the agent counts
+  // whole seconds of it, the move rounds up), a longer one a deferral.
+  const int64_t transfer = as_int(r, "transfer_s");
+  const json* submit = json_member(r, "submit_s");
+  std::string when;
+  if (deferred > transfer) {
+    when = fmt::format(", deferred {} s", deferred);
+  } else if (transfer > 0) {
+    when = fmt::format(", to start once its data has moved ({} s)", transfer);
+  }
+  s.push_back(fmt::format(
+      "Job {} ({}, {}) was submitted at {}{} and went to {}{}.", r["pod"].get<std::string>(), qos,
+      describe_request(r["request"]), home,
+      submit != nullptr && submit->is_number() ? fmt::format(" at {} s", to_int(*submit)) : "",
+      f.first_site, when));
   if (r.contains("reason") && r["reason"].is_string()) {
-    s.push_back(fmt::format("The {} agent's reason: {}.", r.value("agent", std::string("dispatch")),
-                            r["reason"].get<std::string>()));
+    s.push_back(fmt::format("The {} agent's reason: {}.", agent, r["reason"].get<std::string>()));
+  }
+  // Why this site and start: what it expected there, against home now and against now.
+  if (f.chosen != nullptr) {
+    std::string why = fmt::format("At {} from +{} s it expected {}", f.first_site,
+                                  as_int(*f.chosen, "start_offset_s"), option_figures(*f.chosen));
+    const std::size_t priced = member_or_empty(r, "alternatives").size();
+    if (priced > 1) {
+      why += has_grams(*f.chosen)
+                 ? fmt::format(", the best by the {} agent's measure of the {} sites it priced",
+                               agent, priced)
+                 : fmt::format(", the lowest forecast of the {} sites it priced", priced);
+    }
+    s.push_back(why + ".");
+  }
+  if (f.home_g) {
+    s.push_back(fmt::format("Against staying at {} and starting now ({}), that is {}.", home,
+                            option_figures(r["home_now"]),
+                            saved_words(*f.home_g, *f.home_pct, f.in_grams)));
+  }
+  if (f.now_g) {
+    const json& now = r["now_best"];
+    s.push_back(
+        fmt::format("Against the best start without waiting ({} from +{} s: {}), that is {}.",
+                    now["site"].get<std::string>(), as_int(now, "start_offset_s"),
+                    option_figures(now), saved_words(*f.now_g, *f.now_pct, f.now_in_grams)));
   }
   if (r.contains("carbon_now") && r["carbon_now"].is_object()) {
     std::vector<std::string> parts;
@@ -256,16 +374,42 @@ std::vector<std::string> dispatch_sentences(const json& r) {
   if (r.contains("alternatives") && r["alternatives"].is_array() && !r["alternatives"].empty()) {
     std::vector<std::string> parts;
     for (const json& a : r["alternatives"]) {
-      parts.push_back(fmt::format("{} from +{} s: {} gCO2/kWh forecast, {} g expected",
-                                  a["site"].get<std::string>(), as_int(a, "start_offset_s"),
-                                  number(a["forecast_ci"].get<double>(), 0),
-                                  number(a["expected_g"].get<double>(), 0)));
+      parts.push_back(fmt::format("{} from +{} s: {}", a["site"].get<std::string>(),
+                                  as_int(a, "start_offset_s"), option_figures(a)));
     }
     s.push_back(fmt::format("Best option per site: {}.", fmt::join(parts, "; ")));
   }
   if (qos == "BE" && r.contains("slack_s")) {
-    s.push_back(fmt::format("It used {} s of its {} s slack.", as_int(r, "deferred_s"),
-                            as_int(r, "slack_s")));
+    s.push_back(fmt::format("It used {} s of its {} s slack.", deferred, as_int(r, "slack_s")));
+  }
+  // What then happened (in simulation; the live journal has no start).
+  if (const json* again = json_member(r, "redispatch")) {
+    s.push_back(
+        fmt::format("It had not started at {} by its latest start, {} s, and was sent "
+                    "again, to {}: {}.",
+                    (*again)["from_site"].get<std::string>(), as_int(*again, "at_s"),
+                    (*again)["site"].get<std::string>(), (*again)["reason"].get<std::string>()));
+  }
+  const json* start = json_member(r, "start_s");
+  if (start != nullptr && start->is_number() && f.waited_s) {
+    std::string then =
+        fmt::format("It started at {} s on {}, {} s after its submission", to_int(*start),
+                    r.value("chosen_node", std::string("a node")), *f.waited_s);
+    const json* run_ci = json_member(r, "run_ci");
+    const json* end = json_member(r, "end_s");
+    if (run_ci != nullptr && end != nullptr && run_ci->is_number()) {
+      then +=
+          fmt::format("; until it ended at {} s the grid at {} averaged {} gCO2/kWh", to_int(*end),
+                      r["site"].get<std::string>(), number(run_ci->get<double>(), 0));
+      const json* chosen = f.chosen;
+      if (chosen != nullptr && !r.contains("redispatch")) {
+        then +=
+            fmt::format(" against {} forecast", number((*chosen)["forecast_ci"].get<double>(), 0));
+      }
+    }
+    s.push_back(then + ".");
+  } else if (r.contains("start_s") && r["start_s"].is_null() && r.contains("submit_s")) {
+    s.push_back("It had not started when the run ended.");
   }
   return s;
 }
@@ -335,16 +479,62 @@ Status check_dispatch(const json& r) {
                                {"qos", JsonKind::kString, false, false},
                                {"agent", JsonKind::kString, false, false},
                                {"deferred_s", JsonKind::kNumber},
-                               {"slack_s", JsonKind::kNumber}});
+                               {"slack_s", JsonKind::kNumber},
+                               {"reason", JsonKind::kString},
+                               {"submit_s", JsonKind::kNumber},
+                               {"start_s", JsonKind::kNumber},
+                               {"end_s", JsonKind::kNumber},
+                               {"run_ci", JsonKind::kNumber},
+                               {"chosen_node", JsonKind::kString},
+                               {"home_now", JsonKind::kObject},
+                               {"now_best", JsonKind::kObject},
+                               {"redispatch", JsonKind::kObject},
+                               {"forecast", JsonKind::kObject},
+                               {"actual", JsonKind::kObject}});
       !s.ok()) {
     return s;
   }
   if (Status s = check_values(r, "carbon_now", JsonKind::kNumber, ""); !s.ok()) return s;
-  return check_objects(r, "alternatives", "",
-                       {{"site", JsonKind::kString, true},
-                        {"start_offset_s", JsonKind::kNumber},
-                        {"forecast_ci", JsonKind::kNumber, true},
-                        {"expected_g", JsonKind::kNumber, true}});
+  const std::initializer_list<FieldRule> option = {{"site", JsonKind::kString, true},
+                                                   {"start_offset_s", JsonKind::kNumber},
+                                                   {"forecast_ci", JsonKind::kNumber, true},
+                                                   {"expected_g", JsonKind::kNumber},
+                                                   {"cost", JsonKind::kNumber},
+                                                   {"kw", JsonKind::kNumber}};
+  for (const char* key : {"home_now", "now_best"}) {
+    if (const json* o = json_member(r, key)) {
+      if (Status s = check_fields(*o, key, option); !s.ok()) return s;
+    }
+  }
+  if (const json* o = json_member(r, "redispatch")) {
+    if (Status s = check_fields(*o, "redispatch",
+                                {{"at_s", JsonKind::kNumber, true},
+                                 {"from_site", JsonKind::kString, true},
+                                 {"site", JsonKind::kString, true},
+                                 {"reason", JsonKind::kString, true}});
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (const char* key : {"forecast", "actual"}) {
+    if (const json* o = json_member(r, key)) {
+      if (Status s = check_fields(*o, key,
+                                  {{"step_s", JsonKind::kNumber, true},
+                                   {"from_s", JsonKind::kNumber, true},
+                                   {"sites", JsonKind::kObject, true}});
+          !s.ok()) {
+        return s;
+      }
+      for (const auto& [site, values] : (*o)["sites"].items()) {
+        if (Status s = check_elements((*o)["sites"], site.c_str(), JsonKind::kNumber,
+                                      member_path(key, "sites"));
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  return check_objects(r, "alternatives", "", option);
 }
 
 Status check_placement(const json& r) {
@@ -490,8 +680,30 @@ json explain_facts(const json& record) {
                           "deferred_s",
                           "slack_s",
                           "alternatives",
-                          "carbon_now"}) {
+                          "carbon_now",
+                          "qos",
+                          "reason",
+                          "submit_s",
+                          "start_s",
+                          "end_s",
+                          "run_ci",
+                          "home_now",
+                          "now_best",
+                          "redispatch"}) {
     if (record.contains(key)) facts[key] = record[key];
+  }
+  if (dispatch) {
+    // The figures the sentences derive; the forecast curves stay out (they are the chart's).
+    const FleetFigures f = fleet_figures(record);
+    if (f.home_g) {
+      facts[f.in_grams ? "saving_vs_home_g" : "saving_vs_home_gco2_per_kwh"] = *f.home_g;
+      facts["saving_vs_home_pct"] = *f.home_pct;
+    }
+    if (f.now_g) {
+      facts[f.now_in_grams ? "saving_vs_now_g" : "saving_vs_now_gco2_per_kwh"] = *f.now_g;
+      facts["saving_vs_now_pct"] = *f.now_pct;
+    }
+    if (f.waited_s) facts["waited_s"] = *f.waited_s;
   }
   facts["sentences"] = sentences(record);
   return facts;

@@ -1,6 +1,7 @@
 #include "greensched/multi/agent.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,34 @@ Status DispatchAgent::restore(const nlohmann::json& state, int /*n_sites*/) {
 double transfer_seconds(const FleetView& view, const JobInfo& job, int site) {
   if (site == job.home_site) return 0.0;
   return view.fleet().sites[site].network.transfer_seconds(job.data_gb);
+}
+
+nlohmann::json alternative_json(const Alternative& a, const Fleet& fleet, int64_t now_s) {
+  nlohmann::json j{{"site", fleet.sites[a.site].name},
+                   {"start_offset_s", a.start_s - now_s},
+                   {"forecast_ci", a.forecast_ci},
+                   {"cost", a.cost}};
+  if (std::isfinite(a.expected_g)) j["expected_g"] = a.expected_g;
+  if (std::isfinite(a.kw)) j["kw"] = a.kw;
+  return j;
+}
+
+nlohmann::json carbon_curve_json(const FleetView& view, int64_t until_s, bool actual,
+                                 int64_t step_s) {
+  const int64_t now = view.now_s();
+  const int64_t points = std::clamp<int64_t>((until_s - now) / step_s + 1, 1, 49);
+  nlohmann::json sites = nlohmann::json::object();
+  for (const SiteSpec& site : view.fleet().sites) {
+    nlohmann::json values = nlohmann::json::array();
+    for (int64_t k = 0; k < points; ++k) {
+      const int64_t t = view.epoch_s(now + k * step_s);
+      const double v =
+          actual ? site.carbon.at(t) : view.forecaster().at(site.carbon, view.epoch_s(now), t);
+      values.push_back(std::round(v * 10.0) / 10.0);
+    }
+    sites[site.name] = std::move(values);
+  }
+  return {{"step_s", step_s}, {"from_s", now}, {"sites", std::move(sites)}};
 }
 
 bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom) {

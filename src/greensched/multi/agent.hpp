@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,7 +115,14 @@ struct Alternative {
   int site = 0;
   int64_t start_s = 0;     // trace seconds
   double forecast_ci = 0;  // gCO2/kWh over the job's run, as forecast
-  double expected_g = 0;   // the agent's expected grams (carbon-forecast: intensity only)
+  // Grams of CO2 the agent expects of the run and of moving its data there; NaN where it
+  // estimates none (carbon-forecast ranks by intensity alone).
+  double expected_g = std::numeric_limits<double>::quiet_NaN();
+  // What the agent ranks the options by, in its objective's units (green: grams plus the
+  // weighted price and fragmentation; green-plan: plus the plan's capacity price; green-cost:
+  // USD; carbon-forecast: the forecast intensity). Lower wins.
+  double cost = 0;
+  double kw = std::numeric_limits<double>::quiet_NaN();  // facility kW expected; NaN: none
 };
 
 struct Dispatch {
@@ -128,6 +137,10 @@ struct Dispatch {
   int64_t not_before_s = 0;               // trace seconds; the job may start no earlier
   std::string reason;                     // one line a person can read
   std::vector<Alternative> alternatives;  // best option per site considered (may be empty)
+  // For explanations, where the agent priced them: staying home and starting now (what the
+  // local scheduler alone would do), and the best option that starts without waiting.
+  std::optional<Alternative> home_now;
+  std::optional<Alternative> now_best;
 };
 
 class DispatchAgent {
@@ -152,6 +165,15 @@ double transfer_seconds(const FleetView& view, const JobInfo& job, int site);
 // data arrives within the bound and a node is on there, or can wake within the bound (a node
 // starts waking when the job is dispatched, so the wake-up runs during the transfer).
 std::vector<int> ls_feasible_sites(const FleetView& view, const JobInfo& job);
+
+// An option as a decision record holds it (explain reads it): site, start_offset_s (from
+// `now_s`), forecast_ci, cost, and expected_g and kw where the agent estimated them.
+nlohmann::json alternative_json(const Alternative& a, const Fleet& fleet, int64_t now_s);
+// Each site's carbon intensity as the view's forecaster foresees it now, every `step_s` from
+// now to `until_s` (at most 49 points): {"step_s", "from_s", "sites": {name: [gCO2/kWh]}},
+// values to 0.1. With `actual`, the series' true values at the same points instead.
+nlohmann::json carbon_curve_json(const FleetView& view, int64_t until_s, bool actual,
+                                 int64_t step_s = 3600);
 
 struct AgentOptions {
   double price_weight_g = 500.0;  // green: grams CO2 counted per currency unit of electricity

@@ -50,6 +50,11 @@ void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   r["site"] = fleet_.sites[d.site].name;
   r["submit_s"] = now_;
   r["deferred_s"] = d.not_before_s - now_;
+  // Seconds its data takes to move there (0 at home): part of deferred_s.
+  r["transfer_s"] = d.site == job.info.home_site
+                        ? int64_t{0}
+                        : static_cast<int64_t>(std::ceil(
+                              fleet_.sites[d.site].network.transfer_seconds(job.info.data_gb)));
   r["slack_s"] = job.info.slack_s;
   r["reason"] = d.reason;
   nlohmann::json ci = nlohmann::json::object();
@@ -57,12 +62,16 @@ void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   r["carbon_now"] = ci;
   nlohmann::json alternatives = nlohmann::json::array();
   for (const Alternative& a : d.alternatives) {
-    alternatives.push_back({{"site", fleet_.sites[a.site].name},
-                            {"start_offset_s", a.start_s - now_},
-                            {"forecast_ci", a.forecast_ci},
-                            {"expected_g", a.expected_g}});
+    alternatives.push_back(alternative_json(a, fleet_, now_));
   }
   r["alternatives"] = alternatives;
+  if (d.home_now) r["home_now"] = alternative_json(*d.home_now, fleet_, now_);
+  if (d.now_best) r["now_best"] = alternative_json(*d.now_best, fleet_, now_);
+  // What the agent believed of each site's grid over the job's slack (its possible starts and
+  // the hour after the last), and what the grid then did.
+  const int64_t until = now_ + job.info.slack_s + 3600;
+  r["forecast"] = carbon_curve_json(*this, until, false);
+  r["actual"] = carbon_curve_json(*this, until, true);
   r["chosen_node"] = nullptr;
   r["start_s"] = nullptr;
   r["step"] = j;
@@ -200,7 +209,10 @@ void FleetSim::end_latest_start(std::size_t j, const Dispatch& d) {
       fmt::format("; not started at {} by its latest start, {}", from_name, d.reason);
   if (options_.record) {
     records_[j]["site"] = fleet_.sites[d.site].name;
-    records_[j]["reason"] = decision.reason;
+    records_[j]["redispatch"] = {{"at_s", now_},
+                                 {"from_site", from_name},
+                                 {"site", fleet_.sites[d.site].name},
+                                 {"reason", d.reason}};
   }
   push(ready, EventKind::kJobReady, j);
 }
@@ -254,6 +266,12 @@ void FleetSim::on_stopped(std::size_t site, std::size_t j, bool finished) {
     s.ls_alloc_milli -= milli;
   }
   ++s.version;
+  if (finished && options_.record) {
+    // What then happened: when its (last) run ended and the grid's mean intensity over it.
+    records_[j]["end_s"] = now_;
+    records_[j]["run_ci"] =
+        s.spec->carbon.mean(epoch_s(job.start_s), epoch_s(std::max(now_, job.start_s + 1)));
+  }
   job.start_s = -1;
   if (finished) {
     job.done = true;

@@ -210,20 +210,18 @@ class GreenAgent final : public DispatchAgent {
     }
     // The choice, in site order: the cheapest, the earlier start and the earlier site among
     // equals.
-    Option best, home;
+    Option best, home, now_best;
     std::vector<Alternative> per_site;
     for (int site = 0; site < n_sites; ++site) {
       Option site_best;
       for (const Option& o : sites_[static_cast<std::size_t>(site)].options) {
-        if (site == job.home_site && o.start == sites_[static_cast<std::size_t>(site)].ready) {
-          home = o;
-        }
+        const bool at_once = o.start == sites_[static_cast<std::size_t>(site)].ready;
+        if (site == job.home_site && at_once) home = o;
+        if (at_once && (now_best.site < 0 || o.cost < now_best.cost - kTolerance)) now_best = o;
         if (site_best.site < 0 || o.cost < site_best.cost - kTolerance) site_best = o;
         if (best.site < 0 || o.cost < best.cost - kTolerance) best = o;
       }
-      if (site_best.site >= 0 && !prune) {
-        per_site.push_back(Alternative{site, site_best.start, site_best.ci, site_best.cost});
-      }
+      if (site_best.site >= 0 && !prune) per_site.push_back(alternative(site_best));
     }
     if (best.site < 0) return Dispatch{job.home_site, now, "no site can take it; stays home", {}};
     const std::string& name = view.fleet().sites[best.site].name;
@@ -251,7 +249,10 @@ class GreenAgent final : public DispatchAgent {
       if (options_.objective != AgentOptions::Objective::kCarbon) {
         fmt::format_to(out, FMT_COMPILE("; {:.4f} USD"), best.cost);
       }
-      if (best.start > now) fmt::format_to(out, FMT_COMPILE("; deferred {} s"), best.start - now);
+      // A start later than the site's earliest (now, or once the data has moved) is a deferral.
+      if (best.start > sites_[static_cast<std::size_t>(best.site)].ready) {
+        fmt::format_to(out, FMT_COMPILE("; deferred {} s"), best.start - now);
+      }
     }
     if (plan_ && plan_->solved()) {
       fmt::format_to(
@@ -266,7 +267,12 @@ class GreenAgent final : public DispatchAgent {
                        name, after, unit);
       }
     }
-    return Dispatch{best.site, best.start, fmt::to_string(reason), std::move(per_site)};
+    Dispatch d{best.site, best.start, fmt::to_string(reason), std::move(per_site)};
+    if (!prune) {
+      if (home.site >= 0) d.home_now = alternative(home);
+      if (now_best.site >= 0) d.now_best = alternative(now_best);
+    }
+    return d;
   }
 
  private:
@@ -321,6 +327,14 @@ class GreenAgent final : public DispatchAgent {
     int64_t start = 0;
     double cost = 0, carbon = 0, ci = 0, kw = 0, plan_price = 0;
   };
+  static Alternative alternative(const Option& o) {
+    return Alternative{.site = o.site,
+                       .start_s = o.start,
+                       .forecast_ci = o.ci,
+                       .expected_g = o.carbon,
+                       .cost = o.cost,
+                       .kw = o.kw};
+  }
   // Per site, scratch of decide: its starts, what they cost before the placement is known,
   // and its options.
   struct SiteOptions {
