@@ -287,23 +287,30 @@ TEST(Explain, RecordsCarryTheirRun) {
   EXPECT_EQ(sim::tag_run_records("", "agent", "local", 1), "");
 }
 
-// A local OpenAI-compatible endpoint.
+// A local OpenAI-compatible endpoint; /props (llama.cpp's) when props_ is set.
 class NarratorServer : public ::testing::Test {
  protected:
   void SetUp() override {
     server_.Post("/v1/chat/completions",
                  [this](const httplib::Request& req, httplib::Response& res) {
-                   last_body_ = req.body;
+                   bodies_.push_back(req.body);
                    last_auth_ = req.get_header_value("Authorization");
                    if (delay_ms_ > 0)
                      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-                   res.status = status_;
+                   const bool image = req.body.find("image_url") != std::string::npos;
+                   res.status = image && refuse_images_ ? 500 : status_;
                    res.set_content(reply_, "application/json");
                  });
     server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       ++models_asked_;
-      res.set_content(R"({"object":"list","data":[{"id":"smol","object":"model"}]})",
-                      "application/json");
+      res.set_content(models_, "application/json");
+    });
+    server_.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
+      if (props_.empty()) {
+        res.status = 404;
+        return;
+      }
+      res.set_content(props_, "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -321,36 +328,47 @@ class NarratorServer : public ::testing::Test {
     c.timeout_s = 5;
     return c;
   }
+  static NarratorInfo prose(const char* model = "m1") {
+    NarratorInfo i;
+    i.model = model;
+    return i;
+  }
+  nlohmann::json last_body() const { return nlohmann::json::parse(bodies_.back()); }
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
   int status_ = 200;
   int delay_ms_ = 0;
   int models_asked_ = 0;
+  bool refuse_images_ = false;
+  std::string models_ = R"({"object":"list","data":[{"id":"smol","object":"model"}]})";
+  std::string props_;
   std::string reply_ =
       R"({"choices":[{"message":{"role":"assistant","content":"In short: it fit best."},"finish_reason":"stop"}]})";
-  std::string last_body_;
+  std::vector<std::string> bodies_;
   std::string last_auth_;
 };
 
 // The request asks for a reproducible, bounded answer: temperature 0, a seed, max_tokens.
 TEST_F(NarratorServer, SendsFactsAndReturnsTheReplyWithItsFinishReason) {
-  auto told = narrate(config(), {{"pod", "p"}}, "Pod p was placed.\n");
+  auto told = narrate(config(), prose(), {{"pod", "p"}}, "Pod p was placed.\n");
   ASSERT_TRUE(told.ok()) << told.error();
   EXPECT_EQ(told.value().text, "In short: it fit best.");
   EXPECT_EQ(told.value().finish_reason, "stop");
-  const nlohmann::json body = nlohmann::json::parse(last_body_);
+  EXPECT_FALSE(told.value().asked_json);
+  const nlohmann::json body = last_body();
   EXPECT_EQ(body["model"], "m1");
   EXPECT_EQ(body["temperature"], 0);
   EXPECT_EQ(body["seed"], 42);
   EXPECT_EQ(body["max_tokens"], 400);
+  EXPECT_FALSE(body.contains("response_format"));
   EXPECT_NE(body["messages"][1]["content"].get<std::string>().find("Pod p was placed."),
             std::string::npos);
   EXPECT_EQ(last_auth_, "Bearer k");
   EXPECT_EQ(models_asked_, 0);
 }
 
-// Without a model name, the first the server lists is asked.
+// Without a model name, the first the server lists is asked; the probe reads who serves it.
 TEST_F(NarratorServer, TheModelDefaultsToTheFirstTheServerLists) {
   NarratorConfig c = config();
   c.model.clear();
@@ -358,34 +376,100 @@ TEST_F(NarratorServer, TheModelDefaultsToTheFirstTheServerLists) {
   ASSERT_TRUE(model.ok()) << model.error();
   EXPECT_EQ(model.value(), "smol");
   c.url += "/v1";
-  ASSERT_TRUE(narrate(c, {}, "x").ok());
-  EXPECT_EQ(nlohmann::json::parse(last_body_)["model"], "smol");
+  auto info = probe_narrator(c);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info.value().model, "smol");
+  EXPECT_FALSE(info.value().placeholders);  // an unknown server: prose
+  EXPECT_FALSE(info.value().vision);
+  ASSERT_TRUE(narrate(c, info.value(), {}, "x").ok());
+  EXPECT_EQ(last_body()["model"], "smol");
   EXPECT_EQ(models_asked_, 2);
+  // A model named that the server does not list is asked anyway.
+  c.model = "other";
+  info = probe_narrator(c);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info.value().model, "other");
+}
+
+// llama.cpp's server (/props) gets the placeholder JSON schema; its modalities say whether the
+// chart goes along.
+TEST_F(NarratorServer, LlamaCppGetsTheSchemaAndImagesWhereItSaysItTakesThem) {
+  props_ = R"({"default_generation_settings":{"n_ctx":4096},"modalities":{"vision":false}})";
+  auto info = probe_narrator(config());
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info.value().server, "llama.cpp");
+  EXPECT_TRUE(info.value().placeholders);
+  EXPECT_FALSE(info.value().vision);
+  const nlohmann::json facts = {{"pod", "p"}, {"score", 87}, {"sentences", {"Pod p scored 87."}}};
+  auto told = narrate(config(), info.value(), facts, "Pod p scored 87.\n", "PNGDATA");
+  ASSERT_TRUE(told.ok()) << told.error();
+  EXPECT_TRUE(told.value().asked_json);
+  nlohmann::json body = last_body();
+  EXPECT_EQ(body["response_format"]["type"], "json_schema");
+  const nlohmann::json& keys =
+      body["response_format"]["json_schema"]["schema"]["properties"]["facts"]["items"]["enum"];
+  EXPECT_EQ(keys, nlohmann::json({"pod", "score"}));
+  const std::string user = body["messages"][1]["content"].get<std::string>();
+  EXPECT_NE(user.find("{pod} = p\n{score} = 87\n"), std::string::npos) << user;
+  EXPECT_NE(user.find("Pod {pod} scored {score}."), std::string::npos) << user;
+  EXPECT_EQ(bodies_.back().find("image_url"), std::string::npos);  // vision false: no image
+
+  // Vision: the chart goes as a data URL; a server that refuses it is asked again without.
+  props_ = R"({"build_info":"b1","modalities":{"vision":true}})";
+  info = probe_narrator(config());
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info.value().vision);
+  told = narrate(config(), info.value(), facts, "Pod p scored 87.\n", "PNG");
+  ASSERT_TRUE(told.ok()) << told.error();
+  EXPECT_TRUE(told.value().notes.empty());
+  EXPECT_EQ(last_body()["messages"][1]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,UE5H");
+  refuse_images_ = true;
+  bodies_.clear();
+  told = narrate(config(), info.value(), facts, "Pod p scored 87.\n", "PNG");
+  ASSERT_TRUE(told.ok()) << told.error();
+  ASSERT_EQ(bodies_.size(), 2u);
+  EXPECT_EQ(bodies_.back().find("image_url"), std::string::npos);
+  EXPECT_EQ(
+      told.value().notes,
+      std::vector<std::string>{"the narrator refused the chart (HTTP 500); sent the text only"});
+  // A model that lists its input modalities says so there too; prose when asked for it.
+  props_.clear();
+  models_ =
+      R"({"data":[{"id":"m1","owned_by":"vllm","architecture":{"input_modalities":["text","image"]}}]})";
+  info = probe_narrator(config());
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info.value().vision);
+  EXPECT_TRUE(info.value().placeholders);
+  NarratorConfig c = config();
+  c.mode = NarratorMode::kProse;
+  EXPECT_FALSE(probe_narrator(c).value().placeholders);
 }
 
 TEST_F(NarratorServer, FailuresAreErrors) {
   status_ = 500;
-  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  EXPECT_FALSE(narrate(config(), prose(), {}, "x").ok());
   status_ = 200;
   reply_ = R"({"choices":[]})";
-  EXPECT_FALSE(narrate(config(), {}, "x").ok());
+  EXPECT_FALSE(narrate(config(), prose(), {}, "x").ok());
   reply_ = "not json";
-  auto not_json = narrate(config(), {}, "x");
+  auto not_json = narrate(config(), prose(), {}, "x");
   ASSERT_FALSE(not_json.ok());
   EXPECT_EQ(not_json.error().rfind("narrator: reply: invalid JSON: ", 0), 0u) << not_json.error();
   NarratorConfig bad = config();
   bad.url = "ftp://x";
-  EXPECT_FALSE(narrate(bad, {}, "x").ok());
+  EXPECT_FALSE(narrate(bad, prose(), {}, "x").ok());
   bad = config();
   bad.url = "http://127.0.0.1:1";  // nothing listens
   bad.timeout_s = 2;
-  EXPECT_FALSE(narrate(bad, {}, "x").ok());
+  EXPECT_FALSE(narrate(bad, prose(), {}, "x").ok());
+  EXPECT_FALSE(probe_narrator(bad).ok());
   // Slower than the timeout.
   reply_ = R"({"choices":[{"message":{"content":"late"},"finish_reason":"stop"}]})";
   delay_ms_ = 2500;
   bad = config();
   bad.timeout_s = 1;
-  auto slow = narrate(bad, {}, "x");
+  auto slow = narrate(bad, prose(), {}, "x");
   ASSERT_FALSE(slow.ok());
   EXPECT_NE(slow.error().find("Read"), std::string::npos) << slow.error();
 }

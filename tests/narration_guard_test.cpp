@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/explain/narration_guard.hpp"
+#include "greensched/explain/placeholders.hpp"
 
 namespace greensched::explain {
 namespace {
@@ -234,6 +235,88 @@ TEST(NarrationGuard, TheFactsUsedAreListed) {
       "builtin-pod-4522 went to builtin-node-0817, adding 165 W.", placed(), "stop");
   ASSERT_TRUE(v.accepted) << v.reason;
   EXPECT_EQ(v.used, (std::vector<std::string>{"builtin-pod-4522", "builtin-node-0817", "165 W"}));
+}
+
+// The placeholder values are the facts as the template writes them, by key path.
+TEST(Placeholders, ValuesAreTheFactsInTheTemplatesFormat) {
+  const json values = placeholder_values(placed());
+  EXPECT_EQ(values["pod"], "builtin-pod-4522");
+  EXPECT_EQ(values["request.cpu_milli"], "18.71 vCPU");
+  EXPECT_EQ(values["request.memory_mib"], "63 GiB");
+  EXPECT_EQ(values["request.gpu_milli"], "1 whole GPU");
+  EXPECT_EQ(values["power_delta_watts"], "165 W");
+  EXPECT_EQ(values["frag_delta_milli"], "-136 milli-GPU");
+  EXPECT_EQ(values["chosen_gpus[0]"], "0");
+  EXPECT_EQ(values["runner_up_score"], "80");
+  EXPECT_FALSE(values.contains("sentences[0]"));
+  EXPECT_FALSE(values.contains("tie_broken"));
+  const json dispatch = placeholder_values(dispatched());
+  EXPECT_EQ(dispatch["alternatives[0].expected_g"], "142 g");
+  EXPECT_EQ(dispatch["alternatives[0].forecast_ci"], "62 gCO2/kWh");
+  EXPECT_EQ(dispatch["carbon_now.gb"], "117 gCO2/kWh");
+  EXPECT_EQ(dispatch["slack_s"], "14400 s");
+  // The template with its values as placeholders: longest first, whole tokens only.
+  EXPECT_EQ(with_placeholders("It beat the runner-up builtin-node-1071 by 7 points: 87 against "
+                              "80; it asks 18.71 vCPU, not 187.",
+                              values),
+            "It beat the runner-up {runner_up} by {margin} points: {score} against "
+            "{runner_up_score}; it asks {request.cpu_milli}, not 187.");
+  auto filled = fill_placeholders("{pod} scored {score}.", values);
+  ASSERT_TRUE(filled.ok());
+  EXPECT_EQ(filled.value(), "builtin-pod-4522 scored 87.");
+  EXPECT_EQ(fill_placeholders("{nosuch} scored.", values).error(), "{nosuch} names no fact");
+  EXPECT_EQ(fill_placeholders("a { brace", values).error(),
+            "a brace that is not a placeholder: '{ brace'");
+}
+
+// Replies in the placeholder JSON (or what came back instead of it) go through the same guard
+// after their values are filled in: broken JSON, unknown placeholders and cited keys, a
+// misattributed placeholder and prose with unasked-for placeholders are refused; faithful ones
+// are accepted with their text filled in.
+TEST(Placeholders, RepliesInTheJsonAskedForAreFilledAndChecked) {
+  const std::vector<Case> refused = {
+      {&placed(), R"({"text": "{pod} went to {chosen_node}.", "facts": ["pod"])",
+       "the reply is broken JSON"},
+      {&placed(), "```json\n{\"text\": \"{pod} went to {chosen_node}.\"}\n```",
+       "the reply is broken JSON"},
+      {&placed(), R"({"facts": ["pod"]})", "the reply is JSON without a \"text\" string"},
+      {&placed(), R"({"text": "{pod} went to {best_node}.", "facts": ["pod"]})",
+       "{best_node} names no fact"},
+      {&placed(), R"({"text": "{pod} went to {chosen_node}.", "facts": ["pod", "winner"]})",
+       "the reply cites \"winner\", which is not a fact"},
+      {&placed(), R"({"text": "The runner-up scored {score}.", "facts": ["score"]})",
+       "87 is not the runner-up's score in the facts"},
+      {&placed(), R"({"text": "{pod} saved 25% of the power.", "facts": ["pod"]})",
+       "25% is not in the facts"},
+      {&placed(), R"({"text": "{pod} went to {chosen_node}", "facts": []})",
+       "the reply stops mid-sentence"},
+      {&dispatched(), R"({"text": "Its slack was {deferred_s}.", "facts": []})",
+       "21 is not the slack in the facts"},
+  };
+  for (const Case& c : refused) {
+    const GuardVerdict v = check_reply(c.reply, "stop", *c.facts, true);
+    EXPECT_FALSE(v.accepted) << c.reply;
+    EXPECT_EQ(v.reason, c.reason) << c.reply;
+  }
+  // Placeholders in prose that was asked as prose: the model invented the syntax.
+  EXPECT_EQ(check_reply("{pod} went to {chosen_node}.", "stop", placed(), false).reason,
+            "the reply holds placeholders in prose");
+
+  const GuardVerdict v = check_reply(
+      R"({"text": "{pod} went to {chosen_node}: {score} against {runner_up_score} for {runner_up}.", "facts": ["pod", "chosen_node", "score"]})",
+      "stop", placed(), true);
+  ASSERT_TRUE(v.accepted) << v.reason;
+  EXPECT_EQ(v.text,
+            "builtin-pod-4522 went to builtin-node-0817: 87 against 80 for "
+            "builtin-node-1071.");
+  EXPECT_EQ(v.used.front(), "pod");
+  // Prose where JSON was asked: its placeholders filled, or as it is; the same guard.
+  EXPECT_TRUE(check_reply("{pod} went to {chosen_node}.", "stop", placed(), true).accepted);
+  const GuardVerdict prose = check_reply("It went to builtin-node-0817.", "stop", placed(), true);
+  EXPECT_TRUE(prose.accepted) << prose.reason;
+  EXPECT_EQ(prose.text, "It went to builtin-node-0817.");
+  EXPECT_EQ(check_reply(R"({"text": "It went on.", "facts": []})", "length", placed(), true).reason,
+            "the reply was cut off (finish_reason length)");
 }
 
 }  // namespace

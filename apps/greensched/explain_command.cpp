@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -11,8 +12,8 @@
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/json_fields.hpp"
+#include "greensched/explain/checked_narration.hpp"
 #include "greensched/explain/explanation.hpp"
-#include "greensched/explain/narration_guard.hpp"
 #include "greensched/explain/narrator.hpp"
 
 namespace greensched::app {
@@ -32,6 +33,8 @@ struct ExplainOptions {
   std::string narrator_key_env = "OPENAI_API_KEY";
   int narrator_timeout_s = 60;
   int narrator_max_tokens = 400;
+  explain::NarratorMode narrator_mode = explain::NarratorMode::kAuto;
+  std::string narrator_log;
 };
 
 // `r` passed check_decision_record, so its run fields have their types; numbers compare as
@@ -106,15 +109,22 @@ int run_explain(ExplainOptions o) {
   narrator.api_key = key != nullptr ? key : "";
   narrator.timeout_s = o.narrator_timeout_s;
   narrator.max_tokens = o.narrator_max_tokens;
-  if (!o.narrator_url.empty() && narrator.model.empty()) {
+  narrator.mode = o.narrator_mode;
+  explain::NarratorInfo info;
+  if (!o.narrator_url.empty()) {
     // Asked once for all the explanations.
-    auto model = explain::narrator_model(narrator);
-    if (model.ok()) {
-      narrator.model = model.value();
+    auto probed = explain::probe_narrator(narrator);
+    if (probed.ok()) {
+      info = probed.value();
     } else {
-      fmt::print(stderr, "note: {}; showing the template text only\n", model.error());
+      fmt::print(stderr, "note: {}; showing the template text only\n", probed.error());
       narrator.url.clear();
     }
+  }
+  std::optional<std::ofstream> log;
+  if (!o.narrator_log.empty()) {
+    log.emplace(o.narrator_log, std::ios::binary | std::ios::trunc);
+    if (!*log) return fail(fmt::format("{}: cannot write file", o.narrator_log));
   }
   nlohmann::json all = nlohmann::json::array();
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -122,28 +132,26 @@ int run_explain(ExplainOptions o) {
     const std::string text = explain::explain_text(r);
     nlohmann::json facts = explain::explain_facts(r);
     // The narration, shown only once the guard has checked it against these facts.
-    std::optional<explain::GuardVerdict> checked;
-    std::string prose;
+    explain::CheckedNarration told;
     if (!narrator.url.empty()) {
-      auto told = explain::narrate(narrator, facts, text);
-      if (!told.ok()) {
-        fmt::print(stderr, "note: {}; showing the template text only\n", told.error());
-      } else {
-        checked = explain::check_narration(told.value().text, facts, told.value().finish_reason);
-        prose = told.value().text;
-        if (!checked->accepted) {
-          fmt::print(stderr, "note: narration refused: {}\n", checked->reason);
+      told = explain::narrate_checked(narrator, info, facts, text);
+      for (const std::string& note : told.notes) fmt::print(stderr, "note: {}\n", note);
+      if (log) {
+        nlohmann::json line = {{"pod", facts["pod"]},
+                               {"model", info.model},
+                               {"placeholders", info.placeholders},
+                               {"reply", told.reply},
+                               {"finish_reason", told.finish_reason}};
+        if (told.verdict) {
+          line["verdict"] = told.accepted() ? "accepted" : told.verdict->reason;
+        } else {
+          line["error"] = told.notes.empty() ? "" : told.notes.back();
         }
+        *log << line.dump() << "\n";
       }
     }
-    const bool accepted = checked && checked->accepted;
     if (o.json) {
-      if (accepted) {
-        facts["narration"] = prose;
-        facts["narration_facts"] = checked->used;
-      } else if (checked) {
-        facts["narration_rejected"] = checked->reason;
-      }
+      explain::add_narration(facts, told);
       all.push_back(std::move(facts));
       continue;
     }
@@ -156,9 +164,9 @@ int run_explain(ExplainOptions o) {
           step != nullptr && step->is_number() ? fmt::format(" (step {})", step->dump()) : "");
     }
     fmt::print("{}", text);
-    if (accepted) {
-      fmt::print("\n{}\n(narrated by {}, checked against {} facts)\n", prose, narrator.model,
-                 checked->used.size());
+    if (told.accepted()) {
+      fmt::print("\n{}\n(narrated by {}, checked against {} facts)\n", told.verdict->text,
+                 info.model, told.verdict->used.size());
     }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
@@ -214,6 +222,21 @@ Action add_explain_command(CLI::App& app) {
                   "seconds the narrator may take per request")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
+  cmd->add_option("--narrator-mode", o->narrator_mode,
+                  "prose: ask for a paragraph; placeholders: ask, through response_format's JSON "
+                  "schema, for a paragraph whose numbers and names are placeholders that "
+                  "greensched fills in; auto: placeholders where the server is llama.cpp's or "
+                  "vLLM, prose elsewhere")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, explain::NarratorMode>{
+              {"auto", explain::NarratorMode::kAuto},
+              {"prose", explain::NarratorMode::kProse},
+              {"placeholders", explain::NarratorMode::kPlaceholders}},
+          CLI::ignore_case))
+      ->default_str("auto");
+  cmd->add_option("--narrator-log", o->narrator_log,
+                  "write each narrator reply, as the server gave it, with the guard's verdict "
+                  "to this file (JSON Lines)");
   cmd->add_option("--narrator-max-tokens", o->narrator_max_tokens,
                   "the most tokens the narrator may answer with")
       ->capture_default_str()

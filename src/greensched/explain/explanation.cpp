@@ -641,6 +641,10 @@ bool is_failed_placement(const json& record) {
   return !dispatch && json_member(record, "chosen_node") == nullptr;
 }
 
+std::string sentence_number(double v, int decimals) {
+  return number(v, decimals);
+}
+
 std::string explain_text(const json& record) {
   std::string out;
   for (const std::string& s : sentences(record)) {

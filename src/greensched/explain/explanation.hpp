@@ -32,6 +32,10 @@ bool is_failed_placement(const nlohmann::json& record);
 
 std::string explain_text(const nlohmann::json& record);
 
+// A number as the sentences write it: at most `decimals` decimals, no trailing zeros
+// (2.50 -> "2.5", 3.00 -> "3", -0 -> "0").
+std::string sentence_number(double v, int decimals = 2);
+
 // The same facts as one JSON object: always `pod`, `placed`; for a failed pod `nodes_total`
 // and `reason_counts` {reason: nodes}; `sentences` holds the text, one sentence per entry.
 nlohmann::json explain_facts(const nlohmann::json& record);

@@ -457,7 +457,7 @@ class Index {
     if (ends("_pct")) return "%";
     if (ends("_s")) return "s";
     if (ends("_g")) return "g";
-    if (ends("_ci") || key == "carbon_now") return "gCO2/kWh";
+    if (ends("_ci") || ends("_gco2_per_kwh") || key == "carbon_now") return "gCO2/kWh";
     if (ends("_gb")) return "GB";
     return "";
   }
@@ -521,6 +521,7 @@ GuardVerdict check_narration(std::string_view reply, const json& facts,
     }
   }
   v.accepted = true;
+  v.text = std::string(reply);
   return v;
 }
 

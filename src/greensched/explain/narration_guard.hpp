@@ -34,6 +34,7 @@ struct GuardVerdict {
   bool accepted = false;
   std::string reason;             // why it was refused ("" when accepted)
   std::vector<std::string> used;  // the facts' numbers and names the reply cites, in order
+  std::string text;               // what may be shown: the reply (placeholders filled in)
 };
 
 // `facts` as explain_facts gives them (its "sentences" are the template's text);
