@@ -29,6 +29,7 @@ def fail(message):
 class Server(http.server.BaseHTTPRequestHandler):
     reply = {}  # what the next chat completion answers: {"status", "body", "delay"}
     requests = []
+    props = None  # llama.cpp's /props when set
 
     def log_message(self, *args):
         pass
@@ -36,6 +37,8 @@ class Server(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/v1/models":
             self._send(200, json.dumps({"data": [{"id": "stand-in", "object": "model"}]}))
+        elif self.path == "/props" and Server.props is not None:
+            self._send(200, json.dumps(Server.props))
         else:
             self._send(404, "{}")
 
@@ -154,6 +157,67 @@ for body, reason in [
     out = json.loads(explain(url, "--json").stdout)
     if "narration" in out or out.get("narration_rejected") != reason:
         fail(f"refused reply, --json: {out}")
+
+# llama.cpp's server (it has /props): the placeholder JSON is asked for and filled in; broken
+# JSON and an unknown placeholder are refused; --narrator-mode prose asks for prose.
+Server.props = {"default_generation_settings": {}, "modalities": {"vision": False}}
+Server.reply = {
+    "body": chat(json.dumps({"text": "{pod} went to {chosen_node}.", "facts": ["pod"]}))
+}
+p = explain(url, "--json")
+out = json.loads(p.stdout)
+sent = Server.requests[-1]
+if sent.get("response_format", {}).get("type") != "json_schema":
+    fail(f"llama.cpp: no JSON schema asked for: {sent}")
+if out.get("narration") != f"{pod} went to {node}." or p.stderr:
+    fail(f"placeholders: {out}\n{p.stderr}")
+for content, reason in [
+    ('{"text": "{pod} went to', "the reply is broken JSON"),
+    (json.dumps({"text": "{pod} went to {best_node}.", "facts": []}), "{best_node} names no fact"),
+]:
+    Server.reply = {"body": chat(content)}
+    p = explain(url)
+    if p.returncode != 0 or p.stderr != f"note: narration refused: {reason}\n":
+        fail(f"placeholders {content!r}: exit {p.returncode}, stderr {p.stderr!r}")
+Server.reply = {"body": chat(f"The scheduler put {pod} on {node}.")}
+p = explain(url, "--narrator-mode", "prose")
+if "response_format" in Server.requests[-1] or "checked against 2 facts" not in p.stdout:
+    fail(f"--narrator-mode prose: {Server.requests[-1]}\n{p.stdout}")
+Server.props = None
+
+# --ask: the decisions the question names, then the checked answer; the question goes to the
+# model; a question naming nothing, or no narrator, is an error.
+ask = ["--record", RECORD, "--ask", f"Why did {pod} go to {node}?"]
+Server.reply = {"body": chat(f"{pod} went to {node} because it scored best.")}
+p = subprocess.run(
+    [GREENSCHED, "explain", *ask, "--narrator-url", url], capture_output=True, text=True
+)
+if (
+    p.returncode != 0
+    or not p.stdout.startswith(f"Question: Why did {pod} go to {node}?\nWhat the record says (1 ")
+    or template not in p.stdout
+    or f"Answer: {pod} went to {node} because it scored best." not in p.stdout
+):
+    fail(f"--ask: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+if f"Question: Why did {pod} go to {node}?" not in Server.requests[-1]["messages"][1]["content"]:
+    fail(f"--ask: the question was not sent: {Server.requests[-1]}")
+Server.reply = {"body": chat(f"{pod} went to {node} and saved 40%.")}
+p = subprocess.run(
+    [GREENSCHED, "explain", *ask, "--narrator-url", url, "--json"], capture_output=True, text=True
+)
+out = json.loads(p.stdout)
+if out.get("narration_rejected") != "40% is not in the facts" or "narration" in out:
+    fail(f"--ask refused, --json: {out}")
+p = subprocess.run([GREENSCHED, "explain", *ask], capture_output=True, text=True)
+if p.returncode != 2 or "--ask needs a narrator" not in p.stderr:
+    fail(f"--ask without a narrator: exit {p.returncode}, {p.stderr}")
+p = subprocess.run(
+    [GREENSCHED, "explain", "--record", RECORD, "--ask", "why not node-zz?", "--narrator-url", url],
+    capture_output=True,
+    text=True,
+)
+if p.returncode != 1 or "the question names no pod, node or site" not in p.stderr:
+    fail(f"--ask naming nothing: exit {p.returncode}, {p.stderr}")
 
 # A failing server: the template with a note, exit 0.
 for reply, note in [

@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "greensched/explain/explanation.hpp"
 #include "greensched/explain/narrator.hpp"
+#include "greensched/explain/question.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/sim/decision_record.hpp"
 #include "test_pod.hpp"
@@ -268,6 +270,27 @@ TEST(Explain, DispatchRecordVariants) {
   r = fleet_record();
   r["forecast"] = {{"step_s", 3600}, {"from_s", 1000}, {"sites", {{"de", {1, "x"}}}}};
   EXPECT_FALSE(check_decision_record(r).ok());
+}
+
+// A question's names pick the records: the pods it names, else the nodes and sites; a fleet
+// node counts by its own name too.
+TEST(Explain, AQuestionsNamesPickItsRecords) {
+  EXPECT_EQ(
+      question_names("Why was builtin-pod-0042 not put on builtin-node-7? And de-lu, "
+                     "default/train-1 or GPU 3 at 3600 s."),
+      (std::set<std::string>{"builtin-pod-0042", "builtin-node-7", "de-lu", "default/train-1"}));
+  const nlohmann::json r = fleet_record();
+  EXPECT_EQ(question_match(r, {"j1"}), 2);
+  EXPECT_EQ(question_match(r, {"n7"}), 1);  // gb/n7
+  EXPECT_EQ(question_match(r, {"de"}), 1);
+  EXPECT_EQ(question_match(r, {"fr"}), 0);
+  const nlohmann::json one = question_facts("why j1?", {r});
+  EXPECT_EQ(one["question"], "why j1?");
+  EXPECT_EQ(one["pod"], "j1");
+  const nlohmann::json two = question_facts("why?", {r, r});
+  EXPECT_EQ(two["decisions"].size(), 2u);
+  EXPECT_EQ(two["sentences"].size(), 2 * one["sentences"].size());
+  EXPECT_FALSE(two["decisions"][0].contains("sentences"));
 }
 
 // Several runs share a --record file: every record gets its run first, the name JSON-escaped;

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "greensched/explain/checked_narration.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/explain/narrator.hpp"
+#include "greensched/explain/question.hpp"
 
 namespace greensched::app {
 namespace {
@@ -35,6 +37,7 @@ struct ExplainOptions {
   int narrator_max_tokens = 400;
   explain::NarratorMode narrator_mode = explain::NarratorMode::kAuto;
   std::string narrator_log;
+  std::string ask;
 };
 
 // `r` passed check_decision_record, so its run fields have their types; numbers compare as
@@ -55,6 +58,61 @@ bool run_matches(const nlohmann::json& r, const ExplainOptions& o) {
   return false;
 }
 
+constexpr std::size_t kAskMost = 6;  // decisions an answer to --ask may draw on
+
+// The model as a person reads it: a file path (llama-server lists its model so) by its name.
+std::string model_name(const std::string& model) {
+  return model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model;
+}
+
+// One narration's line in --narrator-log.
+void log_narration(std::optional<std::ofstream>& log, const nlohmann::json& facts,
+                   const explain::NarratorInfo& info, const explain::CheckedNarration& told) {
+  if (!log) return;
+  nlohmann::json line = {{"pod", facts.value("pod", std::string())},
+                         {"model", info.model},
+                         {"placeholders", info.placeholders},
+                         {"reply", told.reply},
+                         {"finish_reason", told.finish_reason}};
+  if (facts.contains("question")) line["question"] = facts["question"];
+  if (told.verdict) {
+    line["verdict"] = told.accepted() ? "accepted" : told.verdict->reason;
+  } else {
+    line["error"] = told.notes.empty() ? "" : told.notes.back();
+  }
+  *log << line.dump() << "\n";
+}
+
+// --ask: the decisions the question names, then the narrator's answer where the guard accepts
+// it (checked against the facts of all of them and the question's own words).
+int answer_question(const ExplainOptions& o, const std::vector<nlohmann::json>& records,
+                    const explain::NarratorConfig& narrator, const explain::NarratorInfo& info,
+                    std::optional<std::ofstream>& log) {
+  nlohmann::json facts = explain::question_facts(o.ask, records);
+  std::string text;
+  for (const nlohmann::json& r : records) text += explain::explain_text(r);
+  explain::CheckedNarration told;
+  if (!narrator.url.empty()) {
+    told = explain::narrate_checked(narrator, info, facts, text);
+    for (const std::string& note : told.notes) fmt::print(stderr, "note: {}\n", note);
+    log_narration(log, facts, info, told);
+  }
+  if (o.json) {
+    explain::add_narration(facts, told);
+    std::cout << facts.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("Question: {}\nWhat the record says ({} decision{}):\n{}", o.ask, records.size(),
+             records.size() == 1 ? "" : "s", text);
+  if (told.accepted()) {
+    fmt::print("\nAnswer: {}\n(narrated by {}, checked against {} facts)\n", told.verdict->text,
+               model_name(info.model), told.verdict->used.size());
+  } else {
+    fmt::print("\nNo checked answer: the record's own words are above.\n");
+  }
+  return 0;
+}
+
 int run_explain(ExplainOptions o) {
   if (!o.seeds.empty()) {
     auto seeds = parse_seeds(o.seeds);
@@ -66,9 +124,18 @@ int run_explain(ExplainOptions o) {
       return fail(why, kExitUsage);
     }
   }
-  const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0);
-  if (selectors != 1)
-    return fail("give exactly one of --pod NAME, --step N, --failed N", kExitUsage);
+  const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0) + (!o.ask.empty());
+  if (selectors != 1) {
+    return fail("give exactly one of --pod NAME, --step N, --failed N, --ask QUESTION", kExitUsage);
+  }
+  if (!o.ask.empty() && o.narrator_url.empty()) {
+    return fail(
+        "--ask needs a narrator to answer: give --narrator-url (a llama-server, Ollama, vLLM "
+        "or a hosted API; see docs/EXPLAIN.md)",
+        kExitUsage);
+  }
+  const std::set<std::string> asked = explain::question_names(o.ask);
+  std::vector<nlohmann::json> nearby;  // --ask: records that name a node or site asked about
   std::ifstream in(o.record, std::ios::binary);
   if (!in) return fail(fmt::format("{}: cannot open file", o.record));
   // --pod: every decision about the pod, in order (it may have waited or failed before it
@@ -84,16 +151,31 @@ int run_explain(ExplainOptions o) {
     if (example_pod.empty() && r["pod"].is_string()) example_pod = r["pod"].get<std::string>();
     const bool failed = explain::is_failed_placement(r);
     const nlohmann::json* step = json_member(r, "step");
+    if (!o.ask.empty()) {
+      // The pods asked about, every decision; else the first few that weighed a node or site
+      // asked about.
+      const int match = explain::question_match(r, asked);
+      if (match == 2 && chosen.size() < kAskMost) chosen.push_back(std::move(r));
+      if (match == 1 && nearby.size() < 3) nearby.push_back(std::move(r));
+      continue;
+    }
     if ((!o.pod.empty() && r["pod"] == o.pod) ||
         (o.step >= 0 && step != nullptr && *step == o.step) || (o.failed > 0 && failed)) {
       chosen.push_back(std::move(r));
       if (o.step >= 0 || (o.failed > 0 && static_cast<int>(chosen.size()) >= o.failed)) break;
     }
   }
+  if (!o.ask.empty() && chosen.empty()) chosen = std::move(nearby);
   if (chosen.empty()) {
     const std::string of = o.policy.empty() ? "" : fmt::format(" of {}", o.policy);
     if (example_pod.empty())
       return fail(fmt::format("{}: no decision{} in this record", o.record, of));
+    if (!o.ask.empty()) {
+      return fail(
+          fmt::format("{}: the question names no pod, node or site{} in this record; "
+                      "names look like {}",
+                      o.record, of, example_pod));
+    }
     if (!o.pod.empty()) {
       return fail(fmt::format("{}: no pod named {}{}; names look like {}", o.record, o.pod, of,
                               example_pod));
@@ -126,6 +208,7 @@ int run_explain(ExplainOptions o) {
     log.emplace(o.narrator_log, std::ios::binary | std::ios::trunc);
     if (!*log) return fail(fmt::format("{}: cannot write file", o.narrator_log));
   }
+  if (!o.ask.empty()) return answer_question(o, chosen, narrator, info, log);
   nlohmann::json all = nlohmann::json::array();
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const nlohmann::json& r = chosen[i];
@@ -136,19 +219,7 @@ int run_explain(ExplainOptions o) {
     if (!narrator.url.empty()) {
       told = explain::narrate_checked(narrator, info, facts, text);
       for (const std::string& note : told.notes) fmt::print(stderr, "note: {}\n", note);
-      if (log) {
-        nlohmann::json line = {{"pod", facts["pod"]},
-                               {"model", info.model},
-                               {"placeholders", info.placeholders},
-                               {"reply", told.reply},
-                               {"finish_reason", told.finish_reason}};
-        if (told.verdict) {
-          line["verdict"] = told.accepted() ? "accepted" : told.verdict->reason;
-        } else {
-          line["error"] = told.notes.empty() ? "" : told.notes.back();
-        }
-        *log << line.dump() << "\n";
-      }
+      log_narration(log, facts, info, told);
     }
     if (o.json) {
       explain::add_narration(facts, told);
@@ -166,7 +237,7 @@ int run_explain(ExplainOptions o) {
     fmt::print("{}", text);
     if (told.accepted()) {
       fmt::print("\n{}\n(narrated by {}, checked against {} facts)\n", told.verdict->text,
-                 info.model, told.verdict->used.size());
+                 model_name(info.model), told.verdict->used.size());
     }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
@@ -203,6 +274,11 @@ Action add_explain_command(CLI::App& app) {
                   "failed before it was placed)");
   cmd->add_option("--step", o->step, "explain the decision at this arrival step");
   cmd->add_option("--failed", o->failed, "explain the first N pods that could not be placed");
+  cmd->add_option("--ask", o->ask,
+                  "answer a question about the record, e.g. \"why was builtin-pod-0042 not put "
+                  "on builtin-node-7?\": the decisions about the pods it names (else those that "
+                  "weighed the nodes or sites it names) are shown, and the narrator's answer "
+                  "under them once the guard has checked it (needs --narrator-url)");
   cmd->add_option("--policy", o->policy, "only records of this policy (or agent)");
   cmd->add_option("--seeds", o->seeds,
                   "only records of these seeds: a list and/or ranges, e.g. 42 or 1,5,7-9 "

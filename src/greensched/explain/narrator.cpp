@@ -221,6 +221,13 @@ Result<Narration> narrate(const NarratorConfig& config, const NarratorInfo& info
   } else {
     user = fmt::format("Facts (JSON):\n{}\n\nExact explanation:\n{}", facts.dump(2), template_text);
   }
+  if (const auto q = facts.find("question"); q != facts.end() && q->is_string()) {
+    // explain --ask: the question first, answered from the facts alone.
+    user = fmt::format(
+        "Question: {}\n\n{}\n\nAnswer the question from these facts alone; where they do not "
+        "answer it, say what they do say.",
+        q->get<std::string>(), user);
+  }
   const bool with_image = info.vision && !png.empty();
   const auto messages = [&](bool image) {
     nlohmann::ordered_json content = user;

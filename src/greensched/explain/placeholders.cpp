@@ -50,7 +50,7 @@ void walk(const json& j, const std::string& path, const std::string& key, const 
           json& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
-      if (path.empty() && k == "sentences") continue;
+      if (path.empty() && (k == "sentences" || k == "question")) continue;
       walk(v, path.empty() ? k : path + "." + k, k, key, out);
     }
   } else if (j.is_array()) {
