@@ -55,6 +55,10 @@ placed = os.path.join(WORK, "placed.jsonl")
 run("simulate", "--policy", "fgd", "--seeds", "42", "--record", placed, "-q")
 fleet_record = os.path.join(WORK, "fleet.jsonl")
 run("multi", "--agent", "green", "--days", "2", "--record", fleet_record, "-q")
+with open(placed) as f:
+    first_failed = next(
+        r["pod"] for r in map(json.loads, f) if r.get("chosen_node") is None and "pod" in r
+    )
 fleet_pods = []
 with open(fleet_record) as f:
     for line in f:
@@ -146,68 +150,117 @@ else:
     fail(f"the model server at {url} never became healthy")
 
 results = []
+cases.append((placed, ["--ask", f"Why was {first_failed} not placed?"]))
+log = os.path.join(WORK, "log.jsonl")
 with open(os.path.join(WORK, "replies.jsonl"), "w") as replies:
-    for record, selector in cases:
-        args = [
-            "explain",
-            "--record",
-            record,
-            *selector,
-            "--narrator-url",
-            url,
-            "--narrator-timeout",
-            "300",
-        ]
-        # As a person reads it: the template, then either the checked narration or nothing
-        # (the refusal's reason on stderr). Each run is judged on its own: a server may word
-        # the same facts differently when it reuses its prompt cache.
-        t0 = time.monotonic()
-        text = run(*args)
-        seconds = time.monotonic() - t0
-        template = run("explain", "--record", record, *selector).stdout
-        if not text.stdout.startswith(template):
-            fail(f"{selector}: the template's text is not printed first:\n{text.stdout}")
-        rest = text.stdout[len(template) :]
-        refused = [l for l in text.stderr.splitlines() if l.startswith("note: narration refused: ")]
-        if rest:
-            if refused or "checked against" not in rest:
-                fail(f"{selector}: a narration printed without its check, or beside a refusal")
-            verdict = "accepted"
-        elif refused:
-            verdict = "refused: " + refused[0][len("note: narration refused: ") :]
-        else:
-            fail(f"{selector}: neither accepted nor refused (the server failed?): {text.stderr}")
-        # As a program reads it.
-        out = json.loads(run(*args, "--json").stdout)
-        for facts in out if isinstance(out, list) else [out]:
-            if ("narration" in facts) == ("narration_rejected" in facts):
-                fail(f"{selector}: --json must give a narration or the reason it was refused")
-            replies.write(json.dumps({"selector": selector, "facts": facts}) + "\n")
-        results.append(
-            {
-                "record": os.path.basename(record),
-                "selector": selector,
-                "verdict": verdict,
-                "seconds": round(seconds, 2),
-                "narration": rest.strip(),
-            }
-        )
-        print(f"{' '.join(selector)}: {verdict} ({seconds:.1f} s)")
+    # Each decision in both modes: auto (placeholders in a JSON schema, as llama.cpp's server
+    # honours one) and prose.
+    for mode in ("auto", "prose"):
+        for record, selector in cases:
+            args = [
+                "explain",
+                "--record",
+                record,
+                *selector,
+                "--narrator-url",
+                url,
+                "--narrator-timeout",
+                "300",
+                "--narrator-mode",
+                mode,
+                "--narrator-log",
+                log,
+            ]
+            # As a person reads it: the template (for --ask, the decisions the question names),
+            # then either the checked narration or nothing (the refusal's reason on stderr).
+            # Each run is judged on its own: a server may word the same facts differently when
+            # it reuses its prompt cache.
+            t0 = time.monotonic()
+            text = run(*args)
+            seconds = time.monotonic() - t0
+            asking = selector[0] == "--ask"
+            if asking:
+                template = text.stdout.split("\n\n")[0]
+                marker = "\nAnswer: "
+                rest = text.stdout[text.stdout.index(marker) :] if marker in text.stdout else ""
+                if "What the record says (1 decision)" not in template:
+                    fail(f"{selector}: the question's decision is not shown:\n{text.stdout}")
+            else:
+                template = run("explain", "--record", record, *selector).stdout
+                if not text.stdout.startswith(template):
+                    fail(f"{selector}: the template's text is not printed first:\n{text.stdout}")
+                rest = text.stdout[len(template) :]
+            refused = [
+                l for l in text.stderr.splitlines() if l.startswith("note: narration refused: ")
+            ]
+            if rest:
+                if refused or "checked against" not in rest:
+                    fail(f"{selector}: a narration printed without its check, or beside a refusal")
+                verdict = "accepted"
+            elif refused:
+                verdict = "refused: " + refused[0][len("note: narration refused: ") :]
+            else:
+                fail(
+                    f"{selector}: neither accepted nor refused (the server failed?): {text.stderr}"
+                )
+            logged = [json.loads(l) for l in open(log)]
+            if len(logged) != 1 or (logged[0]["verdict"] == "accepted") != (verdict == "accepted"):
+                fail(f"{selector}: --narrator-log disagrees with the output: {logged}")
+            replies.write(json.dumps({"selector": selector, "mode": mode, "log": logged[0]}) + "\n")
+            results.append(
+                {
+                    "record": os.path.basename(record),
+                    "selector": selector,
+                    "mode": mode,
+                    "placeholders": logged[0]["placeholders"],
+                    "verdict": verdict,
+                    "seconds": round(seconds, 2),
+                    "narration": rest.strip(),
+                }
+            )
+            print(f"{mode} {' '.join(selector)}: {verdict} ({seconds:.1f} s)")
 
-accepted = sum(r["verdict"] == "accepted" for r in results)
-summary = {
-    "model": "SmolLM2-135M-Instruct Q4_1",
-    "narrations": len(results),
-    "accepted": accepted,
-    "acceptance_rate": accepted / len(results),
-    "seconds_per_narration": sum(r["seconds"] for r in results) / len(results),
-    "results": results,
-}
+# As a program reads it: every decision of a --json run has a narration or the reason it was
+# refused, never both.
+out = json.loads(
+    run(
+        "explain",
+        "--record",
+        placed,
+        "--failed",
+        "2",
+        "--narrator-url",
+        url,
+        "--narrator-timeout",
+        "300",
+        "--json",
+    ).stdout
+)
+for facts in out:
+    if ("narration" in facts) == ("narration_rejected" in facts):
+        fail("--json must give a narration or the reason it was refused")
+
+summary = {"model": "SmolLM2-135M-Instruct Q4_1", "results": results}
+for mode in ("auto", "prose"):
+    of = [r for r in results if r["mode"] == mode]
+    accepted = sum(r["verdict"] == "accepted" for r in of)
+    summary[mode] = {
+        "narrations": len(of),
+        "accepted": accepted,
+        "acceptance_rate": accepted / len(of),
+        "seconds_per_narration": sum(r["seconds"] for r in of) / len(of),
+        "placeholders": all(r["placeholders"] for r in of),
+    }
 with open(os.path.join(WORK, "narrator.json"), "w") as f:
     json.dump(summary, f, indent=2)
-if len(results) < 6:
-    fail(f"only {len(results)} narrations")
-print(
-    f"{len(results)} narrations: {accepted} accepted by the guard, the rest refused; "
-    f"{summary['seconds_per_narration']:.1f} s each"
-)
+if not summary["auto"]["placeholders"] or summary["prose"]["placeholders"]:
+    fail("auto must ask llama.cpp's server for placeholders, prose for prose")
+kinds = {r["record"] for r in results}
+if summary["auto"]["narrations"] < 7 or not {"placed.jsonl", "fleet.jsonl"} <= kinds:
+    fail(f"too few narrations, or of too few kinds: {kinds}")
+for mode in ("auto", "prose"):
+    m = summary[mode]
+    print(
+        f"{mode}: {m['narrations']} narrations, {m['accepted']} accepted by the guard, the rest "
+        f"refused; {m['seconds_per_narration']:.1f} s each"
+    )

@@ -173,6 +173,8 @@ GuardVerdict check_reply(std::string_view content, std::string_view finish_reaso
                           (trimmed.size() >= 2 && trimmed.front() == '{' &&
                            (trimmed[1] == '"' || trimmed[1] == '}' ||
                             std::isspace(static_cast<unsigned char>(trimmed[1])) != 0));
+  // A reply cut off is refused as such, whatever it holds (its JSON is cut off too).
+  if (finish_reason != "stop") return check_narration(content, facts, finish_reason);
   const json values = placeholder_values(facts);
   if (looks_json) {
     GuardVerdict v;
