@@ -84,10 +84,10 @@ std::string chart_id(const json& record) {
   return id + fmt::format("-{:08x}", record_fingerprint(dumped) & 0xFFFFFFFFULL);
 }
 
-// A chart's width: at least `width`, and enough for its title on one line (bold text is a
-// little wider than text_width's estimate).
+// A chart's width: at least `width`, and enough for its title on one line (bold text in the
+// fonts browsers and librsvg pick is up to a third wider than text_width's estimate).
 int width_for(const std::string& title, int width) {
-  return std::max(width, static_cast<int>(std::ceil(svg::text_width(title, 15) * 1.1)) + 24);
+  return std::max(width, static_cast<int>(std::ceil(svg::text_width(title, 15) * 1.35)) + 24);
 }
 
 struct Drawn {
@@ -97,8 +97,9 @@ struct Drawn {
 
 // --- placed pod -------------------------------------------------------------------------
 
-// Per GPU of the chosen node: used before, this pod's share, free after (GPU shares).
-std::optional<std::string> gpus_chart(const json& r, const std::string& id) {
+// Per GPU of the chosen node: used before, this pod's share, free after (GPU shares). The
+// placed pod's two charts are drawn at one width (placed_charts).
+std::optional<svg::StackedBarChart> gpus_chart(const json& r, const std::string& id) {
   const json* before = json_member(r, "chosen_gpus_before");
   if (before == nullptr || !before->is_array() || before->empty()) return std::nullopt;
   std::set<int64_t> taken;
@@ -127,11 +128,11 @@ std::optional<std::string> gpus_chart(const json& r, const std::string& id) {
     const double free = std::max(0.0, 1000 - used - pod);
     c.rows.push_back({fmt::format("GPU {}", g), {used / 1000, pod / 1000, free / 1000}});
   }
-  return svg::render_stacked_bar_chart(c);
+  return c;
 }
 
 // The recorded candidates' scores, best first, the chosen node and the runner-up marked.
-std::optional<std::string> scores_chart(const json& r, const std::string& id) {
+std::optional<svg::BarChart> scores_chart(const json& r, const std::string& id) {
   const std::string chosen = text_of(r, "chosen_node");
   const std::string runner_up = text_of(r, "runner_up");
   std::vector<std::pair<std::string, double>> scores;
@@ -175,13 +176,16 @@ std::optional<std::string> scores_chart(const json& r, const std::string& id) {
                               : is_runner_up ? kRunnerUpColor
                                              : kOtherColor});
   }
-  return svg::render_bar_chart(c);
+  return c;
 }
 
 Drawn placed_charts(const json& r, const std::string& id) {
   Drawn d;
-  if (auto gpus = gpus_chart(r, id + "-gpus")) d.charts.push_back(std::move(*gpus));
-  if (auto scores = scores_chart(r, id + "-scores")) d.charts.push_back(std::move(*scores));
+  std::optional<svg::StackedBarChart> gpus = gpus_chart(r, id + "-gpus");
+  std::optional<svg::BarChart> scores = scores_chart(r, id + "-scores");
+  if (gpus && scores) gpus->width = scores->width = std::max(gpus->width, scores->width);
+  if (gpus) d.charts.push_back(svg::render_stacked_bar_chart(*gpus));
+  if (scores) d.charts.push_back(svg::render_bar_chart(*scores));
   if (d.charts.empty()) {
     d.missing = "a placed pod's record without chosen_gpus_before or candidates' scores";
   }
