@@ -211,7 +211,7 @@ TEST(DecisionChart, DispatchShowsWhatHappenedWhereTheRecordHasIt) {
             attribute_after(group_of(svg, "b actual"), "<path", "stroke"));
 }
 
-TEST(DecisionChart, DispatchWithoutAForecastShowsTheAlternatives) {
+TEST(DecisionChart, DispatchWithoutAForecastShowsTheOptions) {
   json r = dispatch_record();
   r.erase("forecast");
   r.erase("actual");
@@ -219,6 +219,12 @@ TEST(DecisionChart, DispatchWithoutAForecastShowsTheAlternatives) {
   EXPECT_TRUE(has(svg, "<title>b, start +2 h (chosen): 300</title>")) << svg;
   EXPECT_TRUE(has(svg, "<title>a, start +0 h: 4,500</title>"));
   EXPECT_TRUE(has(svg, "expected carbon, g CO2eq"));
+  // Options without expected grams: their forecast intensity.
+  for (json& a : r["alternatives"]) a.erase("expected_g");
+  const std::string intensity = decision_chart_svg(r);
+  EXPECT_TRUE(has(intensity, "<title>b, start +2 h (chosen): 20</title>")) << intensity;
+  EXPECT_TRUE(has(intensity, "<title>a, start +0 h: 300</title>"));
+  EXPECT_TRUE(has(intensity, "forecast over the job, gCO2eq/kWh"));
   r.erase("alternatives");
   r["carbon_now"] = json{{"a", 300}, {"b", 90}};
   const std::string now = decision_chart_svg(r);

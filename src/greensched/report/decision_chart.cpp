@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -368,22 +369,26 @@ Drawn dispatch_charts(const json& r, const std::string& id) {
   }
   const std::string chosen = text_of(r, "site");
   const std::string job = text_of(r, "pod", "?");
+  // Each option's expected grams; where the agent estimated none, its forecast intensity.
   const json* alternatives = json_member(r, "alternatives");
-  if (alternatives != nullptr && alternatives->is_array()) {
+  for (const char* key : {"expected_g", "forecast_ci"}) {
+    if (alternatives == nullptr || !alternatives->is_array()) break;
+    const bool grams = std::string_view(key) == "expected_g";
     svg::BarChart c;
     c.id = id + "-alternatives";
-    c.title = fmt::format("Job {}: expected carbon of each option", job);
-    c.value_label = "expected carbon, g CO2eq";
+    c.title = fmt::format("Job {}: {} of each option", job,
+                          grams ? "expected carbon" : "forecast carbon intensity");
+    c.value_label = grams ? "expected carbon, g CO2eq" : "forecast over the job, gCO2eq/kWh";
     c.width = width_for(c.title, c.width);
     for (const json& a : *alternatives) {
-      const std::optional<double> g = number_of(a, "expected_g");
+      const std::optional<double> v = number_of(a, key);
       const std::string site = text_of(a, "site");
-      if (!g || site.empty() || c.bars.size() == kMaxBars) continue;
+      if (!v || site.empty() || c.bars.size() == kMaxBars) continue;
       std::string label = site;
       if (std::optional<double> offset = number_of(a, "start_offset_s")) {
         label += ", start " + hours_label(*offset);
       }
-      c.bars.push_back({label + (site == chosen ? " (chosen)" : ""), *g,
+      c.bars.push_back({label + (site == chosen ? " (chosen)" : ""), *v,
                         site == chosen ? kChosenColor : kOtherColor});
     }
     if (!c.bars.empty()) {
@@ -409,7 +414,7 @@ Drawn dispatch_charts(const json& r, const std::string& id) {
       return d;
     }
   }
-  d.missing = "a dispatch record without forecast, alternatives or carbon_now";
+  d.missing = "a dispatch record without forecast, alternatives' figures or carbon_now";
   return d;
 }
 

@@ -9,7 +9,8 @@
 //   dispatch:    each site's forecast carbon intensity over the job's window, a line per site,
 //                the chosen start marked, and where the record has them the true intensity
 //                (dashed) and the actual start; without a forecast, the expected carbon of
-//                each alternative (or the intensity at submission) as bars.
+//                each alternative (else its forecast intensity, else each site's intensity
+//                at submission) as bars.
 // The same record always gives the same bytes; every label is escaped. A record without what a
 // chart needs gets a chart of what it has, or none (an empty string): never an exception.
 #pragma once
