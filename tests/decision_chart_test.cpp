@@ -193,6 +193,11 @@ TEST(DecisionChart, DispatchShowsEachSitesForecastAndTheChosenStart) {
   EXPECT_FALSE(group_of(svg, "latest start +4 h").empty());
   // Hours after submission: the first forecast point is at 0.
   EXPECT_TRUE(has(svg, "hours after submission"));
+  // A short deferral in seconds or minutes.
+  r["deferred_s"] = 39;
+  EXPECT_FALSE(group_of(decision_chart_svg(r), "chosen start +39 s").empty());
+  r["deferred_s"] = 720;
+  EXPECT_FALSE(group_of(decision_chart_svg(r), "chosen start +12 min").empty());
 }
 
 TEST(DecisionChart, DispatchShowsWhatHappenedWhereTheRecordHasIt) {

@@ -53,12 +53,15 @@ std::string text_of(const json& object, const char* key, const std::string& fall
   return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
 }
 
-// "+2 h", "+1.5 h", "-0.3 h": a time in hours after the origin.
+// A time after the origin as a person says it: "+0 h", "+39 s", "+12 min", "+2 h", "+1.5 h".
 std::string hours_label(double seconds) {
-  std::string s = fmt::format("{:+.1f}", seconds / 3600.0);
-  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-  if (s == "-0") s = "+0";
-  return s + " h";
+  const char* sign = seconds < 0 ? "-" : "+";
+  const double a = std::fabs(seconds);
+  if (a >= 0.5 && a < 59.5) return fmt::format("{}{:.0f} s", sign, a);
+  if (a >= 59.5 && a < 3570) return fmt::format("{}{:.0f} min", sign, a / 60);
+  std::string h = fmt::format("{:.1f}", a / 3600);
+  if (h.size() > 2 && h.compare(h.size() - 2, 2, ".0") == 0) h.resize(h.size() - 2);
+  return (h == "0" ? "+" : sign) + h + " h";
 }
 
 // 64-bit FNV-1a: the record's fingerprint in the chart's ids, so that two records' charts on
