@@ -14,7 +14,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
             libcpp-httplib-dev libssl-dev openssl \
             chromium \
             coinor-libclp-dev coinor-libcbc-dev \
-            libsqlite3-dev clang libclang-rt-14-dev golang-1.19-go black python3-venv
+            libsqlite3-dev librsvg2-dev clang libclang-rt-14-dev golang-1.19-go black python3-venv
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 

@@ -30,6 +30,7 @@ class Server(http.server.BaseHTTPRequestHandler):
     reply = {}  # what the next chat completion answers: {"status", "body", "delay"}
     requests = []
     props = None  # llama.cpp's /props when set
+    refuse_images = False  # answer 500 to a request with an image (no projector)
 
     def log_message(self, *args):
         pass
@@ -44,8 +45,12 @@ class Server(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
-        Server.requests.append(json.loads(self.rfile.read(length)))
+        body = self.rfile.read(length)
+        Server.requests.append(json.loads(body))
         time.sleep(Server.reply.get("delay", 0))
+        if Server.refuse_images and b"image_url" in body:
+            self._send(500, '{"error": "image input is not supported"}')
+            return
         self._send(Server.reply.get("status", 200), Server.reply["body"])
 
     def _send(self, status, body):
@@ -179,6 +184,27 @@ for content, reason in [
     p = explain(url)
     if p.returncode != 0 or p.stderr != f"note: narration refused: {reason}\n":
         fail(f"placeholders {content!r}: exit {p.returncode}, stderr {p.stderr!r}")
+# A model that takes images gets the decision's chart (PNG); a server that refuses it is asked
+# again with the text alone, and a note says so.
+Server.props = {"default_generation_settings": {}, "modalities": {"vision": True}}
+Server.reply = {"body": chat(f"The scheduler put {pod} on {node}.")}
+p = explain(url, "--narrator-mode", "prose")
+image = Server.requests[-1]["messages"][1]["content"][1]["image_url"]["url"]
+if not image.startswith("data:image/png;base64,iVBORw0KGgo") or "checked against" not in p.stdout:
+    fail(f"vision: no chart sent, or not narrated\n{p.stdout}\n{p.stderr}")
+Server.refuse_images = True
+Server.requests.clear()
+p = explain(url, "--narrator-mode", "prose")
+if (
+    p.returncode != 0
+    or len(Server.requests) != 2
+    or "image_url" in json.dumps(Server.requests[1])
+    or "note: the narrator refused the chart (HTTP 500); sent the text only" not in p.stderr
+    or "checked against" not in p.stdout
+):
+    fail(f"image refused: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+Server.refuse_images = False
+Server.props = {"default_generation_settings": {}, "modalities": {"vision": False}}
 Server.reply = {"body": chat(f"The scheduler put {pod} on {node}.")}
 p = explain(url, "--narrator-mode", "prose")
 if "response_format" in Server.requests[-1] or "checked against 2 facts" not in p.stdout:

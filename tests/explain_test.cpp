@@ -194,6 +194,69 @@ nlohmann::json fleet_record() {
 
 // Why this site and start, against home now and against starting at once (40 g against 110 g
 // is 70 g, 64 % less; against 60 g, 20 g, 33 %), and what then happened.
+// A placed pod's record holds what its chart draws: each GPU of the chosen node as it was
+// before the pod, by index. C had c0's 800 milli on GPU 0; the pod goes to C's GPU 1.
+TEST(DecisionRecord, PlacedPodCarriesTheChosenNodesGpusBefore) {
+  Scenario s = three_nodes();
+  const nlohmann::json r = s.decide("bestfit", test_pod("p", 2000, 1, 300), {0, 1, 2}, false);
+  ASSERT_EQ(r["chosen_node"], "C");
+  EXPECT_EQ(r["chosen_gpus"], nlohmann::json::array({1}));
+  EXPECT_EQ(r["chosen_gpus_before"], nlohmann::json::array({800, 0}));
+  EXPECT_FALSE(r.contains("reason_counts_by_type"));
+  EXPECT_TRUE(parse_decision_record(r.dump(), "r").ok());
+}
+
+// A failed pod's record counts the nodes that refused it by GPU model and reason, the same
+// nodes as reason_counts. W (T4) lacks CPU; X (T4, 0.6 free on each GPU) and Y (V100M16, 0.3
+// free) lack a GPU with 0.8 free; Z has no GPU.
+TEST(DecisionRecord, FailedPodCountsReasonsByGpuType) {
+  GpuModelRegistry registry;
+  const GpuModelId t4 = registry.find("T4").value();
+  const GpuModelId v100 = registry.find("V100M16").value();
+  Scenario s({NodeSpec{"W", 500, 64000, 1, t4}, NodeSpec{"X", 16000, 64000, 2, t4},
+              NodeSpec{"Y", 16000, 64000, 1, v100}, NodeSpec{"Z", 16000, 64000, 0, kNoGpuModel}});
+  s.place(1, test_pod("x0", 1000, 1, 400), 1, 0b01);
+  s.place(2, test_pod("x1", 1000, 1, 400), 1, 0b10);
+  s.place(3, test_pod("y0", 1000, 1, 700), 2, 0b01);
+  const nlohmann::json r = s.decide("bestfit", test_pod("q", 1000, 1, 800), {0, 1, 2, 3}, false);
+  ASSERT_TRUE(r["chosen_node"].is_null());
+  const std::string share = "insufficient GPU share on any single GPU";
+  EXPECT_EQ(r["reason_counts_by_type"],
+            nlohmann::json({{"T4", {{"insufficient cpu", 1}, {share, 1}}},
+                            {"V100M16", {{share, 1}}},
+                            {"no GPU", {{"node has no GPU", 1}}}}));
+  EXPECT_EQ(r["reason_counts"],
+            nlohmann::json({{"insufficient cpu", 1}, {share, 2}, {"node has no GPU", 1}}));
+  EXPECT_FALSE(r.contains("chosen_gpus_before"));
+  EXPECT_TRUE(parse_decision_record(r.dump(), "r").ok());
+}
+
+// The record checker names a new field of the wrong type.
+TEST(DecisionRecord, TheChartFieldsAreChecked) {
+  const std::string head =
+      "{\"pod\":\"p\",\"request\":{\"cpu_milli\":1000,\"num_gpu\":0,\"gpu_milli\":0},";
+  for (const auto& [fields, key] : std::vector<std::pair<std::string, std::string>>{
+           {"\"chosen_node\":\"n\",\"policy\":\"f\",\"chosen_gpus_before\":\"x\"}",
+            "chosen_gpus_before"},
+           {"\"chosen_node\":\"n\",\"policy\":\"f\",\"chosen_gpus_before\":[0,\"x\"]}",
+            "chosen_gpus_before[1]"},
+           {"\"reason_counts_by_type\":[1]}", "reason_counts_by_type"},
+           {"\"reason_counts_by_type\":{\"T4\":3}}", "reason_counts_by_type.T4"},
+           {"\"reason_counts_by_type\":{\"T4\":{\"insufficient cpu\":\"x\"}}}",
+            "reason_counts_by_type.T4.insufficient cpu"}}) {
+    auto r = parse_decision_record(head + fields, "d.jsonl:1");
+    ASSERT_FALSE(r.ok()) << fields;
+    EXPECT_EQ(r.error().rfind("d.jsonl:1: " + key + ":", 0), 0u) << r.error();
+  }
+  EXPECT_TRUE(parse_decision_record(head + "\"chosen_node\":\"n\",\"policy\":\"f\","
+                                           "\"chosen_gpus_before\":[0,250.5]}",
+                                    "d")
+                  .ok());
+  EXPECT_TRUE(parse_decision_record(
+                  head + "\"reason_counts_by_type\":{\"T4\":{\"insufficient cpu\":2}}}", "d")
+                  .ok());
+}
+
 TEST(Explain, DispatchRecord) {
   const nlohmann::json r = fleet_record();
   EXPECT_EQ(explain_text(r),

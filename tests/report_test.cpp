@@ -18,6 +18,7 @@
 #include "greensched/explain/explanation.hpp"
 #include "greensched/report/compare.hpp"
 #include "greensched/report/csv_table.hpp"
+#include "greensched/report/decision_chart.hpp"
 #include "greensched/report/html_report.hpp"
 #include "greensched/report/svg_chart.hpp"
 #include "greensched/trace/csv.hpp"
@@ -43,8 +44,14 @@ std::size_t count(const std::string& text, const std::string& part) {
   return n;
 }
 
-// The page loads nothing: no URLs, no external scripts, styles, images or fonts.
-void expect_no_network(const std::string& html) {
+// The page loads nothing: no URLs, no external scripts, styles, images or fonts. (The SVG
+// namespace of an inline decision chart names no resource: it is left out of the check.)
+void expect_no_network(std::string html) {
+  const std::string svg_namespace = "xmlns=\"http://www.w3.org/2000/svg\"";
+  for (std::size_t at = html.find(svg_namespace); at != std::string::npos;
+       at = html.find(svg_namespace, at)) {
+    html.erase(at, svg_namespace.size());
+  }
   EXPECT_FALSE(has(html, "http:"));
   EXPECT_FALSE(has(html, "https:"));
   EXPECT_FALSE(has(html, "src="));
@@ -545,6 +552,31 @@ TEST(ReportHtml, ExplainsTheFirstFailedPods) {
   auto none = build(dir.path(), 0);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(has(none.value().html, "sec-failed"));
+}
+
+// Each explained pod's chart stands beside its words: the SVG `explain --chart FILE.svg` writes.
+TEST(ReportHtml, FailedPodsChartBesideTheirWords) {
+  ScratchDir dir;
+  dir.write("curves.csv", kCurves);
+  const std::string line =
+      "{\"pod\":\"q<1>\",\"step\":4,\"nodes_total\":3,\"chosen_node\":null,"
+      "\"request\":{\"cpu_milli\":8000,\"memory_mib\":1024,\"num_gpu\":1,\"gpu_milli\":500},"
+      "\"reason_counts\":{\"insufficient cpu\":3},"
+      "\"reason_counts_by_type\":{\"T4\":{\"insufficient cpu\":2},\"V100\":{\"insufficient "
+      "cpu\":1}}}";
+  dir.write("decisions.jsonl", line + "\n");
+  auto report = build(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error();
+  const std::string& html = report.value().html;
+  auto record = explain::parse_decision_record(line, "test");
+  ASSERT_TRUE(record.ok()) << record.error();
+  const std::string chart = decision_chart_svg(record.value());
+  ASSERT_FALSE(chart.empty());
+  EXPECT_EQ(count(html, chart), 1u);
+  EXPECT_TRUE(has(html, "<div class=\"why\"><pre>Pod q&lt;1&gt;"));
+  EXPECT_TRUE(has(html, "</pre><div class=\"decision-chart\">" + chart + "</div></div>"));
+  EXPECT_TRUE(has(chart, "<title>T4, insufficient cpu: 2</title>"));
+  expect_no_network(html);
 }
 
 // The report counts a pod as failed by explain's rule: a placement record whose chosen_node is

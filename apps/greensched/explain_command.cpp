@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -5,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,8 @@
 #include "greensched/explain/explanation.hpp"
 #include "greensched/explain/narrator.hpp"
 #include "greensched/explain/question.hpp"
+#include "greensched/report/decision_chart.hpp"
+#include "greensched/report/png.hpp"
 
 namespace greensched::app {
 namespace {
@@ -38,6 +42,7 @@ struct ExplainOptions {
   explain::NarratorMode narrator_mode = explain::NarratorMode::kAuto;
   std::string narrator_log;
   std::string ask;
+  std::string chart;  // --chart FILE.png|FILE.svg ("": none)
 };
 
 // `r` passed check_decision_record, so its run fields have their types; numbers compare as
@@ -63,6 +68,16 @@ constexpr std::size_t kAskMost = 6;  // decisions an answer to --ask may draw on
 // The model as a person reads it: a file path (llama-server lists its model so) by its name.
 std::string model_name(const std::string& model) {
   return model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model;
+}
+
+// The decision's chart as PNG for a model that takes images ("" for one that does not, or a
+// record without a chart): the same chart --chart and the report draw.
+std::string chart_for_model(const explain::NarratorInfo& info, const nlohmann::json& record) {
+  if (!info.vision) return "";
+  const std::string svg = report::decision_chart_svg(record);
+  if (svg.empty()) return "";
+  auto png = report::svg_to_png(svg);
+  return png.ok() ? png.value() : "";
 }
 
 // One narration's line in --narrator-log.
@@ -93,7 +108,8 @@ int answer_question(const ExplainOptions& o, const std::vector<nlohmann::json>& 
   for (const nlohmann::json& r : records) text += explain::explain_text(r);
   explain::CheckedNarration told;
   if (!narrator.url.empty()) {
-    told = explain::narrate_checked(narrator, info, facts, text);
+    told = explain::narrate_checked(narrator, info, facts, text,
+                                    chart_for_model(info, records.front()));
     for (const std::string& note : told.notes) fmt::print(stderr, "note: {}\n", note);
     log_narration(log, facts, info, told);
   }
@@ -111,6 +127,49 @@ int answer_question(const ExplainOptions& o, const std::vector<nlohmann::json>& 
     fmt::print("\nNo checked answer: the record's own words are above.\n");
   }
   return 0;
+}
+
+// --chart: "png" or "svg" from the file's extension (any case); "" for another.
+std::string chart_format(const std::string& path) {
+  const std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos || path.find('/', dot) != std::string::npos) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == "png" || ext == "svg" ? ext : "";
+}
+
+// Writes the chart of each decision to `path`, or to PATH-1.EXT, PATH-2.EXT, ... when there are
+// several, saying "chart: FILE" on stderr for each; returns the file of each decision ("" for
+// a record without a chart, said on stderr too). An unwritable file is an error.
+Result<std::vector<std::string>> write_charts(const std::vector<nlohmann::json>& decisions,
+                                              const std::string& path) {
+  const bool png = chart_format(path) == "png";
+  const std::size_t dot = path.rfind('.');
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    const std::string file = decisions.size() == 1 ? path
+                                                   : fmt::format("{}-{}{}", path.substr(0, dot),
+                                                                 i + 1, path.substr(dot));
+    const std::string svg = report::decision_chart_svg(decisions[i]);
+    if (svg.empty()) {
+      fmt::print(stderr, "no chart for this record: {}\n",
+                 report::decision_chart_missing(decisions[i]));
+      files.emplace_back();
+      continue;
+    }
+    std::string bytes = svg;
+    if (png) {
+      auto drawn = report::svg_to_png(svg);
+      if (!drawn.ok()) return Error{fmt::format("{}: {}", file, drawn.error())};
+      bytes = std::move(drawn.value());
+    }
+    if (Status s = write_text_file(file, bytes); !s.ok()) {
+      return Error{fmt::format("cannot write the chart: {}", s.message())};
+    }
+    fmt::print(stderr, "chart: {}\n", file);
+    files.push_back(file);
+  }
+  return files;
 }
 
 int run_explain(ExplainOptions o) {
@@ -184,6 +243,13 @@ int run_explain(ExplainOptions o) {
     return fail(fmt::format("{}: no decision{} at step {}", o.record, of, o.step));
   }
 
+  std::vector<std::string> charts;
+  if (!o.chart.empty()) {
+    auto written = write_charts(chosen, o.chart);
+    if (!written.ok()) return fail(written.error());
+    charts = std::move(written.value());
+  }
+
   explain::NarratorConfig narrator;
   narrator.url = o.narrator_url;
   narrator.model = o.narrator_model;
@@ -217,12 +283,13 @@ int run_explain(ExplainOptions o) {
     // The narration, shown only once the guard has checked it against these facts.
     explain::CheckedNarration told;
     if (!narrator.url.empty()) {
-      told = explain::narrate_checked(narrator, info, facts, text);
+      told = explain::narrate_checked(narrator, info, facts, text, chart_for_model(info, r));
       for (const std::string& note : told.notes) fmt::print(stderr, "note: {}\n", note);
       log_narration(log, facts, info, told);
     }
     if (o.json) {
       explain::add_narration(facts, told);
+      if (i < charts.size() && !charts[i].empty()) facts["chart"] = charts[i];
       all.push_back(std::move(facts));
       continue;
     }
@@ -317,6 +384,16 @@ Action add_explain_command(CLI::App& app) {
                   "the most tokens the narrator may answer with")
       ->capture_default_str()
       ->check(CLI::Range(16, 32768));
+  cmd->add_option("--chart", o->chart,
+                  "write the chart of the explained decision to FILE.png (or FILE.svg); with "
+                  "several decisions (--pod, --failed N) to FILE-1.png, FILE-2.png, ... Each "
+                  "file written is named on stderr (\"chart\" in --json)")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return chart_format(path).empty() ? std::string("must end in .png or .svg")
+                                              : std::string();
+          },
+          "FILE.png|FILE.svg"));
   return [o] { return run_explain(*o); };
 }
 

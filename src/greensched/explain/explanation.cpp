@@ -551,6 +551,17 @@ Status check_placement(const json& r) {
   }
   if (Status s = check_elements(r, "chosen_gpus", JsonKind::kInteger, ""); !s.ok()) return s;
   if (Status s = check_values(r, "reason_counts", JsonKind::kNumber, ""); !s.ok()) return s;
+  if (Status s = check_elements(r, "chosen_gpus_before", JsonKind::kNumber, ""); !s.ok()) return s;
+  if (Status s = check_values(r, "reason_counts_by_type", JsonKind::kObject, ""); !s.ok()) return s;
+  if (const json* by_type = json_member(r, "reason_counts_by_type")) {
+    for (const auto& [type, counts] : by_type->items()) {
+      if (Status s =
+              check_values(*by_type, type.c_str(), JsonKind::kNumber, "reason_counts_by_type");
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   if (Status s = check_objects(r, "candidates", "",
                                {{"terms", JsonKind::kArray},
                                 {"frag_delta_milli", JsonKind::kNumber},

@@ -49,6 +49,10 @@ tbody tr:hover { background: #f6f8fa; }
 pre { white-space: pre-wrap; background: #f6f8fa; border: 1px solid #eceef1; border-radius: 6px;
   padding: 10px 12px; font-size: 12.5px; line-height: 1.45; margin: 4px 0 12px; }
 code { font-size: 12.5px; }
+.failed-pod .why { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-start; }
+.failed-pod .why pre { flex: 1 1 360px; min-width: 0; }
+.decision-chart { flex: 0 1 460px; min-width: 0; margin: 4px 0 12px; }
+.decision-chart svg { display: block; max-width: 100%; height: auto; }
 footer { color: #6e7781; font-size: 12px; padding-bottom: 30px; }
 )";
 

@@ -1,5 +1,6 @@
 // Decision records (JSON Lines): the last N pods that could not be placed, each explained by
-// explain::explain_text. Records are read and counted as failed by explain's own rules.
+// explain::explain_text beside its chart (report/decision_chart). Records are read and counted
+// as failed by explain's own rules.
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "greensched/core/text_file.hpp"
 #include "greensched/explain/explanation.hpp"
+#include "greensched/report/decision_chart.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -138,10 +140,13 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit) {
       }
       text += sentence + "\n";
     }
+    // Its chart beside the words: the SVG `explain --chart FILE.svg` writes.
+    const std::string chart = decision_chart_svg(r);
     body += fmt::format(
-        "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<pre>{}"
-        "</pre></article>\n",
-        escape(pod), escape(record_origin(f)), escape(text));
+        "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"
+        "<pre>{}</pre>{}</div></article>\n",
+        escape(pod), escape(record_origin(f)), escape(text),
+        chart.empty() ? std::string() : "<div class=\"decision-chart\">" + chart + "</div>");
   }
   body += "</div>\n";
   page.figures.push_back("failed-pods");

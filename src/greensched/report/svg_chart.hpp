@@ -75,6 +75,16 @@ struct LegendEntry {
   bool band = false;  // drawn as a shaded box instead of a line
 };
 
+// A vertical line across the plot at x (e.g. a chosen start), labelled at the top; with `y`,
+// also a dot at (x, y) on a series.
+struct Marker {
+  double x = 0;
+  std::optional<double> y;
+  std::string label;
+  std::string color;
+  bool dashed = false;
+};
+
 struct LineChart {
   std::string id;  // id of the <svg>
   std::string title;
@@ -87,6 +97,7 @@ struct LineChart {
   std::vector<Series> series;
   std::vector<LegendEntry> extra_legend;  // e.g. line styles, the band
   std::size_t max_points = 2000;          // per series, see downsample_minmax
+  std::vector<Marker> markers;            // drawn over the data; inside the x range
 };
 std::string render_line_chart(const LineChart& chart);
 
@@ -125,6 +136,35 @@ std::string render_occupancy_map(const OccupancyMap& map);
 // Shade class 0..5 of a used share: free, 1-25 %, 26-50 %, 51-75 %, 76-99 %, full.
 int occupancy_level(int used_milli);
 const std::vector<std::string>& occupancy_shades();
+
+// Horizontal stacked bars: one labelled row per entry, its segments side by side in the order
+// of `segments` (each with its colour and a legend entry), the segment's value written inside
+// it where it fits and, with `show_total`, the row's total at its end.
+struct Segment {
+  std::string label;
+  std::string color;
+};
+struct StackedRow {
+  std::string label;
+  std::vector<double> values;  // one per segment; missing or negative ones count as 0
+};
+struct StackedBarChart {
+  std::string id;
+  std::string title;
+  std::string value_label;  // x axis title, with unit
+  int width = 460;
+  int decimals = 0;  // of the value labels
+  bool show_total = false;
+  std::optional<double> max;  // axis end (default: the largest row total)
+  std::vector<Segment> segments;
+  std::vector<StackedRow> rows;
+};
+std::string render_stacked_bar_chart(const StackedBarChart& chart);
+
+// Charts (each made by this builder) one under the other in a single standalone <svg> with
+// the SVG namespace, as an image file needs; `title` is its accessible title.
+std::string stack_charts(std::string_view id, std::string_view title,
+                         const std::vector<std::string>& charts);
 
 // Approximate width in px of `text` at `font_px` in a sans-serif font (for layout only).
 double text_width(std::string_view text, double font_px);

@@ -100,6 +100,9 @@ std::pair<Range, Range> data_ranges(const LineChart& chart) {
       }
     }
   }
+  for (const Marker& m : chart.markers) {
+    if (in_window(m.x)) xr.add(m.x);
+  }
   if (chart.y_from_zero) yr.add(0);
   if (xr.empty()) xr.add(0), xr.add(1);
   if (yr.empty()) yr.add(0), yr.add(1);
@@ -228,6 +231,35 @@ std::string line_path(const Series& s, std::size_t max_points, const ToPixel& pi
   return d;
 }
 
+// Vertical lines at the markers' x, each labelled at the top (labels one under the other, so
+// that markers close together stay readable), with a dot where a marker has a y.
+std::string render_markers(const LineChart& chart, const LineLayout& l) {
+  if (chart.markers.empty()) return {};
+  std::string out = "<g class=\"markers\" font-size=\"11\">";
+  for (std::size_t i = 0; i < chart.markers.size(); ++i) {
+    const Marker& m = chart.markers[i];
+    if (!std::isfinite(m.x) || m.x < l.xt.lo || m.x > l.xt.hi) continue;
+    const double x = l.sx(m.x);
+    const double label_y = l.top + 12 + static_cast<double>(i) * 14;
+    const bool left = x + 4 + text_width(m.label, 11) > l.width - l.mr;
+    out += fmt::format(
+        "<g class=\"marker\"><title>{0}</title><line x1=\"{1}\" y1=\"{2}\" x2=\"{1}\" "
+        "y2=\"{3}\" stroke=\"{4}\" stroke-width=\"1.5\"{5}/>",
+        escape(m.label), coord(x), coord(l.top), coord(l.bottom), escape(m.color),
+        m.dashed ? " stroke-dasharray=\"4 3\"" : "");
+    if (m.y && std::isfinite(*m.y)) {
+      out += fmt::format(
+          "<circle cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" "
+          "stroke-width=\"1.5\"/>",
+          coord(x), coord(l.sy(*m.y)), escape(m.color));
+    }
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"{}\">{}</text></g>",
+                       coord(left ? x - 4 : x + 4), coord(label_y), left ? "end" : "start",
+                       escape(m.color), escape(m.label));
+  }
+  return out + "</g>";
+}
+
 }  // namespace
 
 std::vector<Point> downsample_minmax(const std::vector<Point>& points, std::size_t max_points) {
@@ -309,7 +341,9 @@ std::string render_line_chart(const LineChart& chart) {
         escape(s.name), d, escape(s.color), s.dashed ? "1.8" : "2",
         s.dashed ? " stroke-dasharray=\"6 4\"" : "");
   }
-  out += "</g></svg>";
+  out += "</g>";
+  out += render_markers(chart, l);
+  out += "</svg>";
   return out;
 }
 

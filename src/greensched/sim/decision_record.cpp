@@ -21,6 +21,21 @@ json gpu_list(GpuMask mask) {
   return out;
 }
 
+// The used GPU milli of each GPU of `node`, by GPU index, as the decision saw it.
+json gpus_used(const Cluster& c, NodeIndex node) {
+  json out = json::array();
+  const NodeState& s = c.state(node);
+  for (int g = 0; g < c.spec(node).gpu_count; ++g) out.push_back(kGpuMilli - s.gpu_free_milli[g]);
+  return out;
+}
+
+// A node's GPU model by name ("no GPU" for a node without one).
+std::string gpu_type(const NodeSpec& spec, const GpuModelRegistry& models) {
+  if (spec.gpu_count == 0 || spec.model == kNoGpuModel) return "no GPU";
+  if (spec.model >= models.size()) return fmt::format("GPU model {}", int{spec.model});
+  return models.name(spec.model);
+}
+
 // Fragmentation (GPU milli) and power (watts) change of placing `pod` on `gpus` of `node`.
 std::pair<std::optional<double>, std::optional<double>> deltas(const RecordInputs& in,
                                                                const PodSpec& pod, NodeIndex node,
@@ -232,6 +247,7 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
   if (decision.node >= 0) {
     r["chosen_node"] = c.spec(decision.node).name;
     r["chosen_gpus"] = gpu_list(decision.gpus);
+    r["chosen_gpus_before"] = gpus_used(c, decision.node);
     r["score"] = decision.score;
     const auto [frag, power] = deltas(in, pod, decision.node, decision.gpus);
     r["frag_delta_milli"] = optional_number(frag);
@@ -255,8 +271,13 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
   r["chosen_gpus"] = json::array();
   int64_t split = 0;
   json examples = json::array();
+  json by_type = json::object();
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.size()); ++n) {
     const policy::FilterReason reason = policy::filter_node(c.spec(n), c.state(n), pod);
+    if (reason != policy::FilterReason::kFits) {
+      json& count = by_type[gpu_type(c.spec(n), *in.models)][std::string(policy::describe(reason))];
+      count = count.is_null() ? 1 : count.get<int64_t>() + 1;
+    }
     if ((reason == policy::FilterReason::kInsufficientGpuShare ||
          reason == policy::FilterReason::kInsufficientWholeGpus) &&
         c.state(n).gpu_free_total_milli >= pod.total_gpu_milli()) {
@@ -264,6 +285,7 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
       if (examples.size() < 3) examples.push_back(c.spec(n).name);
     }
   }
+  r["reason_counts_by_type"] = by_type;
   r["diagnosis"] = json{{"split_gpu_nodes", split},
                         {"split_gpu_examples", examples},
                         {"shrink", shrink_counterfactual(in, pod)},

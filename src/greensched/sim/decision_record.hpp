@@ -6,10 +6,11 @@
 //   gpu_spec [models]}, nodes_total, feasible_nodes, reason_counts {reason: nodes},
 //   candidates [{node, tie_rank, score, terms [{policy, weight, raw, score}], gpus [indices],
 //   frag_delta_milli, power_delta_watts}] (the best few, best first),
-//   chosen_node (null when the pod could not be placed), chosen_gpus, score, runner_up,
-//   runner_up_score, margin, tie_broken, frag_delta_milli, power_delta_watts, and for a
-//   failed pod diagnosis {split_gpu_nodes, split_gpu_examples [nodes],
-//   counterfactual {kind: shrink|move|none, ...}}.
+//   chosen_node (null when the pod could not be placed), chosen_gpus, chosen_gpus_before
+//   [used GPU milli of each GPU of the chosen node before this pod, by GPU index], score,
+//   runner_up, runner_up_score, margin, tie_broken, frag_delta_milli, power_delta_watts, and
+//   for a failed pod reason_counts_by_type {GPU model or "no GPU": {reason: nodes}} and
+//   diagnosis {split_gpu_nodes, split_gpu_examples [nodes], shrink, move}.
 #pragma once
 
 #include <cstdint>
