@@ -9,6 +9,7 @@ first /v1/models lists; a malformed --narrator-url is a usage error (exit 2).
 
     explain_narrator_cli_test.py GREENSCHED_BINARY WORK_DIR
 """
+import html
 import http.server
 import json
 import os
@@ -244,6 +245,45 @@ p = subprocess.run(
 )
 if p.returncode != 1 or "the question names no pod, node or site" not in p.stderr:
     fail(f"--ask naming nothing: exit {p.returncode}, {p.stderr}")
+
+# report --narrator-url: each failed pod's narration under its words once the guard accepts
+# it; a page whose narrations were all refused is byte-identical to one without a narrator.
+results = os.path.join(WORK, "results")
+os.makedirs(results, exist_ok=True)
+shutil.copy(RECORD, os.path.join(results, "decisions.jsonl"))
+
+
+def report(out, *extra):
+    p = subprocess.run(
+        [GREENSCHED, "report", "--in", results, "--out", out, "--failed", "2", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if p.returncode != 0:
+        fail(f"report {extra}: exit {p.returncode}\n{p.stderr}")
+    return open(os.path.join(out, "report.html")).read(), p.stderr
+
+
+plain, _ = report(os.path.join(WORK, "r-plain"))
+Server.reply = {"body": chat("No node could take it: fragmentation is not the cause.")}
+told, notes = report(os.path.join(WORK, "r-told"), "--narrator-url", url)
+if told.count('<p class="narration">No node could take it: fragmentation is not the cause.') != 2:
+    fail(f"report: the narrations are missing\n{notes}")
+if "(narrated by stand-in, checked against" not in told or notes:
+    fail(f"report: no check line, or notes: {notes}")
+# The report and the CLI say the same about the same decision: the first failed pod's words.
+first = subprocess.run(
+    [GREENSCHED, "explain", "--record", RECORD, "--failed", "1"], capture_output=True, text=True
+).stdout
+if f"<pre>{html.escape(first, quote=True)}</pre>" not in plain:
+    fail(f"report and explain --failed 1 differ on the first failed pod:\n{first}")
+Server.reply = {"body": chat("No node could take it, though 97% of nodes were free.")}
+refused, notes = report(os.path.join(WORK, "r-refused"), "--narrator-url", url)
+if refused != plain:
+    fail("report: refused narrations changed the page")
+if notes.count("narration refused: 97% is not in the facts") != 2:
+    fail(f"report: the refusals are not noted: {notes}")
 
 # A failing server: the template with a note, exit 0.
 for reply, note in [

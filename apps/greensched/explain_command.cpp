@@ -21,6 +21,7 @@
 #include "greensched/explain/question.hpp"
 #include "greensched/report/decision_chart.hpp"
 #include "greensched/report/png.hpp"
+#include "narrator_options.hpp"
 
 namespace greensched::app {
 namespace {
@@ -34,12 +35,7 @@ struct ExplainOptions {
   std::string seeds;                // --seeds: only records of these ("": any)
   std::vector<uint64_t> seed_list;  // parsed
   bool json = false;
-  std::string narrator_url;
-  std::string narrator_model;
-  std::string narrator_key_env = "OPENAI_API_KEY";
-  int narrator_timeout_s = 60;
-  int narrator_max_tokens = 400;
-  explain::NarratorMode narrator_mode = explain::NarratorMode::kAuto;
+  NarratorOptions narrator;
   std::string narrator_log;
   std::string ask;
   std::string chart;  // --chart FILE.png|FILE.svg ("": none)
@@ -64,11 +60,6 @@ bool run_matches(const nlohmann::json& r, const ExplainOptions& o) {
 }
 
 constexpr std::size_t kAskMost = 6;  // decisions an answer to --ask may draw on
-
-// The model as a person reads it: a file path (llama-server lists its model so) by its name.
-std::string model_name(const std::string& model) {
-  return model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model;
-}
 
 // The decision's chart as PNG for a model that takes images ("" for one that does not, or a
 // record without a chart): the same chart --chart and the report draw.
@@ -178,16 +169,14 @@ int run_explain(ExplainOptions o) {
     if (!seeds.ok()) return fail(seeds.status().message(), kExitUsage);
     o.seed_list = seeds.value();
   }
-  if (!o.narrator_url.empty()) {
-    if (std::string why = explain::narrator_url_problem(o.narrator_url); !why.empty()) {
-      return fail(why, kExitUsage);
-    }
+  if (std::string why = narrator_usage_problem(o.narrator); !why.empty()) {
+    return fail(why, kExitUsage);
   }
   const int selectors = (!o.pod.empty()) + (o.step >= 0) + (o.failed > 0) + (!o.ask.empty());
   if (selectors != 1) {
     return fail("give exactly one of --pod NAME, --step N, --failed N, --ask QUESTION", kExitUsage);
   }
-  if (!o.ask.empty() && o.narrator_url.empty()) {
+  if (!o.ask.empty() && o.narrator.url.empty()) {
     return fail(
         "--ask needs a narrator to answer: give --narrator-url (a llama-server, Ollama, vLLM "
         "or a hosted API; see docs/EXPLAIN.md)",
@@ -250,25 +239,9 @@ int run_explain(ExplainOptions o) {
     charts = std::move(written.value());
   }
 
-  explain::NarratorConfig narrator;
-  narrator.url = o.narrator_url;
-  narrator.model = o.narrator_model;
-  const char* key = o.narrator_key_env.empty() ? nullptr : std::getenv(o.narrator_key_env.c_str());
-  narrator.api_key = key != nullptr ? key : "";
-  narrator.timeout_s = o.narrator_timeout_s;
-  narrator.max_tokens = o.narrator_max_tokens;
-  narrator.mode = o.narrator_mode;
-  explain::NarratorInfo info;
-  if (!o.narrator_url.empty()) {
-    // Asked once for all the explanations.
-    auto probed = explain::probe_narrator(narrator);
-    if (probed.ok()) {
-      info = probed.value();
-    } else {
-      fmt::print(stderr, "note: {}; showing the template text only\n", probed.error());
-      narrator.url.clear();
-    }
-  }
+  const OpenNarrator opened = open_narrator(o.narrator);
+  const explain::NarratorConfig& narrator = opened.config;
+  const explain::NarratorInfo& info = opened.info;
   std::optional<std::ofstream> log;
   if (!o.narrator_log.empty()) {
     log.emplace(o.narrator_log, std::ios::binary | std::ios::trunc);
@@ -352,38 +325,10 @@ Action add_explain_command(CLI::App& app) {
                   "(default: any)");
   add_deprecated_alias(cmd, "--seed", "--seeds", o->seeds);
   cmd->add_flag("--json", o->json, "print the facts as JSON");
-  cmd->add_option("--narrator-url", o->narrator_url,
-                  "OpenAI-compatible endpoint (llama-server, Ollama's /v1, vLLM, a hosted API) "
-                  "that words the facts anew; shown only when every number and name in its "
-                  "reply is in the facts (off by default)");
-  cmd->add_option("--narrator-model", o->narrator_model,
-                  "model name for the narrator (default: the first the server lists)");
-  cmd->add_option("--narrator-key-env", o->narrator_key_env,
-                  "environment variable holding the narrator's API key")
-      ->capture_default_str();
-  cmd->add_option("--narrator-timeout", o->narrator_timeout_s,
-                  "seconds the narrator may take per request")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 3600));
-  cmd->add_option("--narrator-mode", o->narrator_mode,
-                  "prose: ask for a paragraph; placeholders: ask, through response_format's JSON "
-                  "schema, for a paragraph whose numbers and names are placeholders that "
-                  "greensched fills in; auto: placeholders where the server is llama.cpp's or "
-                  "vLLM, prose elsewhere")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, explain::NarratorMode>{
-              {"auto", explain::NarratorMode::kAuto},
-              {"prose", explain::NarratorMode::kProse},
-              {"placeholders", explain::NarratorMode::kPlaceholders}},
-          CLI::ignore_case))
-      ->default_str("auto");
+  add_narrator_options(cmd, o->narrator);
   cmd->add_option("--narrator-log", o->narrator_log,
                   "write each narrator reply, as the server gave it, with the guard's verdict "
                   "to this file (JSON Lines)");
-  cmd->add_option("--narrator-max-tokens", o->narrator_max_tokens,
-                  "the most tokens the narrator may answer with")
-      ->capture_default_str()
-      ->check(CLI::Range(16, 32768));
   cmd->add_option("--chart", o->chart,
                   "write the chart of the explained decision to FILE.png (or FILE.svg); with "
                   "several decisions (--pod, --failed N) to FILE-1.png, FILE-2.png, ... Each "

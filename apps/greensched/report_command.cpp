@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/report/html_report.hpp"
+#include "narrator_options.hpp"
 
 namespace greensched::app {
 namespace {
@@ -22,6 +23,7 @@ struct ReportCliOptions {
   std::string title = "greensched report";
   int failed = 10;
   std::string record;
+  NarratorOptions narrator;
 };
 
 int run_report(const ReportCliOptions& o) {
@@ -30,8 +32,15 @@ int run_report(const ReportCliOptions& o) {
   options.title = o.title;
   options.failed = o.failed;
   options.record = o.record;
+  if (std::string why = narrator_usage_problem(o.narrator); !why.empty()) {
+    return fail(why, kExitUsage);
+  }
+  const OpenNarrator narrator = open_narrator(o.narrator);
+  options.narrator = narrator.config;
+  options.narrator_info = narrator.info;
   auto built = report::build_html_report(options);
   if (!built.ok()) return fail(built);
+  for (const std::string& note : built.value().notes) fmt::print(stderr, "note: {}\n", note);
   const std::string folder = o.out.empty() ? o.in : o.out;
   auto created = create_out_file(folder, "report.html", ".html");
   if (!created.ok()) return fail(created.status());
@@ -68,9 +77,11 @@ Action add_report_command(CLI::App& app) {
                   "folder to write report.html into; created if absent (default: the --in "
                   "folder)");
   cmd->add_option("--title", opts->title, "page title")->capture_default_str();
-  cmd->add_option("--failed", opts->failed, "failed pods to explain (the last N in the records)")
+  cmd->add_option("--failed", opts->failed,
+                  "failed pods to explain (the first N in the records, as explain --failed N does)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  add_narrator_options(cmd, opts->narrator);
   cmd->add_option("--record", opts->record,
                   "decision records (JSON Lines) written by simulate --record (default: "
                   "decisions.jsonl in --in when present)")

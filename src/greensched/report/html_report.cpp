@@ -19,6 +19,7 @@ struct Inputs {
   std::string timeline_kind;
   std::optional<Table> summary, curves, occupancy, timeline;
   std::vector<std::string> paths;  // the files read, in reading order
+  std::vector<std::string> notes;  // the narrator's
 };
 
 // summary.csv of simulate (inflation or replay, which has `queue`) or multi (first `agent`).
@@ -110,7 +111,11 @@ Status add_sections(Page& page, const HtmlReportOptions& options, Inputs& in) {
     record = path_of("decisions.jsonl");
   }
   if (!record.empty() && options.failed > 0) {
-    if (Status s = add_failed_pods_section(page, record, options.failed); !s.ok()) return s;
+    if (Status s = add_failed_pods_section(page, record, options.failed, options.narrator,
+                                           options.narrator_info, &in.notes);
+        !s.ok()) {
+      return s;
+    }
     in.paths.push_back(record);
   }
   return Status::Ok();
@@ -135,6 +140,7 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
   }
   HtmlReport report;
   report.inputs = std::move(inputs.value().paths);
+  report.notes = std::move(inputs.value().notes);
   report.html = render_document(page, options.title, options.in_dir, report.inputs);
   report.figures = std::move(page.figures);
   return report;

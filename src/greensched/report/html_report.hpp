@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/explain/narrator.hpp"
 
 namespace greensched::report {
 
@@ -22,12 +23,17 @@ struct HtmlReportOptions {
   std::string title = "greensched report";
   int failed = 10;     // failed pods to explain (the last ones in the record file)
   std::string record;  // decision records (JSON Lines); empty: in_dir/decisions.jsonl if any
+  // A narrator (its url empty: none): each explained failed pod gets its narration under the
+  // words once the guard has accepted it. Without one the page is as it was.
+  explain::NarratorConfig narrator;
+  explain::NarratorInfo narrator_info;
 };
 
 struct HtmlReport {
   std::string html;
   std::vector<std::string> figures;  // ids of the charts and tables, in page order
   std::vector<std::string> inputs;   // the files read
+  std::vector<std::string> notes;    // the narrator's: errors, refusals (one line each)
 };
 
 Result<HtmlReport> build_html_report(const HtmlReportOptions& options);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/explain/narrator.hpp"
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/page.hpp"
 
@@ -54,7 +55,12 @@ void add_multi_section(Page& page, const Table* summary, const Table* timeline);
 Status add_energy_section(Page& page, const std::string& timeline_path,
                           const std::string& summary_path);
 
-// Decision records: the last `limit` failed pods, explained (section_failed_pods.cpp).
-Status add_failed_pods_section(Page& page, const std::string& path, int limit);
+// Decision records: the first `limit` failed pods, explained (section_failed_pods.cpp); with a
+// narrator (config.url not empty), each with its checked narration, the narrator's notes
+// appended to `notes`.
+Status add_failed_pods_section(Page& page, const std::string& path, int limit,
+                               const explain::NarratorConfig& narrator = {},
+                               const explain::NarratorInfo& narrator_info = {},
+                               std::vector<std::string>* notes = nullptr);
 
 }  // namespace greensched::report

@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/core/text_file.hpp"
+#include "greensched/explain/checked_narration.hpp"
 #include "greensched/explain/explanation.hpp"
 #include "greensched/report/decision_chart.hpp"
+#include "greensched/report/png.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -99,7 +101,10 @@ std::string record_origin(const Failed& f) {
 
 }  // namespace
 
-Status add_failed_pods_section(Page& page, const std::string& path, int limit) {
+Status add_failed_pods_section(Page& page, const std::string& path, int limit,
+                               const explain::NarratorConfig& narrator,
+                               const explain::NarratorInfo& narrator_info,
+                               std::vector<std::string>* notes) {
   auto scanned = scan_records(path, limit);
   if (!scanned.ok()) return scanned.status();
   const FailedPods& s = scanned.value();
@@ -142,10 +147,32 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit) {
     }
     // Its chart beside the words: the SVG `explain --chart FILE.svg` writes.
     const std::string chart = decision_chart_svg(r);
+    // The narration, as `explain --narrator-url` gives it: the same facts, the same guard.
+    std::string narration;
+    if (!narrator.url.empty()) {
+      std::string png;
+      if (narrator_info.vision && !chart.empty()) {
+        if (auto drawn = svg_to_png(chart); drawn.ok()) png = std::move(drawn.value());
+      }
+      const explain::CheckedNarration told = explain::narrate_checked(
+          narrator, narrator_info, explain::explain_facts(r), explain::explain_text(r), png);
+      if (notes != nullptr) {
+        for (const std::string& note : told.notes) notes->push_back(pod + ": " + note);
+      }
+      if (told.accepted()) {
+        const std::string& model = narrator_info.model;
+        narration = fmt::format(
+            "<p class=\"narration\">{} <small>(narrated by {}, checked against {} facts)</small>"
+            "</p>",
+            escape(told.verdict->text),
+            escape(model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model),
+            told.verdict->used.size());
+      }
+    }
     body += fmt::format(
         "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"
-        "<pre>{}</pre>{}</div></article>\n",
-        escape(pod), escape(record_origin(f)), escape(text),
+        "<pre>{}</pre>{}{}</div></article>\n",
+        escape(pod), escape(record_origin(f)), escape(text), narration,
         chart.empty() ? std::string() : "<div class=\"decision-chart\">" + chart + "</div>");
   }
   body += "</div>\n";
