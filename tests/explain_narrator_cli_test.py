@@ -13,6 +13,7 @@ import html
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -276,8 +277,74 @@ if "(narrated by stand-in, checked against" not in told or notes:
 first = subprocess.run(
     [GREENSCHED, "explain", "--record", RECORD, "--failed", "1"], capture_output=True, text=True
 ).stdout
-if f"<pre>{html.escape(first, quote=True)}</pre>" not in plain:
+if first not in [html.unescape(t) for t in re.findall(r"<pre>(.*?)</pre>", plain, re.S)]:
     fail(f"report and explain --failed 1 differ on the first failed pod:\n{first}")
+# Every chart with its facts gets a checked caption under the written one; refused captions
+# leave the page as it is without a narrator.
+sim = os.path.join(WORK, "sim")
+subprocess.run(
+    [GREENSCHED, "simulate", "--policy", "fgd,bestfit", "--seeds", "42", "--out", sim, "-q"],
+    check=True,
+    capture_output=True,
+    timeout=300,
+)
+
+
+def sim_report(out, *extra):
+    p = subprocess.run(
+        [GREENSCHED, "report", "--in", sim, "--out", out, *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if p.returncode != 0:
+        fail(f"report of {sim} {extra}: exit {p.returncode}\n{p.stderr}")
+    return open(os.path.join(out, "report.html")).read(), p.stderr
+
+
+sim_plain, _ = sim_report(os.path.join(WORK, "s-plain"))
+Server.requests.clear()
+Server.reply = {"body": chat("The chart compares fgd with bestfit as the cluster fills.")}
+sim_told, notes = sim_report(os.path.join(WORK, "s-told"), "--narrator-url", url)
+captions = re.findall(r"<figcaption>.*?</figcaption>", sim_told, re.S)
+narrated = [c for c in captions if '<p class="narration">The chart compares fgd' in c]
+if not narrated or len(narrated) != len(Server.requests) or notes:
+    fail(f"report: {len(narrated)} narrated captions for {len(Server.requests)} asked\n{notes}")
+asked = Server.requests[0]["messages"][1]["content"]
+if "fgd: " not in asked or "bestfit: " not in asked:
+    fail(f"report: a chart's facts do not name its series:\n{asked}")
+Server.reply = {"body": chat("fgd reached 99.9% while bestfit stalled.")}
+sim_refused, notes = sim_report(os.path.join(WORK, "s-refused"), "--narrator-url", url)
+if sim_refused != sim_plain or "narration refused: 99.9% is not in the facts" not in notes:
+    fail(f"report: refused captions changed the page, or were not noted: {notes}")
+
+# Fleet decisions: the report tells the first that moved or deferred a job, each as explain
+# --pod JOB --policy AGENT tells it.
+fleet = os.path.join(WORK, "fleet")
+os.makedirs(fleet, exist_ok=True)
+subprocess.run(
+    [GREENSCHED, "multi", "--agent", "green", "--days", "2", "-q", "--record"]
+    + [os.path.join(fleet, "decisions.jsonl")],
+    check=True,
+    capture_output=True,
+    timeout=300,
+)
+p = subprocess.run(
+    [GREENSCHED, "report", "--in", fleet, "--decisions", "2"], capture_output=True, text=True
+)
+page = open(os.path.join(fleet, "report.html")).read()
+told_jobs = re.findall(r'<article class="fleet-decision"><h3>([^ <]+) <small>\(agent green', page)
+if p.returncode != 0 or "Why jobs went where they did" not in page or len(told_jobs) != 2:
+    fail(f"report: fleet decisions missing: exit {p.returncode}, {told_jobs}\n{p.stderr}")
+for job in told_jobs:
+    said = subprocess.run(
+        [GREENSCHED, "explain", "--record", os.path.join(fleet, "decisions.jsonl")]
+        + ["--pod", job, "--policy", "green"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    if said not in [html.unescape(t) for t in re.findall(r"<pre>(.*?)</pre>", page, re.S)]:
+        fail(f"report and explain --pod {job} differ:\n{said}")
 Server.reply = {"body": chat("No node could take it, though 97% of nodes were free.")}
 refused, notes = report(os.path.join(WORK, "r-refused"), "--narrator-url", url)
 if refused != plain:

@@ -22,6 +22,7 @@ struct ReportCliOptions {
   std::string out;
   std::string title = "greensched report";
   int failed = 10;
+  int decisions = 5;
   std::string record;
   NarratorOptions narrator;
 };
@@ -31,6 +32,7 @@ int run_report(const ReportCliOptions& o) {
   options.in_dir = o.in;
   options.title = o.title;
   options.failed = o.failed;
+  options.decisions = o.decisions;
   options.record = o.record;
   if (std::string why = narrator_usage_problem(o.narrator); !why.empty()) {
     return fail(why, kExitUsage);
@@ -64,8 +66,12 @@ Action add_report_command(CLI::App& app) {
       "Reads whatever a run wrote into --in: curves.csv, summary.csv and occupancy.csv "
       "(simulate),\n"
       "timeline.csv and summary.csv (simulate --mode replay, or multi), and decision records\n"
-      "(--record FILE, or decisions.jsonl in --in). The page has inline SVG charts and loads "
-      "nothing\nfrom the network.\n\n"
+      "(--record FILE, or decisions.jsonl in --in): the failed pods and the fleet decisions\n"
+      "that moved or deferred a job, told as greensched explain tells them, beside their "
+      "charts.\nThe page has inline SVG charts and loads nothing from the network.\n\n"
+      "A narrator (--narrator-url, as for explain; docs/EXPLAIN.md) adds each told decision's\n"
+      "narration under its words once the guard has checked it; without one, or with every\n"
+      "narration refused, the page is the same.\n\n"
       "Examples:\n"
       "  greensched simulate --policy all --seeds 42-44 --out results/\n"
       "  greensched report --in results/                 # writes results/report.html\n"
@@ -81,6 +87,11 @@ Action add_report_command(CLI::App& app) {
                   "failed pods to explain (the first N in the records, as explain --failed N does)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--decisions", opts->decisions,
+                  "fleet decisions to tell, of those that sent a job away from home or deferred "
+                  "it (the first N in the records, multi --record or a dispatch journal)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   add_narrator_options(cmd, opts->narrator);
   cmd->add_option("--record", opts->record,
                   "decision records (JSON Lines) written by simulate --record (default: "

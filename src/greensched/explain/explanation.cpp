@@ -185,7 +185,10 @@ std::vector<std::string> placed_sentences(const json& r) {
   return s;
 }
 
-std::vector<std::string> failed_sentences(const json& r) {
+// `suggestions`, where given, gets each suggestion's kind ("shrink", "move"), the sentence
+// that makes it (its index) and the diagnosis it comes from, so that a reader of several
+// failed pods can say a repeated one once.
+std::vector<std::string> failed_sentences(const json& r, json* suggestions = nullptr) {
   std::vector<std::string> s;
   s.push_back(fmt::format("Pod {} ({}) could not be placed.", r["pod"].get<std::string>(),
                           describe_request(r["request"])));
@@ -215,6 +218,9 @@ std::vector<std::string> failed_sentences(const json& r) {
         "({}% less).",
         k["node"].get<std::string>(), describe_amount(dim, as_int(k, "to")),
         describe_amount(dim, as_int(k, "from")), number(k["cut_pct"].get<double>(), 1)));
+    if (suggestions != nullptr) {
+      suggestions->push_back({{"kind", "shrink"}, {"sentence", s.size() - 1}, {"of", k}});
+    }
     any = true;
   }
   if (d.contains("move") && d["move"].is_object()) {
@@ -226,6 +232,9 @@ std::vector<std::string> failed_sentences(const json& r) {
         gpu == 0 ? std::string("no GPU")
                  : (gpu > 1000 ? fmt::format("{} GPUs", number(gpu / 1000.0)) : gpu_share(gpu)),
         m["node"].get<std::string>()));
+    if (suggestions != nullptr) {
+      suggestions->push_back({{"kind", "move"}, {"sentence", s.size() - 1}, {"of", m}});
+    }
     any = true;
   }
   if (!any && d.value("searched", true)) {
@@ -721,6 +730,11 @@ json explain_facts(const json& record) {
     if (f.waited_s) facts["waited_s"] = *f.waited_s;
   }
   facts["sentences"] = sentences(record);
+  if (is_failed_placement(record)) {
+    json suggestions = json::array();
+    failed_sentences(record, &suggestions);
+    facts["suggestions"] = std::move(suggestions);
+  }
   return facts;
 }
 

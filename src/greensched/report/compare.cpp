@@ -1,4 +1,5 @@
 #include "greensched/report/compare.hpp"
+#include "greensched/report/chart_facts.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -500,7 +501,8 @@ std::string compare_html(const Comparison& c, const std::string& title) {
     }
     page.chart(fmt::format("chart-compare-{}", m), svg::render_bar_chart(chart),
                fmt::format("<code>{}</code> of each row in each run (one colour per run).",
-                           svg::escape(c.metrics[m])));
+                           svg::escape(c.metrics[m])),
+               chart_facts(chart));
     if (m % 2 == 1 || m + 1 == c.metrics.size()) page.body += "</div>\n";
   }
   HtmlTable t;

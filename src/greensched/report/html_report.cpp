@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/explain/checked_narration.hpp"
 #include "greensched/report/section.hpp"
 
 namespace greensched::report {
@@ -116,6 +117,15 @@ Status add_sections(Page& page, const HtmlReportOptions& options, Inputs& in) {
         !s.ok()) {
       return s;
     }
+  }
+  if (!record.empty() && options.decisions > 0) {
+    if (Status s = add_fleet_decisions_section(page, record, options.decisions, options.narrator,
+                                               options.narrator_info, &in.notes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!record.empty() && (options.failed > 0 || options.decisions > 0)) {
     in.paths.push_back(record);
   }
   return Status::Ok();
@@ -131,6 +141,19 @@ Result<HtmlReport> build_html_report(const HtmlReportOptions& options) {
   auto inputs = read_inputs(options.in_dir);
   if (!inputs.ok()) return Error{inputs.error()};
   Page page;
+  if (!options.narrator.url.empty()) {
+    // Each chart with its facts gets a checked caption under the written one.
+    std::vector<std::string>& notes = inputs.value().notes;
+    page.narrate_caption = [&options, &notes](const nlohmann::json& facts) {
+      std::string text;
+      for (const nlohmann::json& s : facts["sentences"]) text += s.get<std::string>() + "\n";
+      const explain::CheckedNarration told =
+          explain::narrate_checked(options.narrator, options.narrator_info, facts, text);
+      const std::string chart = facts.value("chart", std::string("chart"));
+      for (const std::string& note : told.notes) notes.push_back(chart + ": " + note);
+      return told.accepted() ? narration_html(told, options.narrator_info) : std::string();
+    };
+  }
   if (Status s = add_sections(page, options, inputs.value()); !s.ok()) return s.error();
   if (page.toc.empty()) {
     return Error{fmt::format(

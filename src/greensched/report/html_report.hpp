@@ -21,7 +21,8 @@ namespace greensched::report {
 struct HtmlReportOptions {
   std::string in_dir;
   std::string title = "greensched report";
-  int failed = 10;     // failed pods to explain (the last ones in the record file)
+  int failed = 10;     // failed pods to explain (the first ones in the record file)
+  int decisions = 5;   // fleet decisions that moved or deferred a job, to tell (the first)
   std::string record;  // decision records (JSON Lines); empty: in_dir/decisions.jsonl if any
   // A narrator (its url empty: none): each explained failed pod gets its narration under the
   // words once the guard has accepted it. Without one the page is as it was.

@@ -1,5 +1,7 @@
 #include "greensched/report/page.hpp"
 
+#include "greensched/report/chart_facts.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -49,8 +51,9 @@ tbody tr:hover { background: #f6f8fa; }
 pre { white-space: pre-wrap; background: #f6f8fa; border: 1px solid #eceef1; border-radius: 6px;
   padding: 10px 12px; font-size: 12.5px; line-height: 1.45; margin: 4px 0 12px; }
 code { font-size: 12.5px; }
-.failed-pod .why { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-start; }
-.failed-pod .why pre { flex: 1 1 360px; min-width: 0; }
+.failed-pod .why, .fleet-decision .why { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-start; }
+.failed-pod .why pre, .fleet-decision .why pre { flex: 1 1 360px; min-width: 0; }
+.narration { flex: 1 1 100%; font-style: italic; }
 .decision-chart { flex: 0 1 460px; min-width: 0; margin: 4px 0 12px; }
 .decision-chart svg { display: block; max-width: 100%; height: auto; }
 footer { color: #6e7781; font-size: 12px; padding-bottom: 30px; }
@@ -106,12 +109,19 @@ void Page::section(const std::string& id, const std::string& heading,
                       escape(heading), intro_html);
 }
 
-void Page::chart(const std::string& id, const std::string& svg, const std::string& caption_html) {
+void Page::chart(const std::string& id, const std::string& svg, const std::string& caption_html,
+                 const nlohmann::json& facts) {
   figures.push_back(id);
+  std::string narrated;
+  if (narrate_caption && facts.is_object() && facts.contains("sentences")) {
+    nlohmann::json told = facts;
+    told["sentences"].insert(told["sentences"].begin(), html_text(caption_html));
+    narrated = narrate_caption(told);
+  }
   body += fmt::format(
-      "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n"
+      "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption>{}{}</figcaption>\n"
       "</figure>\n",
-      escape(id), svg, caption_html);
+      escape(id), svg, caption_html, narrated);
 }
 
 void Page::table(const std::string& id, const std::string& table_html,

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "greensched/report/svg_chart.hpp"
 
@@ -18,10 +21,15 @@ struct Page {
   std::vector<std::string> figures;
   std::vector<std::pair<std::string, std::string>> toc;  // section id, heading
   std::string body;
+  // Set where a narrator is given: a chart's facts (chart_facts.hpp, its caption's text first
+  // among their sentences) to the HTML of a checked caption, or "" (refused, or no reply).
+  std::function<std::string(const nlohmann::json& facts)> narrate_caption;
 
   // Closes the previous section, if any, and opens a new one.
   void section(const std::string& id, const std::string& heading, const std::string& intro_html);
-  void chart(const std::string& id, const std::string& svg, const std::string& caption_html);
+  // `facts`: the chart's, for a narrated caption under the written one (none: no narration).
+  void chart(const std::string& id, const std::string& svg, const std::string& caption_html,
+             const nlohmann::json& facts = nullptr);
   void table(const std::string& id, const std::string& table_html, const std::string& caption_html);
 };
 

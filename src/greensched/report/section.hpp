@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "greensched/core/status.hpp"
+#include "greensched/explain/checked_narration.hpp"
 #include "greensched/explain/narrator.hpp"
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/page.hpp"
@@ -62,5 +63,18 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                const explain::NarratorConfig& narrator = {},
                                const explain::NarratorInfo& narrator_info = {},
                                std::vector<std::string>* notes = nullptr);
+
+// Decision records of fleet dispatch: the first `limit` that moved or deferred a job, told,
+// with their charts and checked narrations (section_fleet_decisions.cpp); nothing when the
+// file holds no dispatch record.
+Status add_fleet_decisions_section(Page& page, const std::string& path, int limit,
+                                   const explain::NarratorConfig& narrator = {},
+                                   const explain::NarratorInfo& narrator_info = {},
+                                   std::vector<std::string>* notes = nullptr);
+
+// An accepted narration as the report shows it, with the model and the facts it was checked
+// against (section_failed_pods.cpp).
+std::string narration_html(const explain::CheckedNarration& told,
+                           const explain::NarratorInfo& info);
 
 }  // namespace greensched::report

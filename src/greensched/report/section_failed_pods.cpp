@@ -3,7 +3,6 @@
 // as failed by explain's own rules.
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,6 +100,16 @@ std::string record_origin(const Failed& f) {
 
 }  // namespace
 
+std::string narration_html(const explain::CheckedNarration& told,
+                           const explain::NarratorInfo& info) {
+  const std::string& model = info.model;
+  return fmt::format(
+      "<p class=\"narration\">{} <small>(narrated by {}, checked against {} facts)</small></p>",
+      escape(told.verdict->text),
+      escape(model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model),
+      told.verdict->used.size());
+}
+
 Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                const explain::NarratorConfig& narrator,
                                const explain::NarratorInfo& narrator_info,
@@ -122,29 +131,32 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                              s.first.size(), s.first.size())));
   std::string body = "<div class=\"failed-pods\" id=\"failed-pods\">\n";
   // A suggestion already made for an earlier pod is said once: later pods point back to it.
-  std::map<std::string, std::string> suggested;  // sentence -> the pod it was made for
+  // The facts say which sentences suggest what (explain_facts' "suggestions").
+  std::map<std::string, std::string> suggested;  // kind + its diagnosis -> the pod it was for
   for (const Failed& f : s.first) {
     const nlohmann::json& r = f.record;
     const std::string pod =
         r.contains("pod") && r["pod"].is_string() ? r["pod"].get<std::string>() : "pod";
-    std::string text;
-    std::istringstream lines(explain::explain_text(r));
-    for (std::string sentence; std::getline(lines, sentence);) {
-      const bool suggestion =
-          sentence.rfind("Smallest change", 0) == 0 || sentence.rfind("Or moving", 0) == 0;
-      if (suggestion) {
-        if (auto it = suggested.find(sentence); it != suggested.end()) {
-          sentence = fmt::format(
-              "{} (as for {} above)",
-              sentence.rfind("Or", 0) == 0 ? "Or the same move" : "The same smallest change",
-              it->second);
-          sentence += ".";
-        } else {
-          suggested.emplace(sentence, pod);
-        }
+    const nlohmann::json facts = explain::explain_facts(r);
+    std::vector<std::string> sentences = facts["sentences"].get<std::vector<std::string>>();
+    bool earlier = false;  // a suggestion said before this one, for this pod
+    for (const nlohmann::json& g : facts.value("suggestions", nlohmann::json::array())) {
+      const std::string kind = g["kind"].get<std::string>();
+      const std::size_t at = g["sentence"].get<std::size_t>();
+      const std::string key = kind + g["of"].dump();
+      if (auto it = suggested.find(key); it != suggested.end() && at < sentences.size()) {
+        sentences[at] =
+            fmt::format("{} (as for {} above).",
+                        kind == "move" ? (earlier ? "Or the same move" : "The same move")
+                                       : "The same smallest change",
+                        it->second);
+      } else {
+        suggested.emplace(key, pod);
       }
-      text += sentence + "\n";
+      earlier = true;
     }
+    std::string text;
+    for (const std::string& sentence : sentences) text += sentence + "\n";
     // Its chart beside the words: the SVG `explain --chart FILE.svg` writes.
     const std::string chart = decision_chart_svg(r);
     // The narration, as `explain --narrator-url` gives it: the same facts, the same guard.
@@ -159,15 +171,7 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
       if (notes != nullptr) {
         for (const std::string& note : told.notes) notes->push_back(pod + ": " + note);
       }
-      if (told.accepted()) {
-        const std::string& model = narrator_info.model;
-        narration = fmt::format(
-            "<p class=\"narration\">{} <small>(narrated by {}, checked against {} facts)</small>"
-            "</p>",
-            escape(told.verdict->text),
-            escape(model.rfind('/', 0) == 0 ? model.substr(model.rfind('/') + 1) : model),
-            told.verdict->used.size());
-      }
+      if (told.accepted()) narration = narration_html(told, narrator_info);
     }
     body += fmt::format(
         "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/chart_facts.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/report/stat.hpp"
 
@@ -125,7 +126,7 @@ void add_inflation_curves(Page& page, const Table& curves) {
             : fmt::format(" One run ({}) per policy.", escape(seeds_text));
   for (const CurveSpec& spec : curve_specs(band_text)) {
     svg::LineChart chart = curve_chart(page, c, spec, bands);
-    page.chart(spec.id, svg::render_line_chart(chart), spec.caption);
+    page.chart(spec.id, svg::render_line_chart(chart), spec.caption, chart_facts(chart));
     if (spec.metric == 0 && c.x_max >= 95) {
       // Where the policies part: the same data from 80 % arrival on, with a y axis that fits.
       chart.id = "chart-alloc-zoom-svg";
@@ -137,7 +138,8 @@ void add_inflation_curves(Page& page, const Table& curves) {
                  "The chart above, enlarged where the cluster runs full and the policies part: "
                  "from 80 % arrived GPU requests on, with the vertical axis cut to the range of "
                  "the data. The gap between two lines is the share of the cluster's GPUs one "
-                 "policy keeps in use and the other leaves stranded.");
+                 "policy keeps in use and the other leaves stranded.",
+                 chart_facts(chart));
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/chart_facts.hpp"
 #include "greensched/report/column_label.hpp"
 #include "greensched/report/section.hpp"
 
@@ -73,7 +74,8 @@ void add_carbon_delay_frontier(Page& page, const Table& summary) {
                "Each agent's carbon (relative to local at the same load and slack) against the "
                "99th percentile of best-effort jobs' wait, one point per slack swept (a BE job "
                "may be deferred up to its slack), in increasing slack along each line. Down and "
-               "to the left is better: the line is the trade-off an operator picks a slack on.");
+               "to the left is better: the line is the trade-off an operator picks a slack on.",
+               chart_facts(chart));
   }
 }
 
@@ -134,12 +136,14 @@ void add_multi_bars(Page& page, const Table& summary, const MultiRows& m) {
              "Total carbon emitted by the whole fleet under each dispatch agent: the energy each "
              "site used times its grid's carbon intensity at that time, plus moving data "
              "between sites. Shorter bars are better." +
-                 measured);
+                 measured,
+             chart_facts(carbon));
   page.chart("chart-multi-energy", svg::render_bar_chart(energy),
              "Total energy the fleet used under each agent, including moving data between sites. "
              "An agent can save carbon without saving energy, by running work where and when "
              "the grid is cleaner." +
-                 measured);
+                 measured,
+             chart_facts(energy));
   page.body += "</div>\n";
 }
 
@@ -401,7 +405,7 @@ void add_time_chart(Page& page, const std::string& id, const std::string& title,
   chart.x_label = "Time (days)";
   chart.y_label = y_label;
   chart.series = std::move(series);
-  page.chart(id, svg::render_line_chart(chart), caption);
+  page.chart(id, svg::render_line_chart(chart), caption, chart_facts(chart));
 }
 
 void add_multi_timeline(Page& page, const Table& tl) {

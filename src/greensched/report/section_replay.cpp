@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/report/chart_facts.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/report/stat.hpp"
 
@@ -162,7 +163,8 @@ void add_replay_pods_chart(Page& page, const ReplayRuns& g, const std::string& s
              "Pods running (solid lines) and pods waiting in the queue because they fit "
              "nowhere yet (dashed lines), over the replayed time, one colour per policy. A "
              "policy that leaves less capacity stranded keeps the queue shorter." +
-                 seeds_text);
+                 seeds_text,
+             chart_facts(chart));
 }
 
 void add_replay_timeline(Page& page, const Table& tl) {
@@ -200,7 +202,8 @@ void add_replay_timeline(Page& page, const Table& tl) {
     for (std::size_t p = 0; p < g.policies.size(); ++p)
       chart.series.push_back(replay_series(page, g, p, spec.metric));
     add_band_legend(g, chart);
-    page.chart(spec.id, svg::render_line_chart(chart), spec.caption + seeds_text);
+    page.chart(spec.id, svg::render_line_chart(chart), spec.caption + seeds_text,
+               chart_facts(chart));
   }
 }
 
@@ -267,7 +270,8 @@ void add_energy_against_load(Page& page, const Table& summary) {
             escape(rules.names()[k]),
             rules.names()[k] == "proportional"
                 ? "a GPU draws idle + (max − idle) × its allocated share"
-                : "a GPU with any allocation draws its max power (PWR paper)"));
+                : "a GPU with any allocation draws its max power (PWR paper)"),
+        chart_facts(chart));
   }
 }
 
