@@ -1227,6 +1227,7 @@ TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
       options.seed = seed;
       options.be_slack_s = c.slack_s;
       options.data_gb_per_job = 30;
+      options.record = true;
       const multi::Fleet fleet = three_sites();
       auto sim = multi::run_fleet(fleet, pods, shapes, options);
       ASSERT_TRUE(sim.ok()) << sim.error();
@@ -1238,6 +1239,8 @@ TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
       config.clock = SignalClock(fleet.start_s + c.submit_s, 1, 0);
       config.target = frag::build_target_workload(pods);  // FGD's, as the simulator's
       config.seed = seed;                                 // the sites' tie orders
+      testing::ScratchDir dir;
+      config.journal_path = dir.path() + "/dispatch.jsonl";
       auto service = DispatchService::create(std::move(config), 0);
       ASSERT_TRUE(service.ok()) << service.error();
       const json w = sim_job_workload("job", c.cpu, c.gpus, c.milli, c.slack_s,
@@ -1248,6 +1251,21 @@ TEST(DispatchService, AnswersAsTheSimulatorDecidesOnTheSameState) {
           << "seed " << seed << " submit " << c.submit_s << ": " << got.body["reason"]
           << " | sim: " << want.reason;
       EXPECT_EQ(got.body["deferred_signal_s"].get<int64_t>(), want.not_before_s - c.submit_s)
+          << "seed " << seed << " submit " << c.submit_s;
+      // And the explanation says the same of it, but for what only each side knows: the
+      // simulator what then happened, the service its Workload's name.
+      json simulated = json::parse(sim.value().records.substr(0, sim.value().records.find('\n')));
+      std::ifstream in(dir.path() + "/dispatch.jsonl");
+      std::string line;
+      ASSERT_TRUE(std::getline(in, line));
+      json served = json::parse(line);
+      for (const char* key : {"start_s", "end_s", "run_ci", "chosen_node", "forecast", "actual",
+                              "redispatch", "run", "step"}) {
+        simulated.erase(key);
+      }
+      for (const char* key : {"service", "step"}) served.erase(key);
+      served["pod"] = simulated["pod"];
+      EXPECT_EQ(explain::explain_text(served), explain::explain_text(simulated))
           << "seed " << seed << " submit " << c.submit_s;
       ++compared;
     }

@@ -177,6 +177,7 @@ nlohmann::json fleet_record() {
           {"home_site", "de"},
           {"site", "gb"},
           {"submit_s", 1000},
+          {"submit_utc", "2023-01-01 00:16:40"},
           {"deferred_s", 3620},
           {"transfer_s", 20},
           {"slack_s", 43200},
@@ -260,8 +261,8 @@ TEST(DecisionRecord, TheChartFieldsAreChecked) {
 TEST(Explain, DispatchRecord) {
   const nlohmann::json r = fleet_record();
   EXPECT_EQ(explain_text(r),
-            "Job j1 (BE, 2 vCPU, 2 GiB memory, 0.5 of one GPU) was submitted at de at 1000 s and "
-            "went to gb, deferred 3620 s.\n"
+            "Job j1 (BE, 2 vCPU, 2 GiB memory, 0.5 of one GPU) was submitted at de on "
+            "2023-01-01 00:16:40 UTC and went to gb, deferred 3620 s.\n"
             "The green agent's reason: moves to gb: 40 g expected.\n"
             "At gb from +3620 s it expected 40 g at 80 gCO2/kWh forecast, the best by the green "
             "agent's measure of the 2 sites it priced.\n"
@@ -273,8 +274,8 @@ TEST(Explain, DispatchRecord) {
             "Best option per site: de from +0 s: 110 g at 330 gCO2/kWh forecast; gb from +3620 "
             "s: 40 g at 80 gCO2/kWh forecast.\n"
             "It used 3620 s of its 43200 s slack.\n"
-            "It started at 4700 s on gb/n7, 3700 s after its submission; until it ended at 8300 s "
-            "the grid at gb averaged 96 gCO2/kWh against 80 forecast.\n");
+            "It started on gb/n7 3700 s after its submission; over its run of 3600 s the grid at "
+            "gb averaged 96 gCO2/kWh against 80 forecast.\n");
   const nlohmann::json facts = explain_facts(r);
   EXPECT_DOUBLE_EQ(facts["saving_vs_home_g"].get<double>(), 70.0);
   EXPECT_NEAR(facts["saving_vs_home_pct"].get<double>(), 63.64, 0.01);
@@ -323,8 +324,9 @@ TEST(Explain, DispatchRecordVariants) {
   r.erase("run_ci");
   text = explain_text(r);
   EXPECT_NE(text.find("went to gb, deferred 3620 s."), std::string::npos) << text;
-  EXPECT_NE(text.find("It had not started at gb by its latest start, 44200 s, and was sent "
-                      "again, to fr: stays at fr now.\nIt had not started when the run ended.\n"),
+  EXPECT_NE(text.find("It had not started at gb by its latest start, 43200 s after its "
+                      "submission, and was sent again, to fr: stays at fr now.\nIt had not "
+                      "started when the run ended.\n"),
             std::string::npos)
       << text;
   EXPECT_TRUE(check_decision_record(r).ok());

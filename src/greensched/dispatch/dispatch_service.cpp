@@ -512,7 +512,14 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   record["home_site"] = config_.fleet.sites[*home].name;
   record["site"] = chosen_name;
   record["submit_s"] = now;
+  record["submit_utc"] = format_utc_time(now);
   record["deferred_s"] = d.not_before_s - now;
+  // Seconds its data takes to move there (0 at home), as the simulator's record says it.
+  record["transfer_s"] =
+      d.site == static_cast<int>(*home)
+          ? int64_t{0}
+          : static_cast<int64_t>(
+                std::ceil(config_.fleet.sites[d.site].network.transfer_seconds(job.data_gb)));
   record["slack_s"] = job.slack_s;
   record["reason"] = reply["reason"];
   json ci = json::object();

@@ -332,18 +332,19 @@ std::vector<std::string> dispatch_sentences(const json& r) {
   // Its data moves at once: a wait no longer than the move is the move's (the agent counts
   // whole seconds of it, the move rounds up), a longer one a deferral.
   const int64_t transfer = as_int(r, "transfer_s");
-  const json* submit = json_member(r, "submit_s");
   std::string when;
   if (deferred > transfer) {
     when = fmt::format(", deferred {} s", deferred);
   } else if (transfer > 0) {
     when = fmt::format(", to start once its data has moved ({} s)", transfer);
   }
-  s.push_back(fmt::format(
-      "Job {} ({}, {}) was submitted at {}{} and went to {}{}.", r["pod"].get<std::string>(), qos,
-      describe_request(r["request"]), home,
-      submit != nullptr && submit->is_number() ? fmt::format(" at {} s", to_int(*submit)) : "",
-      f.first_site, when));
+  const json* utc = json_member(r, "submit_utc");
+  s.push_back(fmt::format("Job {} ({}, {}) was submitted at {}{} and went to {}{}.",
+                          r["pod"].get<std::string>(), qos, describe_request(r["request"]), home,
+                          utc != nullptr && utc->is_string()
+                              ? fmt::format(" on {} UTC", utc->get<std::string>())
+                              : std::string(),
+                          f.first_site, when));
   if (r.contains("reason") && r["reason"].is_string()) {
     s.push_back(fmt::format("The {} agent's reason: {}.", agent, r["reason"].get<std::string>()));
   }
@@ -391,25 +392,25 @@ std::vector<std::string> dispatch_sentences(const json& r) {
   if (qos == "BE" && r.contains("slack_s")) {
     s.push_back(fmt::format("It used {} s of its {} s slack.", deferred, as_int(r, "slack_s")));
   }
-  // What then happened (in simulation; the live journal has no start).
+  // What then happened (in simulation; the live journal has no start), counted from its
+  // submission.
   if (const json* again = json_member(r, "redispatch")) {
-    s.push_back(
-        fmt::format("It had not started at {} by its latest start, {} s, and was sent "
-                    "again, to {}: {}.",
-                    (*again)["from_site"].get<std::string>(), as_int(*again, "at_s"),
-                    (*again)["site"].get<std::string>(), (*again)["reason"].get<std::string>()));
+    s.push_back(fmt::format(
+        "It had not started at {} by its latest start, {} s after its "
+        "submission, and was sent again, to {}: {}.",
+        (*again)["from_site"].get<std::string>(), as_int(*again, "at_s") - as_int(r, "submit_s"),
+        (*again)["site"].get<std::string>(), (*again)["reason"].get<std::string>()));
   }
   const json* start = json_member(r, "start_s");
   if (start != nullptr && start->is_number() && f.waited_s) {
-    std::string then =
-        fmt::format("It started at {} s on {}, {} s after its submission", to_int(*start),
-                    r.value("chosen_node", std::string("a node")), *f.waited_s);
+    std::string then = fmt::format("It started on {} {} s after its submission",
+                                   r.value("chosen_node", std::string("a node")), *f.waited_s);
     const json* run_ci = json_member(r, "run_ci");
     const json* end = json_member(r, "end_s");
     if (run_ci != nullptr && end != nullptr && run_ci->is_number()) {
-      then +=
-          fmt::format("; until it ended at {} s the grid at {} averaged {} gCO2/kWh", to_int(*end),
-                      r["site"].get<std::string>(), number(run_ci->get<double>(), 0));
+      then += fmt::format("; over its run of {} s the grid at {} averaged {} gCO2/kWh",
+                          to_int(*end) - to_int(*start), r["site"].get<std::string>(),
+                          number(run_ci->get<double>(), 0));
       const json* chosen = f.chosen;
       if (chosen != nullptr && !r.contains("redispatch")) {
         then +=
@@ -491,6 +492,7 @@ Status check_dispatch(const json& r) {
                                {"slack_s", JsonKind::kNumber},
                                {"reason", JsonKind::kString},
                                {"submit_s", JsonKind::kNumber},
+                               {"submit_utc", JsonKind::kString},
                                {"start_s", JsonKind::kNumber},
                                {"end_s", JsonKind::kNumber},
                                {"run_ci", JsonKind::kNumber},

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/utc_time.hpp"
 #include "greensched/multi/fleet_sim_internal.hpp"
 #include "greensched/sim/decision_record.hpp"
 
@@ -49,6 +50,7 @@ void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   r["home_site"] = fleet_.sites[job.info.home_site].name;
   r["site"] = fleet_.sites[d.site].name;
   r["submit_s"] = now_;
+  r["submit_utc"] = format_utc_time(epoch_s(now_));
   r["deferred_s"] = d.not_before_s - now_;
   // Seconds its data takes to move there (0 at home): part of deferred_s.
   r["transfer_s"] = d.site == job.info.home_site
