@@ -305,7 +305,14 @@ Action add_explain_command(CLI::App& app) {
       "Its reply is shown under the template's text only when the model finished, and every\n"
       "number and name in it is in the facts (numbers in their units, and beside the right\n"
       "quantity); else it is refused with the reason on stderr (\"narration_rejected\" in\n"
-      "--json) and the template's text stands. See docs/EXPLAIN.md.");
+      "--json) and the template's text stands. llama.cpp's server and vLLM are asked, through\n"
+      "a JSON schema, for placeholders that greensched fills in (--narrator-mode); a model\n"
+      "that takes images also gets the decision's chart. --narrator-log keeps every reply.\n\n"
+      "  greensched explain --record decisions.jsonl --failed 1 --chart why.png \\\n"
+      "      --narrator-url http://127.0.0.1:8080\n"
+      "  greensched explain --record decisions.jsonl --narrator-url http://127.0.0.1:8080 \\\n"
+      "      --ask \"why was builtin-pod-0042 not put on builtin-node-0007?\"\n\n"
+      "See docs/EXPLAIN.md.");
   cmd->add_option("--record", o->record, "decision record file (JSON Lines)")
       ->required()
       ->check(CLI::ExistingFile);
