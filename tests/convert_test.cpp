@@ -86,7 +86,7 @@ void expect_counts(const TableSummary& t, int64_t rows, int64_t kept, int64_t in
   EXPECT_EQ(t.kept, kept);
   EXPECT_EQ(t.inferred, inferred);
   EXPECT_EQ(t.dropped, dropped);
-  EXPECT_EQ(t.rows, t.kept + t.inferred + t.dropped);
+  EXPECT_EQ(t.rows, t.kept + t.inferred + t.dropped + t.skipped);
   EXPECT_EQ(static_cast<int64_t>(t.inferences.size()), t.inferred);
   EXPECT_EQ(static_cast<int64_t>(t.drops.size()), t.dropped);
 }
@@ -217,14 +217,15 @@ TEST(ConvertSacct, JobsRowsAndSummary) {
                 "102/1,16000,65536,4,1000,,,Failed,600,2410,610",
                 "103,2000,16384,1,1000,,,Pending,1200,3605,"}));
   const TableSummary& jobs = r.value().summary.tables.at(1);
-  expect_counts(jobs, 7, 0, 4, 3);
-  ASSERT_EQ(jobs.drops.size(), 3U);
-  EXPECT_EQ(jobs.drops[0].where(), "jobs.txt:3");
-  EXPECT_EQ(jobs.drops[0].what, "job step");
-  EXPECT_EQ(jobs.drops[1].where(), "jobs.txt:7");
-  EXPECT_TRUE(jobs.drops[1].what.starts_with("Submit: bad time 'yesterday'")) << jobs.drops[1].what;
-  EXPECT_EQ(jobs.drops[2].where(), "jobs.txt:8");
-  EXPECT_EQ(jobs.drops[2].what, "expected 14 '|'-separated fields as in the header, got 2");
+  // The job step (line 3) is skipped by design, not dropped.
+  expect_counts(jobs, 7, 0, 4, 2);
+  EXPECT_EQ(jobs.skipped, 1);
+  EXPECT_EQ(jobs.skip_reason, "job steps: their job's own line counts");
+  ASSERT_EQ(jobs.drops.size(), 2U);
+  EXPECT_EQ(jobs.drops[0].where(), "jobs.txt:7");
+  EXPECT_TRUE(jobs.drops[0].what.starts_with("Submit: bad time 'yesterday'")) << jobs.drops[0].what;
+  EXPECT_EQ(jobs.drops[1].where(), "jobs.txt:8");
+  EXPECT_EQ(jobs.drops[1].what, "expected 14 '|'-separated fields as in the header, got 2");
   ASSERT_EQ(jobs.inferences.size(), 4U);
   EXPECT_EQ(jobs.inferences[0].what, "GPU model A100 from gres/gpu:a100");
   EXPECT_EQ(jobs.inferences[2].where(), "jobs.txt:5");
@@ -363,7 +364,7 @@ TEST(ConvertBadInput, SacctMalformedFilesSayFileAndLine) {
   EXPECT_TRUE(sacct_error("").starts_with("j.txt:1: empty file"));
   EXPECT_TRUE(sacct_error("JobID|Submit\n1.batch|2024-01-01T00:00:00\nx|y\n")
                   .starts_with("j.txt: no job could be converted (2 row(s); first dropped: "
-                               "j.txt:2: job step)"))
+                               "j.txt:3: Submit: bad time 'y'"))
       << sacct_error("JobID|Submit\n1.batch|2024-01-01T00:00:00\nx|y\n");
   EXPECT_TRUE(sacct_error(kSacct, "NodeName=a CPUTot=1\n   RealMemory=5\n")
                   .starts_with("s.txt:2: a node continues on this line"))

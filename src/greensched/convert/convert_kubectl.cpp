@@ -219,7 +219,8 @@ struct NodeResult {
   std::unordered_map<std::string, int64_t> gpu_memory_mib;  // by node name, where labelled
 };
 
-Result<NodeResult> convert_kubectl_nodes(const SourceText& src, TableSummary& table) {
+Result<NodeResult> convert_kubectl_nodes(const SourceText& src, TableSummary& table,
+                                         const GpuModelMap& models) {
   auto doc = parse_json_file(src, "kubectl get nodes -o json");
   if (!doc.ok()) return Error{doc.error()};
   auto items = list_items(doc.value(), src, "Node", "kubectl get nodes -o json", "--nodes");
@@ -251,15 +252,20 @@ Result<NodeResult> convert_kubectl_nodes(const SourceText& src, TableSummary& ta
     }
     const serve::NodeInfo& n = node.value();
     std::vector<std::string> inferred;
-    if (n.gpu_count > 0 && unlabelled) {
-      inferred.push_back(fmt::format("GPU model '{}': no {} or nvidia.com/gpu.product label",
-                                     kUnlabelledModel, serve::kGpuModelKey));
+    if (n.gpu_count > 0 && unlabelled && !models.contains(kUnlabelledModel)) {
+      inferred.push_back(fmt::format(
+          "GPU model '{}': no {} or {} label (name it with "
+          "--gpu-model {}=MODEL)",
+          kUnlabelledModel, serve::kGpuModelKey, serve::kGpuProductKey, kUnlabelledModel));
     }
     std::string model = n.gpu_model;
-    if (n.gpu_count > 0 && !unlabelled) {
-      model = canonical_gpu_model(n.gpu_model);
+    if (n.gpu_count > 0) {
+      model = converted_gpu_model(n.gpu_model, models);
       if (model != n.gpu_model) {
-        inferred.push_back(fmt::format("GPU model {} from the label '{}'", model, n.gpu_model));
+        inferred.push_back(
+            unlabelled
+                ? fmt::format("GPU model {} by --gpu-model {}={}", model, kUnlabelledModel, model)
+                : fmt::format("GPU model {} from the label '{}'", model, n.gpu_model));
       }
     }
     if (!plain_field(n.name) || !plain_field(model)) {
@@ -369,8 +375,8 @@ Status apply_hami(const json& pod, const NodeResult& nodes, PodDraft& d) {
 }
 
 Result<std::vector<OpenbPodRow>> convert_pods(const SourceText& src, const NodeResult& nodes,
-                                              TableSummary& table,
-                                              std::vector<std::string>& notes) {
+                                              TableSummary& table, std::vector<std::string>& notes,
+                                              const GpuModelMap& models) {
   auto doc = parse_json_file(src, "kubectl get pods -A -o json");
   if (!doc.ok()) return Error{doc.error()};
   auto items = list_items(doc.value(), src, "Pod", "kubectl get pods -A -o json", "--pods");
@@ -415,7 +421,7 @@ Result<std::vector<OpenbPodRow>> convert_pods(const SourceText& src, const NodeR
     // GPU models: those no node has and the registry does not know are left out.
     std::vector<std::string> unknown;
     for (const std::string& raw : p.gpu_models) {
-      const std::string m = canonical_gpu_model(raw);
+      const std::string m = converted_gpu_model(raw, models);
       if (m != raw) d.inferred.push_back(fmt::format("GPU model {} from '{}'", m, raw));
       if (!plain_field(m) || !known.find(m)) {
         unknown.push_back(m);
@@ -586,13 +592,14 @@ std::vector<std::size_t> item_lines(std::string_view text) {
 }
 
 Result<ConvertOutput> convert_kubectl(const SourceText& nodes,
-                                      const std::optional<SourceText>& pods) {
+                                      const std::optional<SourceText>& pods,
+                                      const GpuModelMap& models) {
   ConvertOutput out;
   out.summary.source = "kubectl";
   TableSummary node_table;
   node_table.what = "nodes";
   node_table.source = nodes.path;
-  auto node_rows = convert_kubectl_nodes(nodes, node_table);
+  auto node_rows = convert_kubectl_nodes(nodes, node_table, models);
   if (!node_rows.ok()) return Error{node_rows.error()};
   out.nodes_csv = openb_nodes_csv(node_rows.value().rows);
   if (std::string note = power_note(models_without_power(node_rows.value().rows)); !note.empty())
@@ -603,7 +610,7 @@ Result<ConvertOutput> convert_kubectl(const SourceText& nodes,
     TableSummary pod_table;
     pod_table.what = "pods";
     pod_table.source = pods->path;
-    auto pod_rows = convert_pods(*pods, node_rows.value(), pod_table, out.summary.notes);
+    auto pod_rows = convert_pods(*pods, node_rows.value(), pod_table, out.summary.notes, models);
     if (!pod_rows.ok()) return Error{pod_rows.error()};
     out.pods_csv = openb_pods_csv(pod_rows.value());
     pod_table.sort_notes();

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "greensched/convert/convert_summary.hpp"
+#include "greensched/convert/gpu_names.hpp"
 #include "greensched/core/status.hpp"
 
 namespace greensched::convert {
@@ -22,8 +23,10 @@ inline constexpr std::string_view kHamiGpuMemResource = "nvidia.com/gpumem";
 inline constexpr std::string_view kHamiGpuCoresResource = "nvidia.com/gpucores";
 inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";  // MiB, by GFD
 
+// `models`: --gpu-model's names for the dump's GPU models (gpu_names.hpp).
 Result<ConvertOutput> convert_kubectl(const SourceText& nodes,
-                                      const std::optional<SourceText>& pods);
+                                      const std::optional<SourceText>& pods,
+                                      const GpuModelMap& models = {});
 
 // The lines on which the elements of the top-level "items" array of JSON text start (for
 // "file:line" messages; nlohmann::json keeps no positions).

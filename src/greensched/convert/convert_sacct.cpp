@@ -228,8 +228,8 @@ Result<std::map<std::string, int64_t>> gres_gpus(std::string_view gres) {
   return out;
 }
 
-Result<std::vector<OpenbNodeRow>> convert_scontrol_nodes(const SourceText& src,
-                                                         TableSummary& table) {
+Result<std::vector<OpenbNodeRow>> convert_scontrol_nodes(const SourceText& src, TableSummary& table,
+                                                         const GpuModelMap& models) {
   const std::vector<Line> lines = split_lines(src.text);
   bool any = false;
   for (const Line& l : lines) {
@@ -306,14 +306,20 @@ Result<std::vector<OpenbNodeRow>> convert_scontrol_nodes(const SourceText& src,
         inferred.push_back(fmt::format("GPU model {} for all {} GPUs: Gres {} mixes models",
                                        most.first, total, f["Gres"]));
       }
-      if (const std::string canonical = canonical_gpu_model(row.model); canonical != row.model) {
+      if (const std::string canonical = converted_gpu_model(row.model, models);
+          !row.model.empty() && canonical != row.model) {
         inferred.push_back(fmt::format("GPU model {} from Gres '{}'", canonical, row.model));
         row.model = canonical;
       }
       if (row.model.empty()) {
-        row.model = std::string(kUnlabelledModel);
+        row.model = converted_gpu_model(kUnlabelledModel, models);
         inferred.push_back(
-            fmt::format("GPU model '{}': Gres {} names none", kUnlabelledModel, f["Gres"]));
+            row.model == kUnlabelledModel
+                ? fmt::format("GPU model '{}': Gres {} names none (name it with --gpu-model "
+                              "{}=MODEL)",
+                              kUnlabelledModel, f["Gres"], kUnlabelledModel)
+                : fmt::format("GPU model {} by --gpu-model {}={}: Gres {} names none", row.model,
+                              kUnlabelledModel, row.model, f["Gres"]));
       }
       if (!plain_field(row.model)) {
         table.drop(l.number,
@@ -373,8 +379,8 @@ std::string phase_of(std::string_view state) {
 
 Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
                                               const std::vector<OpenbNodeRow>* nodes,
-                                              TableSummary& table,
-                                              std::vector<std::string>& notes) {
+                                              TableSummary& table, std::vector<std::string>& notes,
+                                              const GpuModelMap& model_map) {
   const std::vector<Line> lines = split_lines(src.text);
   std::size_t h = 0;
   while (h < lines.size() && trim(lines[h].text).empty()) ++h;
@@ -432,7 +438,7 @@ Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
       continue;
     }
     if (id.find('.') != std::string_view::npos) {
-      table.drop(l.number, "job step");
+      table.skip("job steps: their job's own line counts");
       continue;
     }
     JobDraft d;
@@ -545,7 +551,7 @@ Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
     std::vector<std::string> models;
     std::vector<std::string> unknown;
     for (const auto& [raw, n] : tres->gpu_models) {
-      const std::string model = canonical_gpu_model(raw);
+      const std::string model = converted_gpu_model(raw, model_map);
       if (model != raw)
         d.inferred.push_back(fmt::format("GPU model {} from gres/gpu:{}", model, raw));
       // Without a node list, a model must be one the simulator knows (GpuModelRegistry's).
@@ -639,8 +645,8 @@ Result<std::vector<OpenbPodRow>> convert_jobs(const SourceText& src,
 
 }  // namespace
 
-Result<ConvertOutput> convert_sacct(const SourceText& jobs,
-                                    const std::optional<SourceText>& nodes) {
+Result<ConvertOutput> convert_sacct(const SourceText& jobs, const std::optional<SourceText>& nodes,
+                                    const GpuModelMap& models) {
   ConvertOutput out;
   out.summary.source = "sacct";
   std::optional<std::vector<OpenbNodeRow>> node_rows;
@@ -648,7 +654,7 @@ Result<ConvertOutput> convert_sacct(const SourceText& jobs,
     TableSummary node_table;
     node_table.what = "nodes";
     node_table.source = nodes->path;
-    auto rows = convert_scontrol_nodes(*nodes, node_table);
+    auto rows = convert_scontrol_nodes(*nodes, node_table, models);
     if (!rows.ok()) return Error{rows.error()};
     node_rows = std::move(rows.value());
     out.nodes_csv = openb_nodes_csv(*node_rows);
@@ -660,7 +666,8 @@ Result<ConvertOutput> convert_sacct(const SourceText& jobs,
   TableSummary pod_table;
   pod_table.what = "pods";
   pod_table.source = jobs.path;
-  auto pods = convert_jobs(jobs, node_rows ? &*node_rows : nullptr, pod_table, out.summary.notes);
+  auto pods =
+      convert_jobs(jobs, node_rows ? &*node_rows : nullptr, pod_table, out.summary.notes, models);
   if (!pods.ok()) return Error{pods.error()};
   out.pods_csv = openb_pods_csv(pods.value());
   pod_table.sort_notes();

@@ -13,10 +13,13 @@
 #include <optional>
 
 #include "greensched/convert/convert_summary.hpp"
+#include "greensched/convert/gpu_names.hpp"
 #include "greensched/core/status.hpp"
 
 namespace greensched::convert {
 
-Result<ConvertOutput> convert_sacct(const SourceText& jobs, const std::optional<SourceText>& nodes);
+// `models`: --gpu-model's names for the dump's GPU models (gpu_names.hpp).
+Result<ConvertOutput> convert_sacct(const SourceText& jobs, const std::optional<SourceText>& nodes,
+                                    const GpuModelMap& models = {});
 
 }  // namespace greensched::convert

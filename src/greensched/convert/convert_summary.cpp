@@ -31,6 +31,12 @@ void TableSummary::drop(std::size_t line, std::string reason) {
   drops.push_back(RowNote{source, line, std::move(reason)});
 }
 
+void TableSummary::skip(std::string reason) {
+  ++rows;
+  ++skipped;
+  skip_reason = std::move(reason);
+}
+
 void TableSummary::sort_notes() {
   const auto by_line = [](const RowNote& a, const RowNote& b) { return a.line < b.line; };
   std::stable_sort(inferences.begin(), inferences.end(), by_line);
@@ -52,10 +58,11 @@ Status write_converted(ConvertOutput& output, const std::string& dir) {
 std::string summary_text(const ConvertSummary& summary) {
   std::string out;
   for (const TableSummary& t : summary.tables) {
-    out +=
-        fmt::format("{} from {}: {} row(s): {} kept, {} kept with inferred values, {} dropped{}\n",
-                    t.what, t.source, t.rows, t.kept, t.inferred, t.dropped,
-                    t.output.empty() ? "" : fmt::format(" -> {}", t.output));
+    out += fmt::format(
+        "{} from {}: {} row(s): {} kept, {} kept with inferred values, {} dropped{}{}\n", t.what,
+        t.source, t.rows, t.kept, t.inferred, t.dropped,
+        t.skipped > 0 ? fmt::format(", {} skipped ({})", t.skipped, t.skip_reason) : std::string(),
+        t.output.empty() ? "" : fmt::format(" -> {}", t.output));
     const auto list = [&out](const std::vector<RowNote>& notes, std::string_view label) {
       for (std::size_t i = 0; i < notes.size() && i < kTextNotesPerList; ++i) {
         out += fmt::format("  {} {}: {}\n", label, notes[i].where(), notes[i].what);
@@ -87,6 +94,7 @@ nlohmann::json summary_json(const ConvertSummary& summary) {
                       {"kept", t.kept},
                       {"inferred", t.inferred},
                       {"dropped", t.dropped},
+                      {"skipped", t.skipped},
                       {"inferences", notes(t.inferences, "inferred")},
                       {"drops", notes(t.drops, "reason")}});
   }

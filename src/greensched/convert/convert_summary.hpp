@@ -33,16 +33,20 @@ struct TableSummary {
   std::string what;      // "nodes" or "pods"
   std::string source;    // the input file
   std::string output;    // the CSV written (set by write_converted)
-  int64_t rows = 0;      // = kept + inferred + dropped
+  int64_t rows = 0;      // = kept + inferred + dropped + skipped
   int64_t kept = 0;      // written as read
   int64_t inferred = 0;  // written with something inferred
   int64_t dropped = 0;
+  int64_t skipped = 0;  // rows that are not records by design (Slurm's job steps): no error
   std::vector<RowNote> inferences;  // one per inferred row
   std::vector<RowNote> drops;       // one per dropped row
 
   // Counts a written row; `inferred` says what was inferred (empty: nothing).
   void keep(std::size_t line, const std::vector<std::string>& inferred_what);
   void drop(std::size_t line, std::string reason);
+  // Counts a row left out by design; `skip_reason` says what such rows are.
+  void skip(std::string reason);
+  std::string skip_reason;
   // Orders the notes by line.
   void sort_notes();
 };

@@ -11,6 +11,26 @@
 
 namespace greensched::convert {
 
+Result<GpuModelMap> parse_gpu_model_map(const std::vector<std::string>& pairs) {
+  GpuModelMap map;
+  for (const std::string& pair : pairs) {
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      return Error{
+          fmt::format("--gpu-model '{}': expected LABEL=MODEL, e.g. unlabelled=A100", pair)};
+    }
+    map[pair.substr(0, eq)] = canonical_gpu_model(pair.substr(eq + 1));
+  }
+  return map;
+}
+
+std::string converted_gpu_model(std::string_view raw, const GpuModelMap& map) {
+  if (auto it = map.find(raw); it != map.end()) return it->second;
+  const std::string canonical = canonical_gpu_model(raw);
+  if (auto it = map.find(canonical); it != map.end()) return it->second;
+  return canonical;
+}
+
 std::vector<std::string> models_without_power(const std::vector<OpenbNodeRow>& nodes) {
   const power::PowerModel model = power::PowerModel::builtin();
   std::vector<std::string> missing;

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
+constexpr std::string_view kProductLabel = kGpuProductKey;
 
 // A resource of status.allocatable, else status.capacity; -1 when neither has it.
 Result<int64_t> node_resource(const json& status, std::string_view resource, int64_t scale,

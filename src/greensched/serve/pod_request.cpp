@@ -121,26 +121,60 @@ Result<std::vector<std::string>> split_models(std::string_view text, std::string
   return models;
 }
 
-// The models named under kGpuModelKey in the string map `object` (named `where` in errors);
+// The models named under `key` in the string map `object` (named `where` in errors);
 // nullopt when the map or the key is absent.
 std::optional<Result<std::vector<std::string>>> models_in(const json* object,
-                                                          std::string_view where) {
+                                                          std::string_view where,
+                                                          std::string_view key = kGpuModelKey) {
   if (object == nullptr) return std::nullopt;
   if (!object->is_object()) return Error{fmt::format("{}: must be an object", where)};
-  auto it = object->find(kGpuModelKey);
+  auto it = object->find(key);
   if (it == object->end() || it->is_null()) return std::nullopt;
-  const std::string field = fmt::format("{}[{}]", where, kGpuModelKey);
+  const std::string field = fmt::format("{}[{}]", where, key);
   if (!it->is_string()) return Error{fmt::format("{}: must be a string", field)};
   return split_models(it->get_ref<const std::string&>(), field);
 }
 
+// The models a required node affinity allows: the values of an `In` expression on either GPU
+// model key, in the first term that has one (a pod may run on a node of any of them).
+std::optional<std::vector<std::string>> affinity_models(const json& spec) {
+  const json* terms = find_field(spec, "affinity");
+  for (const char* step :
+       {"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"}) {
+    if (terms == nullptr || !terms->is_object()) return std::nullopt;
+    terms = find_field(*terms, step);
+  }
+  if (terms == nullptr || !terms->is_array()) return std::nullopt;
+  for (const json& term : *terms) {
+    const json* expressions = term.is_object() ? find_field(term, "matchExpressions") : nullptr;
+    if (expressions == nullptr || !expressions->is_array()) continue;
+    for (const json& e : *expressions) {
+      if (!e.is_object() || e.value("operator", std::string()) != "In") continue;
+      const std::string key = e.value("key", std::string());
+      if (key != kGpuModelKey && key != kGpuProductKey) continue;
+      std::vector<std::string> models;
+      for (const json& v : e.value("values", json::array())) {
+        if (v.is_string() && !v.get<std::string>().empty()) models.push_back(v.get<std::string>());
+      }
+      if (!models.empty()) return models;
+    }
+  }
+  return std::nullopt;
+}
+
+// A pod's GPU models, the first of: the Alibaba annotation, a nodeSelector on the Alibaba key
+// or on nvidia.com/gpu.product (GPU feature discovery's label), a required node affinity `In`
+// either key. None: any model.
 Result<std::vector<std::string>> pod_models(const json& metadata, const json& spec) {
   if (auto models = models_in(find_field(metadata, "annotations"), "Pod.metadata.annotations")) {
     return std::move(*models);
   }
-  if (auto models = models_in(find_field(spec, "nodeSelector"), "Pod.spec.nodeSelector")) {
+  const json* selector = find_field(spec, "nodeSelector");
+  if (auto models = models_in(selector, "Pod.spec.nodeSelector")) return std::move(*models);
+  if (auto models = models_in(selector, "Pod.spec.nodeSelector", kGpuProductKey)) {
     return std::move(*models);
   }
+  if (auto models = affinity_models(spec)) return std::move(*models);
   return std::vector<std::string>{};
 }
 

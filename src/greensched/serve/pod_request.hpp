@@ -29,6 +29,9 @@ namespace greensched::serve {
 inline constexpr std::string_view kGpuMilliResource = "alibabacloud.com/gpu-milli";
 inline constexpr std::string_view kGpuCountResource = "alibabacloud.com/gpu-count";
 inline constexpr std::string_view kGpuModelKey = "alibabacloud.com/gpu-card-model";
+// GPU feature discovery's node label of the GPU model; a pod selects it by nodeSelector or
+// node affinity.
+inline constexpr std::string_view kGpuProductKey = "nvidia.com/gpu.product";
 inline constexpr std::string_view kHamiGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kHamiMemPercentResource = "nvidia.com/gpumem-percentage";
 
