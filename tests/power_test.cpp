@@ -189,6 +189,36 @@ TEST(PowerModel, CheckGpuModelsIsResolvesStatus) {
   EXPECT_NE(s.message().find("add it with a hint"), std::string::npos) << s.message();
 }
 
+// A file extends the built-in model: one GPU by its watts, another the same as a built-in one,
+// and nothing else; the built-in GPUs and CPUs stay. A reference to no GPU says what to write.
+TEST(PowerModel, AFileExtendsTheBuiltinOne) {
+  auto model = PowerModel::extend(R"({"gpus": {
+      "unlabelled": {"same_as": "A100"},
+      "X9": {"idle_watts": 50, "max_watts": 300}}})",
+                                  "mine.json");
+  ASSERT_TRUE(model.ok()) << model.error();
+  const PowerModel builtin = PowerModel::builtin();
+  ASSERT_TRUE(builtin.gpu("A100").has_value());
+  ASSERT_TRUE(model.value().gpu("unlabelled").has_value());
+  EXPECT_EQ(model.value().gpu("unlabelled")->max_watts, builtin.gpu("A100")->max_watts);
+  EXPECT_EQ(model.value().gpu("X9")->idle_watts, 50);
+  EXPECT_TRUE(model.value().gpu("T4").has_value());  // the built-in ones stay
+  EXPECT_EQ(model.value().gpu_names().size(), builtin.gpu_names().size() + 2);
+  // Overriding a built-in GPU's figures.
+  auto over = PowerModel::extend(R"({"gpus": {"A100": {"idle_watts": 1, "max_watts": 2}}})", "o");
+  ASSERT_TRUE(over.ok()) << over.error();
+  EXPECT_EQ(over.value().gpu("A100")->max_watts, 2);
+  auto bad = PowerModel::extend(R"({"gpus": {"Y": {"same_as": "Z1"}}})", "b.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("b.json: gpus.Y.same_as: 'Z1' is not a GPU with figures (known: "),
+            std::string::npos)
+      << bad.error();
+  EXPECT_NE(bad.error().find("give this one \"idle_watts\" and \"max_watts\""), std::string::npos);
+  EXPECT_FALSE(PowerModel::extend(R"({"cpus": []})", "c.json").ok());
+  // A whole model (parse) still needs every section.
+  EXPECT_FALSE(PowerModel::parse(R"({"gpus": {}})", "w.json").ok());
+}
+
 TEST(ClusterPower, TracksChangesAndOfflineNodes) {
   Cluster c({kT4Node, kT4Node});
   ClusterPower p({kT4Power, kT4Power}, c);

@@ -67,7 +67,7 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
                   std::map<std::string, CpuPower>& cpus, std::string& default_cpu,
                   std::vector<NodeTypeOverride>& types,
                   std::map<std::string, NodeTypeOverride>& nodes, double& pue,
-                  GpuPowerRule& gpu_rule) {
+                  GpuPowerRule& gpu_rule, bool extending) {
   if (!root.is_object()) return Error{fmt::format("{}: expected a JSON object", src)};
   for (const auto& [key, value] : root.items()) {
     static const char* kKnown[] = {"_comment",   "gpus",  "cpus", "default_cpu",
@@ -76,13 +76,28 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     for (const char* k : kKnown) known = known || key == k;
     if (!known) return Error{fmt::format("{}: {}: unknown key", src, key)};
   }
-  if (!root.contains("gpus") || !root["gpus"].is_object()) {
-    return Error{fmt::format("{}: gpus: missing or not an object", src)};
-  }
+  // On top of the built-in model every section is optional; present, it has its type.
+  const auto section = [&](const char* key) -> Result<bool> {
+    if (!root.contains(key)) {
+      if (extending) return false;
+      return Error{fmt::format("{}: {}: missing or not an object", src, key)};
+    }
+    if (!root[key].is_object()) {
+      return Error{fmt::format("{}: {}: missing or not an object", src, key)};
+    }
+    return true;
+  };
+  auto has_gpus = section("gpus");
+  if (!has_gpus.ok()) return Error{has_gpus.error()};
+  auto has_cpus = section("cpus");
+  if (!has_cpus.ok()) return Error{has_cpus.error()};
+  static const json kNone = json::object();
+  const json& gpu_entries = has_gpus.value() ? root["gpus"] : kNone;
+  const json& cpu_entries = has_cpus.value() ? root["cpus"] : kNone;
   // Keys in the spelling nodes are read in: "NVIDIA-H100-80GB-HBM3" and "H100" are one model,
   // so a file may not give both.
   std::map<std::string, std::string> spelled;  // canonical -> the key that gave it
-  for (const auto& [name, entry] : root["gpus"].items()) {
+  for (const auto& [name, entry] : gpu_entries.items()) {
     const std::string path = fmt::format("{}: gpus.{}", src, name);
     if (!entry.is_object()) return Error{fmt::format("{}: expected an object", path)};
     if (entry.contains("source") && !entry["source"].is_string()) {
@@ -95,7 +110,7 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     }
   }
   // Plain entries first, then same_as references.
-  for (const auto& [name_as_given, entry] : root["gpus"].items()) {
+  for (const auto& [name_as_given, entry] : gpu_entries.items()) {
     const std::string name = canonical_gpu_model(name_as_given);
     const std::string path = fmt::format("{}: gpus.{}", src, name_as_given);
     if (entry.contains("same_as")) continue;
@@ -109,22 +124,23 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     }
     gpus[name] = GpuPower{idle.value(), max.value()};
   }
-  for (const auto& [name_as_given, entry] : root["gpus"].items()) {
+  for (const auto& [name_as_given, entry] : gpu_entries.items()) {
     if (!entry.contains("same_as")) continue;
     const std::string name = canonical_gpu_model(name_as_given);
     const std::string path = fmt::format("{}: gpus.{}.same_as", src, name_as_given);
     if (!entry["same_as"].is_string()) return Error{fmt::format("{}: expected a string", path)};
     auto it = gpus.find(canonical_gpu_model(entry["same_as"].get<std::string>()));
     if (it == gpus.end()) {
-      return Error{fmt::format("{}: '{}' is not a GPU with figures", path,
-                               entry["same_as"].get<std::string>())};
+      std::vector<std::string> known;
+      for (const auto& [g, power] : gpus) known.push_back(g);
+      return Error{
+          fmt::format("{}: '{}' is not a GPU with figures (known: {}; or give this one "
+                      "\"idle_watts\" and \"max_watts\")",
+                      path, entry["same_as"].get<std::string>(), fmt::join(known, ", "))};
     }
     gpus[name] = it->second;
   }
-  if (!root.contains("cpus") || !root["cpus"].is_object()) {
-    return Error{fmt::format("{}: cpus: missing or not an object", src)};
-  }
-  for (const auto& [name, entry] : root["cpus"].items()) {
+  for (const auto& [name, entry] : cpu_entries.items()) {
     const std::string path = fmt::format("{}: cpus.{}", src, name);
     if (!entry.is_object()) return Error{fmt::format("{}: expected an object", path)};
     auto idle = number(entry, "idle_watts", path);
@@ -135,10 +151,12 @@ Status parse_into(const json& root, const std::string& src, std::map<std::string
     if (!cps.ok()) return Error{cps.error()};
     cpus[name] = CpuPower{name, idle.value(), max.value(), static_cast<int>(cps.value())};
   }
-  if (!root.contains("default_cpu") || !root["default_cpu"].is_string()) {
-    return Error{fmt::format("{}: default_cpu: missing or not a string", src)};
+  if (root.contains("default_cpu") || !extending) {
+    if (!root.contains("default_cpu") || !root["default_cpu"].is_string()) {
+      return Error{fmt::format("{}: default_cpu: missing or not a string", src)};
+    }
+    default_cpu = root["default_cpu"].get<std::string>();
   }
-  default_cpu = root["default_cpu"].get<std::string>();
   if (!cpus.count(default_cpu)) {
     return Error{fmt::format("{}: default_cpu: '{}' is not in cpus", src, default_cpu)};
   }
@@ -237,7 +255,20 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
   PowerModel m;
   m.source_ = "power model " + source;
   if (Status s = parse_into(root, source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_, m.nodes_,
-                            m.pue_, m.gpu_rule_);
+                            m.pue_, m.gpu_rule_, false);
+      !s.ok()) {
+    return Error{s.message()};
+  }
+  return m;
+}
+
+Result<PowerModel> PowerModel::extend(std::string_view json_text, const std::string& source) {
+  auto parsed = parse_json_text(json_text, source);
+  if (!parsed.ok()) return parsed.status().error();
+  PowerModel m = builtin();
+  m.source_ = "power model " + source + " (on the built-in one)";
+  if (Status s = parse_into(parsed.value(), source, m.gpus_, m.cpus_, m.default_cpu_, m.node_types_,
+                            m.nodes_, m.pue_, m.gpu_rule_, true);
       !s.ok()) {
     return Error{s.message()};
   }
@@ -247,7 +278,7 @@ Result<PowerModel> PowerModel::parse(std::string_view json_text, const std::stri
 Result<PowerModel> PowerModel::load(const std::string& path) {
   auto text = read_file(path);
   if (!text.ok()) return Error{text.error()};
-  return parse(text.value(), path);
+  return extend(text.value(), path);
 }
 
 Result<std::vector<NodePower>> PowerModel::resolve(std::span<const NodeSpec> nodes,

@@ -68,8 +68,14 @@ class PowerModel {
  public:
   // The built-in model (data/power-model.json of the source tree).
   static PowerModel builtin();
-  // Parses a model; errors name the source and the offending key.
+  // Parses a whole model; errors name the source and the offending key.
   static Result<PowerModel> parse(std::string_view json_text, const std::string& source);
+  // The built-in model with a file's entries on top: each of its GPUs and CPUs is added or
+  // replaces the built-in one (a GPU needs only idle_watts and max_watts, or same_as any GPU
+  // the built-in model or the file has); its node_types and nodes are added; default_cpu, pue
+  // and gpu_power, where given, replace the built-in ones. Every section is optional.
+  static Result<PowerModel> extend(std::string_view json_text, const std::string& source);
+  // extend() with a file's text.
   static Result<PowerModel> load(const std::string& path);
 
   // Figures for every node, after the node_types and nodes overrides. Fails when a GPU node's
