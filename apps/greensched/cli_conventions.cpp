@@ -121,7 +121,18 @@ int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char
 
 CLI::Option* add_data_dir_option(CLI::App* cmd, std::string& dir) {
   dir = default_data_dir();
-  return cmd->add_option("--data-dir", dir, kDataDirHelp);
+  return cmd->add_option("--data-dir", dir, kDataDirHelp)
+      ->check(CLI::Validator(
+          [](std::string& given) {
+            std::error_code ec;
+            if (std::filesystem::is_directory(given, ec)) return std::string();
+            return fmt::format(
+                "Directory does not exist: {} (from {}); give the folder that holds the shared "
+                "data (carbon/, energy/, openb/), or set $GREENSCHED_DATA to it and leave "
+                "--data-dir out",
+                given, std::filesystem::current_path(ec).string());
+          },
+          "DIR"));
 }
 
 std::string sweep_description(const CLI::App& cmd) {
