@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
+#include "greensched/policy/registry.hpp"
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/shard_files.hpp"
 #include "greensched/report/timeline_writer.hpp"
@@ -633,12 +634,27 @@ int run_simulate(const SimulateOptions& o) {
   return run_inflation_mode(o, workload.value(), power_model.value(), lists.value());
 }
 
+// --policy's help: every policy the catalogue and the registered factories offer.
+std::string policy_option_help() {
+  std::string names;
+  for (const policy::PolicyInfo& p : policy::policy_catalog()) {
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  }
+  for (const auto& [name, summary] : policy::registered_policy_factories()) {
+    names += ", " + name + (name == "learned" ? "=MODEL.json" : "");
+  }
+  return fmt::format(
+      "comma list of {}; weighted mixes such as pwr:200+fgd:800; or all (docs/POLICIES.md)", names);
+}
+
 }  // namespace
 
 Action add_simulate_command(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "simulate", "Replay a pod list against a cluster under one or more policies and seeds");
+      "simulate",
+      "Schedule a pod list on a cluster under one or more policies and seeds: filled to a "
+      "stated load (the FGD paper's protocol, the default) or replayed in time (--mode replay)");
   cmd->footer(
       "Inflation mode (default), the protocol of the FGD paper (ATC'23): the pods are shuffled\n"
       "and inflated with more pods drawn from the trace until GPU requests reach TUNE x cluster\n"
@@ -666,10 +682,7 @@ Action add_simulate_command(CLI::App& app) {
                   "openb pod list CSV (any variant). Without --nodes/--pods: the built-in "
                   "workload (openb statistics)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--policy", opts->policies,
-                  "comma list of random, dotprod, clustering, packing, bestfit, fgd, pwr, weighted "
-                  "mixes such as pwr:200+fgd:800, or all")
-      ->capture_default_str();
+  cmd->add_option("--policy", opts->policies, policy_option_help())->capture_default_str();
   add_seeds_option(cmd, opts->seeds, "seeds, one run per policy and seed", false);
   cmd->add_option("--tune", opts->tune,
                   "inflation: arrived GPU requests as a multiple of cluster GPU capacity")
