@@ -72,6 +72,16 @@ Status add_fleet_decisions_section(Page& page, const std::string& path, int limi
                                    const explain::NarratorInfo& narrator_info = {},
                                    std::vector<std::string>* notes = nullptr);
 
+// One told decision as the report shows it: `text` (the record's sentences, as `name`'s
+// section words them) beside the record's chart, with its narration of `facts` once the guard
+// accepts it (a narrator's notes go to `notes`, each after `name`) (section_failed_pods.cpp).
+std::string told_decision_html(std::string_view css_class, const std::string& name,
+                               const std::string& origin, const std::string& text,
+                               const nlohmann::json& record, const nlohmann::json& facts,
+                               const explain::NarratorConfig& narrator,
+                               const explain::NarratorInfo& narrator_info,
+                               std::vector<std::string>* notes);
+
 // An accepted narration as the report shows it, with the model and the facts it was checked
 // against (section_failed_pods.cpp).
 std::string narration_html(const explain::CheckedNarration& told,

@@ -110,6 +110,35 @@ std::string narration_html(const explain::CheckedNarration& told,
       told.verdict->used.size());
 }
 
+std::string told_decision_html(std::string_view css_class, const std::string& name,
+                               const std::string& origin, const std::string& text,
+                               const nlohmann::json& record, const nlohmann::json& facts,
+                               const explain::NarratorConfig& narrator,
+                               const explain::NarratorInfo& narrator_info,
+                               std::vector<std::string>* notes) {
+  // Its chart beside the words: the SVG `explain --chart FILE.svg` writes.
+  const std::string chart = decision_chart_svg(record);
+  // The narration, as `explain --narrator-url` gives it: the same facts, the same guard.
+  std::string narration;
+  if (!narrator.url.empty()) {
+    std::string png;
+    if (narrator_info.vision && !chart.empty()) {
+      if (auto drawn = svg_to_png(chart); drawn.ok()) png = std::move(drawn.value());
+    }
+    const explain::CheckedNarration told = explain::narrate_checked(
+        narrator, narrator_info, facts, explain::explain_text(record), png);
+    if (notes != nullptr) {
+      for (const std::string& note : told.notes) notes->push_back(name + ": " + note);
+    }
+    if (told.accepted()) narration = narration_html(told, narrator_info);
+  }
+  return fmt::format(
+      "<article class=\"{}\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"
+      "<pre>{}</pre>{}{}</div></article>\n",
+      css_class, escape(name), escape(origin), escape(text), narration,
+      chart.empty() ? std::string() : "<div class=\"decision-chart\">" + chart + "</div>");
+}
+
 Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                const explain::NarratorConfig& narrator,
                                const explain::NarratorInfo& narrator_info,
@@ -157,27 +186,8 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
     }
     std::string text;
     for (const std::string& sentence : sentences) text += sentence + "\n";
-    // Its chart beside the words: the SVG `explain --chart FILE.svg` writes.
-    const std::string chart = decision_chart_svg(r);
-    // The narration, as `explain --narrator-url` gives it: the same facts, the same guard.
-    std::string narration;
-    if (!narrator.url.empty()) {
-      std::string png;
-      if (narrator_info.vision && !chart.empty()) {
-        if (auto drawn = svg_to_png(chart); drawn.ok()) png = std::move(drawn.value());
-      }
-      const explain::CheckedNarration told = explain::narrate_checked(
-          narrator, narrator_info, explain::explain_facts(r), explain::explain_text(r), png);
-      if (notes != nullptr) {
-        for (const std::string& note : told.notes) notes->push_back(pod + ": " + note);
-      }
-      if (told.accepted()) narration = narration_html(told, narrator_info);
-    }
-    body += fmt::format(
-        "<article class=\"failed-pod\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"
-        "<pre>{}</pre>{}{}</div></article>\n",
-        escape(pod), escape(record_origin(f)), escape(text), narration,
-        chart.empty() ? std::string() : "<div class=\"decision-chart\">" + chart + "</div>");
+    body += told_decision_html("failed-pod", pod, record_origin(f), text, r, facts, narrator,
+                               narrator_info, notes);
   }
   body += "</div>\n";
   page.figures.push_back("failed-pods");

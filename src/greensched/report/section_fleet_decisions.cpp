@@ -110,26 +110,8 @@ Status add_fleet_decisions_section(Page& page, const std::string& path, int limi
   for (const Told& t : s.first) {
     const nlohmann::json& r = t.record;
     const std::string job = r["pod"].get<std::string>();
-    const std::string text = explain::explain_text(r);
-    const std::string chart = decision_chart_svg(r);
-    std::string narration;
-    if (!narrator.url.empty()) {
-      std::string png;
-      if (narrator_info.vision && !chart.empty()) {
-        if (auto drawn = svg_to_png(chart); drawn.ok()) png = std::move(drawn.value());
-      }
-      const explain::CheckedNarration told =
-          explain::narrate_checked(narrator, narrator_info, explain::explain_facts(r), text, png);
-      if (notes != nullptr) {
-        for (const std::string& note : told.notes) notes->push_back(job + ": " + note);
-      }
-      if (told.accepted()) narration = narration_html(told, narrator_info);
-    }
-    body += fmt::format(
-        "<article class=\"fleet-decision\"><h3>{} <small>({})</small></h3>\n<div class=\"why\">"
-        "<pre>{}</pre>{}{}</div></article>\n",
-        escape(job), escape(origin(t)), escape(text), narration,
-        chart.empty() ? std::string() : "<div class=\"decision-chart\">" + chart + "</div>");
+    body += told_decision_html("fleet-decision", job, origin(t), explain::explain_text(r), r,
+                               explain::explain_facts(r), narrator, narrator_info, notes);
   }
   body += "</div>\n";
   page.figures.push_back("fleet-decisions");
