@@ -188,7 +188,7 @@ section_fleet_sites() {
 
 energy4=(--fleet examples/fleet-energy.json --data-dir "$data" --pods "$pods_default"
   --power-down-idle 1800 --wake-delay 300 --ls-bound 600 --days 14 --warmup-days 1 --load 70
-  --slack 12 --seeds 42 --carbon-price 100 --mpc-horizon 24 --mpc-forecast-days 7)
+  --slack 12 --seeds 42 --carbon-price 100 --mpc-horizon 24 --mpc-forecast-days 7 --no-bound)
 
 # Site energy controllers under three dispatch agents at 70 % fleet load.
 section_energy_sites() {

@@ -263,7 +263,8 @@ else
   mkdir -p "$out"
   timed "$out" "$bin" multi --fleet "$fleet" --data-dir "$data" --pods "$pods" --agent "$agent" \
     --load "$load" --days "$days" --warmup-days "$warmup" --start 2023-01-02 --slack 12 \
-    --power-down-idle 1800 --wake-delay 300 --seeds "$seed" -j 1 -q --out "$out/result"
+    --power-down-idle 1800 --wake-delay 300 --seeds "$seed" --no-bound --decisions -j 1 -q \
+    --out "$out/result"
   outputs=(summary.csv timeline.csv decisions.csv energy_timeline.csv)
   s=$out/result/summary.csv
   nodes=$((sites * $(count_nodes "$list")))

@@ -55,7 +55,7 @@ compare=$work/compare
   >"$work/simulate-tune.txt" || fail "greensched simulate --tune 1.1 failed"
 # Two GPU power rules and two sleep settings: the replay table at its widest.
 "$bin" simulate --mode replay --load 30 --days 1 --queue backfill --policy fgd,bestfit \
-  --power-down-idle off,1800 --gpu-power pwr,proportional --seeds 42 --out "$replay" -q \
+  --power-down-idle off,30m --gpu-power pwr,proportional --seeds 42 --out "$replay" -q \
   >"$work/replay.txt" || fail "greensched simulate --mode replay failed"
 "$bin" multi --days 3 --power-down-idle 1800 --agent local,green --energy-controller none,greedy \
   --out "$multi" -q \
@@ -80,8 +80,10 @@ sim_charts=(chart-alloc chart-alloc-zoom chart-frag chart-power)
 if [ -f "$sim/occupancy.csv" ]; then sim_charts+=(chart-occupancy-1); fi
 replay_charts=(chart-replay-gpus chart-replay-power chart-replay-energy)
 compare_charts=(chart-compare-0 chart-compare-1)
+# The built-in fleet has no solar, wind, battery or prices: no site energy, battery or cost
+# chart may be drawn for it (checked below), only the carbon bars.
 multi_charts=(chart-multi-carbon chart-multi-energy chart-multi-intensity chart-multi-carbon-time
-  chart-multi-queue chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
+  chart-multi-queue chart-energy-carbon)
 
 chrome() {
   local profile
@@ -133,6 +135,37 @@ check_page simulate "$sim/report.html" "${sim_charts[@]}"
 check_page replay "$replay/report.html" "${replay_charts[@]}"
 check_page multi "$multi/report.html" "${multi_charts[@]}"
 check_page compare "$compare/compare.html" "${compare_charts[@]}"
+# The headline: the fleet report leads with the bound, each agent's share and LS violations.
+dom=$work/multi-1400.dom.html
+grep -q 'id="table-multi-headline"' "$dom" || fail "multi: no headline table"
+headline_at=$(grep -bo 'id="sec-multi-headline"' "$dom" | head -1 | cut -d: -f1)
+multi_at=$(grep -bo 'id="sec-multi"' "$dom" | head -1 | cut -d: -f1)
+[ -n "$headline_at" ] && [ -n "$multi_at" ] && [ "$headline_at" -lt "$multi_at" ] ||
+  fail "multi: the headline does not come first"
+grep -q 'of the saving the fleet bound allows' "$dom" || fail "multi: the headline states no share"
+for absent in chart-energy-sources-0 chart-energy-soc chart-energy-cost; do
+  if grep -q "id=\"$absent\"" "$dom"; then fail "multi: $absent drawn for a fleet without it"; fi
+done
+echo "ok: multi headline first, no empty energy charts"
+# Replay: the charts cover the measured window and every setting (2 policies x 2 rules x 2 sleep
+# settings: 8 lines in the energy chart's legend).
+dom=$work/replay-1400.dom.html
+grep -q 'Only the measured window is shown' "$dom" || fail "replay: the charts are not windowed"
+legend=$(awk 'index($0, "id=\"chart-replay-energy\"") { f = 1 } f { print } f && index($0, "</figure>") { exit }' "$dom" |
+  grep -o 'sleep after 30m\|always on' | wc -l)
+[ "$legend" -ge 4 ] || fail "replay: the energy chart does not show every sleep setting ($legend)"
+echo "ok: replay windowed, every setting"
+# Simulate: a map per policy; the trace's GPU codes (G2, G3) are defined where they are drawn.
+dom=$work/simulate-1400.dom.html
+if [ -f "$sim/occupancy.csv" ]; then
+  policies=$(tail -n +2 "$sim/occupancy.csv" | cut -d, -f1 | sort -u | wc -l)
+  maps=$(grep -o 'id="chart-occupancy-[0-9]*"' "$dom" | sort -u | wc -l)
+  [ "$maps" -eq "$policies" ] || fail "simulate: $maps occupancy maps for $policies policies"
+  if grep -q '>G2<' "$dom"; then
+    grep -q 'Alibaba did not disclose' "$dom" || fail "simulate: G2 drawn but not defined"
+  fi
+  echo "ok: simulate occupancy map per policy, GPU codes defined"
+fi
 if [ "${#record[@]}" -gt 0 ]; then
   grep -q '<article class="failed-pod">' "$work/simulate-1400.dom.html" ||
     fail "simulate: no failed pod explained"

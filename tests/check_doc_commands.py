@@ -17,6 +17,8 @@ and scripts/fetch-openb.sh copies the shared trace instead of downloading it.
   they are not run here (they build and test this very tree).
 - A command that reads ../shared is skipped with a message when the data is absent, and
   fails the test when CI=true.
+- No folder the commands write (an --out of an example) may hold more than 20 MB: an
+  example's default output is something a reader keeps.
 
 A failure names the document, the line of the command and its output.
 """
@@ -164,6 +166,23 @@ def run_document(doc, root, stubs, have_shared, ci):
     return failures
 
 
+MAX_OUTPUT_MB = 20
+
+
+def oversized_outputs(doc, root):
+    """The folders the document's commands wrote in the stand-in checkout, over MAX_OUTPUT_MB."""
+    failures = []
+    for entry in sorted(root.iterdir()):
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        size = sum(f.stat().st_size for f in entry.rglob("*") if f.is_file() and not f.is_symlink())
+        if size > MAX_OUTPUT_MB * 1e6:
+            failures.append(
+                f"{doc.name}: {entry.name}/ holds {size / 1e6:.1f} MB, over {MAX_OUTPUT_MB} MB"
+            )
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True, type=pathlib.Path)
@@ -193,6 +212,7 @@ def main():
         print(f"{doc}:")
         started = time.monotonic()
         failures += run_document(doc.resolve(), root, stubs, have_shared, ci)
+        failures += oversized_outputs(doc, root)
         print(f"  {time.monotonic() - started:.1f} s")
     for failure in failures:
         print(f"FAIL {failure}", file=sys.stderr)

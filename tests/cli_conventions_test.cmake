@@ -1,7 +1,9 @@
 # The conventions every greensched command shares (docs/CLI.md, "Conventions"): --seeds
 # lists, one --power-down-idle parser, --out folders, the --tune default, where data paths
 # start, the exit codes and one-line errors, the short top-level --help, the deprecated
-# spellings and the completion scripts.
+# spellings, the completion scripts, and one vocabulary: FILE and DIR metavars, durations with
+# units, --record for every decision file, loopback listeners, an example in every --help, -q
+# without a table, and multi's default run.
 #   cmake -DGREENSCHED=<binary> -DWORK=<scratch dir> -P cli_conventions_test.cmake
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -73,7 +75,7 @@ expect_error(RC 2 ARGS multi --seeds 5-1 -q MATCH "^greensched multi: --seeds: '
 
 # multi runs every seed: --json rows carry their seed, each seed's CSVs in OUT/seed-N, and the
 # second seed's files are those of a run of that seed alone.
-set(multi_args multi --agent local,green --days 2 --power-down-idle 1800 -q)
+set(multi_args multi --agent local,green --load off --no-bound --days 2 --power-down-idle 1800 -q)
 run(two ARGS ${multi_args} --seeds 3-4 --json)
 check(two_rc EQUAL 0 MESSAGE "multi --seeds 3-4: exit ${two_rc}\n${two_err}")
 string(REGEX MATCHALL "\"seed\": 3" seed3 "${two_out}")
@@ -93,16 +95,16 @@ run(explain_seed ARGS explain --record ${WORK}/multi-seeds.jsonl --policy green 
 check(explain_seed_rc EQUAL 0 MESSAGE "explain --policy green --seeds 4 on multi records: exit ${explain_seed_rc}\n${explain_seed_err}")
 
 # The deprecated spelling still works, with a note on stderr.
-run(old_seed ARGS multi --agent local --days 1 --seed 7 -q --json)
+run(old_seed ARGS multi --agent local --load off --no-bound --days 1 --seed 7 -q --json)
 check(old_seed_rc EQUAL 0 AND old_seed_out MATCHES "\"seed\": 7" AND old_seed_err MATCHES "greensched multi: --seed is deprecated. pass --seeds" MESSAGE
       "multi --seed 7: exit ${old_seed_rc}\n${old_seed_out}\n${old_seed_err}")
 
 # --- --power-down-idle: one parser; multi runs one setting --------------------------------------
-expect_error(RC 2 ARGS multi --power-down-idle soon -q MATCH "^greensched multi: --power-down-idle: 'soon' is not 'off' or seconds >= 0")
-expect_error(RC 2 ARGS simulate --mode replay --load 50 --power-down-idle soon -q MATCH "^greensched simulate: --power-down-idle: 'soon' is not 'off' or seconds >= 0")
+expect_error(RC 2 ARGS multi --power-down-idle soon -q MATCH "^greensched multi: --power-down-idle: 'soon' is not 'off' or a duration")
+expect_error(RC 2 ARGS simulate --mode replay --load 50 --power-down-idle soon -q MATCH "^greensched simulate: --power-down-idle: 'soon' is not 'off' or a duration")
 expect_error(RC 2 ARGS multi --power-down-idle off,1800 -q MATCH "^greensched multi: --power-down-idle: multi runs one setting")
-run(off ARGS multi --agent local --days 1 --power-down-idle off -q --json)
-run(never ARGS multi --agent local --days 1 -q --json)
+run(off ARGS multi --agent local --load off --no-bound --days 1 --power-down-idle off -q --json)
+run(never ARGS multi --agent local --load off --no-bound --days 1 -q --json)
 # The same figures (wall time aside).
 string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" off_out "${off_out}")
 string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" never_out "${never_out}")
@@ -139,14 +141,79 @@ check(train_file_rc EQUAL 0 AND EXISTS "${WORK}/old-model.json" AND train_file_e
 file(MAKE_DIRECTORY "${WORK}/data")
 file(WRITE "${WORK}/data/carbon-test.csv" "time,value\n0,100\n3600,200\n")
 file(WRITE "${WORK}/fleet.json" "{\"sites\": [{\"name\": \"a\", \"carbon\": {\"path\": \"carbon-test.csv\"}}]}")
-run(env_data ARGS multi --fleet ${WORK}/fleet.json --agent local --days 1 -q ENV GREENSCHED_DATA=${WORK}/data)
+run(env_data ARGS multi --fleet ${WORK}/fleet.json --agent local --load off --no-bound --days 1 -q ENV GREENSCHED_DATA=${WORK}/data)
 check(env_data_rc EQUAL 0 MESSAGE "multi with GREENSCHED_DATA: exit ${env_data_rc}\n${env_data_err}")
 # From the folder holding the file but without the variable: the working directory is not used.
-run(cwd_data ARGS multi --fleet ${WORK}/fleet.json --agent local --days 1 -q DIR ${WORK}/data
+run(cwd_data ARGS multi --fleet ${WORK}/fleet.json --agent local --load off --no-bound --days 1 -q DIR ${WORK}/data
     ENV GREENSCHED_DATA=)
 check(cwd_data_rc EQUAL 1 AND cwd_data_err MATCHES "carbon-test.csv" MESSAGE "multi read data from the working directory: exit ${cwd_data_rc}\n${cwd_data_err}")
-run(dir_data ARGS multi --fleet ${WORK}/fleet.json --data-dir ${WORK}/data --agent local --days 1 -q)
+run(dir_data ARGS multi --fleet ${WORK}/fleet.json --data-dir ${WORK}/data --agent local --load off --no-bound
+    --days 1 -q)
 check(dir_data_rc EQUAL 0 MESSAGE "multi --data-dir: exit ${dir_data_rc}\n${dir_data_err}")
+
+# --- one vocabulary, in every command's --help -----------------------------------------------------
+foreach(cmd simulate multi explain report compare merge monitor profile calibrate serve bound train
+        dispatch convert "convert kubectl" "convert sacct")
+  separate_arguments(words UNIX_COMMAND "${cmd}")
+  run(h ARGS ${words} --help)
+  check(h_rc EQUAL 0 MESSAGE "greensched ${cmd} --help: exit ${h_rc}")
+  check(h_out MATCHES "\nExamples?:" MESSAGE "greensched ${cmd} --help has no example:\n${h_out}")
+  # Metavars say what a value is: FILE, DIR, DURATION, the choices; never a validator's words.
+  check(NOT h_out MATCHES "TEXT:|INT:|FLOAT:|UINT:|DIR:DIR|ENUM:|value in {" MESSAGE
+        "greensched ${cmd} --help shows a validator's words as a metavar:\n${h_out}")
+  foreach(file_option nodes pods fleet config record power-model port-file tls-cert tls-key
+          client-ca auth-token-file nodes-json narrator-log node-events samples)
+    if(h_out MATCHES "\n  --${file_option} ")
+      check(h_out MATCHES "\n  --${file_option} FILE" MESSAGE "greensched ${cmd}: --${file_option} is not shown as FILE:\n${h_out}")
+    endif()
+  endforeach()
+  foreach(dir_option out in state data-dir)
+    if(h_out MATCHES "\n  --${dir_option} ")
+      check(h_out MATCHES "\n  --${dir_option} DIR" MESSAGE "greensched ${cmd}: --${dir_option} is not shown as DIR:\n${h_out}")
+    endif()
+  endforeach()
+  # A time is a DURATION (12h, 30m): no option takes a bare count of seconds or hours.
+  check(NOT h_out MATCHES "\n  --[a-z-]+ (INT|FLOAT|UINT|TEXT)(=[^ \n]*)? +(seconds|hours|minutes) "
+        AND NOT h_out MATCHES "\n  --[a-z-]+ (INT|FLOAT|UINT)[^\n]* in (seconds|hours|minutes)" MESSAGE
+        "greensched ${cmd}: a time option without units:\n${h_out}")
+  # Listeners are loopback unless told otherwise.
+  if(h_out MATCHES "\n  --listen [A-Z]+=")
+    check(h_out MATCHES "\n  --listen [A-Z]+=127\\.0\\.0\\.1:" MESSAGE "greensched ${cmd}: --listen is not loopback by default:\n${h_out}")
+  endif()
+endforeach()
+# Every command that writes decisions names the file --record.
+foreach(cmd simulate multi serve dispatch)
+  run(h ARGS ${cmd} --help)
+  check(h_out MATCHES "\n  --record FILE" MESSAGE "greensched ${cmd} has no --record FILE:\n${h_out}")
+endforeach()
+run(journal ARGS dispatch --config ${WORK}/absent.json --journal ${WORK}/d.jsonl)
+check(journal_err MATCHES "greensched dispatch: --journal is deprecated. pass --record" MESSAGE
+      "dispatch --journal: no deprecation note:\n${journal_err}")
+# Durations with units mean what the bare numbers (hours for --slack, seconds elsewhere) meant.
+set(plain_multi multi --agent local,green --days 1 --load off --no-bound -q --json)
+run(units ARGS ${plain_multi} --slack 30m --ls-bound 10m --wake-delay 5m --sample 1h)
+run(bare ARGS ${plain_multi} --slack 0.5 --ls-bound 600 --wake-delay 300 --sample 3600)
+string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" units_out "${units_out}")
+string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" bare_out "${bare_out}")
+check(units_rc EQUAL 0 AND units_out STREQUAL bare_out AND units_out MATCHES "\"slack_h\": 0.5" MESSAGE
+      "multi --slack 30m --ls-bound 10m ... differs from --slack 0.5 --ls-bound 600 ...:\n${units_err}")
+expect_error(RC 2 ARGS multi --slack 3x MATCH "^greensched multi: --slack: '3x': unknown unit 'x'")
+expect_error(RC 2 ARGS simulate --mode replay --wake-delay 1.5s MATCH "^greensched simulate: --wake-delay: '1.5s' is not a whole number of seconds")
+# -q: no table on stdout (--json still prints).
+run(q_sim ARGS simulate --policy fgd --seeds 1 --tune 1.0 -q)
+run(q_multi ARGS multi --agent local --days 1 --load off --no-bound -q)
+run(q_bound ARGS bound --policy none --seeds 1 -q)
+check(q_sim_rc EQUAL 0 AND q_sim_out MATCHES "^$" AND q_multi_rc EQUAL 0 AND q_multi_out MATCHES "^$"
+      AND q_bound_rc EQUAL 0 AND q_bound_out MATCHES "^$" MESSAGE
+      "-q printed a table:\nsimulate:\n${q_sim_out}\nmulti:\n${q_multi_out}\nbound:\n${q_bound_out}")
+# multi's default is a run that means something: local and green-plan at 70 % load, with the
+# bound and each agent's share of it; counts are plural only when they are.
+run(default ARGS multi --days 1 --json)
+check(default_rc EQUAL 0 AND default_out MATCHES "\"agent\": \"local\"" AND default_out MATCHES "\"agent\": \"green-plan\""
+      AND default_out MATCHES "\"target_load_pct\": 70" AND default_out MATCHES "\"share_pct\"" MESSAGE
+      "multi's default run is not local,green-plan at 70 % with the bound:\n${default_out}\n${default_err}")
+check(default_err MATCHES "over 1 day measured after a 1 day warm-up" AND NOT default_err MATCHES "[^0-9.]1 (days|seeds|LPs|runs)" MESSAGE
+      "multi's lines count in the wrong number:\n${default_err}")
 
 # --- completion scripts ---------------------------------------------------------------------------
 run(bash_script ARGS completion bash)

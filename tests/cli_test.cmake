@@ -23,7 +23,7 @@ foreach(ci false true)
 endforeach()
 
 # The built-in workload: a table on stdout and both CSVs.
-expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/out -q
+expect_run(RESULT 0 ARGS simulate --policy fgd,random --seeds 1-2 --tune 1.1 --out ${WORK}/out
            OUT_MATCH "policy +seeds +alloc@90 +alloc@100.*\nfgd +2 .*\nrandom +2 ")
 file(STRINGS "${WORK}/out/curves.csv" curves)
 list(GET curves 0 header)
@@ -69,7 +69,7 @@ expect_run(RESULT 2 ARGS simulate --nodes ${WORK}/nodes.csv -q ERR_MATCH "both -
 
 # Power: a mix, the by-model table, and a bad power model naming the key.
 expect_run(RESULT 0 ARGS simulate --policy pwr:200+fgd:800,fgd --seeds 1 --tune 1.0
-           --report-power-by-model -q
+           --report-power-by-model
            OUT_MATCH "pwr:200\\+fgd:800 +1 .*by the nodes' GPU model.*G2")
 file(WRITE "${WORK}/power.json" "{\"gpus\": {\"T4\": {\"idle_watts\": 10}}, \"cpus\": {}, \"default_cpu\": \"x\"}")
 expect_run(RESULT 1 ARGS simulate --power-model ${WORK}/power.json -q
@@ -83,7 +83,7 @@ file(WRITE "${WORK}/timed.csv"
      "a,1000,100,1,1000,,LS,Running,0,100,0\nb,1000,100,2,1000,,LS,Running,10,50,10\n"
      "c,1000,100,1,500,,BE,Running,20,30,20\n")
 expect_run(RESULT 0 ARGS simulate --mode replay --nodes ${WORK}/nodes.csv --pods ${WORK}/timed.csv
-           --policy fgd --queue fifo --out ${WORK}/replay -q OUT_MATCH "fgd +42 +61\\.7 +pwr +off .* 0\n")
+           --policy fgd --queue fifo --out ${WORK}/replay OUT_MATCH "fgd +42 +61\\.7 +pwr +off .* 0\n")
 file(STRINGS "${WORK}/replay/timeline.csv" timeline)
 list(GET timeline 0 header)
 if(NOT header STREQUAL "policy,seed,load_pct,gpu_power,power_down_idle_s,time_s,running_pods,queued_pods,allocated_gpus,power_watts,energy_joules,nodes_awake")
@@ -94,9 +94,9 @@ expect_run(RESULT 2 ARGS simulate --mode replay -q ERR_MATCH "creation and delet
 # Replay at a controlled load on the built-in workload: policies x sleep x GPU power rule,
 # the load columns, and byte-identical files for the same seed.
 set(loaded_args simulate --mode replay --load 40 --days 1 --warmup-days 0.5 --queue backfill
-    --policy fgd,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional -q)
+    --policy fgd,fgd-energy --power-down-idle off,1800 --gpu-power pwr,proportional)
 expect_run(RESULT 0 ARGS ${loaded_args} --out ${WORK}/loaded
-           OUT_MATCH "fgd-energy +42 +4[0-9]\\.[0-9] +proportional +1800")
+           OUT_MATCH "fgd-energy +42 +4[0-9]\\.[0-9] +proportional +30m")
 file(STRINGS "${WORK}/loaded/summary.csv" loaded_summary)
 list(LENGTH loaded_summary loaded_rows)
 if(NOT loaded_rows EQUAL 9)  # header + 2 policies x 2 sleep settings x 2 GPU rules
@@ -155,7 +155,8 @@ expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0 --nar
            --narrator-model m OUT_MATCH "was placed on" ERR_MATCH "template text only")
 
 # Multi-cluster: the built-in fleet and jobs, two agents, all three CSVs.
-expect_run(RESULT 0 ARGS multi --agent local,green --days 5 --power-down-idle 1800 --out ${WORK}/multi -q
+expect_run(RESULT 0 ARGS multi --agent local,green --load off --no-bound --days 5 --power-down-idle 1800
+           --decisions --out ${WORK}/multi
            OUT_MATCH "agent +load % +slack +energy kWh.*\nlocal .*\ngreen ")
 foreach(f summary timeline decisions)
   if(NOT EXISTS "${WORK}/multi/${f}.csv")
@@ -172,10 +173,10 @@ expect_run(RESULT 2 ARGS multi --agent nope -q ERR_MATCH "unknown agent 'nope'")
 # Multi-cluster at a controlled fleet load, two slacks: one row per agent and slack, the same
 # bytes for the same seed, and a report with the carbon-against-delay frontier.
 set(multi_load_args multi --agent local,green --load 50 --days 1 --warmup-days 0.5 --slack 0,4
-    --power-down-idle 1800 -q)
+    --power-down-idle 1800)
 # With --bound, the fleet bound of each slack and each run's share of its saving.
 expect_run(RESULT 0 ARGS ${multi_load_args} --bound --out ${WORK}/multi-load
-           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h.*fleet bound.*slack 0 h: saves [0-9.]+ t \\([0-9.]+ t vs [0-9.]+ t, -[0-9.]+ %; jobs without GPUs [0-9.]+ t of it\\).*slack 4 h: saves [0-9.]+ t.*\ngreen +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
+           OUT_MATCH "local +50\\.[0-9] +0h [^\n]*\ngreen +50\\.[0-9] +0h [^\n]*\nlocal +50\\.[0-9] +4h.*fleet bound.*slack 0 h: saves [0-9.]+ t \\([0-9.]+ t against [0-9.]+ t with every job at home; jobs without GPUs [0-9.]+ t of it\\).*slack 4 h: saves [0-9.]+ t.*\ngreen +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
 expect_run(RESULT 0 ARGS ${multi_load_args} --bound --jobs 1 --out ${WORK}/multi-load-again)
 foreach(f summary bound)
   file(SHA256 "${WORK}/multi-load/${f}.csv" first)
@@ -193,10 +194,10 @@ endif()
 # bound's own schedule run by the simulator (agent bound-schedule). Both only with --bound;
 # the prices only with green-plan, the schedule only through --bound-schedule.
 expect_run(RESULT 0 ARGS multi --agent local,green-plan --load 50 --days 1 --warmup-days 0.5
-           --slack 0 --power-down-idle 1800 --bound --bound-prices --bound-schedule -q
+           --slack 0 --power-down-idle 1800 --bound --bound-prices --bound-schedule
            OUT_MATCH "green-plan \\(bound prices\\) +50\\.[0-9] +0h [^\n]*\nbound-schedule +[0-9.]+ +0h [^\n]*\n.*\ngreen-plan \\(bound prices\\) +50\\.[0-9] +0h +-[0-9.]+% +-[0-9.]+% +[0-9]+%")
-expect_run(RESULT 2 ARGS multi --bound-prices -q ERR_MATCH "--bound-prices needs --bound")
-expect_run(RESULT 2 ARGS multi --bound-schedule -q ERR_MATCH "--bound-schedule needs --bound")
+expect_run(RESULT 2 ARGS multi --bound-prices --no-bound -q ERR_MATCH "--bound-prices needs the bound")
+expect_run(RESULT 2 ARGS multi --bound-schedule --no-bound -q ERR_MATCH "--bound-schedule needs the bound")
 expect_run(RESULT 2 ARGS multi --agent local,bound-schedule -q
            ERR_MATCH "use multi --bound --bound-schedule")
 expect_run(RESULT 2 ARGS multi --agent local,green --bound --bound-prices -q
@@ -204,8 +205,8 @@ expect_run(RESULT 2 ARGS multi --agent local,green --bound --bound-prices -q
 # Site energy controllers on the built-in fleet (no on-site energy there, so every controller
 # imports the demand): one summary row per agent and controller, an hourly energy timeline,
 # the same bytes again, and a report with the site energy charts.
-set(multi_energy_args multi --agent local,green-cost --days 2 --energy-controller none,oracle
-    --power-down-idle 1800 -q)
+set(multi_energy_args multi --agent local,green-cost --load off --no-bound --days 2
+    --energy-controller none,oracle --power-down-idle 1800)
 expect_run(RESULT 0 ARGS ${multi_energy_args} --out ${WORK}/multi-energy
            OUT_MATCH "agent +ctrl +load %[^\n]*\nlocal +none [^\n]*\nlocal +oracle [^\n]*\ngreen-cost +none")
 file(STRINGS "${WORK}/multi-energy/summary.csv" energy_summary)
@@ -227,9 +228,14 @@ if(NOT first STREQUAL second)
 endif()
 expect_run(RESULT 0 ARGS report --in ${WORK}/multi-energy)
 file(READ "${WORK}/multi-energy/report.html" energy_html)
-foreach(id chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
-  if(NOT energy_html MATCHES "id=\"${id}\"")
-    message(FATAL_ERROR "the multi energy report has no ${id}")
+# The built-in fleet has no solar, wind, battery or prices: only the carbon bars, and a note
+# naming the sites that draw everything from the grid; no empty chart.
+if(NOT energy_html MATCHES "id=\"chart-energy-carbon\"" OR NOT energy_html MATCHES "no solar, wind or battery")
+  message(FATAL_ERROR "the multi energy report has no carbon bars or no note on grid-only sites")
+endif()
+foreach(id chart-energy-sources-0 chart-energy-soc chart-energy-cost)
+  if(energy_html MATCHES "id=\"${id}\"")
+    message(FATAL_ERROR "the multi energy report draws ${id} for a fleet without it")
   endif()
 endforeach()
 expect_run(RESULT 2 ARGS multi --energy-controller none,nope -q ERR_MATCH "--energy-controller: ")
@@ -242,16 +248,24 @@ expect_run(RESULT 1 ARGS multi --fleet ${WORK}/fleet.json -q ERR_MATCH "fleet.js
 require_shared_file("${DATA}/energy/prices2023/SG_electricity_prices_2023.csv" have_prices)
 if(have_prices)
   expect_run(RESULT 0 ARGS multi --fleet ${CMAKE_CURRENT_LIST_DIR}/../examples/fleet-energy.json
-             --data-dir ${DATA} --agent local --load 70 --days 1 --warmup-days 0.5
-             --energy-controller none,mpc --power-down-idle 1800 -q --out ${WORK}/fleet-energy
+             --data-dir ${DATA} --agent local --load 70 --days 1 --warmup-days 0.5 --no-bound
+             --energy-controller none,mpc --power-down-idle 1800 --out ${WORK}/fleet-energy
              OUT_MATCH "local +mpc +70")
+  # Its sites have solar, wind, batteries and prices: every site energy chart is drawn.
+  expect_run(RESULT 0 ARGS report --in ${WORK}/fleet-energy)
+  file(READ "${WORK}/fleet-energy/report.html" fleet_energy_html)
+  foreach(id chart-energy-sources-0 chart-energy-soc chart-energy-cost chart-energy-carbon)
+    if(NOT fleet_energy_html MATCHES "id=\"${id}\"")
+      message(FATAL_ERROR "the energy fleet's report has no ${id}")
+    endif()
+  endforeach()
 endif()
 
 # The real trace, when present.
 require_shared_file("${DATA}/openb/openb_pod_list_multigpu50.csv" have_openb)
 if(have_openb)
   expect_run(RESULT 0 ARGS simulate --nodes ${DATA}/openb/openb_node_list_gpu_node.csv
-             --pods ${DATA}/openb/openb_pod_list_multigpu50.csv --policy fgd --seeds 42 -q
+             --pods ${DATA}/openb/openb_pod_list_multigpu50.csv --policy fgd --seeds 42
              OUT_MATCH "fgd +1 ")
 endif()
 message(STATUS "cli checks passed")

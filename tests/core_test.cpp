@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "greensched/core/cluster.hpp"
+#include "greensched/core/duration.hpp"
 #include "greensched/core/rng.hpp"
+#include "greensched/core/words.hpp"
 
 namespace greensched {
 namespace {
@@ -142,6 +144,39 @@ TEST(Rng, ShuffleIsAPermutationAndCoversAllPositions) {
     ++seen_first[v[0]];
   }
   for (int n : seen_first) EXPECT_GT(n, 10);
+}
+
+// Durations: units add up, a bare number is in the option's own unit, bad text is refused
+// with the text quoted; format_duration gives the shortest spelling back.
+TEST(Duration, UnitsAndBareNumbers) {
+  EXPECT_EQ(parse_duration("12h", 1).value(), 43200);
+  EXPECT_EQ(parse_duration("30m", 3600).value(), 1800);
+  EXPECT_EQ(parse_duration("1h30m", 1).value(), 5400);
+  EXPECT_EQ(parse_duration("2d", 1).value(), 172800);
+  EXPECT_EQ(parse_duration("1.5h", 1).value(), 5400);
+  EXPECT_EQ(parse_duration("12", 3600).value(), 43200);  // multi --slack: hours
+  EXPECT_EQ(parse_duration("600", 1).value(), 600);      // --ls-bound: seconds
+  EXPECT_EQ(parse_duration("0", 3600).value(), 0);
+  for (const char* bad : {"", "h", "3x", "1h30", "-5", "1..5h", "abc"}) {
+    EXPECT_FALSE(parse_duration(bad, 1).ok()) << bad;
+  }
+  EXPECT_NE(parse_duration("3x", 1).error().find("'3x'"), std::string::npos);
+  EXPECT_EQ(format_duration(43200), "12h");
+  EXPECT_EQ(format_duration(600), "10m");
+  EXPECT_EQ(format_duration(90), "90s");
+  EXPECT_EQ(format_duration(5400), "1h30m");
+  EXPECT_EQ(format_duration(86400), "1d");
+  EXPECT_EQ(format_duration(0), "0s");
+  for (double s : {1.0, 59.0, 60.0, 3599.0, 3600.0, 3661.0, 86399.0, 90000.0}) {
+    EXPECT_EQ(parse_duration(format_duration(s), 1).value(), s) << s;  // round trip
+  }
+}
+
+TEST(Words, Plural) {
+  EXPECT_EQ(plural(1, "day", "days"), "1 day");
+  EXPECT_EQ(plural(3, "day", "days"), "3 days");
+  EXPECT_EQ(plural(0.5, "day", "days"), "0.5 days");
+  EXPECT_EQ(plural(0, "seed", "seeds"), "0 seeds");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """greensched dispatch with a standby, as an operator runs two replicas on one journal: a
-second service on the same --journal without --standby exits 1, naming the holder; one with
+second service on the same --record without --standby exits 1, naming the holder; one with
 --standby waits without listening; when the first is SIGKILLed, the standby takes over within
 15 s (it replays the journal, then listens), and answers a workload decided before the kill
 as the first did (the same cluster, "repeated"), and a new one as a new decision. Nothing is
@@ -55,7 +55,7 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 journal = os.path.join(WORK, "dispatch.jsonl")
 config = os.path.join(SOURCE, "examples", "dispatch-4-regions.json")
-base = [BIN, "dispatch", "--config", config, "--journal", journal, "--listen", "127.0.0.1:0"]
+base = [BIN, "dispatch", "--config", config, "--record", journal, "--listen", "127.0.0.1:0"]
 base += ["--signal-start", "2023-04-03T14:00:00Z", "--signal-origin", "2026-01-01T00:00:00Z"]
 
 procs = []

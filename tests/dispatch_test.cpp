@@ -788,13 +788,13 @@ TEST(DispatchJournal, CorruptLineInsideRefusesToStart) {
     auto service = DispatchService::create(journaled(journal, &warnings), 40);
     ASSERT_FALSE(service.ok());
     EXPECT_NE(service.error().find(journal + ":2: " + c.why), std::string::npos) << service.error();
-    EXPECT_NE(service.error().find("--journal-repair"), std::string::npos);
+    EXPECT_NE(service.error().find("--record-repair"), std::string::npos);
     EXPECT_EQ(file_text(journal), text);
     EXPECT_FALSE(std::filesystem::exists(journal + ".rejected"));
   }
 }
 
-// --journal-repair moves exactly the bad lines (a torn last one too) to <journal>.rejected,
+// --record-repair moves exactly the bad lines (a torn last one too) to <journal>.rejected,
 // appended after what it held, and says so; the good lines stand.
 TEST(DispatchJournal, RepairMovesExactlyTheBadLines) {
   testing::ScratchDir dir;

@@ -147,7 +147,9 @@ def main():
         fail("a chart was named for a record without one")
 
     # A path that cannot be written: exit 1, naming it.
-    unwritable = os.path.join(WORK, "no-such-dir", "x.png")
+    with open(os.path.join(WORK, "a-file"), "w", encoding="utf-8"):
+        pass
+    unwritable = os.path.join(WORK, "a-file", "x.png")  # a file where its folder should be
     run = explain("--step", "0", "--chart", unwritable)
     if (
         run.returncode != 1

@@ -34,7 +34,7 @@ file(WRITE "${WORK}/shares.csv"
      "s1,500,256,1,100,,LS,Running,0,10,0\ns2,500,256,1,200,H100,LS,Running,0,10,0\n"
      "s3,500,256,1,300,,BE,Running,0,10,0\ns4,500,256,1,200,MI300X|B200,BE,Running,0,10,0\n")
 expect_run(RESULT 0 ARGS simulate --nodes ${WORK}/nodes.csv --pods ${WORK}/shares.csv
-           --policy fgd,pwr --seeds 1 --report-power-by-model --out ${WORK}/inflation -q
+           --policy fgd,pwr --seeds 1 --report-power-by-model --out ${WORK}/inflation
            OUT_MATCH "policy +H100 +H200 +B200 +L40S +MI300X|policy +.*MI300X")
 file(STRINGS "${WORK}/inflation/summary.csv" inflation_summary)
 list(GET inflation_summary 1 fgd_row)

@@ -35,7 +35,7 @@ if(NOT man MATCHES "^\\.TH GREENSCHED-SIMULATE 1" OR NOT man MATCHES "\\\\-\\\\-
 endif()
 
 execute_process(
-  COMMAND "${prefix}/bin/greensched" simulate --seeds 1 --tune 1.0 -q
+  COMMAND "${prefix}/bin/greensched" simulate --seeds 1 --tune 1.0
           --policy fgd,learned:${prefix}/share/greensched/models/learned-default.json
   WORKING_DIRECTORY "${WORK}/elsewhere" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\nfgd +1 " OR NOT out MATCHES "\nlearned")

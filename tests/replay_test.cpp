@@ -478,9 +478,9 @@ TEST(ReplayReport, TimelineAndSummaryCsv) {
             "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
             "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
             "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
-            "be_mean_delay_s,be_p99_delay_s\n"
+            "be_mean_delay_s,be_p99_delay_s,window_start_s\n"
             "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,pwr,-1,300,,66.667,150.000,"
-            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000\n");
+            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000,0.000\n");
 }
 
 TEST(ReplayQueue, DisciplineNames) {

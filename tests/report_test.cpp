@@ -337,11 +337,12 @@ TEST(ReportHtml, InflationRunChartsAxesLegendsAndTable) {
   ASSERT_TRUE(report.ok()) << report.error();
   const std::string& html = report.value().html;
   for (const char* id : {"chart-alloc", "chart-frag", "chart-power", "table-summary",
-                         "chart-occupancy-1", "chart-occupancy-2"}) {
+                         "chart-occupancy-1", "chart-occupancy-2", "chart-occupancy-3"}) {
     EXPECT_TRUE(has(html, fmt::format("id=\"{}\"", id))) << id;
   }
-  EXPECT_FALSE(has(html, "chart-occupancy-3"));  // two maps at most
-  EXPECT_TRUE(has(html, "2 of the 3 snapshots"));
+  EXPECT_FALSE(has(html, "chart-occupancy-4"));  // a map per policy, no policy hidden
+  EXPECT_TRUE(has(html, "policy <b>third</b>"));
+  EXPECT_FALSE(has(html, "snapshots in occupancy.csv are shown"));
   EXPECT_TRUE(has(html, "<figure class=\"chart\" id=\"chart-alloc\">"));
   EXPECT_TRUE(has(html, ">Arrived GPU requests (% of cluster GPU capacity)</text>"));
   EXPECT_TRUE(has(html, ">GPU allocation (% of cluster GPUs)</text>"));
@@ -751,13 +752,13 @@ TEST(Compare, GoldenTable) {
             "runs differ in tune: A 1.3, B 1.1\n"
             "B-A: a run minus run A; %: that as a percentage of A\n"
             "\n"
-            "policy   metric                    A      B    B-A     B-A %\n"
-            "fgd      pods_failed             1.5    0.5   -1.0  -66.67 %\n"
-            "fgd      alloc_gpu_pct_at_100  95.25  96.25  +1.00   +1.05 %\n"
-            "bestfit  pods_failed             3.0      -      -         -\n"
-            "bestfit  alloc_gpu_pct_at_100  90.00      -      -         -\n"
-            "random   pods_failed               -    4.0      -         -\n"
-            "random   alloc_gpu_pct_at_100      -  85.00      -         -\n"
+            "policy   metric                unit       A      B    B-A     B-A %\n"
+            "fgd      pods_failed           count    1.5    0.5   -1.0  -66.67 %\n"
+            "fgd      alloc_gpu_pct_at_100  %      95.25  96.25  +1.00   +1.05 %\n"
+            "bestfit  pods_failed           count    3.0      -      -         -\n"
+            "bestfit  alloc_gpu_pct_at_100  %      90.00      -      -         -\n"
+            "random   pods_failed           count      -    4.0      -         -\n"
+            "random   alloc_gpu_pct_at_100  %          -  85.00      -         -\n"
             "\n"
             "2 rows not in every run (- where missing)\n");
 }

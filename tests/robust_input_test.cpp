@@ -145,19 +145,27 @@ TEST(TextFile, StreamWriteReplacesTheFileOrNamesThePath) {
                 out << "a,b\n" << 1 << ',' << 2.5;
               }).ok());
   EXPECT_EQ(read_file(path).value(), "a,b\n1,2.5");
+  // A missing folder is made; a folder that cannot be (a file is in the way) is an I/O error
+  // naming the path, and nothing is written.
+  ASSERT_TRUE(write_stream_file((dir / "new-dir" / "out.csv").string(), [](std::ostream& out) {
+                out << "x";
+              }).ok());
+  EXPECT_EQ(read_file((dir / "new-dir" / "out.csv").string()).value(), "x");
+  ASSERT_TRUE(write_text_file((dir / "a-file").string(), "").ok());
   bool called = false;
-  const std::string missing = (dir / "missing-dir" / "out.csv").string();
-  Status s = write_stream_file(missing, [&](std::ostream&) { called = true; });
+  const std::string blocked = (dir / "a-file" / "out.csv").string();
+  Status s = write_stream_file(blocked, [&](std::ostream&) { called = true; });
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), ErrorCode::kIo);
-  EXPECT_NE(s.message().find("missing-dir/out.csv"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("a-file/out.csv"), std::string::npos) << s.message();
   EXPECT_FALSE(called);
 }
 
 TEST(TextFile, AtomicWriteFailureIsAnIoErrorNamingThePath) {
   const testing::ScratchDir scratch;
   const fs::path& dir = scratch.dir();
-  const std::string path = (dir / "missing-dir" / "out.txt").string();
+  ASSERT_TRUE(write_text_file((dir / "a-file").string(), "").ok());
+  const std::string path = (dir / "a-file" / "out.txt").string();
   Status s = write_text_file_atomic(path, "x");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), ErrorCode::kIo);

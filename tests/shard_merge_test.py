@@ -48,13 +48,13 @@ SWEEPS = {
     # 2 seeds (OUT/seed-N folders) x 2 slacks x 3 agents.
     "multi": (
         ["multi", "--agent", "local,green,round-robin", "--seeds", "42-43", "--days", "2"]
-        + ["--slack", "0,4"],
+        + ["--slack", "0,4", "--load", "off", "--no-bound", "--decisions"],
         12,
     ),
     # One seed (the files in OUT itself) x 2 loads x 2 agents, with two energy controllers.
     "multi-load": (
         ["multi", "--agent", "local,green", "--seeds", "42", "--load", "30,60", "--days", "1"]
-        + ["--warmup-days", "0.25", "--energy-controller", "greedy,mpc"],
+        + ["--warmup-days", "0.25", "--energy-controller", "greedy,mpc", "--no-bound"],
         4,
     ),
 }
@@ -162,6 +162,9 @@ for mode in ["inflation", "multi"]:
     if "".join(parts) != open(whole_record, encoding="utf-8").read():
         sys.exit(f"FAIL: {mode}: the shards' --record files concatenated differ from one run's")
 print("--record: the shards' files concatenated equal the one-machine file")
-run(SWEEPS["multi"][0] + ["-q", "--bound", "--shard", "0/2", "--out", os.path.join(WORK, "x")], 2)
+no_bound = [a for a in SWEEPS["multi"][0] if a != "--no-bound"]
+p = run(no_bound + ["-q", "--bound", "--shard", "0/2", "--out", os.path.join(WORK, "x")], 2)
+if "--bound is not supported with --shard" not in p.stderr:
+    sys.exit(f"FAIL: multi --bound --shard: {p.stderr}")
 print("errors: bad --shard exit 2; missing, duplicate and foreign shards exit 1, named")
 print("PASS")

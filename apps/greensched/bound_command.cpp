@@ -14,6 +14,7 @@
 #include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/words.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/learn/evaluation.hpp"
 #include "greensched/sim/experiment.hpp"
@@ -102,9 +103,9 @@ int run_bound(const BoundCliOptions& o) {
   }
   const trace::Workload& workload = drifting ? drift.workload : plain;
   if (!o.quiet) {
-    fmt::print(stderr, "workload: {} nodes; {} pods ({}); bound at {} % arrival, {} seeds\n",
+    fmt::print(stderr, "workload: {} nodes; {} pods ({}); bound at {} % arrival, {}\n",
                workload.nodes.size(), workload.pods.size(), workload.pods_source, pct,
-               seeds.value().size());
+               plural(seeds.value().size(), "seed", "seeds"));
   }
 
   learn::EvalPlan plan;
@@ -180,6 +181,7 @@ int run_bound(const BoundCliOptions& o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
+  if (o.quiet) return 0;
 
   fmt::print("upper bound on GPU allocation at {} % arrival ({}, {} node types):\n", pct,
              o.integer ? "integer program, CBC" : "LP relaxation, CLP",
@@ -242,7 +244,9 @@ Action add_bound_command(CLI::App& app) {
       ->each([opts](const std::string&) { opts->arrival_given = true; });
   add_seeds_option(cmd, opts->seeds, "seeds, one bound and one run per policy each", false);
   cmd->add_option("--policy", opts->policies,
-                  "policies to run beside the bound (as simulate --policy), or none")
+                  fmt::format("policies to run beside the bound: a comma list of {}; mixes such "
+                              "as pwr:200+fgd:800; all; or none",
+                              policy_names()))
       ->capture_default_str();
   cmd->add_option("--tune", opts->run_tune,
                   "inflation of the policies' runs: arrived GPU requests as a multiple of the "
@@ -254,11 +258,12 @@ Action add_bound_command(CLI::App& app) {
                 "print upper_bound_alloc_pct, per-seed bounds and policy figures as JSON");
   cmd->add_flag("--integer", opts->integer,
                 "integer pod counts (CBC branch and bound) instead of the LP relaxation");
-  cmd->add_option("--time-limit", opts->time_limit,
-                  "seconds per integer solve; on timeout the proven dual bound is used")
-      ->capture_default_str();
+  as_duration(cmd->add_option("--time-limit", opts->time_limit,
+                              "time per integer solve; on timeout the proven dual bound is used")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1, .whole = false});
   cmd->add_option("--jobs,-j", opts->jobs, "parallel runs and solves (default: all cores)");
-  cmd->add_flag("--quiet,-q", opts->quiet, "no progress on stderr");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no table or progress: only --json and errors");
   cmd->add_flag("--drift", opts->drift,
                 "drift protocol: the first pod list's arrivals, then the second's");
   cmd->add_option("--drift-at", opts->drift_at,

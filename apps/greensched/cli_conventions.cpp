@@ -1,6 +1,7 @@
 // The shared command-line conventions (cli_conventions.hpp).
 #include "cli_conventions.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "command_util.hpp"
+#include "greensched/core/duration.hpp"
+#include "greensched/policy/registry.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/trace/csv.hpp"
 
@@ -65,10 +68,91 @@ Result<std::vector<int64_t>> parse_power_down_idle(std::string_view text) {
   return out;
 }
 
+namespace {
+
+std::string unit_name(double bare_unit_s) {
+  if (bare_unit_s == 3600) return "hours";
+  if (bare_unit_s == 60) return "minutes";
+  if (bare_unit_s == 86400) return "days";
+  return "seconds";
+}
+
+// One duration in bare units, as the option's variable reads it.
+Result<std::string> to_bare(std::string_view item, const DurationOption& spec) {
+  if (spec.allow_off && item == "off") return std::string(item);
+  auto seconds = parse_duration(item, spec.bare_unit_s);
+  if (!seconds.ok() && spec.allow_off) {
+    return Error{fmt::format("'{}' is not 'off' or a duration (e.g. 30m, 1h, 1800)", item)};
+  }
+  if (!seconds.ok()) return seconds.status().error();
+  const double bare = seconds.value() / spec.bare_unit_s;
+  if (spec.whole && bare != std::floor(bare)) {
+    return Error{
+        fmt::format("'{}' is not a whole number of {}", item, unit_name(spec.bare_unit_s))};
+  }
+  return fmt::format("{}", bare);
+}
+
+}  // namespace
+
+CLI::Option* as_duration(CLI::Option* option, DurationOption spec) {
+  option->transform(CLI::Validator(
+      [spec](std::string& text) {
+        std::string out;
+        for (std::string_view item :
+             spec.list ? sim::split_commas(text) : std::vector<std::string_view>{text}) {
+          auto bare = to_bare(item, spec);
+          if (!bare.ok()) return bare.error();  // CLI11 puts the option's name before it
+          out += (out.empty() ? "" : ",") + bare.value();
+        }
+        text = out;
+        return std::string();
+      },
+      ""));
+  option->type_name(spec.list ? (spec.allow_off ? "off|DURATION,..." : "DURATION,...")
+                              : "DURATION");
+  // The default, in units: every item of a list, "off" kept.
+  const std::string given_default = option->get_default_str();
+  if (!given_default.empty()) {
+    std::string shown;
+    for (std::string_view item : sim::split_commas(given_default)) {
+      const auto seconds = parse_duration(item, spec.bare_unit_s);
+      shown += (shown.empty() ? "" : ",") +
+               (seconds.ok() ? format_duration(seconds.value()) : std::string(item));
+    }
+    option->default_str(shown);
+  }
+  option->description(
+      option->get_description() +
+      fmt::format(" (e.g. 30m or 1h30m; a bare number is {})", unit_name(spec.bare_unit_s)));
+  return option;
+}
+
+std::string policy_names() {
+  std::string names;
+  for (const policy::PolicyInfo& p : policy::policy_catalog()) {
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  }
+  for (const auto& [name, summary] : policy::registered_policy_factories()) {
+    names += ", " + name + (name == "learned" ? "=MODEL.json" : "");
+  }
+  return names;
+}
+
 void deprecation_note(const std::string& command, const std::string& what,
                       const std::string& instead) {
   fmt::print(stderr, "greensched {}: {} is deprecated; {}\n", command, what,
              instead.rfind("--", 0) == 0 ? "pass " + instead : instead);
+}
+
+void add_deprecated_flag_alias(CLI::App* cmd, const std::string& old_name,
+                               const std::string& new_name, bool& variable) {
+  const std::string command = cmd->get_name();
+  cmd->add_flag(old_name, variable)
+      ->group("")
+      ->each([command, old_name, new_name](const std::string&) {
+        deprecation_note(command, old_name, new_name);
+      });
 }
 
 OutFile resolve_out_file(const std::string& out, const std::string& name,

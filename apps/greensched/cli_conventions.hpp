@@ -33,6 +33,24 @@ CLI::Option* add_seeds_option(CLI::App* cmd, std::string& seeds, const std::stri
 // --power-down-idle: a comma list of "off" or whole seconds >= 0; off is -1.
 Result<std::vector<int64_t>> parse_power_down_idle(std::string_view text);
 
+// A time option: it takes durations with units (12h, 30m, 1h30m, 90s, 2d; core/duration.hpp),
+// or with `list` a comma list of them ("off" passed through where `allow_off`). Each is
+// rewritten, before the option's own checks, into a bare number in `bare_unit_s`, the unit the
+// option always took, so a bare number still means what it meant, and the variable behind it
+// keeps its type. Shows DURATION as the metavar, the default with its unit, and says in the
+// help what a bare number is.
+struct DurationOption {
+  double bare_unit_s = 1;  // 1: seconds, 3600: hours
+  bool whole = true;       // the option holds whole bare units (an integer variable)
+  bool list = false;
+  bool allow_off = false;
+};
+CLI::Option* as_duration(CLI::Option* option, DurationOption spec);
+
+// Every policy a --policy option accepts, for its help: the catalogue's and the registered
+// factories' ("fgd, pwr, ..., learned=MODEL.json").
+std::string policy_names();
+
 // Registers a hidden, deprecated spelling `old_name` of `new_name` that stores into the same
 // variable; using it prints "greensched CMD: OLD is deprecated; pass NEW" on stderr.
 template <typename T>
@@ -81,6 +99,10 @@ int parse_error_exit(CLI::App& app, const CLI::ParseError& error, int argc, char
 // Prints the deprecation note for `what` ("--seed", "--out FILE") in favour of `instead`.
 void deprecation_note(const std::string& command, const std::string& what,
                       const std::string& instead);
+
+// The same for a flag.
+void add_deprecated_flag_alias(CLI::App* cmd, const std::string& old_name,
+                               const std::string& new_name, bool& variable);
 
 template <typename T>
 void add_deprecated_alias(CLI::App* cmd, const std::string& old_name, const std::string& new_name,

@@ -27,13 +27,25 @@ constexpr const char* kConventions[] = {
     "seed says so and refuses more than one.",
     "`--tune` is a run's inflation, arrived GPU requests as a multiple of the cluster's GPU "
     "capacity; 1.3 wherever it is taken.",
-    "`--power-down-idle` is a comma list of `off` or seconds; a command that runs one setting "
+    "Times are durations with units: `30m`, `12h`, `1h30m`, `90s`, `2d`. A bare number keeps "
+    "the unit its option always had, which the option's help names: hours for `multi --slack`, "
+    "seconds elsewhere (`--ls-bound 600` is `--ls-bound 10m`).",
+    "`--power-down-idle` is a comma list of `off` or durations; a command that runs one setting "
     "refuses more than one.",
-    "`--out` is always a folder; each command says which files it writes there.",
+    "`--out` is always a folder; each command says which files it writes there. Metavars say "
+    "what a value is: `FILE`, `DIR`, `DURATION`, or the values it takes (`fifo|backfill`).",
+    "`--record FILE` is the decision file of every command that writes one (`simulate`, "
+    "`multi`, `serve`, `dispatch`); `explain --record FILE` reads any of them.",
+    "`-q` prints no table and no progress: only `--json` (when given), the files and errors. "
+    "Tables are keyed under them: each column's header, its CSV column and its meaning.",
+    "Listeners (`serve`, `dispatch`, `monitor`) take loopback addresses by default; any other "
+    "needs TLS and a token, or `--insecure`.",
+    "Every command's `--help` ends with an example.",
     "Relative data paths (`--data-dir`) start at `$GREENSCHED_DATA`, else "
     "`PREFIX/share/greensched/data` for an installed binary, else the source tree's "
     "`../shared/data`; never at the working directory.",
-    "Deprecated spellings (`--seed`, `--out FILE`, `bound --run-tune`) still work and print a "
+    "Deprecated spellings (`--seed`, `--out FILE`, `bound --run-tune`, `dispatch --journal` and "
+    "`--journal-*`) still work and print a "
     "note on stderr; they will be removed in the next release.",
 };
 
@@ -102,6 +114,22 @@ std::vector<std::string> choices_of(const CLI::Option* opt) {
   const std::size_t open = type.find('{');
   const std::size_t close = type.find('}', open);
   std::vector<std::string> out;
+  if (open == std::string::npos || close == std::string::npos) {
+    // "fifo|backfill|priority": lower-case words between bars (not "off|DURATION,...").
+    if (type.find('|') == std::string::npos ||
+        type.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-|") != std::string::npos) {
+      return out;
+    }
+    std::string item;
+    for (char c : type + "|") {
+      if (c == '|') {
+        out.push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+  }
   if (open == std::string::npos || close == std::string::npos) return out;
   std::string item;
   for (std::size_t i = open + 1; i <= close; ++i) {
@@ -441,15 +469,87 @@ std::string flag_list(const CLI::App& app) {
   return out;
 }
 
+namespace {
+
+// Options that name a file, whatever their validators say.
+bool names_a_file(const CLI::Option* opt) {
+  for (const char* name : {"nodes",        "pods",        "fleet",           "config",
+                           "record",       "power-model", "port-file",       "tls-cert",
+                           "tls-key",      "client-ca",   "auth-token-file", "kube-token-file",
+                           "kube-ca-file", "nodes-json",  "narrator-log",    "checkpoint",
+                           "base",         "samples",     "node-events",     "jsonl",
+                           "markdown"}) {
+    if (opt->check_lname(name)) return true;
+  }
+  return false;
+}
+
+// The validators' own words, dropped from the metavar: "TEXT:FILE" is FILE, "INT:INT in [1 -
+// 60]" is INT (the range goes to the description), "TEXT:{fifo,backfill}" is fifo|backfill.
+void plain_metavar(CLI::Option* opt) {
+  std::string type = opt->get_type_name();
+  const bool duration = type.find("DURATION") != std::string::npos;
+  std::string range;
+  std::string choices;
+  for (int i = 0;; ++i) {
+    CLI::Validator* validator = nullptr;
+    try {
+      validator = opt->get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+    const std::string desc = validator->get_description();
+    if (const std::size_t open = desc.find(" in ["); open != std::string::npos) {
+      range = desc.substr(open + 5, desc.size() - open - 6);  // "1 - 60"
+    }
+    if (desc.starts_with("{") || desc.starts_with("value in {")) {
+      const std::size_t open = desc.find('{');
+      const std::size_t close = desc.find('}', open);
+      std::string item;
+      for (std::size_t k = open + 1; k <= close; ++k) {
+        if (desc[k] == ',' || desc[k] == '}') {
+          if (!item.empty()) choices += (choices.empty() ? "" : "|") + item;
+          item.clear();
+        } else if (desc.compare(k, 2, "->") == 0) {
+          k = desc.find_first_of(",}", k) - 1;  // "auto->0": the name alone
+        } else {
+          item += desc[k];
+        }
+      }
+    }
+    validator->description("");
+  }
+  if (duration) return;
+  if (names_a_file(opt) || type.find("FILE") != std::string::npos) {
+    opt->type_name(type.find("FILE.png") != std::string::npos ? "FILE.png|FILE.svg" : "FILE");
+  } else if (type.find("DIR") != std::string::npos) {
+    opt->type_name("DIR");
+  } else if (!choices.empty()) {
+    opt->type_name(choices);
+  } else if (const std::size_t colon = type.find(':'); colon != std::string::npos) {
+    opt->type_name(type.substr(0, colon));
+  }
+  if (!range.empty()) {
+    const std::size_t dash = range.find(" - ");
+    opt->description(opt->get_description() +
+                     fmt::format(" ({} to {})", range.substr(0, dash), range.substr(dash + 3)));
+  }
+}
+
+}  // namespace
+
 void name_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     for (CLI::Option* opt : sub->get_options([](CLI::Option*) { return true; })) {
-      if (opt->check_lname("out") || opt->check_lname("data-dir") || opt->check_lname("state")) {
+      if (opt->get_items_expected_max() == 0) continue;  // a flag
+      if (opt->check_lname("out") || opt->check_lname("data-dir") || opt->check_lname("state") ||
+          opt->check_lname("in") || opt->check_lname("man")) {
+        plain_metavar(opt);
         opt->type_name("DIR");
       } else if (opt->check_lname("seeds") || opt->check_lname("seed")) {
         opt->type_name("SEEDS");
-      } else if (opt->check_lname("power-down-idle")) {
-        opt->type_name("off|SECONDS,...");
+      } else {
+        plain_metavar(opt);
       }
     }
     name_values(*sub);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_conventions.hpp"
 #include "command_util.hpp"
@@ -68,7 +69,7 @@ int run_dispatch(const DispatchOptions& o) {
   c.journal_compact_bytes = o.journal_compact_bytes;
   auto compact_age = dispatch::parse_duration_s(o.journal_compact_age);
   if (!compact_age.ok()) {
-    return fail(fmt::format("--journal-compact-age: {}", compact_age.error()), kExitUsage);
+    return fail(fmt::format("--record-compact-age: {}", compact_age.error()), kExitUsage);
   }
   c.journal_compact_age_s = compact_age.value();
   c.refresh_seconds = o.refresh_seconds;
@@ -176,8 +177,8 @@ Action add_dispatch_command(CLI::App& app) {
       "cluster(s) to nominate, the earliest start and the reasons; GET /v1/clusters, /healthz,\n"
       "/metrics. Workload annotations: greensched.io/qos (LS|BE), greensched.io/slack (4h),\n"
       "greensched.io/duration, greensched.io/data-gb, greensched.io/home.\n\n"
-      "Example (sites of the fleet file without an API server are its node lists, idle):\n"
-      "  greensched dispatch --config examples/dispatch-4-regions.json --journal dispatch.jsonl\n"
+      "Example: sites of the fleet file without an API server are its node lists, idle\n"
+      "  greensched dispatch --config examples/dispatch-4-regions.json --record dispatch.jsonl\n"
       "  curl -s localhost:8090/v1/dispatch -d @examples/workload-be.json\n"
       "  greensched explain --record dispatch.jsonl --pod default/train-1\n\n" +
       listener_help("docs/MULTICLUSTER.md") +
@@ -195,28 +196,41 @@ Action add_dispatch_command(CLI::App& app) {
   cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--agent", opts->agent,
-                  "the fleet agent that decides (as multi --agent; one name)")
+                  fmt::format("the fleet agent that decides: one of {}",
+                              fmt::join(multi::agent_names(), ", ")))
       ->capture_default_str();
-  cmd->add_option("--journal", opts->journal,
-                  "JSON Lines of every decision (explain reads it; replayed at start)");
-  cmd->add_flag("--journal-repair", opts->journal_repair,
-                "move bad journal lines to JOURNAL.rejected and start without them (else a bad "
-                "line before the last refuses the start)");
+  cmd->add_option("--record", opts->journal,
+                  "JSON Lines of every decision, replayed at start (explain --record reads it)")
+      ->type_name("FILE");
+  add_deprecated_alias(cmd, "--journal", "--record", opts->journal);
+  cmd->add_flag("--record-repair", opts->journal_repair,
+                "move bad lines of --record to RECORD.rejected and start without them (else a "
+                "bad line before the last refuses the start)");
+  add_deprecated_flag_alias(cmd, "--journal-repair", "--record-repair", opts->journal_repair);
   cmd->add_flag("--standby", opts->standby,
-                "wait until no other service holds --journal, then take over from it (replay it, "
-                "then listen); without it a second service on one journal is refused");
-  cmd->add_option("--journal-compact-bytes", opts->journal_compact_bytes,
-                  "rewrite the journal to the decisions still standing once it is larger (0: "
+                "wait until no other service holds --record, then take over from it (replay it, "
+                "then listen); without it a second service on one record is refused");
+  cmd->add_option("--record-compact-bytes", opts->journal_compact_bytes,
+                  "rewrite --record to the decisions still standing once it is larger (0: "
                   "never by size)")
       ->capture_default_str();
-  cmd->add_option("--journal-compact-age", opts->journal_compact_age,
-                  "rewrite the journal to the decisions still standing this long after its last "
-                  "rewrite (0: never by age)")
-      ->capture_default_str();
-  cmd->add_option("--slack", opts->slack, "slack of a BE workload without the annotation")
-      ->capture_default_str();
-  cmd->add_option("--duration", opts->duration, "expected run time of a workload that states none")
-      ->capture_default_str();
+  add_deprecated_alias(cmd, "--journal-compact-bytes", "--record-compact-bytes",
+                       opts->journal_compact_bytes);
+  as_duration(cmd->add_option("--record-compact-age", opts->journal_compact_age,
+                              "rewrite --record to the decisions still standing this long after "
+                              "its last rewrite (0: never by age)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
+  add_deprecated_alias(cmd, "--journal-compact-age", "--record-compact-age",
+                       opts->journal_compact_age);
+  as_duration(
+      cmd->add_option("--slack", opts->slack, "slack of a BE workload without the annotation")
+          ->capture_default_str(),
+      {.bare_unit_s = 1});
+  as_duration(cmd->add_option("--duration", opts->duration,
+                              "expected run time of a workload that states none")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
   cmd->add_option("--signal-start", opts->signal_start,
                   "replay the carbon series from this UTC time (default: now)");
   cmd->add_option("--signal-origin", opts->signal_origin,
@@ -225,19 +239,24 @@ Action add_dispatch_command(CLI::App& app) {
   cmd->add_option("--signal-speed", opts->signal_speed,
                   "signal seconds per wall second with --signal-start (3600: an hour a second)")
       ->capture_default_str();
-  cmd->add_option("--refresh", opts->refresh_seconds,
-                  "seconds between reads of the clusters and forecasts")
-      ->capture_default_str();
-  cmd->add_option("--cluster-timeout", opts->cluster_timeout_s,
-                  "seconds a read of a cluster (or its forecast) may take; decisions never wait "
-                  "for one: they use the last state read")
-      ->capture_default_str();
-  cmd->add_option("--commit", opts->commit_seconds,
-                  "seconds after its start that a dispatched workload counts at its cluster "
-                  "before its pods show")
-      ->capture_default_str();
-  cmd->add_option("--ls-bound", opts->ls_bound_s, "seconds within which LS workloads start")
-      ->capture_default_str();
+  as_duration(cmd->add_option("--refresh", opts->refresh_seconds,
+                              "time between reads of the clusters and forecasts")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
+  as_duration(cmd->add_option("--cluster-timeout", opts->cluster_timeout_s,
+                              "time a read of a cluster (or its forecast) may take; decisions "
+                              "never wait for one: they use the last state read")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1, .whole = false});
+  as_duration(cmd->add_option("--commit", opts->commit_seconds,
+                              "time after its start that a dispatched workload counts at its "
+                              "cluster before its pods show")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
+  as_duration(
+      cmd->add_option("--ls-bound", opts->ls_bound_s, "time within which LS workloads start")
+          ->capture_default_str(),
+      {.bare_unit_s = 1});
   add_seeds_option(cmd, opts->seeds,
                    "orders each cluster's equal nodes as `multi --seeds` orders its sites'", true);
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");

@@ -131,6 +131,7 @@ Action add_monitor_command(CLI::App& app) {
       "  greensched monitor --interval 1s --jsonl monitor.jsonl --count 600\n"
       "  greensched monitor --count 3                        (JSON lines on stdout)");
   cmd->add_option("--interval", o->interval, "sampling interval: 1s, 500ms, 2m")
+      ->type_name("DURATION")
       ->capture_default_str();
   cmd->add_option("--listen", o->listen, "serve GET /metrics on HOST:PORT (port 0: any free)");
   cmd->add_option("--jsonl", o->jsonl, "append a JSON line per reading to FILE (- for stdout)");

@@ -12,6 +12,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_conventions.hpp"
@@ -20,6 +21,7 @@
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
+#include "greensched/core/words.hpp"
 #include "greensched/energy/controller.hpp"
 #include "greensched/multi/fleet_bound.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
@@ -45,7 +47,7 @@ struct MultiCliOptions {
   std::string fleet;
   std::string data_dir;  // add_data_dir_option: default_data_dir() unless given
   std::string pods;
-  std::string agents = "all";
+  std::string agents = "local,green-plan";
   bool oracle = false;
   std::string seeds = kDefaultSeeds;
   uint64_t seed = 42;  // the seed being run, one of --seeds
@@ -58,7 +60,7 @@ struct MultiCliOptions {
   double data_gb = -1;
   double days = 0;  // 0: 14 with --load, else 30 (built-in jobs' arrival span)
   double warmup_days = 1;
-  std::string loads;
+  std::string loads = "70";  // "off": the pod list at its own rate
   std::string start;
   std::string power_model;
   std::string out;
@@ -66,12 +68,15 @@ struct MultiCliOptions {
   bool quiet = false;
   bool json = false;
   std::string record;
+  bool decisions = false;          // --decisions: write decisions.csv
   std::string shard;               // I/N: run only block I of N of the plan (over every seed)
   std::string description;         // every option that changes the results, for shard.json
   sim::RunRange runs;              // of the seed being run: its plan's runs that this shard runs
   bool predict_durations = false;  // monitor subsystem
   bool preempt_be = false;
-  bool bound = false;
+  bool bound = false;           // resolved: --bound, or the default (not with --shard)
+  bool bound_flag = false;      // --bound given
+  bool no_bound = false;        // --no-bound
   bool bound_prices = false;    // --bound-prices
   bool bound_schedule = false;  // --bound-schedule
   std::string energy_controllers = "none";
@@ -176,10 +181,10 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   }
   a.power_down_idle_s = power_down.value().front();
   if (o.bound_prices && !o.bound) {
-    return Error{"--bound-prices needs --bound (the prices are the bound's)"};
+    return Error{"--bound-prices needs the bound (the prices are the bound's): drop --no-bound"};
   }
   if (o.bound_schedule && !o.bound) {
-    return Error{"--bound-schedule needs --bound (the schedule is the bound's)"};
+    return Error{"--bound-schedule needs the bound (the schedule is the bound's): drop --no-bound"};
   }
   auto runs = parse_agent_runs(o.agents, o.oracle, o.bound_prices, o.bound_schedule);
   if (!runs.ok()) return Error{runs.error()};
@@ -191,7 +196,7 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   if (!generation.ok()) return Error{"--generation-forecast: " + generation.error()};
   a.generation = o.generation;
   a.generation.kind = generation.value();
-  if (!o.loads.empty()) {
+  if (o.loads != "off") {
     auto parsed = sim::parse_number_list(o.loads, "--load", 0, 1000, true);
     if (!parsed.ok()) return Error{parsed.error()};
     a.loads = parsed.value();
@@ -248,7 +253,8 @@ Result<MultiPods> load_multi_pods(const MultiCliOptions& o, const multi::Fleet& 
   // Under --load the built-in jobs are only templates: 4 weeks of the trace's statistics.
   const int span = a.loads.empty() ? static_cast<int>(std::lround(a.days)) : 28;
   trace::assign_synthetic_times(out.pods, o.seed, span);
-  out.source = fmt::format("built-in openb pod shapes with synthetic times over {} days", span);
+  out.source = fmt::format("built-in openb pod shapes with synthetic times over {}",
+                           plural(span, "day", "days"));
   return out;
 }
 
@@ -302,11 +308,10 @@ Result<std::vector<MultiWorkload>> build_multi_workloads(const MultiCliOptions& 
     if (!o.quiet) {
       fmt::print(stderr,
                  "load {} %: {} jobs ({} running at the start), offered load {:.2f} % of the "
-                 "fleet's GPUs over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by "
-                 "{}\n",
+                 "fleet's GPUs over {} measured after a {} warm-up, arrivals by {}\n",
                  load, generated.value().pods.size(), generated.value().running_at_start,
-                 generated.value().offered_load_pct, o.warmup_days, o.warmup_days + a.days,
-                 o.warmup_days, generated.value().profile);
+                 generated.value().offered_load_pct, plural(a.days, "day", "days"),
+                 plural(o.warmup_days, "day", "days"), generated.value().profile);
     }
     workloads.push_back(MultiWorkload{std::move(generated.value().pods), load,
                                       generated.value().window.start_s,
@@ -477,8 +482,9 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
   if (!o.quiet) {
     double wall = 0;
     for (const auto& b : bounds) wall = std::max(wall, b.wall_seconds);
-    fmt::print(stderr, "bound: {} LPs of up to {} pieces, the longest {:.1f} s\n", bounds.size(),
-               bounds.empty() ? 0 : bounds.front().pieces, wall);
+    fmt::print(stderr, "bound: {} of up to {} pieces, the longest {:.1f} s\n",
+               plural(bounds.size(), "LP", "LPs"), bounds.empty() ? 0 : bounds.front().pieces,
+               wall);
   }
   return bounds;
 }
@@ -496,7 +502,7 @@ void print_multi_results(const MultiCliOptions& o, const multi::Fleet& fleet,
       json_rows.push_back(std::move(row));
     }
     return;
-  } else {
+  } else if (!o.quiet) {
     if (several_seeds) std::cout << fmt::format("seed {}:\n", o.seed);
     std::cout << report::multi_summary_table(results);
     if (!bounds.empty()) std::cout << "\n" << report::fleet_bound_table(results, bounds);
@@ -539,10 +545,13 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
       {"summary.csv", [&](std::ostream& f) { report::write_multi_summary_csv(f, results); }},
       {"timeline.csv",
        [&](std::ostream& f) { report::write_multi_timeline_csv(f, fleet, results); }},
-      {"decisions.csv", [&](std::ostream& f) { report::write_decisions_csv(f, fleet, results); }},
       {"energy_timeline.csv",
        [&](std::ostream& f) { report::write_energy_timeline_csv(f, fleet, results); }},
   };
+  if (o.decisions) {
+    files.emplace_back("decisions.csv",
+                       [&](std::ostream& f) { report::write_decisions_csv(f, fleet, results); });
+  }
   if (!bounds.empty()) {
     files.emplace_back("bound.csv",
                        [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
@@ -552,11 +561,13 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
   for (const auto& [name, write] : files) {
     if (Status s = write_stream_file(path(name), write); !s.ok()) return s;
   }
-  if (!o.quiet)
-    fmt::print(stderr,
-               "wrote {0}/summary.csv, {0}/timeline.csv, {0}/decisions.csv, "
-               "{0}/energy_timeline.csv{1}\n",
-               out, bounds.empty() ? "" : fmt::format(", {0}/bound.csv, {0}/bound_sites.csv", out));
+  if (!o.quiet) {
+    std::string written;
+    for (const auto& [name, write] : files) {
+      written += fmt::format("{}{}/{}", written.empty() ? "" : ", ", out, name);
+    }
+    fmt::print(stderr, "wrote {}\n", written);
+  }
   return Status::Ok();
 }
 
@@ -654,11 +665,12 @@ int run_multi(MultiCliOptions o) {
       return rc;
     }
     for (const char* name :
-         {"summary.csv", "timeline.csv", "decisions.csv", "energy_timeline.csv"}) {
+         {"summary.csv", "timeline.csv", "energy_timeline.csv", "decisions.csv"}) {
+      if (std::string_view(name) == "decisions.csv" && !o.decisions) continue;
       files.push_back(sub.empty() ? std::string(name) : sub + "/" + name);
     }
     first_seed = false;
-    if (several && !o.json && to < range.end) std::cout << "\n";
+    if (several && !o.json && !o.quiet && to < range.end) std::cout << "\n";
   }
   if (o.json) std::cout << json_rows.dump(2) << "\n";
   std::cout.flush();
@@ -680,32 +692,36 @@ Action add_multi_command(CLI::App& app) {
       "Coordinate several GPU clusters in different regions: replay jobs in time, let a\n"
       "dispatch agent place (and defer best-effort jobs) across sites by carbon, power, price,\n"
       "fragmentation and data movement, and compare agents on energy, carbon and delay.\n\n"
-      "Agents: local, round-robin, least-loaded, lowest-carbon-now, carbon-forecast, green,\n"
-      "green-plan, green-cost, green-cost-carbon. green-plan plans, each hour, how much\n"
-      "best-effort work each site should run in each coming hour (an LP over forecast carbon\n"
-      "and arrivals) and dispatches every job to follow that plan; after the plan's hours a\n"
-      "full clean site charges a job what its GPU-hours would cost at the site that takes\n"
-      "the overflow.\n"
+      "By default: agents local and green-plan at 70 % offered load over 14 measured days,\n"
+      "and the fleet bound with each agent's share of its saving: the figure that says how\n"
+      "much of what could be saved an agent saves.\n\n"
+      "green-plan plans, each hour, how much best-effort work each site should run in each\n"
+      "coming hour (an LP over forecast carbon and arrivals) and dispatches every job to\n"
+      "follow that plan; after the plan's hours a full clean site charges a job what its\n"
+      "GPU-hours would cost at the site that takes the overflow.\n"
       "Sites with an `energy` block (solar, wind, battery) run a site energy controller per\n"
       "--energy-controller on each agent's hourly demand.\n"
       "Without --fleet: a built-in 4-region fleet on synthetic carbon curves; without --pods:\n"
-      "the built-in openb pod shapes with synthetic arrival times.\n\n"
+      "the built-in openb pod shapes.\n\n"
       "Example:\n"
+      "  greensched multi --out multi/\n"
       "  greensched multi --fleet examples/fleet-4-regions.json --data-dir ../shared/data \\\n"
       "      --pods ../shared/data/openb/openb_pod_list_default.csv --agent local,green \\\n"
-      "      --power-down-idle 1800 --out multi/\n"
-      "  greensched multi ... --load 70 --slack 0,1,4,12 --power-down-idle 1800 --out loaded/\n"
-      "  greensched multi --agent local,green --seeds 42-43 --shard 0/2 --out shard-0\n"
+      "      --load 50,70,90 --slack 0,4h,12h --power-down-idle 30m --out loaded/\n"
+      "  greensched multi --agent all --seeds 42-43 --shard 0/2 --out shard-0\n"
       "      (and --shard 1/2 --out shard-1, on another machine), then\n"
       "  greensched merge shard-0 shard-1 --out multi/\n\n"
-      "Replayed at its own rate a sampled pod list keeps the fleet nearly empty, and any\n"
-      "saving is an empty fleet's: use --load for figures an operator would see.");
+      "--load off replays the pod list at its own arrival times; a sampled pod list then keeps\n"
+      "the fleet nearly empty, and any saving is an empty fleet's.");
   cmd->add_option("--fleet", o->fleet, "fleet file (JSON); default: the built-in fleet")
       ->check(CLI::ExistingFile);
   add_data_dir_option(cmd, o->data_dir);
   cmd->add_option("--pods", o->pods, "openb pod list with creation/deletion times")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--agent", o->agents, "comma list of agents, or all")->capture_default_str();
+  cmd->add_option(
+         "--agent", o->agents,
+         fmt::format("comma list of agents ({}), or all", fmt::join(multi::agent_names(), ", ")))
+      ->capture_default_str();
   cmd->add_flag("--oracle", o->oracle,
                 "also run carbon-forecast, green and green-plan with forecasts that see the "
                 "future");
@@ -713,25 +729,33 @@ Action add_multi_command(CLI::App& app) {
                    "seeds of home sites, local schedulers and drawn jobs; each seed runs the "
                    "whole plan (several: OUT/seed-N per seed, rows of --json carry their seed)",
                    false);
-  cmd->add_option("--ls-bound", o->ls_bound_s, "seconds within which LS jobs must start")
-      ->capture_default_str();
-  cmd->add_option("--slack", o->slack_h,
-                  "hours a BE job may be deferred; a comma list (0,1,4,12) runs each")
-      ->capture_default_str();
+  as_duration(cmd->add_option("--ls-bound", o->ls_bound_s, "time within which LS jobs must start")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
+  as_duration(cmd->add_option("--slack", o->slack_h,
+                              "how long a BE job may be deferred; a comma list (0,1h,4h,12h) runs "
+                              "each")
+                  ->capture_default_str(),
+              {.bare_unit_s = 3600, .whole = false, .list = true});
   cmd->add_option("--load", o->loads,
                   "offered GPU load of the whole fleet in %, a comma list (50,70,90): jobs drawn "
                   "from the pod list (shape, duration, QoS kept) with its hour-of-week arrival "
-                  "profile until the load is met over --days, after --warmup-days");
+                  "profile until the load is met over --days, after --warmup-days; off: the pod "
+                  "list's own arrival times")
+      ->capture_default_str();
   cmd->add_option("--warmup-days", o->warmup_days,
                   "with --load: days run before the measured ones, not measured")
       ->capture_default_str();
-  cmd->add_option("--power-down-idle", o->power_down_idle,
-                  "power down nodes idle this many seconds: off or seconds, as simulate takes "
-                  "it (multi runs one setting)")
-      ->capture_default_str();
-  cmd->add_option("--wake-delay", o->wake_delay_s, "seconds to wake a powered-down node")
-      ->capture_default_str();
-  cmd->add_option("--sample", o->sample_s, "time-series step in seconds")->capture_default_str();
+  as_duration(cmd->add_option("--power-down-idle", o->power_down_idle,
+                              "power down nodes idle this long: off or a duration, as simulate "
+                              "takes it (multi runs one setting)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1, .list = true, .allow_off = true});
+  as_duration(cmd->add_option("--wake-delay", o->wake_delay_s, "time to wake a powered-down node")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
+  as_duration(cmd->add_option("--sample", o->sample_s, "time-series step")->capture_default_str(),
+              {.bare_unit_s = 1});
   cmd->add_option("--data-gb", o->data_gb,
                   "GB moved with a job that runs away from home (default: its memory request)");
   cmd->add_option("--days", o->days,
@@ -743,10 +767,14 @@ Action add_multi_command(CLI::App& app) {
                   "fleet's start is trace time 0)");
   cmd->add_option("--power-model", o->power_model, "JSON power model")->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out,
-                  "folder to write summary.csv, timeline.csv, decisions.csv, "
-                  "energy_timeline.csv (and bound.csv, bound_sites.csv) into; created if absent");
+                  "folder to write summary.csv, timeline.csv, energy_timeline.csv (and bound.csv, "
+                  "bound_sites.csv; decisions.csv with --decisions) into; created if absent");
+  cmd->add_flag("--decisions", o->decisions,
+                "with --out, also write decisions.csv: where and when each job went and why, a "
+                "line per job and agent (about 7 MB per measured day of the default run)");
   cmd->add_option("--jobs,-j", o->jobs, "agents run in parallel (default: all cores)");
-  cmd->add_flag("--quiet,-q", o->quiet, "no progress or fleet lines on stderr");
+  cmd->add_flag("--quiet,-q", o->quiet,
+                "no table, progress or fleet lines: only --json, files and errors");
   cmd->add_flag("--json", o->json, "print the summary as JSON instead of the table");
   cmd->add_option("--record", o->record,
                   "write a dispatch record per job and agent (JSON Lines); read it with "
@@ -755,18 +783,22 @@ Action add_multi_command(CLI::App& app) {
                   "site energy controllers, a comma list of none, greedy, mpc, oracle: each runs "
                   "on every agent's hourly site demand (after dispatch) and gives one summary row")
       ->capture_default_str();
-  cmd->add_option("--mpc-horizon", o->controller.mpc_horizon_h,
-                  "hours in each rolling LP of the mpc controller")
-      ->capture_default_str()
+  as_duration(cmd->add_option("--mpc-horizon", o->controller.mpc_horizon_h,
+                              "time each rolling LP of the mpc controller looks ahead, whole "
+                              "hours (1h to 14d)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 3600})
       ->check(CLI::Range(1, 24 * 14));
   cmd->add_option("--mpc-forecast-days", o->controller.forecast_days,
                   "past days the mpc controller's seasonal-naive forecast averages")
       ->capture_default_str()
       ->check(CLI::Range(1, 60));
-  cmd->add_option("--mpc-known-price", o->controller.mpc_known_price_h,
-                  "hours from now, the current one first, whose price the mpc controller knows "
-                  "(published day-ahead) instead of forecasting it; 0: only the past")
-      ->capture_default_str()
+  as_duration(cmd->add_option("--mpc-known-price", o->controller.mpc_known_price_h,
+                              "how far from now, the current hour first, the mpc controller "
+                              "knows the price (published day-ahead) instead of forecasting it, "
+                              "whole hours up to 14d; 0: only the past")
+                  ->capture_default_str(),
+              {.bare_unit_s = 3600})
       ->check(CLI::Range(0, 24 * 14));
   cmd->add_flag("--day-ahead-prices", o->day_ahead_prices,
                 "agents and the mpc controller know prices as a day-ahead auction publishes "
@@ -800,13 +832,15 @@ Action add_multi_command(CLI::App& app) {
                 "node where that costs least (the most recently started first); they wait "
                 "again and restart from the beginning, as kube-scheduler's priority preemption");
   cmd->add_flag(
-      "--bound", o->bound,
-      "also solve the fleet bound (the least carbon of the same jobs, home sites and signals: "
+      "--bound", o->bound_flag,
+      "solve the fleet bound (the default, but with --shard; the least carbon of the same jobs, "
+      "home sites and signals: "
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
       "paying transfer energy and time, jobs without GPUs at their CPU floor; an LP and its dual) "
       "and show each run's share of its carbon saving, and where it runs the work per site; with "
       "--out, bound.csv and bound_sites.csv");
+  cmd->add_flag("--no-bound", o->no_bound, "do not solve the fleet bound");
   cmd->add_flag("--bound-prices", o->bound_prices,
                 "with --bound: also run green-plan on the bound's capacity prices (what one more "
                 "GPU-hour at a site and hour is worth, every job to come known) instead of its "
@@ -826,6 +860,10 @@ Action add_multi_command(CLI::App& app) {
                   "not with --bound");
   return [o, cmd] {
     o->description = sweep_description(*cmd);
+    if (o->bound_flag && o->no_bound) {
+      return fail("--bound and --no-bound: give one", kExitUsage);
+    }
+    o->bound = o->bound_flag || (!o->no_bound && o->shard.empty());
     return run_multi(*o);
   };
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
+
 namespace greensched::app {
 
 void add_narrator_options(CLI::App* cmd, NarratorOptions& o) {
@@ -17,8 +19,10 @@ void add_narrator_options(CLI::App* cmd, NarratorOptions& o) {
   cmd->add_option("--narrator-key-env", o.key_env,
                   "environment variable holding the narrator's API key")
       ->capture_default_str();
-  cmd->add_option("--narrator-timeout", o.timeout_s, "seconds the narrator may take per request")
-      ->capture_default_str()
+  as_duration(cmd->add_option("--narrator-timeout", o.timeout_s,
+                              "time the narrator may take per request (1s to 1h)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1})
       ->check(CLI::Range(1, 3600));
   cmd->add_option("--narrator-mode", o.mode,
                   "prose: ask for a paragraph; placeholders: ask, through response_format's JSON "

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
 #include "greensched/core/text_file.hpp"
@@ -27,6 +28,7 @@ struct ServeOptions {
   std::string nodes;
   std::string nodes_json;
   std::string state;
+  std::string record;  // the decision records; default: STATE/decisions.jsonl
   std::string config;
   std::string prefix = "/";
   std::string policy;
@@ -58,6 +60,7 @@ int run_serve(const ServeOptions& o) {
     inputs.config = std::move(config.value());
   }
   if (!o.policy.empty()) inputs.config.policy = o.policy;
+  if (!o.record.empty()) inputs.config.extender.decision_log = o.record;
   inputs.config.server.prefix = o.prefix;
   inputs.config.server.security = o.security;
 
@@ -161,12 +164,19 @@ Action add_serve_command(CLI::App& app) {
                   "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
   cmd->add_option("--nodes-json", opts->nodes_json,
                   "Kubernetes NodeList JSON (kubectl get nodes -o json)");
-  cmd->add_option("--state", opts->state, "directory of the durable journal (created if absent)")
+  cmd->add_option("--state", opts->state,
+                  "folder of the durable journal of binds and releases (created if absent)")
       ->required();
+  cmd->add_option("--record", opts->record,
+                  "write a decision record per filter that left a pod no node or split its GPU "
+                  "(JSON Lines); read it with greensched explain (default: STATE/decisions.jsonl)");
   cmd->add_option("--config", opts->config, "JSON config: policy, target_pods, power model, ...");
   cmd->add_option("--prefix", opts->prefix, "URL prefix of the extender verbs")
       ->capture_default_str();
-  cmd->add_option("--policy", opts->policy, "policy spec, overriding the config (e.g. fgd)");
+  cmd->add_option("--policy", opts->policy,
+                  fmt::format("the policy, overriding the config's: one of {}, or a mix such as "
+                              "pwr:200+fgd:800",
+                              policy_names()));
   cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
   cmd->add_flag("--kube-bind", opts->kube_bind,
                 "bind pods through the API server (with the gpu-index annotation)");
@@ -183,6 +193,10 @@ Action add_serve_command(CLI::App& app) {
                        "file holding a bearer token every request but GET /healthz must carry "
                        "(kube-scheduler sends none: authenticate it with --client-ca)");
   cmd->footer(
+      "Example: an extender for kube-scheduler on this machine (docs/SERVE.md)\n"
+      "  greensched serve --nodes nodes.csv --state state/ --policy fgd\n"
+      "  curl -s 127.0.0.1:8888/healthz\n"
+      "  greensched explain --record state/decisions.jsonl --pod default/train-1\n\n" +
       listener_help("docs/SERVE.md") +
       "\nkube-scheduler's extender client sends no bearer token: give it a client certificate\n"
       "(tlsConfig certFile/keyFile) and --client-ca here, with enableHTTPS: true and\n"

@@ -12,9 +12,12 @@
 #include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
+#include "greensched/core/duration.hpp"
 #include "greensched/core/parallel_for.hpp"
 #include "greensched/core/text_file.hpp"
+#include "greensched/core/words.hpp"
 #include "greensched/policy/registry.hpp"
+#include "greensched/report/column_key.hpp"
 #include "greensched/report/results_writer.hpp"
 #include "greensched/report/shard_files.hpp"
 #include "greensched/report/timeline_writer.hpp"
@@ -111,6 +114,7 @@ nlohmann::json to_json(const sim::ReplayResult& r) {
           {"target_load_pct", r.config.target_load_pct},
           {"offered_load_pct", r.offered_load_pct},
           {"window_s", r.window_s},
+          {"window_start_s", r.window_start_s},
           {"pods_total", r.pods_total},
           {"pods_started", r.pods_started},
           {"pods_never_started", r.pods_never_started},
@@ -129,26 +133,46 @@ nlohmann::json to_json(const sim::ReplayResult& r) {
           {"wall_seconds", r.wall_seconds}};
 }
 
-// One line per run; the load, GPU rule and power-down columns only when they vary.
+// One line per run.
 std::string replay_table(const std::vector<sim::ReplayResult>& results) {
   std::size_t width = 11;
   for (const auto& r : results) width = std::max(width, r.config.policy.size());
   std::string out =
-      fmt::format("{:<{}} {:>5} {:>7} {:>12} {:>9} {:>8} {:>10} {:>8} {:>7} {:>9} {:>9} {:>7}\n",
-                  "policy", width, "seed", "load %", "gpu power", "sleep s", "alloc %",
-                  "energy kWh", "/floor", "awake", "LS p99 s", "BE p99 s", "never");
+      fmt::format("{:<{}} {:>5} {:>7} {:>12} {:>11} {:>8} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}\n",
+                  "policy", width, "seed", "load %", "GPU rule", "sleep after", "alloc %",
+                  "energy kWh", "/own floor", "awake", "LS p99 s", "BE p99 s", "never");
   for (const auto& r : results) {
     const std::string sleep =
-        r.config.power_down_idle_s < 0 ? "off" : fmt::format("{}", r.config.power_down_idle_s);
+        r.config.power_down_idle_s < 0
+            ? "off"
+            : format_duration(static_cast<double>(r.config.power_down_idle_s));
     out += fmt::format(
-        "{:<{}} {:>5} {:>7.1f} {:>12} {:>9} {:>8.2f} {:>10.1f} {:>8.3f} {:>7.1f} {:>9.1f} "
+        "{:<{}} {:>5} {:>7.1f} {:>12} {:>11} {:>8.2f} {:>10.1f} {:>10.3f} {:>7.1f} {:>9.1f} "
         "{:>9.1f} {:>7}\n",
         r.config.policy, width, r.config.seed, r.offered_load_pct,
         power::gpu_power_rule_name(r.gpu_rule), sleep, r.gpu_alloc_pct, r.energy_kwh,
         r.energy_floor_kwh > 0 ? r.energy_kwh / r.energy_floor_kwh : 0.0, r.mean_nodes_awake,
         r.delay_ls.p99_s, r.delay_be.p99_s, r.pods_never_started);
   }
-  return out;
+  static constexpr report::ColumnKey kKey[] = {
+      {"policy", "policy", "the policy (--policy)"},
+      {"seed", "seed", "the seed of the run"},
+      {"load %", "offered_load_pct", "offered GPU load over the measured window"},
+      {"GPU rule", "gpu_power",
+       "how an allocated GPU draws: pwr (max whenever allocated) or proportional (--gpu-power)"},
+      {"sleep after", "power_down_idle_s",
+       "idle time after which a node sleeps, off: never (--power-down-idle; the CSV holds s)"},
+      {"alloc %", "gpu_alloc_pct", "time-weighted GPU allocation over the window"},
+      {"energy kWh", "energy_kwh", "facility energy over the window, PUE included"},
+      {"/own floor", "energy_over_floor",
+       "energy over this run's own floor (its placed GPU-time at energy-proportional power, "
+       "nothing idle); the floor depends on the GPUs the policy chose: compare energy kWh"},
+      {"awake", "mean_nodes_awake", "nodes awake (not asleep), time-weighted mean"},
+      {"LS p99 s", "ls_p99_delay_s", "99th percentile wait of latency-sensitive pods"},
+      {"BE p99 s", "be_p99_delay_s", "99th percentile wait of best-effort pods"},
+      {"never", "pods_never_started", "pods still waiting when the replay ended"},
+  };
+  return out + report::column_key("summary.csv", kKey);
 }
 
 // What every replay run's config shares: queue, time scale, records, wake delay, node events.
@@ -261,10 +285,10 @@ Result<ReplayRun> prepare_replay_run(const ReplaySetup& s, const sim::ReplayConf
   if (!o.quiet) {
     fmt::print(stderr,
                "load {} % seed {}: {} jobs ({} running at the start), offered load {:.2f} "
-               "% over days {:g}-{:g} (warm-up {:g} days excluded), arrivals by {}\n",
+               "% over {} measured after a {} warm-up, arrivals by {}\n",
                load, seed, w.pods.size(), generated.value().running_at_start,
-               generated.value().offered_load_pct, o.warmup_days, o.warmup_days + o.days,
-               o.warmup_days, generated.value().profile);
+               generated.value().offered_load_pct, plural(o.days, "day", "days"),
+               plural(o.warmup_days, "day", "days"), generated.value().profile);
   }
   return run;
 }
@@ -377,7 +401,7 @@ void print_results(const SimulateOptions& o, const std::vector<RunResult>& resul
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) all.push_back(to_json(r));
     std::cout << all.dump(2) << "\n";
-  } else {
+  } else if (!o.quiet) {
     std::cout << table(results);
   }
   std::cout.flush();
@@ -529,8 +553,9 @@ void print_workload_lines(const SimulateOptions& o, const trace::Workload& workl
   for (const auto& n : workload.nodes) gpus += n.gpu_count;
   fmt::print(stderr, "workload: {} nodes, {} GPUs ({}); {} pods ({})\n", workload.nodes.size(),
              gpus, workload.nodes_source, workload.pods.size(), workload.pods_source);
-  fmt::print(stderr, "{} mode: {} policies x {} seeds\n", o.mode, lists.policies.size(),
-             lists.seeds.size());
+  fmt::print(stderr, "{} mode: {} x {}\n", o.mode,
+             plural(lists.policies.size(), "policy", "policies"),
+             plural(lists.seeds.size(), "seed", "seeds"));
 }
 
 // Every policy x seed of the inflation protocol, in plan order.
@@ -636,15 +661,9 @@ int run_simulate(const SimulateOptions& o) {
 
 // --policy's help: every policy the catalogue and the registered factories offer.
 std::string policy_option_help() {
-  std::string names;
-  for (const policy::PolicyInfo& p : policy::policy_catalog()) {
-    names += (names.empty() ? "" : ", ") + std::string(p.name);
-  }
-  for (const auto& [name, summary] : policy::registered_policy_factories()) {
-    names += ", " + name + (name == "learned" ? "=MODEL.json" : "");
-  }
   return fmt::format(
-      "comma list of {}; weighted mixes such as pwr:200+fgd:800; or all (docs/POLICIES.md)", names);
+      "comma list of {}; weighted mixes such as pwr:200+fgd:800; or all (docs/POLICIES.md)",
+      policy_names());
 }
 
 }  // namespace
@@ -691,7 +710,8 @@ Action add_simulate_command(CLI::App& app) {
                   "folder to write curves.csv and summary.csv into (replay: timeline.csv, "
                   "summary.csv); created if absent");
   cmd->add_option("--jobs,-j", opts->jobs, "parallel runs (default: all cores)");
-  cmd->add_flag("--quiet,-q", opts->quiet, "no progress or workload lines on stderr");
+  cmd->add_flag("--quiet,-q", opts->quiet,
+                "no table, progress or workload lines: only --json, files and errors");
   cmd->add_flag("--json", opts->json, "print per-run results as JSON instead of the table");
   cmd->add_option("--power-model", opts->power_model,
                   "JSON power model (watts per GPU model and CPU, overrides per node type or "
@@ -732,19 +752,23 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--warmup-days", opts->warmup_days,
                   "replay with --load: days before the measured ones, run but not measured")
       ->capture_default_str();
-  cmd->add_option("--power-down-idle", opts->power_down_idle,
-                  "replay: nodes idle this many seconds sleep (draw nothing) until a queued pod "
-                  "needs them; a comma list of seconds or off (off,1800 runs both)");
-  cmd->add_option("--wake-delay", opts->wake_delay_s,
-                  "replay: seconds a sleeping node takes to wake (at idle power)")
-      ->capture_default_str();
+  as_duration(cmd->add_option("--power-down-idle", opts->power_down_idle,
+                              "replay: nodes idle this long sleep (draw nothing) until a queued "
+                              "pod needs them; a comma list of durations or off (off,30m runs "
+                              "both)"),
+              {.bare_unit_s = 1, .list = true, .allow_off = true});
+  as_duration(cmd->add_option("--wake-delay", opts->wake_delay_s,
+                              "replay: time a sleeping node takes to wake (at idle power)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
   cmd->add_option("--gpu-power", opts->gpu_power,
                   "GPU power rule: pwr (any allocation draws max, the PWR paper) or proportional "
                   "(idle + (max - idle) x allocated share); replay takes a comma list. Default: "
                   "the power model's (pwr)");
-  cmd->add_option("--timeline-step", opts->timeline_step_s,
-                  "replay: seconds between timeline.csv points (default: every instant; 3600 "
-                  "with --load)");
+  as_duration(cmd->add_option("--timeline-step", opts->timeline_step_s,
+                              "replay: time between timeline.csv points (default: every "
+                              "instant; 1h with --load)"),
+              {.bare_unit_s = 1});
   cmd->add_option("--shard", opts->shard,
                   "I/N: run only block I (0-based) of N of the plan's runs (policy x seed, and "
                   "replay's loads x GPU rules x power-down settings) and write OUT/shard.json for "

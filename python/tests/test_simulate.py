@@ -104,7 +104,16 @@ def test_replay_matches_cli(cli, tmp_path):
 def test_multi_matches_cli(cli, tmp_path):
     args = ["--agent", "local,least-loaded", "--load", "40", "--days", "1", "--warmup-days", "0.25"]
     subprocess.run(
-        [cli, "multi", *args, "--quiet", "--out", str(tmp_path / "cli")],
+        [
+            cli,
+            "multi",
+            *args,
+            "--decisions",
+            "--no-bound",
+            "--quiet",
+            "--out",
+            str(tmp_path / "cli"),
+        ],
         check=True,
         stdout=subprocess.DEVNULL,
     )

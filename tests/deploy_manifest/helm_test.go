@@ -474,7 +474,7 @@ func checkChart(t *testing.T, r *rendered, existing map[string]bool) {
 		}
 	}
 	args := dispatch.Spec.Template.Spec.Containers[0].Args
-	for _, flag := range []string{"--tls-cert", "--tls-key", "--auth-token-file", "--journal", "--config"} {
+	for _, flag := range []string{"--tls-cert", "--tls-key", "--auth-token-file", "--record", "--config"} {
 		if !hasArg(args, flag) {
 			t.Errorf("dispatch's args lack %s: %v", flag, args)
 		}

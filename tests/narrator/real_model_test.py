@@ -86,7 +86,7 @@ if DATA and os.path.isdir(DATA):
             os.path.join(source, "examples/dispatch-4-regions.json"),
             "--data-dir",
             DATA,
-            "--journal",
+            "--record",
             journal,
             "--signal-start",
             "2023-01-02",

@@ -17,7 +17,27 @@ Result<std::string> read_file(const std::string& path) {
   return buffer.str();
 }
 
+namespace {
+
+// The folder a file goes in, created when absent: --record quick/decisions.jsonl writes into a
+// quick/ that --out has not made yet.
+Status ensure_parent(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (parent.empty() || std::filesystem::is_directory(parent, ec)) return Status::Ok();
+  std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return Error{
+        fmt::format("{}: cannot create its folder {}: {}", path, parent.string(), ec.message()),
+        ErrorCode::kIo};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status write_text_file(const std::string& path, std::string_view text) {
+  if (Status s = ensure_parent(path); !s.ok()) return s;
   std::ofstream out(path, std::ios::binary);
   if (!out) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -27,6 +47,7 @@ Status write_text_file(const std::string& path, std::string_view text) {
 }
 
 Status write_stream_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (Status s = ensure_parent(path); !s.ok()) return s;
   std::ofstream out(path, std::ios::binary);
   if (!out) return Error{fmt::format("{}: cannot open for writing", path), ErrorCode::kIo};
   write(out);

@@ -17,7 +17,8 @@ namespace greensched {
 // Reads a whole file; the error names the path.
 Result<std::string> read_file(const std::string& path);
 
-// Writes `text` to `path`, replacing it.
+// Writes `text` to `path`, replacing it; the folder it goes in is created when absent (so are
+// write_stream_file's and write_text_file_atomic's).
 Status write_text_file(const std::string& path, std::string_view text);
 
 // Writes what `write` puts into the stream to `path`, replacing it: a large report goes to

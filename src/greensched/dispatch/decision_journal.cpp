@@ -217,7 +217,7 @@ Result<std::unique_ptr<DecisionJournal>> DecisionJournal::open(JournalOptions op
   if (bad_inside > 0 && !j->options_.repair) {
     const Line& first = *bad.front();
     return Error{fmt::format(
-        "journal {}:{}: {}{}; start with --journal-repair to move the bad "
+        "journal {}:{}: {}{}; start with --record-repair to move the bad "
         "lines to {} and go on without them",
         path, first.number, first.problem,
         bad_inside > 1 ? fmt::format(" (and {} more bad lines)", bad_inside - 1) : "", rejected)};

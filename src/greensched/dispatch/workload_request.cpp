@@ -1,11 +1,11 @@
 #include "greensched/dispatch/workload_request.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "greensched/core/duration.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/serve/json_fields.hpp"
 
@@ -33,48 +33,12 @@ const PodSetRequest& WorkloadRequest::largest() const {
 }
 
 Result<int64_t> parse_duration_s(std::string_view text) {
-  if (text.empty()) return Error{"an empty duration"};
-  int64_t total = 0;
-  std::size_t i = 0;
-  bool any = false;
-  while (i < text.size()) {
-    std::size_t j = i;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-    if (j == i) {
-      return Error{fmt::format("'{}' is not a duration (e.g. 4h, 30m, 1h30m, 900)", text)};
-    }
-    int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data() + i, text.data() + j, value);
-    if (ec != std::errc() || value > (int64_t{1} << 40)) {
-      return Error{fmt::format("'{}': number out of range", text)};
-    }
-    int64_t unit = 1;
-    if (j < text.size()) {
-      switch (text[j]) {
-        case 'd':
-          unit = 86400;
-          break;
-        case 'h':
-          unit = 3600;
-          break;
-        case 'm':
-          unit = 60;
-          break;
-        case 's':
-          unit = 1;
-          break;
-        default:
-          return Error{fmt::format("'{}': unknown unit '{}' (d, h, m or s)", text, text[j])};
-      }
-      ++j;
-    } else if (any) {
-      return Error{fmt::format("'{}': a number without a unit after the first", text)};
-    }
-    total += value * unit;
-    any = true;
-    i = j;
+  auto seconds = parse_duration(text, 1);
+  if (!seconds.ok()) return seconds.status().error();
+  if (seconds.value() != std::floor(seconds.value())) {
+    return Error{fmt::format("'{}' is not a whole number of seconds", text)};
   }
-  return total;
+  return static_cast<int64_t>(seconds.value());
 }
 
 namespace {

@@ -61,7 +61,8 @@ struct WorkloadRequest {
   const PodSetRequest& largest() const;
 };
 
-// "4h", "30m", "90s", "1h30m", "2d" or a plain number of seconds; >= 0.
+// "4h", "30m", "90s", "1h30m", "2d" or a plain number of seconds (core/duration.hpp), whole
+// seconds.
 Result<int64_t> parse_duration_s(std::string_view text);
 
 // A kueue.x-k8s.io Workload object (v1beta1 or v1beta2: the fields read are the same).

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/duration.hpp"
 #include "greensched/report/column_label.hpp"
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/multi_writer.hpp"
@@ -41,7 +42,7 @@ const KindSpec* kind_of(const std::vector<std::string>& header) {
                                 "simulate --mode replay",
                                 {"policy", "seed", "queue", "gpu_power", "power_down_idle_s",
                                  "wake_delay_s", "target_load_pct"},
-                                {"window_s", "wall_seconds"}};
+                                {"window_s", "window_start_s", "wall_seconds"}};
   static const KindSpec kMulti{"multi",
                                "multi",
                                {"agent", "controller", "target_load_pct", "slack_h"},
@@ -252,6 +253,60 @@ std::string full(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : std::string();
 }
 
+// A setting or key value as a reader says it: a power-down of -1 is "never", durations carry
+// units, a load of "" is the pod list's own rate. compare.csv and --json keep the raw text.
+std::string readable(const std::string& column, const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  const bool number = !value.empty() && end == value.c_str() + value.size();
+  if (column == "power_down_idle_s") {
+    return !number ? value : v < 0 ? "never" : "after " + format_duration(v);
+  }
+  if (column == "wake_delay_s" || column == "window_s") {
+    return number ? format_duration(v) : value;
+  }
+  if (column == "target_load_pct") return value.empty() ? "own rate" : value + " %";
+  if (column == "slack_h") return number ? format_duration(v * 3600) : value;
+  return value;
+}
+
+// The unit of a summary.csv column, from the suffix every such column ends in: energy_kwh is
+// kWh, p99_delay_s_be is s, pods_failed a count; "" where the name says none.
+std::string unit_of(const std::string& column) {
+  const auto has = [&](std::string_view part) { return column.find(part) != std::string::npos; };
+  const auto ends = [&](std::string_view tail) { return column.ends_with(tail); };
+  if (has("_pct")) return "%";
+  if (ends("_kwh")) return "kWh";
+  if (ends("_kg")) return "kg";
+  if (ends("_usd")) return "USD";
+  if (ends("_watts") || has("_watts_")) return "W";
+  if (has("gpu_milli")) return "milli-GPU";
+  if (ends("_gb") || column.starts_with("gb_")) return "GB";
+  if (ends("_seconds") || ends("_s") || has("_s_")) return "s";
+  if (ends("_h") || has("_hours")) return "h";
+  if (ends("_cycles")) return "cycles";
+  if (column.starts_with("pods_") || column.starts_with("jobs") || ends("_violations") ||
+      ends("_preemptions") || ends("wakeups") || ends("_pods") || column == "pods_total") {
+    return "count";
+  }
+  return "";
+}
+
+// The distinct sites of a multi run, in order of first appearance in its timeline.csv ("" when
+// it has none): two fleets compared are runs that differ.
+std::string sites_of(const std::string& dir) {
+  std::error_code ec;
+  const std::string path = (fs::path(dir) / "timeline.csv").string();
+  if (!fs::is_regular_file(path, ec)) return "";
+  auto table = read_table(path, {text_col("site", false)});
+  if (!table.ok() || !table.value().has("site")) return "";
+  std::vector<std::string> sites;
+  for (const std::string& s : table.value().text("site")) {
+    if (std::find(sites.begin(), sites.end(), s) == sites.end()) sites.push_back(s);
+  }
+  return join(sites, ", ");
+}
+
 }  // namespace
 
 Result<Comparison> compare_runs(const CompareOptions& options) {
@@ -273,6 +328,13 @@ Result<Comparison> compare_runs(const CompareOptions& options) {
   if (Status s = choose_metrics(options, runs[0], c.metrics); !s.ok()) return s.error();
   c.keys = choose_keys(runs, options.per_seed);
   c.settings = differing_settings(runs, c.keys);
+  if (c.kind == "multi") {
+    std::vector<std::string> sites;
+    for (const RunTable& run : runs) sites.push_back(sites_of(run.dir));
+    if (std::set<std::string>(sites.begin(), sites.end()).size() > 1) {
+      c.settings.emplace_back("sites", std::move(sites));
+    }
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     c.runs.push_back(
         CompareRun{runs[i].dir, run_label(i), runs[i].table.rows, seed_list(runs[i].table)});
@@ -323,6 +385,19 @@ Result<Comparison> compare_runs(const CompareOptions& options) {
       c.rows.push_back(std::move(row));
     }
   }
+  // Shown to about four significant digits: 77736 kWh, not 77736.154829.
+  for (std::size_t m = 0; m < c.metrics.size(); ++m) {
+    double largest = 0;
+    for (const CompareRow& row : c.rows) {
+      if (row.metric != c.metrics[m]) continue;
+      for (double v : row.values) {
+        if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+      }
+    }
+    const int cap =
+        largest >= 1 ? std::max(0, 3 - static_cast<int>(std::floor(std::log10(largest)))) : 4;
+    c.decimals[m] = std::min(c.decimals[m], cap);
+  }
   return c;
 }
 
@@ -350,7 +425,8 @@ std::string compare_text(const Comparison& c) {
   for (const auto& [column, values] : c.settings) {
     std::string per_run;
     for (std::size_t i = 0; i < values.size(); ++i) {
-      per_run += fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label, values[i]);
+      per_run +=
+          fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label, readable(column, values[i]));
     }
     out += fmt::format("runs differ in {}: {}\n", column, per_run);
   }
@@ -361,6 +437,7 @@ std::string compare_text(const Comparison& c) {
   // Cells first, then column widths.
   std::vector<std::string> header = c.keys;
   header.push_back("metric");
+  header.push_back("unit");
   for (const CompareRun& r : c.runs) header.push_back(r.label);
   for (std::size_t i = 1; i < c.runs.size(); ++i) {
     header.push_back(c.runs[i].label + "-A");
@@ -371,8 +448,10 @@ std::string compare_text(const Comparison& c) {
     const std::size_t m = static_cast<std::size_t>(
         std::find(c.metrics.begin(), c.metrics.end(), row.metric) - c.metrics.begin());
     const int d = shown_decimals(c, m);
-    std::vector<std::string> line = row.key;
+    std::vector<std::string> line;
+    for (std::size_t k = 0; k < c.keys.size(); ++k) line.push_back(readable(c.keys[k], row.key[k]));
     line.push_back(row.metric);
+    line.push_back(unit_of(row.metric));
     for (double v : row.values) line.push_back(fixed(v, d));
     for (std::size_t i = 1; i < c.runs.size(); ++i) {
       line.push_back(fixed(compare_delta(row, i), d, true));
@@ -381,7 +460,7 @@ std::string compare_text(const Comparison& c) {
     }
     lines.push_back(std::move(line));
   }
-  const std::size_t text_cols = c.keys.size() + 1;
+  const std::size_t text_cols = c.keys.size() + 2;
   std::vector<std::size_t> width(header.size(), 0);
   for (const auto& line : lines) {
     for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
@@ -477,7 +556,8 @@ std::string compare_html(const Comparison& c, const std::string& title) {
   for (const auto& [column, values] : c.settings) {
     std::string per_run;
     for (std::size_t i = 0; i < values.size(); ++i) {
-      per_run += fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label, svg::escape(values[i]));
+      per_run += fmt::format("{}{} {}", i ? ", " : "", c.runs[i].label,
+                             svg::escape(readable(column, values[i])));
     }
     settings_html +=
         fmt::format(" The runs differ in {} ({}).", svg::escape(column_label(column)), per_run);
@@ -519,8 +599,9 @@ std::string compare_html(const Comparison& c, const std::string& title) {
         std::find(c.metrics.begin(), c.metrics.end(), row.metric) - c.metrics.begin());
     const int d = shown_decimals(c, m);
     HtmlTable::Row r;
-    r.name = row.key.empty() ? "" : row.key[0];
-    r.cells.assign(row.key.begin() + (row.key.empty() ? 0 : 1), row.key.end());
+    r.name = row.key.empty() ? "" : readable(c.keys[0], row.key[0]);
+    for (std::size_t k = 1; k < row.key.size(); ++k)
+      r.cells.push_back(readable(c.keys[k], row.key[k]));
     r.cells.push_back(column_label(row.metric));
     for (double v : row.values) r.cells.push_back(std::isfinite(v) ? fixed(v, d) : "–");
     for (std::size_t i = 1; i < c.runs.size(); ++i) {

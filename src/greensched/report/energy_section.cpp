@@ -135,17 +135,19 @@ Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_pa
     carbon.bars.push_back(svg::Bar{label, nums.value().num("carbon_kg")[r], color});
     priced = priced || nums.value().num("cost_usd")[r] != 0;
   }
-  if (!priced) cost.title += ": no price data";
-  return std::vector<EnergyFigure>{
-      {"chart-energy-cost", svg::render_bar_chart(cost),
-       std::string("What each agent and site controller paid for grid energy over the measured "
+  std::vector<EnergyFigure> out;
+  if (priced) {
+    out.push_back({"chart-energy-cost", svg::render_bar_chart(cost),
+                   "What each agent and site controller paid for grid energy over the measured "
                    "window, after on-site generation and the battery (export earnings "
-                   "deducted).") +
-           (priced ? ""
-                   : " No price data: no site of this fleet has a price series, so every "
-                     "cost is 0.")},
-      {"chart-energy-carbon", svg::render_bar_chart(carbon),
-       "The carbon of the grid energy each agent and controller imported."}};
+                   "deducted)."});
+  } else {
+    out.push_back(
+        {"", "", "No site of this fleet has a price series, so there is no cost to chart."});
+  }
+  out.push_back({"chart-energy-carbon", svg::render_bar_chart(carbon),
+                 "The carbon of the grid energy each agent and controller imported."});
+  return out;
 }
 
 }  // namespace
@@ -153,9 +155,9 @@ Result<std::vector<EnergyFigure>> cost_carbon_bars(const std::string& summary_pa
 Result<std::vector<EnergyFigure>> energy_figures(const std::string& timeline_path,
                                                  const std::string& summary_path,
                                                  svg::ColorMap& colors) {
-  auto read =
-      read_columns(timeline_path, {"agent", "controller", "site"},
-                   {"demand_kwh", "pv_kwh", "wind_kwh", "discharge_kwh", "grid_import_kwh", "soc"});
+  auto read = read_columns(timeline_path, {"agent", "controller", "site"},
+                           {"demand_kwh", "pv_kwh", "wind_kwh", "charge_kwh", "discharge_kwh",
+                            "grid_import_kwh", "soc"});
   if (!read.ok()) return Error{read.error()};
   const Table& tl = read.value();
   std::vector<EnergyFigure> figures;
@@ -165,14 +167,42 @@ Result<std::vector<EnergyFigure>> energy_figures(const std::string& timeline_pat
   for (const std::string& s : tl.text("site")) {
     if (std::find(sites.begin(), sites.end(), s) == sites.end()) sites.push_back(s);
   }
-  for (std::size_t k = 0; k < sites.size(); ++k) {
-    figures.push_back(sources_chart(tl, sites[k], agent, ctrl, k));
+  // A site is charted only where it has something of its own: generation for the sources
+  // chart, a battery (one that ever charges or discharges) for the state of charge. The rest
+  // draw everything from the grid, which the cost and carbon bars show.
+  std::vector<std::string> generating, storing, grid_only;
+  for (const std::string& site : sites) {
+    bool generates = false, stores = false;
+    for (std::size_t r = 0; r < tl.rows; ++r) {
+      if (tl.text("site")[r] != site) continue;
+      generates = generates || tl.num("pv_kwh")[r] > 0 || tl.num("wind_kwh")[r] > 0;
+      stores = stores || tl.num("charge_kwh")[r] > 0 || tl.num("discharge_kwh")[r] > 0;
+    }
+    if (generates || stores) generating.push_back(site);
+    if (stores) storing.push_back(site);
+    if (!generates && !stores) grid_only.push_back(site);
   }
-  figures.push_back(soc_chart(tl, sites, agent, ctrl, colors));
+  for (std::size_t k = 0; k < generating.size(); ++k) {
+    figures.push_back(sources_chart(tl, generating[k], agent, ctrl, k));
+  }
+  if (!storing.empty()) figures.push_back(soc_chart(tl, storing, agent, ctrl, colors));
   if (!summary_path.empty()) {
     auto bars = cost_carbon_bars(summary_path, colors);
     if (!bars.ok()) return Error{bars.error()};
     for (EnergyFigure& f : bars.value()) figures.push_back(std::move(f));
+  }
+  if (!grid_only.empty()) {
+    std::string names;
+    for (const std::string& site : grid_only) names += (names.empty() ? "" : ", ") + site;
+    figures.insert(figures.begin(),
+                   EnergyFigure{"", "",
+                                fmt::format("{} {} no solar, wind or battery: {} all {} energy "
+                                            "from the grid, and {} not charted on {} own.",
+                                            names, grid_only.size() == 1 ? "has" : "have",
+                                            grid_only.size() == 1 ? "it draws" : "they draw",
+                                            grid_only.size() == 1 ? "its" : "their",
+                                            grid_only.size() == 1 ? "is" : "are",
+                                            grid_only.size() == 1 ? "its" : "their")});
   }
   return figures;
 }
@@ -186,7 +216,13 @@ Status add_energy_section(Page& page, const std::string& timeline_path,
                "Each site serves its hourly demand from on-site solar and wind, its "
                "battery and the grid; a site energy controller decides the battery, after "
                "dispatch, on the demand the replay produced.");
-  for (const EnergyFigure& f : figures.value()) page.chart(f.id, f.svg, f.caption_html);
+  for (const EnergyFigure& f : figures.value()) {
+    if (f.svg.empty()) {
+      page.body += "<p class=\"intro\">" + svg::escape(f.caption_html) + "</p>\n";
+    } else {
+      page.chart(f.id, f.svg, f.caption_html);
+    }
+  }
   return Status::Ok();
 }
 

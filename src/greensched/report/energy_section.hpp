@@ -1,7 +1,8 @@
 // The report's section on site energy (greensched multi with site energy controllers), from
-// energy_timeline.csv and summary.csv: per site the energy sources over time stacked (on-site
-// solar and wind, battery discharge, grid import), the battery's state of charge per site, and
-// cost and carbon per agent and controller.
+// energy_timeline.csv and summary.csv: per site with solar, wind or a battery the energy sources
+// over time stacked (on-site solar and wind, battery discharge, grid import), the state of
+// charge of the sites with a battery, and cost (where there are prices) and carbon per agent
+// and controller. What is left out is said in a note, never drawn empty.
 #pragma once
 
 #include <string>
@@ -14,8 +15,8 @@ namespace greensched::report {
 
 struct EnergyFigure {
   std::string id;
-  std::string svg;
-  std::string caption_html;
+  std::string svg;           // "": a note, the caption alone (what is not charted, and why)
+  std::string caption_html;  // for a note: plain text
 };
 
 // Errors are "path:line: reason". `summary_path` may be empty (then no cost and carbon bars).

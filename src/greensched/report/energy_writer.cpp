@@ -7,6 +7,7 @@
 
 #include "greensched/core/utc_time.hpp"
 #include "greensched/multi/time_series.hpp"
+#include "greensched/report/column_key.hpp"
 #include "greensched/report/multi_writer.hpp"
 
 namespace greensched::report {
@@ -58,10 +59,20 @@ std::string energy_summary_table(std::span<const multi::MultiResult> results) {
           r.p99_delay_s_be, r.jobs_never_started);
     }
   }
-  out +=
-      "ctrl: the site energy controller (battery); cost and carbon of the grid over the measured "
-      "window,\nafter on-site generation; self-cons %: on-site generation used on site; cycles: "
-      "battery full-cycle\nequivalents.\n";
+  static constexpr ColumnKey kKey[] = {
+      {"agent", "agent", "the dispatch agent"},
+      {"ctrl", "controller", "the site energy controller (--energy-controller)"},
+      {"load %", "offered_load_pct", "offered GPU load of the fleet"},
+      {"cost USD", "cost_usd", "grid energy cost over the window, after on-site generation"},
+      {"carbon kg", "carbon_kg", "grid emissions over the window, after on-site generation"},
+      {"import MWh", "grid_import_kwh", "energy drawn from the grid (the CSV holds kWh)"},
+      {"self-cons %", "self_consumption_pct", "on-site generation used on site"},
+      {"cycles", "battery_cycles", "battery full-cycle equivalents"},
+      {"LS viol", "ls_slo_violations", "latency-sensitive jobs later than --ls-bound"},
+      {"BE p99 s", "p99_delay_s_be", "99th percentile wait of best-effort jobs"},
+      {"never", "jobs_never_started", "jobs that had not started when the run ended"},
+  };
+  out += column_key("summary.csv", kKey);
   return out;
 }
 

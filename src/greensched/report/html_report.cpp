@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 struct Inputs {
   std::string summary_kind;  // inflation, replay, multi, or "" (absent)
   std::string timeline_kind;
-  std::optional<Table> summary, curves, occupancy, timeline;
+  std::optional<Table> summary, curves, occupancy, timeline, bound;
   std::vector<std::string> paths;  // the files read, in reading order
   std::vector<std::string> notes;  // the narrator's
 };
@@ -74,7 +74,8 @@ Result<Inputs> read_inputs(const std::string& dir) {
   } files[] = {{"summary.csv", summary, &in.summary},
                {"curves.csv", fixed(inflation_curve_columns()), &in.curves},
                {"occupancy.csv", fixed(occupancy_columns()), &in.occupancy},
-               {"timeline.csv", timeline, &in.timeline}};
+               {"timeline.csv", timeline, &in.timeline},
+               {"bound.csv", fixed(multi_bound_columns()), &in.bound}};
   for (const auto& f : files) {
     if (Status s = read_if_present(dir, f.name, f.choose, *f.table, in.paths); !s.ok()) {
       return s.error();
@@ -95,6 +96,9 @@ Status add_sections(Page& page, const HtmlReportOptions& options, Inputs& in) {
   if (in.timeline_kind == "replay" || in.summary_kind == "replay") {
     add_replay_section(page, of_kind(in.timeline, in.timeline_kind, "replay"),
                        of_kind(in.summary, in.summary_kind, "replay"));
+  }
+  if (in.summary_kind == "multi") {
+    add_multi_headline(page, &*in.summary, in.bound ? &*in.bound : nullptr);
   }
   if (in.timeline_kind == "multi" || in.summary_kind == "multi") {
     add_multi_section(page, of_kind(in.summary, in.summary_kind, "multi"),

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "greensched/report/column_key.hpp"
+
 namespace greensched::report {
 
 std::string csv_field(const std::string& text) {
@@ -103,9 +105,9 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
   std::size_t width = 6;
   for (const auto& r : results) width = std::max(width, r.agent.size());
   std::string out = fmt::format(
-      "{:<{}} {:>6} {:>6} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>6}\n",
+      "{:<{}} {:>6} {:>6} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>7} {:>10} {:>8} {:>7} {:>6}\n",
       "agent", width, "load %", "slack", "energy kWh", "carbon kg", "vs local", "LS wait s",
-      "BE wait s", "BE p99 s", "LS viol", "moved", "GB moved", "alloc %", "never");
+      "BE wait s", "BE p99 s", "LS viol", "jobs moved", "GB moved", "alloc %", "never");
   // The baseline of a row: `local` at the same load and slack, else the first row.
   const auto baseline = [&](const multi::MultiResult& r) {
     for (const auto& b : results) {
@@ -121,17 +123,30 @@ std::string multi_summary_table(std::span<const multi::MultiResult> results) {
     const std::string vs =
         base > 0 ? fmt::format("{:+.1f}%", 100.0 * (r.carbon_kg / base - 1.0)) : "-";
     out += fmt::format(
-        "{:<{}} {:>6.1f} {:>5g}h {:>11.1f} {:>10.1f} {:>8} {:>9.1f} {:>9.1f} {:>9.1f} {:>7} {:>7} "
+        "{:<{}} {:>6.1f} {:>5g}h {:>11.1f} {:>10.1f} {:>8} {:>9.1f} {:>9.1f} {:>9.1f} {:>7} {:>10} "
         "{:>8.0f} {:>7.2f} {:>6}\n",
         r.agent, width, r.offered_load_pct, r.be_slack_h, r.energy_kwh, r.carbon_kg, vs,
         r.mean_delay_s_ls, r.mean_delay_s_be, r.p99_delay_s_be, r.ls_slo_violations, r.jobs_moved,
         r.gb_moved, r.gpu_alloc_pct, r.jobs_never_started);
   }
-  out +=
-      "load %: offered GPU load of the fleet over the measured window; vs local: carbon relative "
-      "to\nlocal at the same load and slack (else the first row); waits are from submission to "
-      "start;\nLS viol: latency-sensitive jobs that started later than the bound; alloc %: "
-      "time-weighted fleet GPU\nallocation. Energy and carbon are those of the measured window.\n";
+  static constexpr ColumnKey kKey[] = {
+      {"agent", "agent", "the dispatch agent (--agent)"},
+      {"load %", "offered_load_pct", "offered GPU load of the fleet over the measured window"},
+      {"slack", "slack_h", "how long a best-effort job may be deferred (--slack)"},
+      {"energy kWh", "energy_kwh", "facility energy over the measured window"},
+      {"carbon kg", "carbon_kg", "emissions of that energy, each site at its hourly intensity"},
+      {"vs local", "-",
+       "carbon_kg against local's at the same load and slack (else the first row)"},
+      {"LS wait s", "mean_delay_s_ls", "mean wait of latency-sensitive jobs, submission to start"},
+      {"BE wait s", "mean_delay_s_be", "mean wait of best-effort jobs, deferral included"},
+      {"BE p99 s", "p99_delay_s_be", "99th percentile wait of best-effort jobs"},
+      {"LS viol", "ls_slo_violations", "latency-sensitive jobs that started later than --ls-bound"},
+      {"jobs moved", "jobs_moved", "jobs run away from their home site"},
+      {"GB moved", "gb_moved", "data moved with them"},
+      {"alloc %", "gpu_alloc_pct", "time-weighted fleet GPU allocation"},
+      {"never", "jobs_never_started", "jobs that had not started when the run ended"},
+  };
+  out += column_key("summary.csv", kKey);
   // With --preempt-be: how many best-effort jobs each run evicted for latency-sensitive ones.
   std::string evicted;
   for (const auto& r : results) {
@@ -206,14 +221,14 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
     std::string draw;
     for (double kw : b.site_gpu_kw) draw += fmt::format("{}{:.3f}", draw.empty() ? "" : "/", kw);
     out += fmt::format(
-        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t vs {:.2f} t, {:+.1f} %; jobs without GPUs "
-        "{:.2f} t of it){}{}; "
+        "  {}, slack {:g} h: saves {:.2f} t ({:.2f} t against {:.2f} t with every job at home; "
+        "jobs without GPUs {:.2f} t of it){}{}; "
         "moved {:.0f} GPU-h, shifted {:.0f} GPU-h, transfer {:.0f} kWh; unserved {:.0f} GPU-h; "
         "site capacity {} %, IT kW per GPU-hour {}\n",
         b.target_load_pct > 0 ? fmt::format("load {:.0f} %", b.target_load_pct)
                               : std::string("the pod list's own load"),
         b.be_slack_h, b.saving_kg() / 1000.0, b.carbon.carbon_kg / 1000.0,
-        b.local.carbon_kg / 1000.0, b.carbon_vs_local_pct(), b.cpu_only_saving_kg / 1000.0,
+        b.local.carbon_kg / 1000.0, b.cpu_only_saving_kg / 1000.0,
         b.carbon.day_blocks ? ", jobs free to change site daily"
                             : fmt::format(", each job at one site; {:.2f} t if free to change "
                                           "site daily",
@@ -246,9 +261,18 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
                     r.offered_load_pct, r.be_slack_h, pct_or_dash(vs, "{:+.1f}%"),
                     pct_or_dash(bound, "{:+.1f}%"), pct_or_dash(share, "{:.0f}%"), r.transfer_kwh);
   }
-  out +=
-      "bound: the bound's saving in % of local's carbon; share: the run's saving against local "
-      "as a\nshare of the bound's, in kg (transfer counted in both).\n";
+  static constexpr ColumnKey kKey[] = {
+      {"agent", "agent", "the dispatch agent"},
+      {"load %", "target_load_pct", "the run's --load (the table shows the offered load)"},
+      {"slack", "slack_h", "the run's --slack"},
+      {"vs local", "carbon_vs_local_pct", "the run's carbon against local's"},
+      {"bound", "bound_carbon_vs_local_pct",
+       "the bound's saving against local's carbon: the one bound percentage"},
+      {"share", "share_of_bound_pct",
+       "the run's saving against local as a share of the bound's, in kg (transfer in both)"},
+      {"transfer kWh", "transfer_kwh", "energy of the data the run moved"},
+  };
+  out += column_key("bound.csv", kKey);
   return out;
 }
 

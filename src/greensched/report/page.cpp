@@ -207,8 +207,4 @@ std::string format_value(double v, int decimals) {
   return svg::format_number(v, decimals);
 }
 
-std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 }  // namespace greensched::report

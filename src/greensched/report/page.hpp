@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "greensched/core/words.hpp"
 #include "greensched/report/svg_chart.hpp"
 
 namespace greensched::report {
@@ -74,8 +75,5 @@ class Keys {
 
 // Fixed decimals; decimals < 0: a count, whole when it is whole (a mean over seeds may not be).
 std::string format_value(double v, int decimals);
-
-// "1 seed", "3 seeds".
-std::string plural(std::size_t n, std::string_view one, std::string_view many);
 
 }  // namespace greensched::report

@@ -11,6 +11,7 @@
 #include <fmt/ostream.h>
 
 #include "greensched/core/text_file.hpp"
+#include "greensched/report/column_key.hpp"
 #include "greensched/trace/workload.hpp"
 
 namespace greensched::report {
@@ -140,7 +141,7 @@ std::string summary_table(std::span<const sim::RunResult> results, bool by_model
   for (const std::string& name : order) width = std::max(width, name.size());
   std::string out = fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>12} {:>12} {:>11} {:>9}\n",
                                 "policy", width, "seeds", "alloc@90", "alloc@100", "alloc@130",
-                                "frag@100 GPU", "power@100 kW", "failed pods", "run s");
+                                "frag@100 GPUs", "facility kW@100", "failed pods", "run s");
   for (const std::string& name : order) {
     const Acc& a = by_policy.at(name);
     const auto mean_at_100 = [&](double sum, double scale) {
@@ -151,10 +152,21 @@ std::string summary_table(std::span<const sim::RunResult> results, bool by_model
                        mean_at_100(a.frag_sum, 1000.0), mean_at_100(a.power_sum, 1000.0),
                        a.failed / a.runs, a.seconds / a.runs);
   }
-  out +=
-      "alloc@X: mean GPU allocation % of cluster GPUs when arrived GPU requests are X % of "
-      "capacity;\nfrag@100, power@100: cluster GPU fragmentation (GPUs) and facility power at "
-      "100 % arrival;\nmeans over seeds.\n";
+  static constexpr ColumnKey kKey[] = {
+      {"policy", "policy", "the policy (--policy)"},
+      {"seeds", "seed", "how many seeds the row's means are over"},
+      {"alloc@90", "alloc_gpu_pct_at_90",
+       "GPU allocation, % of cluster GPUs, when arrived GPU requests are 90 % of capacity"},
+      {"alloc@100", "alloc_gpu_pct_at_100", "the same at 100 % (the FGD paper's headline)"},
+      {"alloc@130", "alloc_gpu_pct_at_130", "the same at 130 % (-: --tune stops before 130 %)"},
+      {"frag@100 GPUs", "frag_gpu_milli_at_100",
+       "GPUs lost to fragmentation at 100 % arrival (the CSV holds milli-GPUs)"},
+      {"facility kW@100", "power_watts_at_100",
+       "facility power at 100 % arrival, PUE included (the CSV holds W)"},
+      {"failed pods", "pods_failed", "arrived pods that no node could host"},
+      {"run s", "wall_seconds", "wall time of one run"},
+  };
+  out += "means over seeds; " + column_key("summary.csv", kKey);
   if (!by_model) return out;
 
   std::vector<std::string> models;

@@ -52,6 +52,12 @@ std::vector<Column> multi_timeline_columns();
 std::vector<Column> multi_summary_columns();
 void add_multi_section(Page& page, const Table* summary, const Table* timeline);
 
+// greensched multi's headline: bound.csv beside summary.csv, each agent's share of the bound
+// and its LS violations against local's (section_multi_headline.cpp). Without bound.csv, says
+// how to get it.
+std::vector<Column> multi_bound_columns();
+void add_multi_headline(Page& page, const Table* summary, const Table* bound);
+
 // Site energy: energy_timeline.csv, and the multi summary.csv if any (energy_section.cpp).
 Status add_energy_section(Page& page, const std::string& timeline_path,
                           const std::string& summary_path);

@@ -154,11 +154,11 @@ void add_inflation_summary(Page& page, const Table& summary) {
     rows_of[p].push_back(r);
   }
   const std::vector<MeanColumn> cols = {
-      {"alloc_gpu_pct_at_90", "GPU alloc % at 90 %", 1, 2, +1},
-      {"alloc_gpu_pct_at_100", "GPU alloc % at 100 %", 1, 2, +1},
-      {"alloc_gpu_pct_at_130", "GPU alloc % at 130 %", 1, 2, +1},
-      {"frag_gpu_milli_at_100", "Fragmented GPUs at 100 %", 1e-3, 1, -1},
-      {"power_watts_at_100", "Power at 100 % (kW)", 1e-3, 1, 0},
+      {"alloc_gpu_pct_at_90", "GPU alloc\u00a0% at\u00a090\u00a0%", 1, 2, +1},
+      {"alloc_gpu_pct_at_100", "GPU alloc\u00a0% at\u00a0100\u00a0%", 1, 2, +1},
+      {"alloc_gpu_pct_at_130", "GPU alloc\u00a0% at\u00a0130\u00a0%", 1, 2, +1},
+      {"frag_gpu_milli_at_100", "Fragmented GPUs at\u00a0100\u00a0%", 1e-3, 1, -1},
+      {"power_watts_at_100", "Power at\u00a0100\u00a0% (kW)", 1e-3, 1, 0},
       {"pods_failed", "Failed pods", 1, -1, -1},
   };
   HtmlTable t;

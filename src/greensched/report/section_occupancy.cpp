@@ -1,6 +1,6 @@
-// simulate: occupancy.csv, snapshots of every GPU's used share; two of them drawn as maps,
-// preferring snapshots of different policies.
+// simulate: occupancy.csv, snapshots of every GPU's used share; one drawn as a map per policy.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -41,17 +41,14 @@ Snapshots find_snapshots(const Table& occ) {
   return s;
 }
 
-// Two snapshots, preferring different policies, in file order.
+// One snapshot per policy (its first, the first seed's), in file order: every policy run is
+// pictured, none hidden behind another's.
 std::vector<std::size_t> choose_snapshots(const std::vector<Snapshot>& snaps) {
   std::vector<std::size_t> chosen;
   std::set<std::string> chosen_policies;
-  for (std::size_t k = 0; k < snaps.size() && chosen.size() < 2; ++k) {
+  for (std::size_t k = 0; k < snaps.size(); ++k) {
     if (chosen_policies.insert(snaps[k].policy).second) chosen.push_back(k);
   }
-  for (std::size_t k = 0; k < snaps.size() && chosen.size() < 2; ++k) {
-    if (std::find(chosen.begin(), chosen.end(), k) == chosen.end()) chosen.push_back(k);
-  }
-  std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
 
@@ -98,6 +95,25 @@ GpuCounts count_gpus(const std::vector<svg::MapNode>& map_nodes) {
   return c;
 }
 
+// The trace's own codes among the models drawn (G1, G2, G3), said on the page: Alibaba did not
+// disclose which GPUs they are, and the built-in power model gives them stand-ins' figures.
+std::string undisclosed_models(const std::vector<svg::MapNode>& nodes) {
+  std::set<std::string> codes;
+  for (const svg::MapNode& n : nodes) {
+    if (n.group.size() == 2 && n.group[0] == 'G' &&
+        std::isdigit(static_cast<unsigned char>(n.group[1])) != 0) {
+      codes.insert(n.group);
+    }
+  }
+  if (codes.empty()) return "";
+  std::string list;
+  for (const std::string& c : codes) list += (list.empty() ? "" : ", ") + c;
+  return fmt::format(
+      " {} {} the openb trace's {} for GPU models Alibaba did not disclose (the built-in power "
+      "model gives G2 an A10's figures and G3 an A100's).",
+      list, codes.size() == 1 ? "is" : "are", codes.size() == 1 ? "code" : "codes");
+}
+
 void add_occupancy_map(Page& page, const Snapshot& s, std::vector<svg::MapNode> map_nodes,
                        std::size_t number, const std::string& more) {
   const GpuCounts n = count_gpus(map_nodes);
@@ -119,9 +135,9 @@ void add_occupancy_map(Page& page, const Snapshot& s, std::vector<svg::MapNode> 
           "model, named above each group and marked by the coloured strip on the left; read "
           "each column top to bottom, then the next column. Here {} GPUs are fully used, {} "
           "partly used and {} free. Partly used GPUs next to free ones are the fragments: "
-          "capacity that is free but may be too small for the next pod.{}",
+          "capacity that is free but may be too small for the next pod.{}{}",
           escape(s.policy), escape(s.seed), map.nodes.size(), n.gpus, n.full, n.partial, n.free,
-          more));
+          undisclosed_models(map.nodes), more));
 }
 
 }  // namespace
@@ -144,7 +160,7 @@ void add_occupancy_section(Page& page, const Table& occupancy) {
   const std::vector<std::size_t> chosen = choose_snapshots(s.snaps);
   const std::string more =
       s.snaps.size() > chosen.size()
-          ? fmt::format(" ({} of the {} snapshots in occupancy.csv are shown.)", chosen.size(),
+          ? fmt::format(" (One snapshot per policy is shown; occupancy.csv holds {}.)",
                         s.snaps.size())
           : std::string();
   for (std::size_t c = 0; c < chosen.size(); ++c) {

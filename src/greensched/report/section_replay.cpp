@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "greensched/core/duration.hpp"
 #include "greensched/report/chart_facts.hpp"
 #include "greensched/report/section.hpp"
 #include "greensched/report/stat.hpp"
@@ -34,8 +38,26 @@ std::string replay_setting(const Table& t, std::size_t r, const char* load_colum
   return key;
 }
 
-// "at 50 % load, gpu power pwr, sleep after 1800 s" for a setting key.
-std::string describe_setting(const std::string& key) {
+// timeline.csv by series (a policy, and its setting where the file holds several) and seed,
+// inside each run's measured window when summary.csv gives it: times in days from the window's
+// start, energy counted from there, so that the charts show what the tables measure.
+struct ReplayRuns {
+  static constexpr std::size_t kMetrics = 5;
+  struct Run {
+    std::vector<double> t;
+    std::array<std::vector<double>, kMetrics> v;
+  };
+  Keys policies;                    // the series' names
+  std::vector<std::string> policy;  // per series: its policy (the series' colour)
+  std::vector<Keys> seeds;
+  std::vector<std::vector<Run>> runs;  // [series][seed]
+  double t_max = 0;
+  std::size_t max_seeds = 0;
+  bool windowed = false;  // cut to the measured windows
+};
+
+// "50 %, pwr, sleep after 30m": the parts of a setting key that vary in the file.
+std::string short_setting(const std::string& key, const std::array<bool, 3>& varies) {
   std::vector<std::string> parts;
   std::size_t pos = 0;
   for (std::size_t end = key.find('\x1f'); end != std::string::npos;
@@ -43,61 +65,81 @@ std::string describe_setting(const std::string& key) {
     parts.push_back(key.substr(pos, end - pos));
   }
   parts.resize(3);
-  std::string out =
-      parts[0].empty() ? "at the trace's own rate" : fmt::format("at {} % offered load", parts[0]);
-  if (!parts[1].empty()) out += fmt::format(", GPU power rule {}", parts[1]);
-  if (!parts[2].empty()) {
-    out += parts[2] == "-1" ? ", nodes always on"
-                            : fmt::format(", nodes sleep after {} s idle", parts[2]);
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (varies[0]) add(parts[0].empty() ? "own rate" : parts[0] + " %");
+  if (varies[1]) add(parts[1]);
+  if (varies[2]) {
+    const double idle = std::atof(parts[2].c_str());
+    add(parts[2] == "-1" ? "always on" : "sleep after " + format_duration(idle));
   }
   return out;
 }
 
-// timeline.csv of one setting, by policy and seed; times in days.
-struct ReplayRuns {
-  static constexpr std::size_t kMetrics = 5;
-  struct Run {
-    std::vector<double> t;
-    std::array<std::vector<double>, kMetrics> v;
-  };
-  Keys policies;
-  std::vector<Keys> seeds;
-  std::vector<std::vector<Run>> runs;  // [policy][seed]
-  double t_max = 0;
-  std::size_t max_seeds = 0;
-  std::string setting_text;  // names the setting shown when the file holds several
-};
-
-ReplayRuns group_replay_runs(const Table& tl) {
+ReplayRuns group_replay_runs(const Table& tl, const Table* summary) {
   const auto& policy = tl.text("policy");
   const auto& seed = tl.text("seed");
   const auto& time = tl.num("time_s");
-  // Runs at several loads or settings: the time series of the first setting only.
-  const std::string setting = tl.rows > 0 ? replay_setting(tl, 0, "load_pct") : "";
-  bool several = false;
-  for (std::size_t r = 0; r < tl.rows && !several; ++r) {
-    several = replay_setting(tl, r, "load_pct") != setting;
+  // Which parts of the setting vary across the file.
+  std::array<std::set<std::string>, 3> values;
+  for (std::size_t r = 0; r < tl.rows; ++r) {
+    const std::string key = replay_setting(tl, r, "load_pct");
+    std::size_t pos = 0;
+    for (std::size_t part = 0; part < 3; ++part) {
+      const std::size_t end = key.find('\x1f', pos);
+      values[part].insert(key.substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  const std::array<bool, 3> varies = {values[0].size() > 1, values[1].size() > 1,
+                                      values[2].size() > 1};
+  // Each run's measured window: policy, seed and setting -> [start, end).
+  std::map<std::string, std::pair<double, double>> windows;
+  if (summary != nullptr && summary->has("window_start_s") && summary->has("window_s")) {
+    for (std::size_t r = 0; r < summary->rows; ++r) {
+      const double start = summary->num("window_start_s")[r];
+      if (!std::isfinite(start)) continue;
+      windows[summary->text("policy")[r] + '\x1e' + summary->text("seed")[r] + '\x1e' +
+              replay_setting(*summary, r, "target_load_pct")] = {
+          start, start + summary->num("window_s")[r]};
+    }
   }
   ReplayRuns g;
-  g.setting_text =
-      several ? fmt::format(" Shown {}; summary.csv has every setting.", describe_setting(setting))
-              : std::string();
+  g.windowed = !windows.empty();
   const std::array<const std::vector<double>*, ReplayRuns::kMetrics> metric = {
       &tl.num("running_pods"), &tl.num("queued_pods"), &tl.num("allocated_gpus"),
       &tl.num("power_watts"), &tl.num("energy_joules")};
   const std::array<double, ReplayRuns::kMetrics> scale = {1, 1, 1, 1e-3, 1.0 / 3.6e6};
+  std::map<std::pair<std::size_t, std::size_t>, double> energy_at_start;
   for (std::size_t r = 0; r < tl.rows; ++r) {
-    if (several && replay_setting(tl, r, "load_pct") != setting) continue;
-    const std::size_t p = g.policies.add(policy[r]);
-    if (p == g.runs.size()) g.runs.emplace_back(), g.seeds.emplace_back();
+    const std::string setting = replay_setting(tl, r, "load_pct");
+    double start = 0, end = std::numeric_limits<double>::infinity();
+    if (g.windowed) {
+      const auto w = windows.find(policy[r] + '\x1e' + seed[r] + '\x1e' + setting);
+      if (w == windows.end()) continue;
+      std::tie(start, end) = w->second;
+    }
+    const std::string detail = short_setting(setting, varies);
+    const std::string name = detail.empty() ? policy[r] : policy[r] + " (" + detail + ")";
+    const std::size_t p = g.policies.add(name);
+    if (p == g.runs.size()) {
+      g.runs.emplace_back();
+      g.seeds.emplace_back();
+      g.policy.push_back(policy[r]);
+    }
     const std::size_t s = g.seeds[p].add(seed[r]);
     if (s == g.runs[p].size()) g.runs[p].emplace_back();
+    // The energy used before the window is not the window's.
+    double& before = energy_at_start.try_emplace({p, s}, 0.0).first->second;
+    if (time[r] <= start) before = tl.num("energy_joules")[r];
+    if (time[r] < start || time[r] > end) continue;
     ReplayRuns::Run& run = g.runs[p][s];
-    run.t.push_back(time[r] / kDay);
+    run.t.push_back((time[r] - start) / kDay);
     for (std::size_t m = 0; m < ReplayRuns::kMetrics; ++m) {
-      run.v[m].push_back((*metric[m])[r] * scale[m]);
+      const double v = m == 4 ? (*metric[m])[r] - before : (*metric[m])[r];
+      run.v[m].push_back(v * scale[m]);
     }
-    g.t_max = std::max(g.t_max, time[r] / kDay);
+    g.t_max = std::max(g.t_max, (time[r] - start) / kDay);
   }
   for (const auto& s : g.seeds) g.max_seeds = std::max(g.max_seeds, s.size());
   return g;
@@ -146,7 +188,7 @@ void add_replay_pods_chart(Page& page, const ReplayRuns& g, const std::string& s
   svg::LineChart chart;
   chart.id = "chart-replay-pods-svg";
   chart.title = "Running and queued pods over time";
-  chart.x_label = "Time (days)";
+  chart.x_label = g.windowed ? "Time (days into the measured window)" : "Time (days)";
   chart.y_label = "Pods";
   for (std::size_t p = 0; p < g.policies.size(); ++p) {
     chart.series.push_back(replay_series(page, g, p, 0));
@@ -167,14 +209,16 @@ void add_replay_pods_chart(Page& page, const ReplayRuns& g, const std::string& s
              chart_facts(chart));
 }
 
-void add_replay_timeline(Page& page, const Table& tl) {
-  const ReplayRuns g = group_replay_runs(tl);
+void add_replay_timeline(Page& page, const Table& tl, const Table* summary) {
+  const ReplayRuns g = group_replay_runs(tl, summary);
   const std::string seeds_text =
       (g.max_seeds > 1
            ? " With several seeds per policy, each line is the mean over the seeds of the value "
              "in force at each moment, and the shaded band spans the lowest to the highest seed."
            : std::string()) +
-      g.setting_text;
+      (g.windowed ? " Only the measured window is shown (days from its start, after the "
+                    "warm-up), as the tables measure it."
+                  : std::string());
   add_replay_pods_chart(page, g, seeds_text);
   const struct {
     const char* id;
@@ -190,14 +234,14 @@ void add_replay_timeline(Page& page, const Table& tl) {
        "The power the cluster draws at each moment (IT power times PUE), one line per policy. "
        "Lower at the same work is better."},
       {"chart-replay-energy", "Cumulative energy over time", "Energy since the start (kWh)", 4,
-       "The energy the cluster has used since the start of the replay; the last point of a line "
-       "is the run's total energy. Lower is better."},
+       "The energy the cluster has used since the start of the measured window (of the replay, "
+       "without one); the last point of a line is the energy in the table. Lower is better."},
   };
   for (const auto& spec : specs) {
     svg::LineChart chart;
     chart.id = std::string(spec.id) + "-svg";
     chart.title = spec.title;
-    chart.x_label = "Time (days)";
+    chart.x_label = g.windowed ? "Time (days into the measured window)" : "Time (days)";
     chart.y_label = spec.y_label;
     for (std::size_t p = 0; p < g.policies.size(); ++p)
       chart.series.push_back(replay_series(page, g, p, spec.metric));
@@ -402,10 +446,11 @@ std::vector<Column> replay_timeline_columns() {
 std::vector<Column> replay_summary_columns() {
   std::vector<Column> cols = {text_col("policy"), text_col("seed"), text_col("queue")};
   for (const char* c :
-       {"pods_total", "pods_started", "pods_never_started", "pods_requeued", "mean_queue_delay_s",
-        "p99_queue_delay_s", "energy_kwh", "makespan_s", "power_down_idle_s", "target_load_pct",
-        "offered_load_pct", "energy_floor_kwh", "energy_over_floor", "kwh_per_gpu_hour",
-        "gpu_alloc_pct", "mean_nodes_awake", "ls_p99_delay_s", "be_p99_delay_s"}) {
+       {"pods_total",         "pods_started",      "pods_never_started", "pods_requeued",
+        "mean_queue_delay_s", "p99_queue_delay_s", "energy_kwh",         "makespan_s",
+        "power_down_idle_s",  "target_load_pct",   "offered_load_pct",   "energy_floor_kwh",
+        "energy_over_floor",  "kwh_per_gpu_hour",  "gpu_alloc_pct",      "mean_nodes_awake",
+        "ls_p99_delay_s",     "be_p99_delay_s",    "window_s",           "window_start_s"}) {
     cols.push_back(num_col(c, true, false));
   }
   cols.push_back(text_col("gpu_power", false));
@@ -416,7 +461,7 @@ void add_replay_section(Page& page, const Table* timeline, const Table* summary)
   page.section("sec-replay", "Time replay",
                "Pods arrive at their trace times, run for their trace lifetimes and wait in a "
                "queue when they fit nowhere. Time runs along the horizontal axis in days.");
-  if (timeline != nullptr) add_replay_timeline(page, *timeline);
+  if (timeline != nullptr) add_replay_timeline(page, *timeline, summary);
   if (summary != nullptr) add_replay_summary(page, *summary);
 }
 

@@ -220,6 +220,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   const int64_t from = std::max(first, config_.measure_from_s);
   const int64_t to = std::min(last, config_.measure_to_s);
   result.window_s = to > from ? scaled(to - from) : 0.0;
+  result.window_start_s = scaled(from);
   result.offered_load_pct = trace::offered_load_pct(workload_.pods, cluster_.total_gpu_milli(),
                                                     trace::LoadWindow{from, to});
   result.energy_kwh = window_energy_j_ / 3.6e6;

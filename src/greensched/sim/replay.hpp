@@ -94,6 +94,7 @@ struct ReplayResult {
   DelayStats delay_be;  // the rest
   // Inside the measured window (the whole run when none is set):
   double window_s = 0;
+  double window_start_s = 0;    // where the window starts, on timeline.csv's clock
   double offered_load_pct = 0;  // GPU requests x run time / (GPUs x window)
   double energy_kwh = 0;        // facility energy
   double energy_floor_kwh = 0;  // the same work on an ideal energy-proportional cluster

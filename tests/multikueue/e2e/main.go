@@ -407,8 +407,8 @@ func (e *env) startGreensched(ctx context.Context) error {
 		return fmt.Errorf("the chart runs %d dispatch replicas; the test expects one writer of the journal", dispatch.replicas)
 	}
 	var ok bool
-	if e.journal, ok = dispatch.flag("--journal"); !ok {
-		return fmt.Errorf("the chart's dispatch has no --journal, which the test reads")
+	if e.journal, ok = dispatch.flag("--record"); !ok {
+		return fmt.Errorf("the chart's dispatch has no --record, which the test reads")
 	}
 	scheme := "http"
 	if _, tls := dispatch.flag("--tls-cert"); tls {
