@@ -150,32 +150,54 @@ def export_npz(model: Any, norm: Any, path: str, meta: Dict[str, Any]) -> None:
     np.savez_compressed(path, **arrays)
 
 
+def rollout(env: Any, steps: int, choose: Any):
+    """Runs `env` for `steps` decisions from a fresh episode on (a new one after each that
+    ends), `choose(env, info, mask, i)` picking the action of decision i: the observations
+    (raw, flattened), masks, actions and rewards, and the decision counts at which an episode
+    ended."""
+    import numpy as np
+
+    obs_l, mask_l, act_l, rew_l, ends = [], [], [], [], []
+    done = True
+    while len(act_l) < steps:
+        if done:
+            obs, info = env.reset()
+        mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+        a = choose(env, info, mask, len(act_l))
+        obs_l.append(np.asarray(obs, dtype=np.float32))
+        mask_l.append(mask)
+        act_l.append(a)
+        obs, r, term, trunc, info = env.step(a)
+        rew_l.append(float(r))
+        done = bool(term or trunc)
+        if done:
+            ends.append(len(act_l))
+    return np.array(obs_l), np.array(mask_l), np.array(act_l), rew_l, ends
+
+
+def discounted_returns(rewards: List[float], ends: List[int], gamma: float):
+    """The discounted return from each decision to the end of its episode (or of the rewards)."""
+    import numpy as np
+
+    rets: List[float] = []
+    start = 0
+    for end in ends + [len(rewards)]:
+        g, seg = 0.0, []
+        for r in reversed(rewards[start:end]):
+            g = r + gamma * g
+            seg.append(g)
+        rets += seg[::-1]
+        start = end
+    return np.array(rets)
+
+
 def collect_expert(make_env, steps: int, gamma: float):
     """Runs the expert on fresh episodes of `make_env()` for `steps` decisions: observations
     (raw, flattened), masks, the expert's actions and the discounted returns that followed."""
-    import numpy as np
-
-    env = make_env()
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
-    while len(act_l) < steps:
-        obs, info = env.reset()
-        rewards = []
-        while True:
-            a = env.unwrapped.expert_action(info)
-            mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
-            obs_l.append(np.asarray(obs, dtype=np.float32))
-            mask_l.append(mask)
-            act_l.append(a)
-            obs, r, term, trunc, info = env.step(a)
-            rewards.append(float(r))
-            if term or trunc or len(act_l) >= steps:
-                break
-        g, rets = 0.0, []
-        for r in reversed(rewards):
-            g = r + gamma * g
-            rets.append(g)
-        ret_l += rets[::-1]
-    return np.array(obs_l), np.array(mask_l), np.array(act_l), np.array(ret_l)
+    obs, masks, actions, rewards, ends = rollout(
+        make_env(), steps, lambda env, info, mask, i: env.unwrapped.expert_action(info)
+    )
+    return obs, masks, actions, discounted_returns(rewards, ends, gamma)
 
 
 def clone(model, obs, masks, actions, returns, epochs: int, batch: int, lr: float) -> List[float]:
@@ -292,18 +314,14 @@ def main() -> int:
         obs = data[0]
         stamp("expert data", decisions=len(obs))
     else:
-        env = make_env_fn(env_kwargs, starts, seeds, 99)()
-        obs, info = env.reset()
-        rows = []
-        for _ in range(20_000):
-            rows.append(obs)
-            valid = np.flatnonzero(env.unwrapped.action_masks())
-            obs, _, term, trunc, info = env.step(
-                int(np.random.default_rng(len(rows)).choice(valid))
-            )
-            if term or trunc:
-                obs, info = env.reset()
-        obs = np.array(rows)
+        # Random valid actions, the i-th drawn with seed i + 1.
+        obs = rollout(
+            make_env_fn(env_kwargs, starts, seeds, 99)(),
+            20_000,
+            lambda env, info, mask, i: int(
+                np.random.default_rng(i + 1).choice(np.flatnonzero(mask))
+            ),
+        )[0]
     norm = (obs.mean(0), obs.var(0), 1e-8, 10.0)
 
     venv = DummyVecEnv(

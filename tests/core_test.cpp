@@ -4,6 +4,7 @@
 #include "greensched/core/duration.hpp"
 #include "greensched/core/rng.hpp"
 #include "greensched/core/words.hpp"
+#include "test_pod.hpp"
 
 namespace greensched {
 namespace {
@@ -13,12 +14,7 @@ Cluster two_node_cluster() {
 }
 
 PodSpec pod(int64_t cpu, int64_t mem, int num_gpu, int32_t milli) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = mem;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  return p;
+  return testing::test_pod("", cpu, num_gpu, milli, 0, mem);
 }
 
 TEST(Cluster, StartsEmptyWithDerivedFields) {

@@ -6,18 +6,13 @@
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/workload.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::frag {
 namespace {
 
 PodSpec pod(int64_t cpu, int num_gpu, int32_t milli, GpuModelSet spec = 0) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.gpu_spec = spec;
-  return p;
+  return testing::test_pod("", cpu, num_gpu, milli, spec, /*memory_mib=*/1);
 }
 
 // Target: 3 x (1 CPU, one GPU at 500 milli) and 1 CPU-only pod; covered = 4.

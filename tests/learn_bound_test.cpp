@@ -11,19 +11,12 @@
 #include "greensched/sim/metrics.hpp"
 #include "greensched/sim/simulator.hpp"
 #include "greensched/trace/workload.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::learn {
 namespace {
 
-PodSpec gpu_pod(int64_t cpu, int num_gpu, int32_t milli, GpuModelSet spec = 0) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.gpu_spec = spec;
-  return p;
-}
+using testing::test_pod;
 
 GpuModelId model(const trace::Workload& w, const char* name) {
   return *w.models.find(name);
@@ -69,7 +62,7 @@ double bound_of(const trace::Workload& w, bool integer = false) {
 TEST(LearnBound, SharesAboveHalfAGpuOnePerGpu) {
   trace::Workload w;
   w.nodes = {node("n", 32000, 2, model(w, "T4"))};
-  w.pods = {gpu_pod(1000, 1, 600), gpu_pod(1000, 1, 600), gpu_pod(1000, 1, 600)};
+  w.pods = {test_pod("", 1000, 1, 600), test_pod("", 1000, 1, 600), test_pod("", 1000, 1, 600)};
   EXPECT_NEAR(bound_of(w), 1200, 1.0);
   EXPECT_NEAR(bound_of(w, true), 1200, 1.0);
   EXPECT_EQ(best_policy_allocation(w), 1200);
@@ -83,7 +76,7 @@ TEST(LearnBound, SharesAboveHalfAGpuOnePerGpu) {
 TEST(LearnBound, CpuLimitsWholeGpuPods) {
   trace::Workload w;
   w.nodes = {node("n", 10000, 2, model(w, "T4"))};
-  w.pods = {gpu_pod(6000, 1, 1000), gpu_pod(6000, 1, 1000)};
+  w.pods = {test_pod("", 6000, 1, 1000), test_pod("", 6000, 1, 1000)};
   EXPECT_NEAR(bound_of(w), 1000, 1.0);
   EXPECT_EQ(best_policy_allocation(w), 1000);
 }
@@ -94,7 +87,7 @@ TEST(LearnBound, GpuModelRestriction) {
   const GpuModelId v100 = model(w, "V100M16");
   w.nodes = {node("t4", 32000, 1, model(w, "T4")), node("v100", 32000, 1, v100)};
   const GpuModelSet only_v100 = GpuModelSet{1} << v100;
-  w.pods = {gpu_pod(1000, 1, 1000, only_v100), gpu_pod(1000, 1, 1000, only_v100)};
+  w.pods = {test_pod("", 1000, 1, 1000, only_v100), test_pod("", 1000, 1, 1000, only_v100)};
   EXPECT_NEAR(bound_of(w), 1000, 1.0);
   EXPECT_EQ(best_policy_allocation(w), 1000);
 }
@@ -104,7 +97,7 @@ TEST(LearnBound, GpuModelRestriction) {
 TEST(LearnBound, MultiGpuPodsOnePerNode) {
   trace::Workload w;
   w.nodes = {node("a", 64000, 4, model(w, "V100M32")), node("b", 64000, 4, model(w, "V100M32"))};
-  w.pods = {gpu_pod(1000, 3, 1000), gpu_pod(1000, 3, 1000), gpu_pod(1000, 3, 1000)};
+  w.pods = {test_pod("", 1000, 3, 1000), test_pod("", 1000, 3, 1000), test_pod("", 1000, 3, 1000)};
   EXPECT_NEAR(bound_of(w), 6000, 1.0);
   EXPECT_EQ(best_policy_allocation(w), 6000);
 }
@@ -113,8 +106,8 @@ TEST(LearnBound, MultiGpuPodsOnePerNode) {
 TEST(LearnBound, UnplaceableAndCpuOnlyPodsCountNothing) {
   trace::Workload w;
   w.nodes = {node("n", 8000, 2, model(w, "T4"))};
-  PodSpec cpu_only = gpu_pod(4000, 0, 0);
-  w.pods = {gpu_pod(16000, 1, 1000), cpu_only, gpu_pod(1000, 4, 1000)};
+  PodSpec cpu_only = test_pod("", 4000, 0, 0);
+  w.pods = {test_pod("", 16000, 1, 1000), cpu_only, test_pod("", 1000, 4, 1000)};
   EXPECT_EQ(bound_of(w), 0);
   EXPECT_EQ(best_policy_allocation(w), 0);
 }
@@ -126,10 +119,10 @@ TEST(LearnBound, MixedClusterNeverBelowAnyPolicy) {
   const GpuModelId v100 = model(w, "V100M16");
   w.nodes = {node("a", 16000, 2, t4), node("b", 32000, 4, v100), node("c", 8000, 1, v100),
              node("d", 64000, 8, model(w, "G2"))};
-  for (int i = 0; i < 6; ++i) w.pods.push_back(gpu_pod(2000 + 1000 * i, 1, 250 + 120 * i));
-  for (int i = 0; i < 4; ++i) w.pods.push_back(gpu_pod(4000, 1 + i % 3, 1000));
-  w.pods.push_back(gpu_pod(3000, 1, 1000, GpuModelSet{1} << t4));
-  w.pods.push_back(gpu_pod(30000, 2, 1000));
+  for (int i = 0; i < 6; ++i) w.pods.push_back(test_pod("", 2000 + 1000 * i, 1, 250 + 120 * i));
+  for (int i = 0; i < 4; ++i) w.pods.push_back(test_pod("", 4000, 1 + i % 3, 1000));
+  w.pods.push_back(test_pod("", 3000, 1, 1000, GpuModelSet{1} << t4));
+  w.pods.push_back(test_pod("", 30000, 2, 1000));
   const double lp = bound_of(w);
   const double ip = bound_of(w, true);
   int64_t requested = 0;

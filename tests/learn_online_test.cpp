@@ -9,18 +9,12 @@
 #include "greensched/learn/fgd_online.hpp"
 #include "greensched/learn/online_target.hpp"
 #include "greensched/trace/builtin_workload.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::learn {
 namespace {
 
-PodSpec shaped(int64_t cpu, int num_gpu, int32_t milli) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  return p;
-}
+using testing::test_pod;
 
 TEST(LearnOnline, UnboundedWindowMatchesTheTraceTarget) {
   const trace::Workload w = trace::builtin_openb_workload();
@@ -42,9 +36,9 @@ TEST(LearnOnline, UnboundedWindowMatchesTheTraceTarget) {
 // A window of 4 pods: after a a a b the target is {a: 3, b: 1}; after b b c more, the window
 // holds b b b c, and a is gone.
 TEST(LearnOnline, SlidingWindowForgetsOldShapes) {
-  const PodSpec a = shaped(1000, 1, 500);
-  const PodSpec b = shaped(2000, 1, 1000);
-  const PodSpec c = shaped(4000, 2, 1000);
+  const PodSpec a = test_pod("", 1000, 1, 500);
+  const PodSpec b = test_pod("", 2000, 1, 1000);
+  const PodSpec c = test_pod("", 4000, 2, 1000);
   OnlineTargetEstimator est(4, 1.0);  // coverage 1.0: keep every shape in the window
   for (const PodSpec& p : {a, a, a, b}) est.observe(p);
   frag::TargetWorkload t = est.target();
@@ -66,9 +60,9 @@ TEST(LearnOnline, SlidingWindowForgetsOldShapes) {
 
 TEST(LearnOnline, CoverageCutKeepsMostPopularShapes) {
   OnlineTargetEstimator est(100, 0.5);
-  for (int i = 0; i < 6; ++i) est.observe(shaped(1000, 1, 300));
-  for (int i = 0; i < 3; ++i) est.observe(shaped(1000, 1, 700));
-  est.observe(shaped(0, 0, 0));
+  for (int i = 0; i < 6; ++i) est.observe(test_pod("", 1000, 1, 300));
+  for (int i = 0; i < 3; ++i) est.observe(test_pod("", 1000, 1, 700));
+  est.observe(test_pod("", 0, 0, 0));
   const frag::TargetWorkload t = est.target();
   ASSERT_EQ(t.shapes.size(), 1U);  // 6 of 10 already cover half
   EXPECT_EQ(t.shapes[0].gpu_milli, 300);

@@ -18,6 +18,7 @@
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/workload.hpp"
 #include "scratch_dir.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::learn {
 namespace {
@@ -109,14 +110,7 @@ TEST(LearnPolicy, RegistrySpecForms) {
 }
 
 // run_arrivals over the inflation sequence is run_inflation; FGD's weights are FGD.
-PodSpec pod_of(int64_t cpu_milli, int num_gpu, int32_t gpu_milli) {
-  PodSpec p;
-  p.cpu_milli = cpu_milli;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = gpu_milli;
-  return p;
-}
+using testing::test_pod;
 
 // cpu_starved_gain by hand. Target: three 1-GPU pods with 8 vCPU and one half-GPU pod with
 // 4 vCPU, so 28 vCPU serve 3.5 GPUs: 8 vCPU per GPU. A node with 24 vCPU and 4 free GPUs has
@@ -153,8 +147,8 @@ TEST(ScoreMemo, ComputesEachKeyOncePerPass) {
 TEST(LearnFeatures, CpuStarvedGainByHand) {
   GpuModelRegistry models;
   const GpuModelId v100 = models.find("V100M16").value();
-  std::vector<PodSpec> trace = {pod_of(8000, 1, 1000), pod_of(8000, 1, 1000), pod_of(8000, 1, 1000),
-                                pod_of(4000, 1, 500)};
+  std::vector<PodSpec> trace = {test_pod("", 8000, 1, 1000), test_pod("", 8000, 1, 1000),
+                                test_pod("", 8000, 1, 1000), test_pod("", 4000, 1, 500)};
   const uint32_t shapes = trace::assign_shape_ids(trace);
   auto frag = std::make_shared<frag::FragmentationModel>(frag::build_target_workload(trace, 1.0));
   const std::vector<NodeSpec> nodes = {NodeSpec{"n", 24000, 65536, 4, v100}};
@@ -167,10 +161,10 @@ TEST(LearnFeatures, CpuStarvedGainByHand) {
     fx.begin(cluster, pod);
     return fx.options(cluster, 0, pod).base[kCpuStarvedGain];
   };
-  EXPECT_DOUBLE_EQ(gain(pod_of(8000, 0, 0)), -1.0);     // 16 vCPU serve 2 of 4 free GPUs
-  EXPECT_DOUBLE_EQ(gain(pod_of(8000, 1, 1000)), 0.0);   // 16 vCPU serve 2 of 3
-  EXPECT_DOUBLE_EQ(gain(pod_of(2000, 1, 1000)), 0.75);  // 22 vCPU serve 2.75 of 3
-  EXPECT_DOUBLE_EQ(gain(pod_of(0, 2, 1000)), 1.0);      // 24 vCPU serve all 2 left
+  EXPECT_DOUBLE_EQ(gain(test_pod("", 8000, 0, 0)), -1.0);     // 16 vCPU serve 2 of 4 free GPUs
+  EXPECT_DOUBLE_EQ(gain(test_pod("", 8000, 1, 1000)), 0.0);   // 16 vCPU serve 2 of 3
+  EXPECT_DOUBLE_EQ(gain(test_pod("", 2000, 1, 1000)), 0.75);  // 22 vCPU serve 2.75 of 3
+  EXPECT_DOUBLE_EQ(gain(test_pod("", 0, 2, 1000)), 1.0);      // 24 vCPU serve all 2 left
 }
 
 TEST(LearnPolicy, FgdWeightsMakeFgdsDecisions) {

@@ -21,6 +21,7 @@
 #include "greensched/trace/synthetic_times.hpp"
 #include "greensched/trace/workload.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched {
 namespace {
@@ -271,12 +272,7 @@ trace::Workload one_node(std::vector<PodSpec> pods) {
 }
 
 PodSpec timed_pod(std::string name, int64_t created, int64_t duration, Qos qos = Qos::kBE) {
-  PodSpec p;
-  p.name = std::move(name);
-  p.cpu_milli = 4000;
-  p.memory_mib = 1024;
-  p.num_gpu = 1;
-  p.gpu_milli = 1000;
+  PodSpec p = testing::test_pod(std::move(name), 4000, 1, 1000);
   p.qos = qos;
   p.creation_time = created;
   p.deletion_time = created + duration;
@@ -407,12 +403,7 @@ TEST(ReplayPowerDown, PodsClaimWakingNodesBeforeWakingMore) {
 class FgdEnergy : public ::testing::Test {
  protected:
   PodSpec pod(int64_t cpu, int num_gpu, int32_t milli) {
-    PodSpec p;
-    p.cpu_milli = cpu;
-    p.memory_mib = 1000;
-    p.num_gpu = num_gpu;
-    p.gpu_milli = milli;
-    return p;
+    return testing::test_pod("", cpu, num_gpu, milli, 0, /*memory_mib=*/1000);
   }
 
   // The node `policy` picks for `p` on `cluster` under tie order `rank`. The target workload

@@ -15,18 +15,14 @@
 #include "greensched/trace/openb_reader.hpp"
 #include "greensched/trace/synthetic_times.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::monitor {
 namespace {
 
 PodSpec pod(int64_t cpu, int num_gpu, int32_t milli, Qos qos, int64_t created = -1,
             int64_t deleted = -1) {
-  PodSpec p;
-  p.name = std::string(1, 'p');  // not = "p": GCC 12 -Wrestrict false positive at -O3
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
+  PodSpec p = testing::test_pod("p", cpu, num_gpu, milli);
   p.qos = qos;
   p.creation_time = created;
   p.deletion_time = deleted;

@@ -19,6 +19,7 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/power/power_model.hpp"
 #include "greensched/trace/workload.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::policy {
 namespace {
@@ -63,13 +64,7 @@ struct Fixture {
         {32000, 4, 1000, 0}, {64000, 8, 1000, 0},     {8000, 1, 1000, only_t4},
     };
     for (const auto& [cpu, gpus, milli, spec] : kinds) {
-      PodSpec p;
-      p.cpu_milli = cpu;
-      p.memory_mib = 1000;
-      p.num_gpu = gpus;
-      p.gpu_milli = milli;
-      p.gpu_spec = spec;
-      shapes.push_back(p);
+      shapes.push_back(testing::test_pod("", cpu, gpus, milli, spec, 1000));
     }
     shape_count = trace::assign_shape_ids(shapes);
     frag = std::make_shared<frag::FragmentationModel>(frag::build_target_workload(shapes));

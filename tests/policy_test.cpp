@@ -10,18 +10,13 @@
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::policy {
 namespace {
 
 PodSpec pod(int64_t cpu, int num_gpu, int32_t milli, GpuModelSet spec = 0) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = 1000;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = milli;
-  p.gpu_spec = spec;
-  return p;
+  return testing::test_pod("", cpu, num_gpu, milli, spec, /*memory_mib=*/1000);
 }
 
 // Three T4 nodes (model id 0):

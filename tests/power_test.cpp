@@ -8,6 +8,7 @@
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/power/power_model.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::power {
 namespace {
@@ -249,12 +250,7 @@ class PwrTwoNodes : public ::testing::Test {
         std::make_shared<const std::vector<NodePower>>(std::vector<NodePower>{kT4Power, kT4Power});
   }
   static PodSpec pod(int64_t cpu, int32_t milli) {
-    PodSpec p;
-    p.cpu_milli = cpu;
-    p.memory_mib = 1;
-    p.num_gpu = 1;
-    p.gpu_milli = milli;
-    return p;
+    return testing::test_pod("", cpu, 1, milli, 0, /*memory_mib=*/1);
   }
   policy::PolicyContext context(std::string gpu_select = {}) {
     policy::PolicyContext c;

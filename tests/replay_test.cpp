@@ -19,6 +19,7 @@
 #include "greensched/trace/workload.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::sim {
 namespace {
@@ -59,12 +60,7 @@ power::NodePower hand_power() {
 
 PodSpec make_pod(std::string name, int64_t cpu, int num_gpu, int32_t gpu_milli, int64_t created,
                  int64_t duration) {
-  PodSpec p;
-  p.name = std::move(name);
-  p.cpu_milli = cpu;
-  p.memory_mib = 1024;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = gpu_milli;
+  PodSpec p = testing::test_pod(std::move(name), cpu, num_gpu, gpu_milli);
   p.creation_time = created;
   p.deletion_time = created + duration;
   return p;

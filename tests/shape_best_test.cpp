@@ -19,6 +19,7 @@
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/policy/shape_best.hpp"
 #include "greensched/trace/workload.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::policy {
 namespace {
@@ -61,13 +62,7 @@ struct ShapeBestFixture {
       const auto [num_gpu, milli] = gpus[draw.uniform(gpus.size())];
       const GpuModelSet spec = num_gpu > 0 ? specs[draw.uniform(specs.size())] : 0;
       if (!seen.emplace(cpu, num_gpu, milli, spec).second) continue;
-      PodSpec p;
-      p.cpu_milli = cpu;
-      p.memory_mib = 1000;
-      p.num_gpu = num_gpu;
-      p.gpu_milli = milli;
-      p.gpu_spec = spec;
-      shapes.push_back(p);
+      shapes.push_back(testing::test_pod("", cpu, num_gpu, milli, spec, 1000));
     }
     shape_count = trace::assign_shape_ids(shapes);
     frag = std::make_shared<frag::FragmentationModel>(frag::build_target_workload(shapes));

@@ -28,6 +28,7 @@
 #include "greensched/trace/workload.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::trace {
 namespace {
@@ -101,13 +102,7 @@ int64_t total_gpu_milli(std::span<const PodSpec> pods, std::span<const uint32_t>
 }
 
 PodSpec make_pod(int64_t cpu, int64_t mem, int num_gpu, int32_t gpu_milli, GpuModelSet spec = 0) {
-  PodSpec p;
-  p.cpu_milli = cpu;
-  p.memory_mib = mem;
-  p.num_gpu = num_gpu;
-  p.gpu_milli = gpu_milli;
-  p.gpu_spec = spec;
-  return p;
+  return testing::test_pod("", cpu, num_gpu, gpu_milli, spec, mem);
 }
 
 // ---------------------------------------------------------------------------------------------

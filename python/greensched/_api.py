@@ -17,6 +17,7 @@ from ._tables import as_tables
 
 PolicyLike = Union[str, Callable[..., Any]]
 Seeds = Union[int, str, Iterable[int]]
+PathLike = Union[str, "os.PathLike[str]"]
 
 _NAME_OK = re.compile(r"^[^:=+,\s]+$")
 
@@ -79,8 +80,75 @@ def _seeds(seeds: Seeds) -> List[int]:
     return [int(s) for s in seeds]
 
 
-def _path(p: Optional[Union[str, "os.PathLike[str]"]]) -> str:
+# The _core calls take a sentinel for an argument not given: "" for a path or a name, 0 or -1
+# (as each argument documents) for a number. These make it from None, for the functions here
+# and the environments in envs/.
+
+
+def _path(p: Optional[PathLike]) -> str:
     return "" if p is None else os.fspath(p)
+
+
+def _text(value: Optional[str]) -> str:
+    return value or ""
+
+
+def _float(value: Optional[float], none: float) -> float:
+    return none if value is None else float(value)
+
+
+def _int(value: Optional[int], none: int) -> int:
+    return none if value is None else int(value)
+
+
+def _floats(values: Optional[Union[float, Sequence[float]]]) -> List[float]:
+    """None: none; one number: a list of it; a sequence: as a list."""
+    if values is None:
+        return []
+    return [float(values)] if isinstance(values, (int, float)) else list(values)
+
+
+def _data_dir(data_dir: Optional[PathLike], fleet: Optional[PathLike]) -> Optional[PathLike]:
+    """Where a fleet file's relative data paths start: `data_dir`, else $GREENSCHED_DATA, else
+    the fleet file's folder (None without either)."""
+    if data_dir is None and fleet is not None:
+        return os.environ.get("GREENSCHED_DATA") or os.path.dirname(os.fspath(fleet))
+    return data_dir
+
+
+def _workload_args(
+    nodes: Optional[PathLike],
+    pods: Optional[PathLike],
+    power_model: Optional[PathLike],
+    pue: Optional[float],
+) -> Dict[str, Any]:
+    """The workload and power model of a cluster run (simulate, replay, ClusterPlacement-v0),
+    as _core takes them."""
+    return dict(
+        nodes=_path(nodes), pods=_path(pods), power_model=_path(power_model), pue=_float(pue, 0.0)
+    )
+
+
+def _fleet_args(
+    fleet: Optional[PathLike],
+    data_dir: Optional[PathLike],
+    pods: Optional[PathLike],
+    start: Optional[str],
+    days: Optional[float],
+    power_down_idle: Optional[int],
+    data_gb: Optional[float],
+) -> Dict[str, Any]:
+    """The optional arguments of a fleet run (multi, FleetDispatch-v0) as _core takes them:
+    sentinels for None, and the data folder that `fleet` implies."""
+    return dict(
+        fleet=_path(fleet),
+        data_dir=_path(_data_dir(data_dir, fleet)),
+        pods=_path(pods),
+        start=_text(start),
+        days=_float(days, 0.0),
+        power_down_idle=_int(power_down_idle, -1),
+        data_gb=_float(data_gb, -1.0),
+    )
 
 
 def _records(text: str) -> List[Dict[str, Any]]:
@@ -121,11 +189,8 @@ def simulate(
         policies=_policy_specs(policy),
         seeds=_seeds(seeds),
         tune=float(tune),
-        nodes=_path(nodes),
-        pods=_path(pods),
-        power_model=_path(power_model),
-        pue=0.0 if pue is None else float(pue),
-        gpu_power=gpu_power or "",
+        **_workload_args(nodes, pods, power_model, pue),
+        gpu_power=_text(gpu_power),
         gpu_select=gpu_select,
         record=record,
         snapshot_at=snapshot_at,
@@ -165,17 +230,16 @@ def replay(
     ``{"summary": Table, "timeline": Table}`` (and ``"records"``), one summary row per load x
     seed x policy x GPU power rule x power-down setting.
     """
-    loads = [] if load is None else [float(load)] if isinstance(load, (int, float)) else list(load)
+    loads = _floats(load)
     if power_down_idle is None or isinstance(power_down_idle, int):
-        downs = [-1 if power_down_idle is None else int(power_down_idle)]
+        downs = [_int(power_down_idle, -1)]
     else:
-        downs = [-1 if d is None else int(d) for d in power_down_idle]
+        downs = [_int(d, -1) for d in power_down_idle]
     rules = [] if gpu_power is None else [gpu_power] if isinstance(gpu_power, str) else gpu_power
     result = _core._replay(
         policies=_policy_specs(policy),
         seeds=_seeds(seeds),
-        nodes=_path(nodes),
-        pods=_path(pods),
+        **_workload_args(nodes, pods, power_model, pue),
         loads=loads,
         days=float(days),
         warmup_days=float(warmup_days),
@@ -185,10 +249,8 @@ def replay(
         power_down_idle=downs,
         wake_delay=int(wake_delay),
         gpu_power=list(rules),
-        timeline_step=-1 if timeline_step is None else int(timeline_step),
+        timeline_step=_int(timeline_step, -1),
         record=record,
-        power_model=_path(power_model),
-        pue=0.0 if pue is None else float(pue),
         jobs=jobs,
         out=_path(out),
     )
@@ -233,25 +295,17 @@ def multi(
     """
     names = agents.split(",") if isinstance(agents, str) else list(agents)
     slacks = [float(slack)] if isinstance(slack, (int, float)) else [float(s) for s in slack]
-    loads = [] if load is None else [float(load)] if isinstance(load, (int, float)) else list(load)
-    if data_dir is None and fleet is not None:
-        data_dir = os.environ.get("GREENSCHED_DATA") or os.path.dirname(os.fspath(fleet))
+    loads = _floats(load)
     result = _core._multi(
         agents=names,
         seeds=_seeds(seeds),
         slack=slacks,
         loads=loads,
-        days=0.0 if days is None else float(days),
+        **_fleet_args(fleet, data_dir, pods, start, days, power_down_idle, data_gb),
         warmup_days=float(warmup_days),
-        fleet=_path(fleet),
-        data_dir=_path(data_dir),
-        pods=_path(pods),
-        power_down_idle=-1 if power_down_idle is None else int(power_down_idle),
         wake_delay=int(wake_delay),
         ls_bound=int(ls_bound),
         sample=int(sample),
-        data_gb=-1.0 if data_gb is None else float(data_gb),
-        start=start or "",
         power_model=_path(power_model),
         preempt_be=preempt_be,
         energy_controllers=(

@@ -46,124 +46,96 @@ struct Jobs {
   int64_t to = std::numeric_limits<int64_t>::max();
 };
 
+// A run's result and seed: a row of the summary, and the parent of the other tables' rows.
+struct SeededResult {
+  const multi::MultiResult& result;
+  int64_t seed;
+};
+
+// The agent, seed and slack of each row's run: the first columns of the timeline and the
+// decisions.
+template <typename Row>
+void add_multi_run_columns(TableBuilder& t, const std::vector<Row>& rows) {
+  t.add("agent", rows, [](const Row& x) { return x.parent.result.agent; });
+  t.add("seed", rows, [](const Row& x) { return x.parent.seed; });
+  t.add("slack_h", rows, [](const Row& x) { return x.parent.result.be_slack_h; });
+}
+
 py::dict multi_tables(const multi::Fleet& fleet, const std::vector<multi::MultiResult>& results,
                       const std::vector<uint64_t>& run_seeds) {
-  std::vector<std::string> agent, t_agent, t_site, d_agent, d_pod, d_home, d_site, d_reason;
-  std::vector<int64_t> seed, jobs, moved, deferred, never, preempt, violations, t_seed, t_time,
-      t_running, t_queued, t_waiting, t_online, d_seed, d_ls, d_submit, d_not_before, d_start;
-  std::vector<double> load, slack, offered, window, energy, carbon, ls_mean, ls_p99, be_mean,
-      be_p99, gb, transfer, alloc, wall, t_power, t_energy, t_carbon, t_intensity, t_gpus, t_alloc,
-      t_cpu_alloc, d_slack, t_slack;
+  std::vector<SeededResult> runs;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    runs.push_back({results[i], static_cast<int64_t>(run_seeds[i])});
+  }
   const auto site_name = [&](int s) {
     return s < 0 ? std::string("fleet") : fleet.sites[static_cast<std::size_t>(s)].name;
   };
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const multi::MultiResult& r = results[i];
-    agent.push_back(r.agent);
-    seed.push_back(static_cast<int64_t>(run_seeds[i]));
-    load.push_back(r.target_load_pct > 0 ? r.target_load_pct
-                                         : std::numeric_limits<double>::quiet_NaN());
-    slack.push_back(r.be_slack_h);
-    offered.push_back(r.offered_load_pct);
-    window.push_back(r.window_s);
-    jobs.push_back(r.jobs);
-    energy.push_back(r.energy_kwh);
-    carbon.push_back(r.carbon_kg);
-    ls_mean.push_back(r.mean_delay_s_ls);
-    ls_p99.push_back(r.p99_delay_s_ls);
-    be_mean.push_back(r.mean_delay_s_be);
-    be_p99.push_back(r.p99_delay_s_be);
-    violations.push_back(r.ls_slo_violations);
-    moved.push_back(r.jobs_moved);
-    gb.push_back(r.gb_moved);
-    transfer.push_back(r.transfer_kwh);
-    deferred.push_back(r.jobs_deferred);
-    alloc.push_back(r.gpu_alloc_pct);
-    never.push_back(r.jobs_never_started);
-    preempt.push_back(r.be_preemptions);
-    wall.push_back(r.wall_seconds);
-    for (const multi::FleetSample& s : r.timeline) {
-      t_agent.push_back(r.agent);
-      t_seed.push_back(seed.back());
-      t_slack.push_back(r.be_slack_h);
-      t_time.push_back(s.time_s);
-      t_site.push_back(site_name(s.site));
-      t_power.push_back(s.power_watts);
-      t_energy.push_back(s.energy_kwh);
-      t_carbon.push_back(s.carbon_kg);
-      t_intensity.push_back(s.carbon_intensity);
-      t_running.push_back(s.running_jobs);
-      t_queued.push_back(s.queued_jobs);
-      t_waiting.push_back(s.waiting_jobs);
-      t_gpus.push_back(s.allocated_gpus);
-      t_alloc.push_back(s.gpu_alloc_pct);
-      t_cpu_alloc.push_back(s.cpu_alloc_pct);
-      t_online.push_back(s.online_nodes);
-    }
-    for (const multi::JobDecision& d : r.decisions) {
-      d_agent.push_back(r.agent);
-      d_seed.push_back(seed.back());
-      d_slack.push_back(r.be_slack_h);
-      d_pod.push_back(d.pod);
-      d_home.push_back(site_name(d.home_site));
-      d_site.push_back(site_name(d.site));
-      d_ls.push_back(d.latency_sensitive ? 1 : 0);
-      d_submit.push_back(d.submit_s);
-      d_not_before.push_back(d.not_before_s);
-      d_start.push_back(d.start_s);
-      d_reason.push_back(d.reason);
-    }
-  }
-  TableBuilder summary, timeline, decisions;
-  summary.add("agent", agent);
-  summary.add("seed", seed);
-  summary.add("load_pct", load);
-  summary.add("slack_h", slack);
-  summary.add("offered_load_pct", offered);
-  summary.add("window_s", window);
-  summary.add("jobs", jobs);
-  summary.add("energy_kwh", energy);
-  summary.add("carbon_kg", carbon);
-  summary.add("mean_delay_s_ls", ls_mean);
-  summary.add("p99_delay_s_ls", ls_p99);
-  summary.add("mean_delay_s_be", be_mean);
-  summary.add("p99_delay_s_be", be_p99);
-  summary.add("ls_slo_violations", violations);
-  summary.add("jobs_moved", moved);
-  summary.add("gb_moved", gb);
-  summary.add("transfer_kwh", transfer);
-  summary.add("jobs_deferred", deferred);
-  summary.add("gpu_alloc_pct", alloc);
-  summary.add("jobs_never_started", never);
-  summary.add("be_preemptions", preempt);
-  summary.add("wall_seconds", wall);
-  timeline.add("agent", t_agent);
-  timeline.add("seed", t_seed);
-  timeline.add("slack_h", t_slack);
-  timeline.add("time_s", t_time);
-  timeline.add("site", t_site);
-  timeline.add("power_watts", t_power);
-  timeline.add("energy_kwh", t_energy);
-  timeline.add("carbon_kg", t_carbon);
-  timeline.add("carbon_intensity", t_intensity);
-  timeline.add("running_jobs", t_running);
-  timeline.add("queued_jobs", t_queued);
-  timeline.add("waiting_jobs", t_waiting);
-  timeline.add("allocated_gpus", t_gpus);
-  timeline.add("gpu_alloc_pct", t_alloc);
-  timeline.add("cpu_alloc_pct", t_cpu_alloc);
-  timeline.add("online_nodes", t_online);
-  decisions.add("agent", d_agent);
-  decisions.add("seed", d_seed);
-  decisions.add("slack_h", d_slack);
-  decisions.add("pod", d_pod);
-  decisions.add("home_site", d_home);
-  decisions.add("site", d_site);
-  decisions.add("latency_sensitive", d_ls);
-  decisions.add("submit_s", d_submit);
-  decisions.add("not_before_s", d_not_before);
-  decisions.add("start_s", d_start);
-  decisions.add("reason", d_reason);
+  // The result's member `field` of each run.
+  const auto of_result = [](auto multi::MultiResult::*field) {
+    return [field](const SeededResult& run) { return run.result.*field; };
+  };
+  using R = multi::MultiResult;
+  TableBuilder summary;
+  summary.add("agent", runs, of_result(&R::agent));
+  summary.add("seed", runs, &SeededResult::seed);
+  summary.add("load_pct", runs, [](const SeededResult& run) {
+    return run.result.target_load_pct > 0 ? run.result.target_load_pct
+                                          : std::numeric_limits<double>::quiet_NaN();
+  });
+  summary.add("slack_h", runs, of_result(&R::be_slack_h));
+  summary.add("offered_load_pct", runs, of_result(&R::offered_load_pct));
+  summary.add("window_s", runs, of_result(&R::window_s));
+  summary.add("jobs", runs, of_result(&R::jobs));
+  summary.add("energy_kwh", runs, of_result(&R::energy_kwh));
+  summary.add("carbon_kg", runs, of_result(&R::carbon_kg));
+  summary.add("mean_delay_s_ls", runs, of_result(&R::mean_delay_s_ls));
+  summary.add("p99_delay_s_ls", runs, of_result(&R::p99_delay_s_ls));
+  summary.add("mean_delay_s_be", runs, of_result(&R::mean_delay_s_be));
+  summary.add("p99_delay_s_be", runs, of_result(&R::p99_delay_s_be));
+  summary.add("ls_slo_violations", runs, of_result(&R::ls_slo_violations));
+  summary.add("jobs_moved", runs, of_result(&R::jobs_moved));
+  summary.add("gb_moved", runs, of_result(&R::gb_moved));
+  summary.add("transfer_kwh", runs, of_result(&R::transfer_kwh));
+  summary.add("jobs_deferred", runs, of_result(&R::jobs_deferred));
+  summary.add("gpu_alloc_pct", runs, of_result(&R::gpu_alloc_pct));
+  summary.add("jobs_never_started", runs, of_result(&R::jobs_never_started));
+  summary.add("be_preemptions", runs, of_result(&R::be_preemptions));
+  summary.add("wall_seconds", runs, of_result(&R::wall_seconds));
+
+  using Sample = Nested<SeededResult, multi::FleetSample>;
+  const std::vector<Sample> samples = nested_rows(
+      runs, [](const SeededResult& run) -> const auto& { return run.result.timeline; });
+  TableBuilder timeline;
+  add_multi_run_columns(timeline, samples);
+  timeline.add("time_s", samples, [](const Sample& x) { return x.item.time_s; });
+  timeline.add("site", samples, [&](const Sample& x) { return site_name(x.item.site); });
+  timeline.add("power_watts", samples, [](const Sample& x) { return x.item.power_watts; });
+  timeline.add("energy_kwh", samples, [](const Sample& x) { return x.item.energy_kwh; });
+  timeline.add("carbon_kg", samples, [](const Sample& x) { return x.item.carbon_kg; });
+  timeline.add("carbon_intensity", samples,
+               [](const Sample& x) { return x.item.carbon_intensity; });
+  timeline.add("running_jobs", samples, [](const Sample& x) { return x.item.running_jobs; });
+  timeline.add("queued_jobs", samples, [](const Sample& x) { return x.item.queued_jobs; });
+  timeline.add("waiting_jobs", samples, [](const Sample& x) { return x.item.waiting_jobs; });
+  timeline.add("allocated_gpus", samples, [](const Sample& x) { return x.item.allocated_gpus; });
+  timeline.add("gpu_alloc_pct", samples, [](const Sample& x) { return x.item.gpu_alloc_pct; });
+  timeline.add("cpu_alloc_pct", samples, [](const Sample& x) { return x.item.cpu_alloc_pct; });
+  timeline.add("online_nodes", samples, [](const Sample& x) { return x.item.online_nodes; });
+
+  using Decision = Nested<SeededResult, multi::JobDecision>;
+  const std::vector<Decision> made = nested_rows(
+      runs, [](const SeededResult& run) -> const auto& { return run.result.decisions; });
+  TableBuilder decisions;
+  add_multi_run_columns(decisions, made);
+  decisions.add("pod", made, [](const Decision& x) { return x.item.pod; });
+  decisions.add("home_site", made, [&](const Decision& x) { return site_name(x.item.home_site); });
+  decisions.add("site", made, [&](const Decision& x) { return site_name(x.item.site); });
+  decisions.add("latency_sensitive", made,
+                [](const Decision& x) { return x.item.latency_sensitive; });
+  decisions.add("submit_s", made, [](const Decision& x) { return x.item.submit_s; });
+  decisions.add("not_before_s", made, [](const Decision& x) { return x.item.not_before_s; });
+  decisions.add("start_s", made, [](const Decision& x) { return x.item.start_s; });
+  decisions.add("reason", made, [](const Decision& x) { return x.item.reason; });
   py::dict out;
   out["summary"] = summary.release();
   out["timeline"] = timeline.release();

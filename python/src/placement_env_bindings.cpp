@@ -91,15 +91,6 @@ class PlacementEnvCore {
 
   // Static facts for the spaces and the documentation: node names and specs, the bounds.
   py::dict spec() const {
-    std::vector<std::string> names, models;
-    std::vector<int64_t> cpu, memory, gpus;
-    for (const NodeSpec& n : workload_.nodes) {
-      names.push_back(n.name);
-      models.push_back(n.model == kNoGpuModel ? std::string() : workload_.models.name(n.model));
-      cpu.push_back(n.cpu_milli);
-      memory.push_back(n.memory_mib);
-      gpus.push_back(n.gpu_count);
-    }
     int64_t pod_cpu = 0, pod_memory = 0, pod_gpus = 0, pod_gpu_milli = 0, trace_gpu_milli = 0;
     for (const PodSpec& p : workload_.pods) {
       pod_cpu = std::max(pod_cpu, p.cpu_milli);
@@ -108,12 +99,15 @@ class PlacementEnvCore {
       pod_gpu_milli = std::max(pod_gpu_milli, p.total_gpu_milli());
       trace_gpu_milli += p.total_gpu_milli();
     }
+    const std::vector<NodeSpec>& specs = workload_.nodes;
     TableBuilder nodes;
-    nodes.add("name", names);
-    nodes.add("model", models);
-    nodes.add("cpu_milli", cpu);
-    nodes.add("memory_mib", memory);
-    nodes.add("gpu_count", gpus);
+    nodes.add("name", specs, &NodeSpec::name);
+    nodes.add("model", specs, [&](const NodeSpec& n) {
+      return n.model == kNoGpuModel ? std::string() : workload_.models.name(n.model);
+    });
+    nodes.add("cpu_milli", specs, &NodeSpec::cpu_milli);
+    nodes.add("memory_mib", specs, &NodeSpec::memory_mib);
+    nodes.add("gpu_count", specs, &NodeSpec::gpu_count);
     py::dict d;
     d["nodes"] = nodes.release();
     d["gpu_slots"] = episode_->gpu_slots();

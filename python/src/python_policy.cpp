@@ -47,23 +47,13 @@ void keep_value_error(const std::string& message) {
 }
 
 py::dict target_table(const frag::TargetWorkload& target) {
-  const std::size_t n = target.shapes.size();
-  std::vector<int64_t> cpu(n), num_gpu(n), gpu_milli(n), count(n);
-  py::array_t<uint64_t> spec(static_cast<py::ssize_t>(n));
-  for (std::size_t i = 0; i < n; ++i) {
-    const frag::TargetShape& s = target.shapes[i];
-    cpu[i] = s.cpu_milli;
-    num_gpu[i] = s.num_gpu;
-    gpu_milli[i] = s.gpu_milli;
-    count[i] = s.count;
-    spec.mutable_data()[i] = s.gpu_spec;
-  }
+  using S = frag::TargetShape;
   TableBuilder t;
-  t.add("cpu_milli", cpu);
-  t.add("num_gpu", num_gpu);
-  t.add("gpu_milli", gpu_milli);
-  t.add("gpu_spec", spec);
-  t.add("count", count);
+  t.add("cpu_milli", target.shapes, &S::cpu_milli);
+  t.add("num_gpu", target.shapes, &S::num_gpu);
+  t.add("gpu_milli", target.shapes, &S::gpu_milli);
+  t.add<uint64_t>("gpu_spec", target.shapes, &S::gpu_spec);  // a bit per model
+  t.add("count", target.shapes, &S::count);
   return t.release();
 }
 

@@ -27,52 +27,32 @@ std::string model_name(const GpuModelRegistry& models, GpuModelId id) {
 }
 
 py::dict node_table(const std::vector<NodeSpec>& nodes, const GpuModelRegistry& models) {
-  std::vector<std::string> name, model;
-  std::vector<int64_t> cpu, memory, gpus;
-  for (const NodeSpec& n : nodes) {
-    name.push_back(n.name);
-    cpu.push_back(n.cpu_milli);
-    memory.push_back(n.memory_mib);
-    gpus.push_back(n.gpu_count);
-    model.push_back(model_name(models, n.model));
-  }
   TableBuilder t;
-  t.add("name", name);
-  t.add("cpu_milli", cpu);
-  t.add("memory_mib", memory);
-  t.add("gpu", gpus);
-  t.add("model", model);
+  t.add("name", nodes, &NodeSpec::name);
+  t.add("cpu_milli", nodes, &NodeSpec::cpu_milli);
+  t.add("memory_mib", nodes, &NodeSpec::memory_mib);
+  t.add("gpu", nodes, &NodeSpec::gpu_count);
+  t.add("model", nodes, [&](const NodeSpec& n) { return model_name(models, n.model); });
   return t.release();
 }
 
 py::dict pod_table(const std::vector<PodSpec>& pods, const GpuModelRegistry& models) {
-  std::vector<std::string> name, spec, qos;
-  std::vector<int64_t> cpu, memory, num_gpu, gpu_milli, created, deleted, scheduled, shape;
-  for (const PodSpec& p : pods) {
-    name.push_back(p.name);
-    cpu.push_back(p.cpu_milli);
-    memory.push_back(p.memory_mib);
-    num_gpu.push_back(p.num_gpu);
-    gpu_milli.push_back(p.gpu_milli);
-    spec.push_back(p.gpu_spec == 0 ? std::string() : models.describe(p.gpu_spec));
-    qos.emplace_back(p.qos == Qos::kUnknown ? "" : qos_name(p.qos));  // as the file wrote it
-    created.push_back(p.creation_time);
-    deleted.push_back(p.deletion_time);
-    scheduled.push_back(p.scheduled_time);
-    shape.push_back(p.shape);
-  }
   TableBuilder t;
-  t.add("name", name);
-  t.add("cpu_milli", cpu);
-  t.add("memory_mib", memory);
-  t.add("num_gpu", num_gpu);
-  t.add("gpu_milli", gpu_milli);
-  t.add("gpu_spec", spec);
-  t.add("qos", qos);
-  t.add("creation_time", created);
-  t.add("deletion_time", deleted);
-  t.add("scheduled_time", scheduled);
-  t.add("shape", shape);
+  t.add("name", pods, &PodSpec::name);
+  t.add("cpu_milli", pods, &PodSpec::cpu_milli);
+  t.add("memory_mib", pods, &PodSpec::memory_mib);
+  t.add("num_gpu", pods, &PodSpec::num_gpu);
+  t.add("gpu_milli", pods, &PodSpec::gpu_milli);
+  t.add("gpu_spec", pods, [&](const PodSpec& p) {
+    return p.gpu_spec == 0 ? std::string() : models.describe(p.gpu_spec);
+  });
+  t.add("qos", pods, [](const PodSpec& p) {
+    return p.qos == Qos::kUnknown ? "" : qos_name(p.qos);  // as the file wrote it
+  });
+  t.add("creation_time", pods, &PodSpec::creation_time);
+  t.add("deletion_time", pods, &PodSpec::deletion_time);
+  t.add("scheduled_time", pods, &PodSpec::scheduled_time);
+  t.add("shape", pods, &PodSpec::shape);
   return t.release();
 }
 
@@ -89,9 +69,10 @@ py::dict series_dict(const multi::TimeSeries& s) {
   const std::size_t n = s.values().size();
   std::vector<int64_t> time(n);
   for (std::size_t i = 0; i < n; ++i) time[i] = s.start_s() + static_cast<int64_t>(i) * s.step_s();
-  py::dict d;
-  d["time_s"] = to_array(time);
-  d["value"] = to_array(s.values());
+  TableBuilder t;  // the columns, then the series' start and step
+  t.add("time_s", time);
+  t.add("value", s.values());
+  py::dict d = t.release();
   d["start_s"] = s.start_s();
   d["step_s"] = s.step_s();
   return d;
@@ -118,17 +99,10 @@ py::dict read_node_events(const std::string& path, const std::string& nodes_path
   GpuModelRegistry models;
   const auto nodes = unwrap(trace::read_openb_nodes(nodes_path, models));
   const auto events = unwrap(sim::read_node_events(path, nodes));
-  std::vector<int64_t> time;
-  std::vector<std::string> node, event;
-  for (const sim::NodeEvent& e : events) {
-    time.push_back(e.time);
-    node.push_back(e.node);
-    event.push_back(e.up ? "up" : "down");
-  }
   TableBuilder t;
-  t.add("time", time);
-  t.add("node", node);
-  t.add("event", event);
+  t.add("time", events, &sim::NodeEvent::time);
+  t.add("node", events, &sim::NodeEvent::node);
+  t.add("event", events, [](const sim::NodeEvent& e) { return e.up ? "up" : "down"; });
   return t.release();
 }
 
@@ -182,18 +156,17 @@ py::dict read_weather(const std::string& path) {
 }
 
 py::dict power_model_dict(const power::PowerModel& m) {
-  std::vector<std::string> name;
-  std::vector<double> idle, max;
-  for (const std::string& g : m.gpu_names()) {
-    const auto p = m.gpu(g);
-    name.push_back(g);
-    idle.push_back(p ? p->idle_watts : 0.0);
-    max.push_back(p ? p->max_watts : 0.0);
-  }
+  const std::vector<std::string> names = m.gpu_names();
   TableBuilder gpus;
-  gpus.add("name", name);
-  gpus.add("idle_watts", idle);
-  gpus.add("max_watts", max);
+  gpus.add("name", names);
+  gpus.add("idle_watts", names, [&](const std::string& g) {
+    const auto p = m.gpu(g);
+    return p ? p->idle_watts : 0.0;
+  });
+  gpus.add("max_watts", names, [&](const std::string& g) {
+    const auto p = m.gpu(g);
+    return p ? p->max_watts : 0.0;
+  });
   py::dict d;
   d["source"] = m.source();
   d["pue"] = m.pue();

@@ -82,99 +82,88 @@ auto run_released(Fn&& fn) {
   return std::move(*out);
 }
 
+// The policy and seed of each row's run: the first columns of each table of simulate.
+template <typename Row>
+void add_inflation_run_columns(TableBuilder& t, const std::vector<Row>& rows) {
+  t.add("policy", rows, [](const Row& x) { return parent_or_self(x).spec.policy; });
+  t.add("seed", rows, [](const Row& x) { return parent_or_self(x).spec.seed; });
+}
+
+// A GPU of the occupancy snapshot: node n's GPU g.
+struct GpuRow {
+  const sim::RunResult& parent;
+  std::size_t n;
+  std::size_t g;
+};
+
 py::dict inflation_tables(const trace::Workload& workload,
                           const std::vector<sim::RunResult>& results) {
-  std::vector<std::string> policy, c_policy, o_policy, o_node, o_model;
-  std::vector<int64_t> seed, arrived, scheduled, failed, arrived_milli, allocated_milli,
-      cluster_milli;
-  std::vector<double> tune, at90, at100, at130, frag100, final_pct, power100, wall;
-  std::vector<int64_t> c_seed, c_pct, c_events, o_seed, o_pct, o_gpu, o_used;
-  std::vector<double> c_alloc, c_frag, c_power;
-  for (const sim::RunResult& r : results) {
-    policy.push_back(r.spec.policy);
-    seed.push_back(static_cast<int64_t>(r.spec.seed));
-    tune.push_back(r.spec.tune);
-    arrived.push_back(r.pods_arrived);
-    scheduled.push_back(r.pods_scheduled);
-    failed.push_back(r.pods_failed);
-    const auto alloc_at = [&](int pct) {
-      auto p = sim::point_at(r.curve, pct);
-      return p ? p->alloc_gpu_pct : kNan;
+  using R = sim::RunResult;
+  using P = sim::CurvePoint;
+  // The curve's `field` in the bin of `pct` % arrived (NaN without that bin).
+  const auto at = [](int pct, double P::*field) {
+    return [pct, field](const R& r) {
+      const auto p = sim::point_at(r.curve, pct);
+      return p ? (*p).*field : kNan;
     };
-    at90.push_back(alloc_at(90));
-    at100.push_back(alloc_at(100));
-    at130.push_back(alloc_at(130));
-    const auto p100 = sim::point_at(r.curve, 100);
-    frag100.push_back(p100 ? p100->frag_gpu_milli : kNan);
-    power100.push_back(p100 ? p100->power_watts : kNan);
-    final_pct.push_back(r.cluster_gpu_milli > 0
-                            ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
-                                  static_cast<double>(r.cluster_gpu_milli)
-                            : 0.0);
-    arrived_milli.push_back(r.arrived_gpu_milli);
-    allocated_milli.push_back(r.allocated_gpu_milli);
-    cluster_milli.push_back(r.cluster_gpu_milli);
-    wall.push_back(r.wall_seconds);
-    for (const sim::CurvePoint& p : r.curve) {
-      c_policy.push_back(r.spec.policy);
-      c_seed.push_back(static_cast<int64_t>(r.spec.seed));
-      c_pct.push_back(p.arrived_pct);
-      c_events.push_back(p.events);
-      c_alloc.push_back(p.events ? p.alloc_gpu_pct : kNan);
-      c_frag.push_back(p.events ? p.frag_gpu_milli : kNan);
-      c_power.push_back(p.events ? p.power_watts : kNan);
-    }
-    for (std::size_t n = 0; n < r.snapshot_used_milli.size() && n < workload.nodes.size(); ++n) {
-      const NodeSpec& node = workload.nodes[n];
-      for (std::size_t g = 0; g < r.snapshot_used_milli[n].size(); ++g) {
-        o_policy.push_back(r.spec.policy);
-        o_seed.push_back(static_cast<int64_t>(r.spec.seed));
-        o_pct.push_back(r.snapshot_at_pct);
-        o_node.push_back(node.name);
-        o_model.push_back(node.model == kNoGpuModel ? std::string()
-                                                    : workload.models.name(node.model));
-        o_gpu.push_back(static_cast<int64_t>(g));
-        o_used.push_back(r.snapshot_used_milli[n][g]);
-      }
-    }
-  }
+  };
   TableBuilder summary;
-  summary.add("policy", policy);
-  summary.add("seed", seed);
-  summary.add("pods_arrived", arrived);
-  summary.add("pods_scheduled", scheduled);
-  summary.add("pods_failed", failed);
-  summary.add("alloc_gpu_pct_at_100", at100);
-  summary.add("alloc_gpu_pct_at_90", at90);
-  summary.add("alloc_gpu_pct_at_130", at130);
-  summary.add("frag_gpu_milli_at_100", frag100);
-  summary.add("final_alloc_gpu_pct", final_pct);
-  summary.add("power_watts_at_100", power100);
-  summary.add("tune", tune);
-  summary.add("wall_seconds", wall);
-  summary.add("arrived_gpu_milli", arrived_milli);
-  summary.add("allocated_gpu_milli", allocated_milli);
-  summary.add("cluster_gpu_milli", cluster_milli);
+  add_inflation_run_columns(summary, results);
+  summary.add("pods_arrived", results, &R::pods_arrived);
+  summary.add("pods_scheduled", results, &R::pods_scheduled);
+  summary.add("pods_failed", results, &R::pods_failed);
+  summary.add("alloc_gpu_pct_at_100", results, at(100, &P::alloc_gpu_pct));
+  summary.add("alloc_gpu_pct_at_90", results, at(90, &P::alloc_gpu_pct));
+  summary.add("alloc_gpu_pct_at_130", results, at(130, &P::alloc_gpu_pct));
+  summary.add("frag_gpu_milli_at_100", results, at(100, &P::frag_gpu_milli));
+  summary.add("final_alloc_gpu_pct", results, [](const R& r) {
+    return r.cluster_gpu_milli > 0 ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
+                                         static_cast<double>(r.cluster_gpu_milli)
+                                   : 0.0;
+  });
+  summary.add("power_watts_at_100", results, at(100, &P::power_watts));
+  summary.add("tune", results, [](const R& r) { return r.spec.tune; });
+  summary.add("wall_seconds", results, &R::wall_seconds);
+  summary.add("arrived_gpu_milli", results, &R::arrived_gpu_milli);
+  summary.add("allocated_gpu_milli", results, &R::allocated_gpu_milli);
+  summary.add("cluster_gpu_milli", results, &R::cluster_gpu_milli);
+
+  using Point = Nested<R, P>;
+  const std::vector<Point> points = nested_rows(results, &R::curve);
+  // A bin without arrivals has no data.
+  const auto if_events = [](double P::*field) {
+    return [field](const Point& x) { return x.item.events ? x.item.*field : kNan; };
+  };
   TableBuilder curves;
-  curves.add("policy", c_policy);
-  curves.add("seed", c_seed);
-  curves.add("arrived_gpu_pct", c_pct);
-  curves.add("alloc_gpu_pct", c_alloc);
-  curves.add("frag_gpu_milli", c_frag);
-  curves.add("events", c_events);
-  curves.add("power_watts", c_power);
+  add_inflation_run_columns(curves, points);
+  curves.add("arrived_gpu_pct", points, [](const Point& x) { return x.item.arrived_pct; });
+  curves.add("alloc_gpu_pct", points, if_events(&P::alloc_gpu_pct));
+  curves.add("frag_gpu_milli", points, if_events(&P::frag_gpu_milli));
+  curves.add("events", points, [](const Point& x) { return x.item.events; });
+  curves.add("power_watts", points, if_events(&P::power_watts));
   py::dict out;
   out["summary"] = summary.release();
   out["curves"] = curves.release();
-  if (!o_policy.empty()) {
+
+  std::vector<GpuRow> gpus;
+  for (const R& r : results) {
+    for (std::size_t n = 0; n < r.snapshot_used_milli.size() && n < workload.nodes.size(); ++n) {
+      for (std::size_t g = 0; g < r.snapshot_used_milli[n].size(); ++g) gpus.push_back({r, n, g});
+    }
+  }
+  if (!gpus.empty()) {
+    const auto node = [&](const GpuRow& x) -> const NodeSpec& { return workload.nodes[x.n]; };
     TableBuilder occupancy;
-    occupancy.add("policy", o_policy);
-    occupancy.add("seed", o_seed);
-    occupancy.add("arrived_gpu_pct", o_pct);
-    occupancy.add("node", o_node);
-    occupancy.add("model", o_model);
-    occupancy.add("gpu", o_gpu);
-    occupancy.add("used_milli", o_used);
+    add_inflation_run_columns(occupancy, gpus);
+    occupancy.add("arrived_gpu_pct", gpus,
+                  [](const GpuRow& x) { return x.parent.snapshot_at_pct; });
+    occupancy.add("node", gpus, [&](const GpuRow& x) { return node(x).name; });
+    occupancy.add("model", gpus, [&](const GpuRow& x) {
+      return node(x).model == kNoGpuModel ? std::string() : workload.models.name(node(x).model);
+    });
+    occupancy.add("gpu", gpus, &GpuRow::g);
+    occupancy.add("used_milli", gpus,
+                  [](const GpuRow& x) { return x.parent.snapshot_used_milli[x.n][x.g]; });
     out["occupancy"] = occupancy.release();
   }
   return out;
@@ -320,102 +309,60 @@ Result<std::vector<sim::ReplayResult>> run_replays(const ReplayArgs& a,
   return results;
 }
 
+// The settings of each row's run: the first columns of replay's tables.
+template <typename Row>
+void add_replay_run_columns(TableBuilder& t, const std::vector<Row>& rows) {
+  const auto run = [](const Row& x) -> const sim::ReplayResult& { return parent_or_self(x); };
+  t.add("policy", rows, [&](const Row& x) { return run(x).config.policy; });
+  t.add("seed", rows, [&](const Row& x) { return run(x).config.seed; });
+  t.add("load_pct", rows, [&](const Row& x) {
+    return run(x).config.target_load_pct > 0 ? run(x).config.target_load_pct : kNan;
+  });
+  t.add("gpu_power", rows,
+        [&](const Row& x) { return power::gpu_power_rule_name(run(x).gpu_rule); });
+  t.add("power_down_idle_s", rows, [&](const Row& x) { return run(x).config.power_down_idle_s; });
+}
+
 py::dict replay_tables(const std::vector<sim::ReplayResult>& results) {
+  using R = sim::ReplayResult;
   TableBuilder summary;
+  add_replay_run_columns(summary, results);
+  summary.add("offered_load_pct", results, &R::offered_load_pct);
+  summary.add("window_s", results, &R::window_s);
+  summary.add("pods_total", results, &R::pods_total);
+  summary.add("pods_started", results, &R::pods_started);
+  summary.add("pods_never_started", results, &R::pods_never_started);
+  summary.add("pods_queued_at_end", results, &R::pods_queued_at_end);
+  summary.add("pods_requeued", results, &R::pods_requeued);
+  summary.add("mean_queue_delay_s", results, &R::mean_queue_delay_s);
+  summary.add("p99_queue_delay_s", results, &R::p99_queue_delay_s);
+  summary.add("ls_pods", results, [](const R& r) { return r.delay_ls.pods; });
+  summary.add("ls_mean_delay_s", results, [](const R& r) { return r.delay_ls.mean_s; });
+  summary.add("ls_p99_delay_s", results, [](const R& r) { return r.delay_ls.p99_s; });
+  summary.add("be_pods", results, [](const R& r) { return r.delay_be.pods; });
+  summary.add("be_mean_delay_s", results, [](const R& r) { return r.delay_be.mean_s; });
+  summary.add("be_p99_delay_s", results, [](const R& r) { return r.delay_be.p99_s; });
+  summary.add("energy_kwh", results, &R::energy_kwh);
+  summary.add("energy_floor_kwh", results, &R::energy_floor_kwh);
+  summary.add("gpu_alloc_pct", results, &R::gpu_alloc_pct);
+  summary.add("gpu_hours", results, &R::gpu_hours);
+  summary.add("kwh_per_gpu_hour", results, &R::kwh_per_gpu_hour);
+  summary.add("mean_nodes_awake", results, &R::mean_nodes_awake);
+  summary.add("wakeups", results, &R::wakeups);
+  summary.add("makespan_s", results, &R::makespan_s);
+  summary.add("wall_seconds", results, &R::wall_seconds);
+
+  using Point = Nested<R, sim::TimelinePoint>;
+  const std::vector<Point> points = nested_rows(results, &R::timeline);
   TableBuilder timeline;
-  std::vector<std::string> policy, rule, t_policy, t_rule;
-  std::vector<int64_t> seed, down, total, started, never, queued_end, requeued, wakeups, ls_pods,
-      be_pods, t_seed, t_down, t_running, t_queued, t_awake;
-  std::vector<double> load, offered, window, mean_delay, p99_delay, ls_mean, ls_p99, be_mean,
-      be_p99, energy, floor, alloc, gpu_hours, kwh_gpu_h, awake, makespan, wall, t_load, t_time,
-      t_gpus, t_power, t_energy;
-  for (const sim::ReplayResult& r : results) {
-    const std::string rule_name(power::gpu_power_rule_name(r.gpu_rule));
-    policy.push_back(r.config.policy);
-    seed.push_back(static_cast<int64_t>(r.config.seed));
-    load.push_back(r.config.target_load_pct > 0 ? r.config.target_load_pct : kNan);
-    rule.push_back(rule_name);
-    down.push_back(r.config.power_down_idle_s);
-    total.push_back(r.pods_total);
-    started.push_back(r.pods_started);
-    never.push_back(r.pods_never_started);
-    queued_end.push_back(r.pods_queued_at_end);
-    requeued.push_back(r.pods_requeued);
-    mean_delay.push_back(r.mean_queue_delay_s);
-    p99_delay.push_back(r.p99_queue_delay_s);
-    ls_pods.push_back(r.delay_ls.pods);
-    ls_mean.push_back(r.delay_ls.mean_s);
-    ls_p99.push_back(r.delay_ls.p99_s);
-    be_pods.push_back(r.delay_be.pods);
-    be_mean.push_back(r.delay_be.mean_s);
-    be_p99.push_back(r.delay_be.p99_s);
-    window.push_back(r.window_s);
-    offered.push_back(r.offered_load_pct);
-    energy.push_back(r.energy_kwh);
-    floor.push_back(r.energy_floor_kwh);
-    alloc.push_back(r.gpu_alloc_pct);
-    gpu_hours.push_back(r.gpu_hours);
-    kwh_gpu_h.push_back(r.kwh_per_gpu_hour);
-    awake.push_back(r.mean_nodes_awake);
-    wakeups.push_back(r.wakeups);
-    makespan.push_back(r.makespan_s);
-    wall.push_back(r.wall_seconds);
-    for (const sim::TimelinePoint& p : r.timeline) {
-      t_policy.push_back(r.config.policy);
-      t_seed.push_back(static_cast<int64_t>(r.config.seed));
-      t_load.push_back(load.back());
-      t_rule.push_back(rule_name);
-      t_down.push_back(r.config.power_down_idle_s);
-      t_time.push_back(p.time_s);
-      t_running.push_back(p.running_pods);
-      t_queued.push_back(p.queued_pods);
-      t_gpus.push_back(p.allocated_gpus);
-      t_power.push_back(p.power_watts);
-      t_energy.push_back(p.energy_joules);
-      t_awake.push_back(p.nodes_awake);
-    }
-  }
-  summary.add("policy", policy);
-  summary.add("seed", seed);
-  summary.add("load_pct", load);
-  summary.add("gpu_power", rule);
-  summary.add("power_down_idle_s", down);
-  summary.add("offered_load_pct", offered);
-  summary.add("window_s", window);
-  summary.add("pods_total", total);
-  summary.add("pods_started", started);
-  summary.add("pods_never_started", never);
-  summary.add("pods_queued_at_end", queued_end);
-  summary.add("pods_requeued", requeued);
-  summary.add("mean_queue_delay_s", mean_delay);
-  summary.add("p99_queue_delay_s", p99_delay);
-  summary.add("ls_pods", ls_pods);
-  summary.add("ls_mean_delay_s", ls_mean);
-  summary.add("ls_p99_delay_s", ls_p99);
-  summary.add("be_pods", be_pods);
-  summary.add("be_mean_delay_s", be_mean);
-  summary.add("be_p99_delay_s", be_p99);
-  summary.add("energy_kwh", energy);
-  summary.add("energy_floor_kwh", floor);
-  summary.add("gpu_alloc_pct", alloc);
-  summary.add("gpu_hours", gpu_hours);
-  summary.add("kwh_per_gpu_hour", kwh_gpu_h);
-  summary.add("mean_nodes_awake", awake);
-  summary.add("wakeups", wakeups);
-  summary.add("makespan_s", makespan);
-  summary.add("wall_seconds", wall);
-  timeline.add("policy", t_policy);
-  timeline.add("seed", t_seed);
-  timeline.add("load_pct", t_load);
-  timeline.add("gpu_power", t_rule);
-  timeline.add("power_down_idle_s", t_down);
-  timeline.add("time_s", t_time);
-  timeline.add("running_pods", t_running);
-  timeline.add("queued_pods", t_queued);
-  timeline.add("allocated_gpus", t_gpus);
-  timeline.add("power_watts", t_power);
-  timeline.add("energy_joules", t_energy);
-  timeline.add("nodes_awake", t_awake);
+  add_replay_run_columns(timeline, points);
+  timeline.add("time_s", points, [](const Point& x) { return x.item.time_s; });
+  timeline.add("running_pods", points, [](const Point& x) { return x.item.running_pods; });
+  timeline.add("queued_pods", points, [](const Point& x) { return x.item.queued_pods; });
+  timeline.add("allocated_gpus", points, [](const Point& x) { return x.item.allocated_gpus; });
+  timeline.add("power_watts", points, [](const Point& x) { return x.item.power_watts; });
+  timeline.add("energy_joules", points, [](const Point& x) { return x.item.energy_joules; });
+  timeline.add("nodes_awake", points, [](const Point& x) { return x.item.nodes_awake; });
   py::dict out;
   out["summary"] = summary.release();
   out["timeline"] = timeline.release();

@@ -7,22 +7,16 @@ the observation arrays are written in place by it.
 
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from .. import _core
-
-PathLike = Union[str, "os.PathLike[str]"]
+from .._api import PathLike, _text, _workload_args
 
 _OBS_KEYS = ("gpu_free_milli", "cpu_free_milli", "memory_free_mib", "pod", "load")
-
-
-def _path(p: Optional[PathLike]) -> str:
-    return "" if p is None else os.fspath(p)
 
 
 class ClusterPlacementEnv(gym.Env):
@@ -56,11 +50,8 @@ class ClusterPlacementEnv(gym.Env):
         if render_mode is not None:
             raise _core.Error("ClusterPlacement-v0 has no render modes")
         self._core = _core._PlacementEnvCore(
-            nodes=_path(nodes),
-            pods=_path(pods),
-            power_model=_path(power_model),
-            pue=0.0 if pue is None else float(pue),
-            gpu_power=gpu_power or "",
+            **_workload_args(nodes, pods, power_model, pue),
+            gpu_power=_text(gpu_power),
             policy=policy,
             tune=float(tune),
             expert=bool(expert),

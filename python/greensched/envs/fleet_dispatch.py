@@ -9,20 +9,14 @@ gets that agent's result exactly. docs/PYTHON.md describes observation, action a
 
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from .. import _core
-
-PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _path(p: Optional[PathLike]) -> str:
-    return "" if p is None else os.fspath(p)
+from .._api import PathLike, _fleet_args, _float, _int, _text
 
 
 class FleetDispatchEnv(gym.Env):
@@ -71,27 +65,19 @@ class FleetDispatchEnv(gym.Env):
         room: bool = False,
     ) -> None:
         super().__init__()
-        if data_dir is None and fleet is not None:
-            data_dir = os.environ.get("GREENSCHED_DATA") or os.path.dirname(os.fspath(fleet))
         self._core = _core.FleetEnv(
-            fleet=_path(fleet),
-            data_dir=_path(data_dir),
-            pods=_path(pods),
-            start=start or "",
-            load=0.0 if load is None else float(load),
-            days=0.0 if days is None else float(days),
+            **_fleet_args(fleet, data_dir, pods, start, days, power_down_idle, data_gb),
+            load=_float(load, 0.0),
             warmup_days=float(warmup_days),
             slack=float(slack),
             ls_bound=int(ls_bound),
             wake_delay=int(wake_delay),
-            power_down_idle=-1 if power_down_idle is None else int(power_down_idle),
             sample=int(sample),
-            data_gb=-1.0 if data_gb is None else float(data_gb),
             preempt_be=bool(preempt_be),
-            horizon=-1 if horizon is None else int(horizon),
+            horizon=_int(horizon, -1),
             reward=reward,
             ls_penalty=float(ls_penalty),
-            expert=expert or "",
+            expert=_text(expert),
             ls_home=bool(ls_home),
             room=bool(room),
         )

@@ -2,6 +2,7 @@
 // (num_gpu == 1, gpu_milli < 1000), or num_gpu whole GPUs (gpu_milli == 1000).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,6 +42,18 @@ constexpr bool parse_qos(std::string_view name, Qos& out) {
   return false;
 }
 
+// What a pod shape stands for: the request bar memory (and the name and times). Pods of one
+// shape filter and score alike on every node; ordered as a tuple of its fields.
+struct PodShape {
+  int64_t cpu_milli = 0;
+  int num_gpu = 0;
+  int32_t gpu_milli = 0;
+  GpuModelSet gpu_spec = 0;
+
+  bool operator==(const PodShape&) const = default;
+  auto operator<=>(const PodShape&) const = default;
+};
+
 struct PodSpec {
   std::string name;
   int64_t cpu_milli = 0;
@@ -57,6 +70,7 @@ struct PodSpec {
   bool needs_gpu() const { return num_gpu > 0 && gpu_milli > 0; }
   bool shares_gpu() const { return num_gpu == 1 && gpu_milli < kGpuMilli && gpu_milli > 0; }
   int64_t total_gpu_milli() const { return needs_gpu() ? int64_t{num_gpu} * gpu_milli : 0; }
+  PodShape shape_fields() const { return {cpu_milli, num_gpu, gpu_milli, gpu_spec}; }
 };
 
 // Latency-sensitive pods (QoS LS or Guaranteed) must start promptly; the rest are best effort.

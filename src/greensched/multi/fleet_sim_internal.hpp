@@ -289,10 +289,8 @@ class FleetSim final : public FleetView {
   struct ShapePlacement {
     bool valid = false;
     uint64_t version = 0;
-    int64_t cpu_milli = 0, memory_mib = 0;
-    int num_gpu = 0;
-    int32_t gpu_milli = 0;
-    GpuModelSet gpu_spec = 0;
+    PodShape shape;
+    int64_t memory_mib = 0;
     NodeIndex node = -1;  // -1: no node can host it, not even one that wakes
     GpuMask gpus = 0;
     bool waking = false;

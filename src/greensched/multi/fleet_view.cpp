@@ -106,19 +106,15 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
                          [&](const ShapePlacement& p) { return p.memory_mib == pod.memory_mib; });
   if (it == kept.end()) it = kept.insert(kept.end(), ShapePlacement{});
   ShapePlacement& place = *it;
-  if (!place.valid || place.version != version || place.cpu_milli != pod.cpu_milli ||
-      place.memory_mib != pod.memory_mib || place.num_gpu != pod.num_gpu ||
-      place.gpu_milli != pod.gpu_milli || place.gpu_spec != pod.gpu_spec) {
+  if (!place.valid || place.version != version || place.shape != pod.shape_fields() ||
+      place.memory_mib != pod.memory_mib) {
     auto& self = const_cast<SiteRuntime&>(s);
     const policy::Decision d = self.scheduler->schedule(*s.cluster, pod, self.preview_rng);
     place = ShapePlacement{};
     place.valid = true;
     place.version = version;
-    place.cpu_milli = pod.cpu_milli;
+    place.shape = pod.shape_fields();
     place.memory_mib = pod.memory_mib;
-    place.num_gpu = pod.num_gpu;
-    place.gpu_milli = pod.gpu_milli;
-    place.gpu_spec = pod.gpu_spec;
     place.node = d.node;
     place.gpus = d.gpus;
     if (d.node < 0) {

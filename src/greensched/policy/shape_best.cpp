@@ -18,11 +18,6 @@ bool fits_bar_memory(const NodeClasses::FilterColumns& c, const PodSpec& pod) {
 ShapeBest::ShapeBest(Policy& policy, std::span<const uint32_t> tie_rank)
     : policy_(policy), tie_rank_(tie_rank) {}
 
-bool ShapeBest::same_request(const Shape& shape, const PodSpec& pod) const {
-  return shape.pod.cpu_milli == pod.cpu_milli && shape.pod.num_gpu == pod.num_gpu &&
-         shape.pod.gpu_milli == pod.gpu_milli && shape.pod.gpu_spec == pod.gpu_spec;
-}
-
 void ShapeBest::file(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng) {
   scored_.clear();
   for (const uint32_t slot : slots_) {
@@ -84,7 +79,7 @@ ShapeBest::Best ShapeBest::find(const Cluster& cluster, const NodeClasses& class
                                 const PodSpec& pod, Rng& rng) {
   if (shapes_.size() <= pod.shape) shapes_.resize(pod.shape + 1);
   Shape& shape = shapes_[pod.shape];
-  if (!shape.used || !same_request(shape, pod)) {
+  if (!shape.used || shape.pod.shape_fields() != pod.shape_fields()) {
     shape = Shape{};
     shape.used = true;
     shape.pod = pod;

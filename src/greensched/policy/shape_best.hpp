@@ -59,7 +59,6 @@ class ShapeBest {
     std::size_t items = 0;        // filed, stale ones included
   };
 
-  bool same_request(const Shape& shape, const PodSpec& pod) const;
   // Files the classes in slots_ (live, and passing the shape's filter bar memory).
   void file(Shape& shape, const Cluster& cluster, const NodeClasses& classes, Rng& rng);
   void drop_stale(Shape& shape, const NodeClasses& classes) const;

@@ -172,7 +172,7 @@ PodSpec ClusterState::pod_spec(const PodRequest& request) {
     auto id = models_.find(m);
     spec.gpu_spec |= GpuModelSet{1} << (id ? *id : kUnknownModelBit);
   }
-  auto key = std::make_tuple(spec.cpu_milli, spec.num_gpu, spec.gpu_milli, spec.gpu_spec);
+  const PodShape key = spec.shape_fields();
   auto it = shapes_.find(key);
   if (it == shapes_.end() && shapes_.size() < kShapeSlots) {
     it = shapes_.emplace(key, static_cast<uint32_t>(shapes_.size())).first;

@@ -151,7 +151,7 @@ class ClusterState {
   std::map<std::string, BoundPod> assumed_;
   std::vector<PodId> free_ids_;
   PodId next_id_ = 0;
-  std::map<std::tuple<int64_t, int, int32_t, GpuModelSet>, uint32_t> shapes_;
+  std::map<PodShape, uint32_t> shapes_;
 };
 
 }  // namespace greensched::serve

@@ -12,13 +12,11 @@
 namespace greensched::sim {
 
 std::vector<uint32_t> feasibility_keys(const std::vector<SiteJob>& jobs, uint32_t& key_count) {
-  std::map<std::tuple<int64_t, int, int32_t, GpuModelSet>, uint32_t> keys;
+  std::map<PodShape, uint32_t> keys;
   std::vector<uint32_t> out(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const PodSpec& p = *jobs[i].pod;
     const auto [it, inserted] =
-        keys.try_emplace(std::make_tuple(p.cpu_milli, p.num_gpu, p.gpu_milli, p.gpu_spec),
-                         static_cast<uint32_t>(keys.size()));
+        keys.try_emplace(jobs[i].pod->shape_fields(), static_cast<uint32_t>(keys.size()));
     out[i] = it->second;
   }
   key_count = static_cast<uint32_t>(keys.size());

@@ -1,17 +1,15 @@
 #include "greensched/trace/workload.hpp"
 
 #include <map>
-#include <tuple>
 
 #include "greensched/trace/openb_reader.hpp"
 
 namespace greensched::trace {
 
 uint32_t assign_shape_ids(std::vector<PodSpec>& pods) {
-  std::map<std::tuple<int64_t, int, int32_t, GpuModelSet>, uint32_t> ids;
+  std::map<PodShape, uint32_t> ids;
   for (PodSpec& pod : pods) {
-    auto key = std::make_tuple(pod.cpu_milli, pod.num_gpu, pod.gpu_milli, pod.gpu_spec);
-    auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(ids.size()));
+    auto [it, inserted] = ids.try_emplace(pod.shape_fields(), static_cast<uint32_t>(ids.size()));
     pod.shape = it->second;
   }
   return static_cast<uint32_t>(ids.size());
