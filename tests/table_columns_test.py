@@ -78,7 +78,9 @@ for name, args in RUNS.items():
             failures.append(f"{name}: columns without a key: {rest.split()} in {table_header}")
 
 if keys_seen < 5:
-    failures.append(f"only {keys_seen} keyed tables printed (inflation, replay, multi, bound, energy)")
+    failures.append(
+        f"only {keys_seen} keyed tables printed (inflation, replay, multi, bound, energy)"
+    )
 if failures:
     sys.exit("FAIL:\n" + "\n".join(failures))
 print(f"PASS: {keys_seen} tables, every column keyed to its CSV column and docs/FORMATS.md")

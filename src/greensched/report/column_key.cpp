@@ -16,8 +16,8 @@ std::string column_key(std::string_view file, std::span<const ColumnKey> columns
   }
   std::string out = fmt::format("columns ({} column; -: derived, not in {}):\n", file, file);
   for (const ColumnKey& c : columns) {
-    out += fmt::format("  {:<{}}  {:<{}}  {}\n", c.header, header_width, c.csv, csv_width,
-                       c.meaning);
+    out +=
+        fmt::format("  {:<{}}  {:<{}}  {}\n", c.header, header_width, c.csv, csv_width, c.meaning);
   }
   return out;
 }

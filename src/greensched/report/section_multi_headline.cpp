@@ -16,7 +16,8 @@ namespace {
 constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 // The summary.csv row of `agent` at a load and slack (no controller row), or -1.
-long headline_summary_row(const Table& summary, const std::string& agent, double load, double slack) {
+long headline_summary_row(const Table& summary, const std::string& agent, double load,
+                          double slack) {
   for (std::size_t r = 0; r < summary.rows; ++r) {
     if (summary.text("agent")[r] != agent) continue;
     if (summary.has("controller") && !summary.text("controller")[r].empty() &&
@@ -57,8 +58,13 @@ void add_multi_headline(Page& page, const Table* summary, const Table* bound) {
   }
   HtmlTable t;
   t.text_columns = 1;
-  t.headers = {"Agent",          "Load (%)",       "Slack (h)",           "Carbon vs local",
-               "Bound vs local", "Share of bound", "LS violations (local)"};
+  t.headers = {"Agent",
+               "Load (%)",
+               "Slack (h)",
+               "Carbon vs local",
+               "Bound vs local",
+               "Share of bound",
+               "LS violations (local)"};
   std::string lead;
   for (std::size_t r = 0; r < bound->rows; ++r) {
     const std::string& agent = bound->text("agent")[r];
@@ -75,13 +81,15 @@ void add_multi_headline(Page& page, const Table* summary, const Table* bound) {
       if (own >= 0) {
         const double mine = summary->num("ls_slo_violations")[static_cast<std::size_t>(own)];
         const double theirs =
-            local >= 0 ? summary->num("ls_slo_violations")[static_cast<std::size_t>(local)] : kNoValue;
+            local >= 0 ? summary->num("ls_slo_violations")[static_cast<std::size_t>(local)]
+                       : kNoValue;
         viol = std::isfinite(theirs) ? fmt::format("{:.0f} ({:.0f})", mine, theirs)
                                      : fmt::format("{:.0f}", mine);
         viol_words =
             std::isfinite(theirs)
                 ? fmt::format(", with {:.0f} latency-sensitive violations against local's {:.0f}{}",
-                              mine, theirs, mine > theirs ? ": more, so this saving does not count" : "")
+                              mine, theirs,
+                              mine > theirs ? ": more, so this saving does not count" : "")
                 : fmt::format(", with {:.0f} latency-sensitive violations", mine);
       }
     }
@@ -102,8 +110,8 @@ void add_multi_headline(Page& page, const Table* summary, const Table* bound) {
         svg::escape(agent),
         std::isnan(load) ? std::string(" at the pod list's own rate")
                          : fmt::format(" at {:.0f} % load", load),
-        slack, headline_pct(vs, "{:+.1f} %"), headline_pct(share, "{:.0f} %"), headline_pct(b, "{:+.1f} %"),
-        viol_words);
+        slack, headline_pct(vs, "{:+.1f} %"), headline_pct(share, "{:.0f} %"),
+        headline_pct(b, "{:+.1f} %"), viol_words);
   }
   page.section("sec-multi-headline", "Headline",
                "What each agent saves against <code>local</code> (every job at home), as a "
