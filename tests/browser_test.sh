@@ -166,6 +166,26 @@ if [ -f "$sim/occupancy.csv" ]; then
   fi
   echo "ok: simulate occupancy map per policy, GPU codes defined"
 fi
+# Every abbreviation or code a page shows is defined on it ("Terms used on this page"); words
+# anyone reads without help (GPU, CSV, kWh, ...) and GPU model names (A100, T4) need none.
+for page in simulate replay multi compare; do
+  python3 - "$work/$page-1400.dom.html" "$page" <<'PY' || fail "$page: abbreviations not defined on the page"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+terms = set(re.findall(r"<dt>([^<]+)</dt>", html))
+body = re.sub(r"<script.*?</script>|<style.*?</style>", " ", html, flags=re.S)
+text = re.sub(r"<[^>]+>", " ", body)
+plain = {"GPU", "GPUs", "CPU", "CPUs", "CSV", "HTML", "SVG", "PNG", "UTC", "USD", "JSON", "ID",
+         "IT", "CO", "OK", "API", "URL", "HTTP", "QoS", "RAM", "MiB", "GiB", "GB", "MB", "PM", "AM"}
+used = set(re.findall(r"(?<![\w.-])([A-Z][A-Z0-9]{1,5}|p99)(?![\w-])", text))
+model = lambda t: re.search(r"[0-9]", t) and not re.fullmatch(r"G[0-9]", t)
+missing = sorted(t for t in used if t not in plain and t not in terms and not model(t))
+if missing:
+    print(f"{sys.argv[2]}: used but not defined on the page: {missing}", file=sys.stderr)
+    sys.exit(1)
+print(f"ok: {sys.argv[2]} defines {sorted(terms)}")
+PY
+done
 if [ "${#record[@]}" -gt 0 ]; then
   grep -q '<article class="failed-pod">' "$work/simulate-1400.dom.html" ||
     fail "simulate: no failed pod explained"

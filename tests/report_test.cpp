@@ -20,6 +20,7 @@
 #include "greensched/report/csv_table.hpp"
 #include "greensched/report/decision_chart.hpp"
 #include "greensched/report/html_report.hpp"
+#include "greensched/report/page.hpp"
 #include "greensched/report/svg_chart.hpp"
 #include "greensched/trace/csv.hpp"
 #include "scratch_dir.hpp"
@@ -327,6 +328,22 @@ TEST(SvgChart, OccupancyMapOfAThousandNodesFits) {
 
 // ---------------------------------------------------------------------------------------------
 // The page.
+
+// The page defines the abbreviations it uses, and only those: LS and p99 used in a table
+// header, BE in no word, and LS inside ALSO or CALS is no use of LS.
+TEST(ReportHtml, DefinesTheTermsItUses) {
+  Page page;
+  page.section("sec-x", "X", "Waits of ALSO-ran pods.");
+  page.body += "<table><tr><th>LS p99 wait (s)</th></tr></table>\n";
+  const std::string html = render_document(page, "t", "in", {});
+  EXPECT_TRUE(has(html, "<h2>Terms used on this page</h2>"));
+  EXPECT_TRUE(has(html, "<dt>LS</dt><dd>latency-sensitive"));
+  EXPECT_TRUE(has(html, "<dt>p99</dt>"));
+  EXPECT_FALSE(has(html, "<dt>BE</dt>"));
+  Page plain;
+  plain.section("sec-y", "Y", "CALS and ALSO are words, not terms.");
+  EXPECT_FALSE(has(render_document(plain, "t", "in", {}), "Terms used on this page"));
+}
 
 TEST(ReportHtml, InflationRunChartsAxesLegendsAndTable) {
   ScratchDir dir;

@@ -22,6 +22,7 @@
 #include "greensched/report/decision_chart.hpp"
 #include "greensched/report/png.hpp"
 #include "narrator_options.hpp"
+#include "progress.hpp"
 
 namespace greensched::app {
 namespace {
@@ -249,7 +250,11 @@ int run_explain(ExplainOptions o) {
   }
   if (!o.ask.empty()) return answer_question(o, chosen, narrator, info, log);
   nlohmann::json all = nlohmann::json::array();
+  // Narrated decisions take seconds each; the text shows them as they come, --json only at the
+  // end: a bar on a terminal meanwhile.
+  ProgressBar bar(!narrator.url.empty() && o.json && chosen.size() > 1 && stderr_is_terminal());
   for (std::size_t i = 0; i < chosen.size(); ++i) {
+    bar.update(i, chosen.size(), "narrating");
     const nlohmann::json& r = chosen[i];
     const std::string text = explain::explain_text(r);
     nlohmann::json facts = explain::explain_facts(r);

@@ -13,6 +13,7 @@
 #include "greensched/core/text_file.hpp"
 #include "greensched/report/html_report.hpp"
 #include "narrator_options.hpp"
+#include "progress.hpp"
 
 namespace greensched::app {
 namespace {
@@ -40,7 +41,14 @@ int run_report(const ReportCliOptions& o) {
   const OpenNarrator narrator = open_narrator(o.narrator);
   options.narrator = narrator.config;
   options.narrator_info = narrator.info;
+  // A narrated report asks the narrator once per decision, seconds each: a bar on a terminal.
+  auto bar = std::make_shared<ProgressBar>(!narrator.config.url.empty() && stderr_is_terminal());
+  options.progress = [bar](std::size_t done, std::size_t total, std::string_view what) {
+    bar->update(done, total, fmt::format("narrating {}", what));
+  };
   auto built = report::build_html_report(options);
+  options.progress = nullptr;
+  bar.reset();  // finishes its line before the notes
   if (!built.ok()) return fail(built);
   for (const std::string& note : built.value().notes) fmt::print(stderr, "note: {}\n", note);
   const std::string folder = o.out.empty() ? o.in : o.out;

@@ -16,6 +16,7 @@
 #include "greensched/learn/trainer.hpp"
 #include "greensched/sim/experiment.hpp"
 #include "greensched/trace/openb_reader.hpp"
+#include "progress.hpp"
 
 namespace greensched::app {
 namespace {
@@ -83,7 +84,8 @@ int run_train(TrainCliOptions o) {
   auto result = learn::train(
       pointers, o.train, resume.get(), o.checkpoint,
       [&](const learn::GenerationRecord& r, int generations) {
-        if (o.quiet) return;
+        // Progress, a line per generation, on a terminal only; the checkpoint keeps the history.
+        if (o.quiet || !stderr_is_terminal()) return;
         fmt::print(stderr,
                    "generation {:>3}/{}: best {:+.3f}  elite {:+.3f}  model {:+.3f}  spread "
                    "{:.4f}  ({:.1f} s)\n",
@@ -167,7 +169,7 @@ Action add_train_command(CLI::App& app) {
                   "score resolution of the model (ties within it go to the tie order)")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", opts->train.jobs, "parallel runs (default: all cores)");
-  cmd->add_flag("--quiet,-q", opts->quiet, "no progress on stderr");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no progress on stderr (shown on a terminal only)");
   return [opts] { return run_train(*opts); };
 }
 

@@ -117,14 +117,14 @@ Status add_sections(Page& page, const HtmlReportOptions& options, Inputs& in) {
   }
   if (!record.empty() && options.failed > 0) {
     if (Status s = add_failed_pods_section(page, record, options.failed, options.narrator,
-                                           options.narrator_info, &in.notes);
+                                           options.narrator_info, &in.notes, options.progress);
         !s.ok()) {
       return s;
     }
   }
   if (!record.empty() && options.decisions > 0) {
     if (Status s = add_fleet_decisions_section(page, record, options.decisions, options.narrator,
-                                               options.narrator_info, &in.notes);
+                                               options.narrator_info, &in.notes, options.progress);
         !s.ok()) {
       return s;
     }

@@ -10,7 +10,9 @@
 // byte-identical page.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -28,6 +30,8 @@ struct HtmlReportOptions {
   // words once the guard has accepted it. Without one the page is as it was.
   explain::NarratorConfig narrator;
   explain::NarratorInfo narrator_info;
+  // Called after each narrated decision (a narrator's reply takes seconds): for a progress bar.
+  std::function<void(std::size_t done, std::size_t total, std::string_view what)> progress;
 };
 
 struct HtmlReport {

@@ -3,6 +3,7 @@
 #include "greensched/report/chart_facts.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -57,6 +58,9 @@ code { font-size: 12.5px; }
 .decision-chart { flex: 0 1 460px; min-width: 0; margin: 4px 0 12px; }
 .decision-chart svg { display: block; max-width: 100%; height: auto; }
 footer { color: #6e7781; font-size: 12px; padding-bottom: 30px; }
+dl.terms { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; font-size: 13px;
+  margin: 0; }
+dl.terms dt { font-weight: 600; } dl.terms dd { margin: 0; max-width: 100ch; }
 )";
 
 // Sets data-report-check="ok" on <body> when every chart drew something, and
@@ -168,6 +172,86 @@ void HtmlTable::mark_best(std::size_t col, const std::vector<double>& values, bo
   }
 }
 
+namespace {
+
+// The abbreviations and codes a page may use, each defined where it is used: a reader of the
+// page alone must not need the docs to read it (tests/browser_test.sh holds every page to it).
+struct Term {
+  const char* term;
+  const char* definition;
+};
+constexpr Term kTerms[] = {
+    {"LS",
+     "latency-sensitive: a pod or job that must start within the LS bound (QoS LS or "
+     "Guaranteed); waiting longer is a violation"},
+    {"BE",
+     "best-effort: a pod or job that may wait, in multi up to its slack, for a cleaner or "
+     "cheaper hour"},
+    {"p99", "the 99th percentile: 99 % of the values are at or below it"},
+    {"PUE", "power usage effectiveness: facility power over IT power"},
+    {"FGD",
+     "Fragmentation Gradient Descent (Weng et al., 2023): places a pod where the cluster's "
+     "expected fragmentation grows least"},
+    {"PWR",
+     "the power-aware policy (2025): places a pod where the cluster's power grows "
+     "least"},
+    {"SLO", "service-level objective: here, a latency-sensitive job starting within its bound"},
+    {"MPC",
+     "model predictive control: the site energy controller that plans the battery each "
+     "hour over a rolling horizon of forecasts"},
+    {"G1", "a GPU model code of the openb trace that Alibaba did not disclose"},
+    {"G2",
+     "a GPU model code of the openb trace that Alibaba did not disclose (the built-in "
+     "power model gives it an A10's figures)"},
+    {"G3",
+     "a GPU model code of the openb trace that Alibaba did not disclose (the built-in "
+     "power model gives it an A100's figures)"},
+    {"milli", "thousandths of a GPU: 1000 milli is one whole GPU"},
+    {"LP", "linear program, solved with COIN-OR CLP (CBC for integer programs)"},
+};
+
+// The page's text without its tags, scripts and styles.
+std::string visible_text(const std::string& html) {
+  std::string out;
+  bool in_tag = false;
+  for (char c : html) {
+    if (c == '<') {
+      in_tag = true;
+      out += ' ';
+    } else if (c == '>') {
+      in_tag = false;
+    } else if (!in_tag) {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool has_word(const std::string& text, std::string_view word) {
+  const auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !is_word(text[at - 1]);
+    const bool ends = at + word.size() >= text.size() || !is_word(text[at + word.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// "Terms used on this page": the definitions of the terms the page uses, or "" for none.
+std::string terms_section(const std::string& body) {
+  const std::string text = visible_text(body);
+  std::string items;
+  for (const Term& t : kTerms) {
+    if (!has_word(text, t.term)) continue;
+    items += fmt::format("<dt>{}</dt><dd>{}</dd>\n", escape(t.term), escape(t.definition));
+  }
+  if (items.empty()) return "";
+  return "<section id=\"sec-terms\">\n<h2>Terms used on this page</h2>\n<dl class=\"terms\">\n" +
+         items + "</dl>\n</section>\n";
+}
+
+}  // namespace
+
 std::string render_document(const Page& page, const std::string& title, const std::string& in_dir,
                             const std::vector<std::string>& inputs, const std::string& generator) {
   std::string input_list;
@@ -195,6 +279,7 @@ std::string render_document(const Page& page, const std::string& title, const st
       escape(title), escape(generator), escape(in_dir), input_list, toc);
   html += page.body;
   if (!page.toc.empty()) html += "</section>\n";
+  html += terms_section(page.body);
   html +=
       "</main>\n<footer>greensched — charts are inline SVG; the page loads nothing from the "
       "network.</footer>\n";

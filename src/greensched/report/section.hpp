@@ -2,7 +2,9 @@
 // and renders its charts and tables onto the page from those tables.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "greensched/core/status.hpp"
@@ -62,13 +64,19 @@ void add_multi_headline(Page& page, const Table* summary, const Table* bound);
 Status add_energy_section(Page& page, const std::string& timeline_path,
                           const std::string& summary_path);
 
+// Called after each decision a narrator worded: how many of the section's `total`, and what
+// they are ("failed pods"); for a progress bar on long narrated reports.
+using NarrationProgress =
+    std::function<void(std::size_t done, std::size_t total, std::string_view what)>;
+
 // Decision records: the first `limit` failed pods, explained (section_failed_pods.cpp); with a
 // narrator (config.url not empty), each with its checked narration, the narrator's notes
 // appended to `notes`.
 Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                const explain::NarratorConfig& narrator = {},
                                const explain::NarratorInfo& narrator_info = {},
-                               std::vector<std::string>* notes = nullptr);
+                               std::vector<std::string>* notes = nullptr,
+                               const NarrationProgress& progress = {});
 
 // Decision records of fleet dispatch: the first `limit` that moved or deferred a job, told,
 // with their charts and checked narrations (section_fleet_decisions.cpp); nothing when the
@@ -76,7 +84,8 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
 Status add_fleet_decisions_section(Page& page, const std::string& path, int limit,
                                    const explain::NarratorConfig& narrator = {},
                                    const explain::NarratorInfo& narrator_info = {},
-                                   std::vector<std::string>* notes = nullptr);
+                                   std::vector<std::string>* notes = nullptr,
+                                   const NarrationProgress& progress = {});
 
 // One told decision as the report shows it: `text` (the record's sentences, as `name`'s
 // section words them) beside the record's chart, with its narration of `facts` once the guard

@@ -142,7 +142,7 @@ std::string told_decision_html(std::string_view css_class, const std::string& na
 Status add_failed_pods_section(Page& page, const std::string& path, int limit,
                                const explain::NarratorConfig& narrator,
                                const explain::NarratorInfo& narrator_info,
-                               std::vector<std::string>* notes) {
+                               std::vector<std::string>* notes, const NarrationProgress& progress) {
   auto scanned = scan_records(path, limit);
   if (!scanned.ok()) return scanned.status();
   const FailedPods& s = scanned.value();
@@ -188,6 +188,9 @@ Status add_failed_pods_section(Page& page, const std::string& path, int limit,
     for (const std::string& sentence : sentences) text += sentence + "\n";
     body += told_decision_html("failed-pod", pod, record_origin(f), text, r, facts, narrator,
                                narrator_info, notes);
+    if (progress && !narrator.url.empty()) {
+      progress(static_cast<std::size_t>(&f - s.first.data()) + 1, s.first.size(), "failed pods");
+    }
   }
   body += "</div>\n";
   page.figures.push_back("failed-pods");

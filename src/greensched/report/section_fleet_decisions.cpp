@@ -91,7 +91,8 @@ std::string origin(const Told& t) {
 Status add_fleet_decisions_section(Page& page, const std::string& path, int limit,
                                    const explain::NarratorConfig& narrator,
                                    const explain::NarratorInfo& narrator_info,
-                                   std::vector<std::string>* notes) {
+                                   std::vector<std::string>* notes,
+                                   const NarrationProgress& progress) {
   auto scanned = scan(path, limit);
   if (!scanned.ok()) return scanned.status();
   const FleetDecisions& s = scanned.value();
@@ -112,6 +113,10 @@ Status add_fleet_decisions_section(Page& page, const std::string& path, int limi
     const std::string job = r["pod"].get<std::string>();
     body += told_decision_html("fleet-decision", job, origin(t), explain::explain_text(r), r,
                                explain::explain_facts(r), narrator, narrator_info, notes);
+    if (progress && !narrator.url.empty()) {
+      progress(static_cast<std::size_t>(&t - s.first.data()) + 1, s.first.size(),
+               "fleet decisions");
+    }
   }
   body += "</div>\n";
   page.figures.push_back("fleet-decisions");

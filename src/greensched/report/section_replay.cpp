@@ -380,7 +380,7 @@ HtmlTable replay_summary_table(Page& page, const Table& summary, const ReplayGro
   const std::vector<MeanColumn> cols = replay_summary_cols(summary, loaded);
   HtmlTable t;
   t.headers = {"Policy", "Queue"};
-  if (loaded) t.headers.insert(t.headers.end(), {"GPU power", "Nodes sleep"});
+  if (loaded) t.headers.insert(t.headers.end(), {"GPU rule", "Nodes sleep"});
   t.headers.push_back("Runs");
   const std::size_t first_metric = t.headers.size() - 1;
   for (const MeanColumn& c : cols) t.headers.push_back(c.header);
@@ -394,8 +394,8 @@ HtmlTable replay_summary_table(Page& page, const Table& summary, const ReplayGro
     if (loaded) {
       row.cells.push_back(summary.text("gpu_power")[r0]);
       const double sleep = summary.num("power_down_idle_s")[r0];
-      row.cells.push_back(std::isfinite(sleep) && sleep >= 0 ? fmt::format("after {:g} s", sleep)
-                                                             : "no");
+      row.cells.push_back(std::isfinite(sleep) && sleep >= 0 ? "after " + format_duration(sleep)
+                                                             : "never");
     }
     row.cells.push_back(fmt::format("{}", g.rows_of[i].size()));
     add_means(row, summary, cols, g.rows_of[i], means);
