@@ -41,7 +41,7 @@ std::string column_label(const std::string& column) {
       {"makespan_s", "Makespan (s)"},
       {"offered_load_pct", "Offered load (%)"},
       {"energy_floor_kwh", "Energy floor (kWh)"},
-      {"energy_over_floor", "Energy / floor"},
+      {"energy_over_floor", "Energy / own floor"},
       {"kwh_per_gpu_hour", "kWh per GPU-hour"},
       {"gpu_alloc_pct", "GPU alloc (%)"},
       {"mean_nodes_awake", "Nodes awake"},

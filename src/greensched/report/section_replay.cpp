@@ -352,7 +352,7 @@ std::vector<MeanColumn> replay_summary_cols(const Table& summary, bool loaded) {
         {"offered_load_pct", "Load (%)", 1, 1, 0},
         {"gpu_alloc_pct", "GPU alloc (%)", 1, 1, 0},
         {"energy_kwh", "Energy (MWh)", 1e-3, 1, -1},
-        {"energy_over_floor", "Energy / floor", 1, 3, -1},
+        {"energy_over_floor", "Energy / own floor", 1, 3, -1},
         {"kwh_per_gpu_hour", "kWh per GPU-hour", 1, 3, -1},
         {"mean_nodes_awake", "Nodes awake", 1, 0, -1},
         {"ls_p99_delay_s", "LS p99 wait (s)", 1, 0, -1},
@@ -417,9 +417,11 @@ void add_replay_summary(Page& page, const Table& summary) {
       "table-replay-summary", t.render(),
       loaded ? "Means over the runs (seeds) of each policy and setting, from summary.csv, over "
                "the measured days (the warm-up excluded). Load is the offered GPU load; energy "
-               "is facility energy; the floor is what an ideal energy-proportional cluster "
-               "would draw for the same work (each running pod its share of its GPUs' and CPU's "
-               "maximum power, nothing idle); nodes awake counts nodes drawing power. Waits "
+               "is facility energy; a run's own floor is what an ideal energy-proportional "
+               "cluster would draw for the work that run placed (each running pod its share of "
+               "its GPUs' and CPU's maximum power, nothing idle): it depends on the GPUs the "
+               "policy chose, so compare energy across policies and the ratio within one; nodes "
+               "awake counts nodes drawing power. Waits "
                "run from a pod's arrival to its start, a node's wake-up included; pods that "
                "never started were still queued at the end."
              : "Means over the runs (seeds) of each policy and queue discipline, from "
