@@ -197,7 +197,7 @@ Action add_dispatch_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--agent", opts->agent,
                   fmt::format("the fleet agent that decides: one of {}",
-                              fmt::join(multi::agent_names(), ", ")))
+                              fmt::join(multi::known_agent_names(), ", ")))
       ->capture_default_str();
   cmd->add_option("--record", opts->journal,
                   "JSON Lines of every decision, replayed at start (explain --record reads it)")

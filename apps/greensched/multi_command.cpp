@@ -718,9 +718,10 @@ Action add_multi_command(CLI::App& app) {
   add_data_dir_option(cmd, o->data_dir);
   cmd->add_option("--pods", o->pods, "openb pod list with creation/deletion times")
       ->check(CLI::ExistingFile);
-  cmd->add_option(
-         "--agent", o->agents,
-         fmt::format("comma list of agents ({}), or all", fmt::join(multi::agent_names(), ", ")))
+  cmd->add_option("--agent", o->agents,
+                  fmt::format("comma list of agents ({}), or all ({})",
+                              fmt::join(multi::known_agent_names(), ", "),
+                              fmt::join(multi::agent_names(), ", ")))
       ->capture_default_str();
   cmd->add_flag("--oracle", o->oracle,
                 "also run carbon-forecast, green and green-plan with forecasts that see the "

@@ -120,6 +120,12 @@ std::vector<std::string> agent_names() {
           "carbon-forecast", "green",       "green-plan"};
 }
 
+std::vector<std::string> known_agent_names() {
+  std::vector<std::string> names = agent_names();
+  names.insert(names.end(), {"green-cost", "green-cost-carbon"});
+  return names;
+}
+
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options) {
   if (name == "local") return make_local_agent();
@@ -144,8 +150,7 @@ Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
     return make_green_agent(o);
   }
   std::string known;
-  for (const std::string& n : agent_names()) known += known.empty() ? n : ", " + n;
-  known += ", green-cost, green-cost-carbon";
+  for (const std::string& n : known_agent_names()) known += known.empty() ? n : ", " + n;
   return Error{fmt::format("unknown agent '{}' (known: {})", name, known)};
 }
 

@@ -233,6 +233,8 @@ double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOpti
 // (what `all` runs); make_agent also knows green-cost and green-cost-carbon (green on another
 // objective).
 std::vector<std::string> agent_names();
+// Every name make_agent knows: agent_names(), then green-cost and green-cost-carbon.
+std::vector<std::string> known_agent_names();
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options = {});
 
