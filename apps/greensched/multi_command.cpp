@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -520,6 +521,14 @@ Status append_text_file(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// The CSVs every multi run writes into its folder, and that a shard lists for merge; bound.csv
+// and bound_sites.csv come with the bound (never with --shard).
+std::vector<std::string> run_files(const MultiCliOptions& o) {
+  std::vector<std::string> names = {"summary.csv", "timeline.csv", "energy_timeline.csv"};
+  if (o.decisions) names.push_back("decisions.csv");
+  return names;
+}
+
 // --record's dispatch records, then --out's CSV files.
 // With several seeds each seed's CSVs go into OUT/seed-N and its records are appended.
 Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
@@ -541,33 +550,24 @@ Status write_multi_files(const MultiCliOptions& o, const multi::Fleet& fleet,
   if (Status s = write_text_files(out, {}); !s.ok()) return s;  // the folder
   const auto path = [&](const char* name) { return (std::filesystem::path(out) / name).string(); };
   using Writer = std::function<void(std::ostream&)>;
-  std::vector<std::pair<const char*, Writer>> files = {
+  const std::map<std::string, Writer> writers = {
       {"summary.csv", [&](std::ostream& f) { report::write_multi_summary_csv(f, results); }},
       {"timeline.csv",
        [&](std::ostream& f) { report::write_multi_timeline_csv(f, fleet, results); }},
       {"energy_timeline.csv",
        [&](std::ostream& f) { report::write_energy_timeline_csv(f, fleet, results); }},
+      {"decisions.csv", [&](std::ostream& f) { report::write_decisions_csv(f, fleet, results); }},
+      {"bound.csv", [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); }},
+      {"bound_sites.csv", [&](std::ostream& f) { report::write_fleet_bound_sites_csv(f, bounds); }},
   };
-  if (o.decisions) {
-    files.emplace_back("decisions.csv",
-                       [&](std::ostream& f) { report::write_decisions_csv(f, fleet, results); });
+  std::vector<std::string> names = run_files(o);
+  if (!bounds.empty()) names.insert(names.end(), {"bound.csv", "bound_sites.csv"});
+  std::string written;
+  for (const std::string& name : names) {
+    if (Status s = write_stream_file(path(name.c_str()), writers.at(name)); !s.ok()) return s;
+    written += fmt::format("{}{}/{}", written.empty() ? "" : ", ", out, name);
   }
-  if (!bounds.empty()) {
-    files.emplace_back("bound.csv",
-                       [&](std::ostream& f) { report::write_fleet_bound_csv(f, results, bounds); });
-    files.emplace_back("bound_sites.csv",
-                       [&](std::ostream& f) { report::write_fleet_bound_sites_csv(f, bounds); });
-  }
-  for (const auto& [name, write] : files) {
-    if (Status s = write_stream_file(path(name), write); !s.ok()) return s;
-  }
-  if (!o.quiet) {
-    std::string written;
-    for (const auto& [name, write] : files) {
-      written += fmt::format("{}{}/{}", written.empty() ? "" : ", ", out, name);
-    }
-    fmt::print(stderr, "wrote {}\n", written);
-  }
+  if (!o.quiet) fmt::print(stderr, "wrote {}\n", written);
   return Status::Ok();
 }
 
@@ -664,10 +664,8 @@ int run_multi(MultiCliOptions o) {
     if (int rc = run_multi_seed(o, seed_args, out, several, !first_seed, json_rows); rc != 0) {
       return rc;
     }
-    for (const char* name :
-         {"summary.csv", "timeline.csv", "energy_timeline.csv", "decisions.csv"}) {
-      if (std::string_view(name) == "decisions.csv" && !o.decisions) continue;
-      files.push_back(sub.empty() ? std::string(name) : sub + "/" + name);
+    for (const std::string& name : run_files(o)) {
+      files.push_back(sub.empty() ? name : sub + "/" + name);
     }
     first_seed = false;
     if (several && !o.json && !o.quiet && to < range.end) std::cout << "\n";

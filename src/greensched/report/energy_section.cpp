@@ -196,13 +196,9 @@ Result<std::vector<EnergyFigure>> energy_figures(const std::string& timeline_pat
     for (const std::string& site : grid_only) names += (names.empty() ? "" : ", ") + site;
     figures.insert(figures.begin(),
                    EnergyFigure{"", "",
-                                fmt::format("{} {} no solar, wind or battery: {} all {} energy "
-                                            "from the grid, and {} not charted on {} own.",
-                                            names, grid_only.size() == 1 ? "has" : "have",
-                                            grid_only.size() == 1 ? "it draws" : "they draw",
-                                            grid_only.size() == 1 ? "its" : "their",
-                                            grid_only.size() == 1 ? "is" : "are",
-                                            grid_only.size() == 1 ? "its" : "their")});
+                                "Sites with no solar, wind or battery draw everything from the "
+                                "grid and get no chart of their own: " +
+                                    names + "."});
   }
   return figures;
 }

@@ -210,7 +210,7 @@ constexpr Term kTerms[] = {
     {"LP", "linear program, solved with COIN-OR CLP (CBC for integer programs)"},
 };
 
-// The page's text without its tags, scripts and styles.
+// The text of a page body without its tags (the body holds no script or style).
 std::string visible_text(const std::string& html) {
   std::string out;
   bool in_tag = false;

@@ -56,15 +56,22 @@ struct ReplayRuns {
   bool windowed = false;  // cut to the measured windows
 };
 
+// A setting key's load, GPU power rule and sleep setting (replay_setting's order).
+std::array<std::string, 3> setting_parts(const std::string& key) {
+  std::array<std::string, 3> parts;
+  std::size_t pos = 0;
+  for (std::string& part : parts) {
+    const std::size_t end = key.find('\x1f', pos);
+    if (end == std::string::npos) break;
+    part = key.substr(pos, end - pos);
+    pos = end + 1;
+  }
+  return parts;
+}
+
 // "50 %, pwr, sleep after 30m": the parts of a setting key that vary in the file.
 std::string short_setting(const std::string& key, const std::array<bool, 3>& varies) {
-  std::vector<std::string> parts;
-  std::size_t pos = 0;
-  for (std::size_t end = key.find('\x1f'); end != std::string::npos;
-       pos = end + 1, end = key.find('\x1f', pos)) {
-    parts.push_back(key.substr(pos, end - pos));
-  }
-  parts.resize(3);
+  const std::array<std::string, 3> parts = setting_parts(key);
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
   if (varies[0]) add(parts[0].empty() ? "own rate" : parts[0] + " %");
@@ -80,16 +87,13 @@ ReplayRuns group_replay_runs(const Table& tl, const Table* summary) {
   const auto& policy = tl.text("policy");
   const auto& seed = tl.text("seed");
   const auto& time = tl.num("time_s");
-  // Which parts of the setting vary across the file.
+  // Each row's setting, and which parts of it vary across the file.
+  std::vector<std::string> settings(tl.rows);
   std::array<std::set<std::string>, 3> values;
   for (std::size_t r = 0; r < tl.rows; ++r) {
-    const std::string key = replay_setting(tl, r, "load_pct");
-    std::size_t pos = 0;
-    for (std::size_t part = 0; part < 3; ++part) {
-      const std::size_t end = key.find('\x1f', pos);
-      values[part].insert(key.substr(pos, end - pos));
-      pos = end + 1;
-    }
+    settings[r] = replay_setting(tl, r, "load_pct");
+    const std::array<std::string, 3> parts = setting_parts(settings[r]);
+    for (std::size_t k = 0; k < parts.size(); ++k) values[k].insert(parts[k]);
   }
   const std::array<bool, 3> varies = {values[0].size() > 1, values[1].size() > 1,
                                       values[2].size() > 1};
@@ -112,7 +116,7 @@ ReplayRuns group_replay_runs(const Table& tl, const Table* summary) {
   const std::array<double, ReplayRuns::kMetrics> scale = {1, 1, 1, 1e-3, 1.0 / 3.6e6};
   std::map<std::pair<std::size_t, std::size_t>, double> energy_at_start;
   for (std::size_t r = 0; r < tl.rows; ++r) {
-    const std::string setting = replay_setting(tl, r, "load_pct");
+    const std::string& setting = settings[r];
     double start = 0, end = std::numeric_limits<double>::infinity();
     if (g.windowed) {
       const auto w = windows.find(policy[r] + '\x1e' + seed[r] + '\x1e' + setting);
@@ -339,7 +343,7 @@ ReplayGroups group_replay_summary(const Table& summary, bool loaded) {
       g.names.push_back({policy[r], queue[r], setting});
     }
     g.rows_of[i].push_back(r);
-    if (loaded) g.loads.insert(setting.substr(0, setting.find('\x1f')));
+    if (loaded) g.loads.insert(setting_parts(setting)[0]);
   }
   return g;
 }
