@@ -132,9 +132,10 @@ double one_column_per_hour_optimum(const std::vector<ShiftLpSite>& sites,
   return clp.objectiveValue();
 }
 
-// Random fleets and work with one slack for all (agreeable windows), some moves forbidden:
-// the queue form has the textbook form's optimum, its flows keep every window and capacity,
-// and a warm start from the previous hour's basis changes nothing but the work done.
+// Random fleets and work with one slack for all (agreeable windows), some moves forbidden, and
+// in every other trial latency-sensitive work in its own hour beside it (immediate pieces,
+// outside the queue): the queue form has the textbook form's optimum, its flows keep every window
+// and capacity, and a warm start from the previous hour's basis changes nothing but the work done.
 TEST(ShiftLp, QueueFormHasTheOptimumOfOneColumnPerHour) {
   Rng rng(5);
   ShiftLpBasis basis;
@@ -164,6 +165,13 @@ TEST(ShiftLp, QueueFormHasTheOptimumOfOneColumnPerHour) {
                                                  : std::round(20 * rng.uniform_real()));
         }
         work.push_back(w);
+        // Latency-sensitive work beside it, in its own hour (the textbook form: no shift).
+        if (trial % 2 == 1 && rng.uniform(2) == 0) {
+          w.gpu_hours = std::round(6 * rng.uniform_real());
+          w.max_shift_h = 0;
+          w.immediate = true;
+          work.push_back(w);
+        }
       }
     }
     ShiftLpOptions options;
@@ -203,6 +211,31 @@ TEST(ShiftLp, QueueFormHasTheOptimumOfOneColumnPerHour) {
                   r.value().objective + penalty * r.value().unserved_gpu_hours, 1e-6);
     }
   }
+}
+
+// An immediate piece takes its hour's capacity ahead of the queue: at one site of 1 GPU-hour
+// per hour over two hours, best-effort work of 2 GPU-hours (slack 1 h) and LS work of 1 GPU-hour
+// in hour 1 leave 1 GPU-hour of the best-effort work unserved, and hour 1 is priced at what
+// one more GPU-hour there saves: the penalty, less the hour's cost (10).
+TEST(ShiftLp, ImmediateWorkRunsInItsHourBesideTheQueue) {
+  const std::vector<ShiftLpSite> sites = {{{1, 1}, {10, 10}}};
+  ShiftLpWork be{0, 0, 2.0, 1, {0.0}};
+  ShiftLpWork ls{0, 1, 1.0, 0, {0.0}};
+  ls.immediate = true;
+  ShiftLpOptions options;
+  options.unserved_penalty = 100;
+  auto r = solve_shift_lp(sites, {be, ls}, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NEAR(r.value().unserved_gpu_hours, 1.0, 1e-9);
+  EXPECT_NEAR(r.value().objective, 20.0, 1e-9);
+  EXPECT_NEAR(r.value().capacity_price[0][1], 90.0, 1e-9);
+  double ls_in_hour_1 = 0;
+  for (const ShiftLpFlow& f : r.value().flows) {
+    if (f.work == 1) ls_in_hour_1 += f.hour == 1 ? f.gpu_hours : -1e9;
+  }
+  EXPECT_NEAR(ls_in_hour_1, 1.0, 1e-9);
+  ls.max_shift_h = 1;  // an immediate piece may not shift
+  EXPECT_FALSE(solve_shift_lp(sites, {be, ls}, options).ok());
 }
 
 TEST(ShiftLp, WindowsThatAreNotAgreeableAreAnError) {
@@ -316,6 +349,41 @@ TEST(CapacityPlan, GivenPricesReplaceThePlans) {
   own.refresh(StatedLoadView(fleet, {0.965, 0.5}, 24 * kHourS, false), 0);
   EXPECT_EQ(own.price(0, 24 * kHourS + 1800, 25 * kHourS + 900, 2.0), 0.0);
   EXPECT_NEAR(own.price_after_horizon(0), 20.0, 1e-9);
+}
+
+// With plan_ls_work the LS work to come is planned, and prices the site-hours it takes. Sites
+// a (100 g/kWh) and b (300), 2 GPUs each at a fill limit of 0.97 (1.94 GPUs), 0.1 kW per
+// GPU-hour. On the past day three LS jobs of 1 GPU for an hour came to b every hour, with no
+// data: the plan expects 3 GPU-hours of LS work at b in each coming hour, a takes 1.94 of them
+// (10 g each against 30 at b), and a GPU-hour at a is worth 30 - 10 = 20 g to the rest. With
+// the LS load reserved instead (here none: the view reserves nothing), no work is planned and
+// nothing is priced.
+TEST(CapacityPlan, PlannedLsWorkPricesTheSitesItWants) {
+  const Fleet fleet = fixtures::two_sites(100, 300);
+  const PodSpec pod = fixtures::job("ls", 1000, 1, 1000, 0, 3600, Qos::kLS);
+  constexpr int64_t kDay = 24 * 3600;
+  const StatedLoadView view(fleet, {0.0, 0.0}, kDay, /*oracle=*/true);
+  for (const bool planned : {true, false}) {
+    PlanOptions options;
+    options.agent.plan_ls_work = planned;
+    CapacityPlan plan(options);
+    for (int64_t hour = 0; hour < 24; ++hour) {
+      for (int k = 0; k < 3; ++k) {
+        JobInfo job;
+        job.pod = &pod;
+        job.home_site = 1;
+        job.latency_sensitive = true;
+        job.submit_s = hour * 3600;
+        job.duration_s = 3600;
+        plan.observe(job, 2);
+      }
+    }
+    plan.refresh(view, 0);
+    ASSERT_TRUE(plan.solved());
+    EXPECT_NEAR(plan.price_per_gpu_hour(0, kDay + 5 * 3600), planned ? 20.0 : 0.0, 1e-6);
+    EXPECT_NEAR(plan.price_per_gpu_hour(1, kDay + 5 * 3600), 0.0, 1e-6);
+    EXPECT_EQ(plan.planned_gpus(0, kDay + 5 * 3600), 0.0);  // best-effort work only
+  }
 }
 
 }  // namespace

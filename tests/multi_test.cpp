@@ -167,14 +167,17 @@ TEST(FleetAgents, LsJobMovesWhenARemoteNodeWakesDuringItsTransfer) {
 }
 
 // A best-effort job that has not started by its latest start is dispatched again, from where
-// it waits. Site a (100 g/kWh) runs a blocker holding 15 of its 16 vCPUs and no GPU; a job
-// asking 2 vCPUs and a GPU (slack 1 h) sees a's GPUs free, so green defers it
-// to a's next hour (3600) rather than run it at b (300 g/kWh) now. At 3600 it cannot start
+// it waits. Site a (100 g/kWh, 16 vCPUs) runs a blocker holding 15 vCPUs until 3000 s; a job
+// asking 2 vCPUs and a GPU (slack 1 h) submitted at 100 cannot start at a now, and sees a's
+// CPU free from its next hour, so green defers it there (3600) rather than run it at b
+// (300 g/kWh) now. An LS job asking 15 vCPUs, submitted at 3300, takes a (it sees the
+// deferred job as holding nothing before it is due). At 3600 the deferred job cannot start
 // (no CPU); at its latest start, 3700, green chooses again, now with no slack: b, where it
 // starts at once (no data to move).
 TEST(FleetAgents, AJobNotStartedByItsLatestStartIsDispatchedAgain) {
-  std::vector<PodSpec> pods = {job("blocker", 15000, 0, 0, 0, 36000),
-                               job("late", 2000, 1, 1000, 100, 1100)};
+  std::vector<PodSpec> pods = {job("blocker", 15000, 0, 0, 0, 3000),
+                               job("late", 2000, 1, 1000, 100, 1100),
+                               job("ls", 15000, 0, 0, 3300, 36000, Qos::kLS)};
   const uint32_t shapes = trace::assign_shape_ids(pods);
   MultiOptions options;
   options.agent = "green";
@@ -186,9 +189,11 @@ TEST(FleetAgents, AJobNotStartedByItsLatestStartIsDispatchedAgain) {
   const JobDecision& blocker = r.value().decisions[0];
   const JobDecision& late = r.value().decisions[1];
   EXPECT_EQ(blocker.site, 0);
+  EXPECT_EQ(r.value().decisions[2].site, 0);
   EXPECT_EQ(late.not_before_s, 3600);
   EXPECT_EQ(late.site, 1);
   EXPECT_EQ(late.start_s, 3700);
+  EXPECT_EQ(r.value().jobs_redispatched, 1);
   EXPECT_NE(late.reason.find("not started at a by its latest start"), std::string::npos)
       << late.reason;
   // Under local it waits at its home for the blocker, whichever site that is.
@@ -196,6 +201,77 @@ TEST(FleetAgents, AJobNotStartedByItsLatestStartIsDispatchedAgain) {
   auto stay = run_fleet(two_sites(100, 300), pods, shapes, options);
   ASSERT_TRUE(stay.ok()) << stay.error();
   EXPECT_EQ(stay.value().decisions[1].site, stay.value().decisions[1].home_site);
+  EXPECT_EQ(stay.value().jobs_redispatched, 0);
+}
+
+// Room counts CPU as well as GPUs: four best-effort jobs without GPUs, 5 vCPUs each, at once,
+// two sites of one 16-vCPU node, a cleaner. A takes three (15 of 16 vCPUs, within green's
+// fill limit of 97 %: 15.52); a fourth would make 20, so it goes to b and starts at once.
+// Counting GPUs alone, all four would go to a and one would queue.
+TEST(FleetAgents, RoomCountsCpuAsWellAsGpus) {
+  std::vector<PodSpec> pods;
+  for (const char* name : {"c0", "c1", "c2", "c3"}) pods.push_back(job(name, 5000, 0, 0, 0, 3600));
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.agent = "green";
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 0;
+  options.be_slack_s = 0;
+  auto r = run_fleet(two_sites(100, 300), pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.value().site_jobs[0], 3);
+  EXPECT_EQ(r.value().site_jobs[1], 1);
+  EXPECT_DOUBLE_EQ(r.value().mean_delay_s_be, 0.0);
+}
+
+// A best-effort job moving to start on arrival holds a node there while its data moves, as an
+// LS job does. Two sites of four 2-GPU, 16-vCPU nodes, a cleaner; three jobs of 1 GPU and 10
+// vCPUs fill one GPU of three of a's nodes (two cannot share a node's CPU), so only a's fourth
+// node has two GPUs free. A 2-GPU job of 20 h moving to a (200 s of transfer, 1.5 kWh, against
+// 200 g/kWh saved over its run) holds that node; a 2-GPU job submitted at a 40 s later sees no
+// node there that can take it, goes to b, and the first starts at a on arrival. Were the node
+// not held, the second would take it (a's load, 7 of 8 GPUs, leaves room), and the first,
+// arriving to no node after its latest start (no slack), would be dispatched again.
+TEST(FleetAgents, ABestEffortJobInTransferHoldsItsNode) {
+  Fleet fleet = two_sites(100, 300);
+  for (SiteSpec& s : fleet.sites) {
+    const NodeSpec node = s.nodes[0];
+    s.nodes.clear();
+    for (int i = 0; i < 4; ++i) {
+      s.nodes.push_back(node);
+      s.nodes.back().name = s.name + "/n" + std::to_string(i);
+    }
+  }
+  std::vector<PodSpec> pods = {
+      job("f0", 10000, 1, 1000, 0, 72000), job("f1", 10000, 1, 1000, 0, 72000),
+      job("f2", 10000, 1, 1000, 0, 72000), job("mover", 2000, 2, 1000, 10, 72000),
+      job("after", 2000, 2, 1000, 50, 3600)};
+  const uint32_t shapes = trace::assign_shape_ids(pods);
+  MultiOptions options;
+  options.power_model = tiny_power_model();
+  options.data_gb_per_job = 248.75;  // 1 s latency + 248.75 GB x 8 / 10 Gb/s = 200 s
+  options.be_slack_s = 0;
+  // A seed whose draw homes the fillers at a, the mover at b and the second job at a.
+  options.agent = "local";
+  for (options.seed = 1; options.seed < 1000; ++options.seed) {
+    auto homes = run_fleet(fleet, pods, shapes, options);
+    ASSERT_TRUE(homes.ok()) << homes.error();
+    const auto& d = homes.value().decisions;
+    if (d[0].home_site == 0 && d[1].home_site == 0 && d[2].home_site == 0 && d[3].home_site == 1 &&
+        d[4].home_site == 0) {
+      break;
+    }
+  }
+  ASSERT_LT(options.seed, 1000u);
+  options.agent = "green";
+  auto r = run_fleet(fleet, pods, shapes, options);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const JobDecision& mover = r.value().decisions[3];
+  const JobDecision& after = r.value().decisions[4];
+  EXPECT_EQ(mover.site, 0) << mover.reason;
+  EXPECT_EQ(mover.start_s, 210);
+  EXPECT_EQ(after.site, 1) << after.reason;
+  EXPECT_EQ(r.value().jobs_redispatched, 0);
 }
 
 TEST(FleetCarbon, DataMovementCostsEnergyAndTime) {

@@ -80,6 +80,8 @@ struct MultiCliOptions {
   bool no_bound = false;        // --no-bound
   bool bound_prices = false;    // --bound-prices
   bool bound_schedule = false;  // --bound-schedule
+  bool plan_ls = false;         // --plan-ls
+  bool plan_batch = false;      // --plan-batch
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   std::string generation_forecast = "past";
@@ -363,6 +365,8 @@ multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& 
   opts.generation_forecast = generation;
   opts.day_ahead_prices = o.day_ahead_prices;
   opts.agent_options.carbon_price_usd_per_t = o.carbon_price;
+  opts.agent_options.plan_ls_work = o.plan_ls;
+  opts.agent_options.plan_batch = o.plan_batch;
   return opts;
 }
 
@@ -850,6 +854,14 @@ Action add_multi_command(CLI::App& app) {
                 "bound-schedule: each job where the bound's capacity prices start it, first come "
                 "first placed within the bound's capacities): what a schedule the bound's fluid "
                 "fleet can run does on the sites' own schedulers");
+  cmd->add_flag("--plan-ls", o->plan_ls,
+                "green-plan also plans the latency-sensitive work to come (at home, or where "
+                "its data arrives within --ls-bound) instead of reserving each site's expected "
+                "LS load. Off: it did not raise green-plan's share of the bound (docs/RESULTS.md)");
+  cmd->add_flag("--plan-batch", o->plan_batch,
+                "green-plan assigns the jobs submitted in one instant (those running when the "
+                "pod list starts) together, as one whole-job plan whose prices steer each. Off: "
+                "it did not raise green-plan's share of the bound (docs/RESULTS.md)");
   cmd->add_flag("--predict-durations", o->predict_durations,
                 "agents decide on job durations predicted from the jobs finished before each "
                 "submission (per-shape quantiles) instead of the true ones");

@@ -26,7 +26,8 @@ nlohmann::json multi_run_json(const multi::MultiResult& r, uint64_t seed) {
           {"gpu_alloc_pct", r.gpu_alloc_pct},
           {"jobs_never_started", r.jobs_never_started},
           {"transfer_kwh", r.transfer_kwh},
-          {"be_preemptions", r.be_preemptions}};
+          {"be_preemptions", r.be_preemptions},
+          {"jobs_redispatched", r.jobs_redispatched}};
 }
 
 // One row per site energy controller that ran on the run's hourly demand.

@@ -20,6 +20,7 @@ Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
     refresh_derived(s, gpus);
     total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
     total_cpu_milli_ += std::max<int64_t>(spec.cpu_milli, 0);
+    total_memory_mib_ += std::max<int64_t>(spec.memory_mib, 0);
     if (spec.model < kMaxGpuModels) free_gpu_milli_by_model_[spec.model] += s.gpu_free_total_milli;
   }
   const std::size_t n = specs_.size();
@@ -125,6 +126,7 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   sync_fit_columns(node);
   allocated_gpu_milli_ += int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
   allocated_cpu_milli_ += pod.cpu_milli;
+  allocated_memory_mib_ += pod.memory_mib;
   if (spec.model < kMaxGpuModels) {
     free_gpu_milli_by_model_[spec.model] -= int64_t{gpu_mask_count(gpus)} * pod.gpu_milli;
   }
@@ -169,6 +171,7 @@ Status Cluster::release(PodId id) {
   sync_fit_columns(a.node);
   allocated_gpu_milli_ -= int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
   allocated_cpu_milli_ -= a.cpu_milli;
+  allocated_memory_mib_ -= a.memory_mib;
   if (const GpuModelId m = specs_[a.node].model; m < kMaxGpuModels) {
     free_gpu_milli_by_model_[m] += int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
   }

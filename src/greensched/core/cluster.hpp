@@ -69,6 +69,8 @@ class Cluster {
   int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
   int64_t total_cpu_milli() const { return total_cpu_milli_; }
   int64_t allocated_cpu_milli() const { return allocated_cpu_milli_; }
+  int64_t total_memory_mib() const { return total_memory_mib_; }
+  int64_t allocated_memory_mib() const { return allocated_memory_mib_; }
   // Free GPU milli summed over the nodes of each GPU model (offline nodes included).
   int64_t free_gpu_milli_of_model(GpuModelId model) const {
     return model < kMaxGpuModels ? free_gpu_milli_by_model_[model] : 0;
@@ -150,6 +152,8 @@ class Cluster {
   int64_t total_gpu_milli_ = 0;
   int64_t total_cpu_milli_ = 0;
   int64_t allocated_cpu_milli_ = 0;
+  int64_t total_memory_mib_ = 0;
+  int64_t allocated_memory_mib_ = 0;
   int64_t allocated_gpu_milli_ = 0;
   std::array<int64_t, kMaxGpuModels> free_gpu_milli_by_model_{};
 };

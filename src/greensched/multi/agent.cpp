@@ -48,6 +48,7 @@ nlohmann::json carbon_curve_json(const FleetView& view, int64_t until_s, bool ac
 }
 
 bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom) {
+  if (view.host_fill_with(site, pod, view.now_s()) > 1.0 - headroom + 1e-12) return false;
   const int64_t capacity = view.gpu_capacity_milli(site);
   if (capacity == 0) return !pod.needs_gpu();
   const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
@@ -56,6 +57,7 @@ bool has_room(const FleetView& view, int site, const PodSpec& pod, double headro
 
 bool has_be_room(const FleetView& view, int site, const PodSpec& pod, int64_t start,
                  double max_fill) {
+  if (view.host_fill_with(site, pod, start) > max_fill + 1e-12) return false;
   const int64_t capacity = view.gpu_capacity_milli(site);
   if (capacity == 0) return !pod.needs_gpu();
   const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "greensched/multi/batch_assignment.hpp"
 #include "greensched/multi/shift_lp.hpp"
 
 namespace greensched::multi {
@@ -19,43 +20,43 @@ int64_t trace_hour(int64_t t) {
 
 }  // namespace
 
-void CapacityPlan::observe(const JobInfo& job, int n_sites) {
-  if (job.latency_sensitive) return;
+void CapacityPlan::ClassHistory::observe(const JobInfo& job, int n_sites,
+                                         std::size_t kernel_hours) {
   const int64_t hour = trace_hour(job.submit_s);
-  if (first_hour_ < 0 || arrivals_.empty()) {
-    first_hour_ = hour;
-    arrivals_.assign(static_cast<std::size_t>(std::max(n_sites, 0)), {});
+  if (first_hour < 0 || arrivals.empty()) {
+    first_hour = hour;
+    arrivals.assign(static_cast<std::size_t>(std::max(n_sites, 0)), {});
   }
-  const auto i = static_cast<std::size_t>(std::max<int64_t>(hour - first_hour_, 0));
-  std::vector<double>& home = arrivals_[static_cast<std::size_t>(job.home_site)];
+  const auto i = static_cast<std::size_t>(std::max<int64_t>(hour - first_hour, 0));
+  std::vector<double>& home = arrivals[static_cast<std::size_t>(job.home_site)];
   if (home.size() <= i) home.resize(i + 1, 0.0);
   home[i] += 1.0;
   // The GPUs it holds in each hour from its submission hour, were it to start at once.
   const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
-  const auto horizon = static_cast<std::size_t>(options_.horizon_h) + 48;
-  if (kernel_sum_.size() < horizon) kernel_sum_.resize(horizon, 0.0);
+  if (kernel_sum.size() < kernel_hours) kernel_sum.resize(kernel_hours, 0.0);
   const int64_t end = job.submit_s + std::max<int64_t>(job.duration_s, 1);
-  for (std::size_t k = 0; k < horizon; ++k) {
+  for (std::size_t k = 0; k < kernel_hours; ++k) {
     const int64_t a = std::max(job.submit_s, (hour + static_cast<int64_t>(k)) * kHour);
     const int64_t b = std::min(end, (hour + static_cast<int64_t>(k) + 1) * kHour);
     if (b <= a) {
       if (a >= end) break;
       continue;
     }
-    kernel_sum_[k] += gpus * static_cast<double>(b - a) / kHour;
+    kernel_sum[k] += gpus * static_cast<double>(b - a) / kHour;
   }
-  jobs_seen_ += 1.0;
-  data_gb_sum_ += job.data_gb;
-  gpu_hours_sum_ += gpus * static_cast<double>(std::max<int64_t>(job.duration_s, 1)) / kHour;
+  jobs += 1.0;
+  data_gb += job.data_gb;
+  gpu_hours += gpus * static_cast<double>(std::max<int64_t>(job.duration_s, 1)) / kHour;
 }
 
-nlohmann::json CapacityPlan::history() const {
-  if (arrivals_.empty()) return nullptr;
-  return {{"first_hour", first_hour_}, {"arrivals", arrivals_},   {"kernel_gpus", kernel_sum_},
-          {"jobs", jobs_seen_},        {"data_gb", data_gb_sum_}, {"gpu_hours", gpu_hours_sum_}};
+nlohmann::json CapacityPlan::ClassHistory::to_json() const {
+  if (arrivals.empty()) return nullptr;
+  return {{"first_hour", first_hour},  {"arrivals", arrivals},
+          {"kernel_gpus", kernel_sum}, {"jobs", jobs},
+          {"data_gb", data_gb},        {"gpu_hours", gpu_hours}};
 }
 
-Status CapacityPlan::restore_history(const nlohmann::json& h, int n_sites) {
+Status CapacityPlan::ClassHistory::from_json(const nlohmann::json& h, int n_sites) {
   if (h.is_null()) return Status::Ok();
   const auto numbers = [](const nlohmann::json& a) {
     if (!a.is_array()) return false;
@@ -64,69 +65,109 @@ Status CapacityPlan::restore_history(const nlohmann::json& h, int n_sites) {
     });
   };
   if (!h.is_object() || !h.contains("first_hour") || !h["first_hour"].is_number_integer()) {
-    return Error{"plan history: first_hour: missing (an integer)"};
+    return Error{"first_hour: missing (an integer)"};
   }
-  const nlohmann::json& arrivals = h.value("arrivals", nlohmann::json());
-  if (!arrivals.is_array() || std::ssize(arrivals) != n_sites ||
-      !std::all_of(arrivals.begin(), arrivals.end(), numbers)) {
-    return Error{fmt::format(
-        "plan history: arrivals: expected one array of counts per site ({} sites)", n_sites)};
+  const nlohmann::json& a = h.value("arrivals", nlohmann::json());
+  if (!a.is_array() || std::ssize(a) != n_sites || !std::all_of(a.begin(), a.end(), numbers)) {
+    return Error{
+        fmt::format("arrivals: expected one array of counts per site ({} sites)", n_sites)};
   }
   if (!numbers(h.value("kernel_gpus", nlohmann::json()))) {
-    return Error{"plan history: kernel_gpus: expected an array of numbers"};
+    return Error{"kernel_gpus: expected an array of numbers"};
   }
   for (const char* key : {"jobs", "data_gb", "gpu_hours"}) {
     if (!h.contains(key) || !numbers(nlohmann::json::array({h[key]}))) {
-      return Error{fmt::format("plan history: {}: expected a number", key)};
+      return Error{fmt::format("{}: expected a number", key)};
     }
   }
-  first_hour_ = h["first_hour"].get<int64_t>();
-  arrivals_ = arrivals.get<std::vector<std::vector<double>>>();
-  kernel_sum_ = h["kernel_gpus"].get<std::vector<double>>();
-  jobs_seen_ = h["jobs"].get<double>();
-  data_gb_sum_ = h["data_gb"].get<double>();
-  gpu_hours_sum_ = h["gpu_hours"].get<double>();
+  first_hour = h["first_hour"].get<int64_t>();
+  arrivals = a.get<std::vector<std::vector<double>>>();
+  kernel_sum = h["kernel_gpus"].get<std::vector<double>>();
+  jobs = h["jobs"].get<double>();
+  data_gb = h["data_gb"].get<double>();
+  gpu_hours = h["gpu_hours"].get<double>();
+  return Status::Ok();
+}
+
+double CapacityPlan::ClassHistory::expected_arrivals(int home, int64_t hour, int64_t now_hour,
+                                                     int days) const {
+  if (arrivals.empty()) return 0.0;
+  const std::vector<double>& h = arrivals[static_cast<std::size_t>(home)];
+  const auto count = [&](int64_t k) {
+    const int64_t i = k - first_hour;
+    return i >= 0 && i < static_cast<int64_t>(h.size()) ? h[static_cast<std::size_t>(i)] : 0.0;
+  };
+  double sum = 0;
+  int seen = 0;
+  for (int d = 1; d <= days; ++d) {
+    const int64_t k = hour - 24 * d;
+    if (k < first_hour) break;
+    if (k >= now_hour) continue;  // not complete yet
+    sum += count(k);
+    ++seen;
+  }
+  if (seen > 0) return sum / seen;
+  // Less than a day seen: the mean over the complete hours so far.
+  const int64_t complete = now_hour - first_hour;
+  if (complete <= 0) return 0.0;
+  for (int64_t k = first_hour; k < now_hour; ++k) sum += count(k);
+  return sum / static_cast<double>(complete);
+}
+
+std::vector<double> CapacityPlan::ClassHistory::expected_work(int home, int64_t now_hour, int hours,
+                                                              int days) const {
+  std::vector<double> coming(static_cast<std::size_t>(hours)), work(coming.size(), 0.0);
+  if (jobs <= 0) return work;
+  for (int a = 0; a < hours; ++a) {
+    coming[static_cast<std::size_t>(a)] = expected_arrivals(home, now_hour + a, now_hour, days);
+  }
+  for (int h = 0; h < hours; ++h) {
+    for (int a = 0; a <= h; ++a) {
+      const auto k = static_cast<std::size_t>(h - a);
+      if (k < kernel_sum.size()) {
+        work[static_cast<std::size_t>(h)] +=
+            coming[static_cast<std::size_t>(a)] * kernel_sum[k] / jobs;
+      }
+    }
+  }
+  return work;
+}
+
+void CapacityPlan::observe(const JobInfo& job, int n_sites) {
+  const auto kernel_hours = static_cast<std::size_t>(options_.horizon_h) + 48;
+  (job.latency_sensitive ? ls_ : be_).observe(job, n_sites, kernel_hours);
+}
+
+nlohmann::json CapacityPlan::history() const {
+  nlohmann::json h = be_.to_json();
+  if (h.is_null()) h = nlohmann::json::object();
+  if (const nlohmann::json ls = ls_.to_json(); !ls.is_null()) h["ls"] = ls;
+  return h.empty() ? nlohmann::json() : h;
+}
+
+Status CapacityPlan::restore_history(const nlohmann::json& h, int n_sites) {
+  if (h.is_null()) return Status::Ok();
+  if (!h.is_object()) return Error{"plan history: expected an object"};
+  ClassHistory be, ls;
+  if (h.contains("first_hour") || !h.contains("ls")) {
+    if (Status s = be.from_json(h, n_sites); !s.ok()) {
+      return Error{fmt::format("plan history: {}", s.message())};
+    }
+  }
+  if (h.contains("ls")) {  // states written before LS work was planned have none
+    if (Status s = ls.from_json(h["ls"], n_sites); !s.ok()) {
+      return Error{fmt::format("plan history: ls: {}", s.message())};
+    }
+  }
+  be_ = std::move(be);
+  ls_ = std::move(ls);
   solved_ = false;
   return Status::Ok();
 }
 
-double CapacityPlan::expected_arrivals(int home, int64_t hour, int64_t now_hour) const {
-  if (arrivals_.empty()) return 0.0;
-  const std::vector<double>& h = arrivals_[static_cast<std::size_t>(home)];
-  const auto count = [&](int64_t k) {
-    const int64_t i = k - first_hour_;
-    return i >= 0 && i < static_cast<int64_t>(h.size()) ? h[static_cast<std::size_t>(i)] : 0.0;
-  };
-  double sum = 0;
-  int days = 0;
-  for (int d = 1; d <= options_.history_days; ++d) {
-    const int64_t k = hour - 24 * d;
-    if (k < first_hour_) break;
-    if (k >= now_hour) continue;  // not complete yet
-    sum += count(k);
-    ++days;
-  }
-  if (days > 0) return sum / days;
-  // Less than a day seen: the mean over the complete hours so far.
-  const int64_t complete = now_hour - first_hour_;
-  if (complete <= 0) return 0.0;
-  for (int64_t k = first_hour_; k < now_hour; ++k) sum += count(k);
-  return sum / static_cast<double>(complete);
-}
-
 double CapacityPlan::cost_per_kwh(const FleetView& view, int site, int64_t from_s,
                                   int64_t to_s) const {
-  const SignalView signal = view.expected_signal(site, from_s, to_s, view.gpu_kw(site));
-  const AgentOptions& o = options_.agent;
-  switch (o.objective) {
-    case AgentOptions::Objective::kCarbon:
-      return signal.carbon_g_per_kwh + o.price_weight_g * signal.price_per_kwh;
-    case AgentOptions::Objective::kCost:
-      return signal.price_per_kwh;
-    case AgentOptions::Objective::kCostCarbon:
-      return signal.price_per_kwh + o.carbon_price_usd_per_t * signal.carbon_g_per_kwh / 1e6;
-  }
-  return signal.carbon_g_per_kwh;
+  return objective_per_kwh(view, options_.agent, site, from_s, to_s);
 }
 
 void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
@@ -137,7 +178,6 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
   const int slack_h = static_cast<int>((slack_s + kHour - 1) / kHour);
   const int hours = slack_h + std::max(options_.horizon_h, 1);
   const std::size_t n_sites = view.fleet().sites.size();
-  const double data_per_gpu_hour = gpu_hours_sum_ > 0 ? data_gb_sum_ / gpu_hours_sum_ : 0.0;
 
   std::vector<ShiftLpSite> sites(n_sites);
   std::vector<std::vector<double>> kwh_cost(n_sites, std::vector<double>(hours, 0.0));
@@ -150,44 +190,55 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
     for (int h = 0; h < hours; ++h) {
       const int64_t from = std::max(now, plan_hour_s_ + h * kHour);
       const int64_t to = plan_hour_s_ + (h + 1) * kHour;
-      const double taken = view.load_at(site, from) + view.ls_reserve(site, from);
+      // What is promised there (running jobs, deferred ones over their planned hours, and
+      // those on their way), and the LS reserve, unless the LS work to come is planned below.
+      const double taken = view.load_at(site, from) +
+                           (options_.agent.plan_ls_work ? 0.0 : view.ls_reserve(site, from));
       sites[s].capacity[h] = std::max(0.0, (options_.agent.be_max_fill - taken) * gpus);
       kwh_cost[s][h] = cost_per_kwh(view, site, from, to);
       sites[s].cost_per_gpu_hour[h] = kw * kwh_cost[s][h];
     }
   }
-  // The best-effort work expected from arrivals from now on, per home and hour: arrivals of
-  // each coming hour spread over the hours their runs take (the run shape of past jobs).
+  // The work expected from arrivals from now on, per home and hour: best-effort work within
+  // its slack, and latency-sensitive work in its own hour at its home or at a site its data
+  // reaches within the LS bound (immediate pieces).
   std::vector<ShiftLpWork> work;
   double max_cost = 0;
   for (const ShiftLpSite& s : sites) {
     for (double c : s.cost_per_gpu_hour) max_cost = std::max(max_cost, c);
   }
-  for (std::size_t home = 0; home < n_sites; ++home) {
-    std::vector<double> arrivals(hours);
-    for (int a = 0; a < hours; ++a) {
-      arrivals[a] = expected_arrivals(static_cast<int>(home), now_hour + a, now_hour);
-    }
-    for (int h = 0; h < hours; ++h) {
-      double gpu_hours = 0;
-      for (int a = 0; a <= h; ++a) {
-        const auto k = static_cast<std::size_t>(h - a);
-        if (k < kernel_sum_.size() && jobs_seen_ > 0)
-          gpu_hours += arrivals[a] * kernel_sum_[k] / jobs_seen_;
+  const double ls_data_per_job = ls_.jobs > 0 ? ls_.data_gb / ls_.jobs : 0.0;
+  for (const bool ls : {false, true}) {
+    if (ls && !options_.agent.plan_ls_work) continue;
+    const ClassHistory& history = ls ? ls_ : be_;
+    const double data_per_gpu_hour =
+        history.gpu_hours > 0 ? history.data_gb / history.gpu_hours : 0.0;
+    for (std::size_t home = 0; home < n_sites; ++home) {
+      const std::vector<double> expected =
+          history.expected_work(static_cast<int>(home), now_hour, hours, options_.history_days);
+      for (int h = 0; h < hours; ++h) {
+        const double gpu_hours = expected[static_cast<std::size_t>(h)];
+        if (gpu_hours <= 1e-9) continue;
+        ShiftLpWork w;
+        w.home = static_cast<int>(home);
+        w.hour = h;
+        w.gpu_hours = gpu_hours;
+        w.max_shift_h = ls ? 0 : slack_h;
+        w.immediate = ls;
+        w.move_cost_per_gpu_hour.resize(n_sites);
+        for (std::size_t s = 0; s < n_sites; ++s) {
+          const NetworkCost& network = view.fleet().sites[s].network;
+          const double kwh = data_per_gpu_hour * network.energy_kwh_per_gb;
+          w.move_cost_per_gpu_hour[s] = s == home ? 0.0 : kwh * kwh_cost[s][h];
+          if (ls && s != home &&
+              network.transfer_seconds(ls_data_per_job) > static_cast<double>(view.ls_bound_s())) {
+            w.move_cost_per_gpu_hour[s] = std::numeric_limits<double>::infinity();
+            continue;
+          }
+          max_cost = std::max(max_cost, w.move_cost_per_gpu_hour[s]);
+        }
+        work.push_back(std::move(w));
       }
-      if (gpu_hours <= 1e-9) continue;
-      ShiftLpWork w;
-      w.home = static_cast<int>(home);
-      w.hour = h;
-      w.gpu_hours = gpu_hours;
-      w.max_shift_h = slack_h;
-      w.move_cost_per_gpu_hour.resize(n_sites);
-      for (std::size_t s = 0; s < n_sites; ++s) {
-        const double kwh = data_per_gpu_hour * view.fleet().sites[s].network.energy_kwh_per_gb;
-        w.move_cost_per_gpu_hour[s] = s == home ? 0.0 : kwh * kwh_cost[s][h];
-        max_cost = std::max(max_cost, w.move_cost_per_gpu_hour[s]);
-      }
-      work.push_back(std::move(w));
     }
   }
   price_.assign(n_sites, std::vector<double>(hours, 0.0));
@@ -203,6 +254,7 @@ void CapacityPlan::refresh(const FleetView& view, int64_t slack_s) {
   solved_ = true;
   if (!solved.ok()) return;  // no plan this hour: prices stay 0 (green's own choice)
   for (const ShiftLpFlow& f : solved.value().flows) {
+    if (work[f.work].immediate) continue;  // planned_ is best-effort work
     planned_[static_cast<std::size_t>(f.site)][static_cast<std::size_t>(f.hour)] += f.gpu_hours;
   }
   for (std::size_t s = 0; s < n_sites; ++s) {

@@ -8,7 +8,9 @@
 // capacity rows: what one more GPU-hour at a site and hour would save the rest of the work)
 // steer each job: a job pays, beside its own carbon, the price of the site-hours it takes,
 // so jobs track the plan. The plan also says, per site and hour, how many GPUs of
-// best-effort work it expects to run there.
+// best-effort work it expects to run there. With AgentOptions::plan_ls_work the LS work to come
+// is planned too (forecast per home site the same way, run in its own hour at home or at a
+// site its data reaches within the LS bound: immediate pieces of the LP) instead of reserved.
 //
 // Beyond the horizon the LP says nothing, yet a long job holds its GPUs for days that other
 // work would use. There the plan prices each GPU-hour of a saturated site (its load within
@@ -73,9 +75,24 @@ class CapacityPlan {
   bool solved() const { return solved_; }
 
  private:
-  // Expected best-effort arrivals (jobs) at `home` in trace hour `hour`, as known in trace
-  // hour `now_hour` (only complete hours count).
-  double expected_arrivals(int home, int64_t hour, int64_t now_hour) const;
+  // What the plan has learned of one class of jobs (best-effort, or latency-sensitive): jobs
+  // submitted per home site and trace hour (from the first hour seen), the mean GPUs a job
+  // holds k hours after its submission hour, and GB of data per GPU-hour of their runs.
+  struct ClassHistory {
+    int64_t first_hour = -1;
+    std::vector<std::vector<double>> arrivals;
+    std::vector<double> kernel_sum;
+    double jobs = 0, data_gb = 0, gpu_hours = 0;
+    void observe(const JobInfo& job, int n_sites, std::size_t kernel_hours);
+    nlohmann::json to_json() const;
+    Status from_json(const nlohmann::json& h, int n_sites);
+    // Expected arrivals (jobs) at `home` in trace hour `hour`, as known in trace hour
+    // `now_hour` (only complete hours count), over `days` past days.
+    double expected_arrivals(int home, int64_t hour, int64_t now_hour, int days) const;
+    // Expected GPU-hours of its work at `home` in each of `hours` hours from now_hour: the
+    // arrivals of each coming hour spread over the hours their runs take.
+    std::vector<double> expected_work(int home, int64_t now_hour, int hours, int days) const;
+  };
   // The objective's cost of one kWh at `site` over [from_s, to_s) as forecast now.
   double cost_per_kwh(const FleetView& view, int site, int64_t from_s, int64_t to_s) const;
   // The saturated prices after the horizon [now, horizon_end): after_price_.
@@ -86,14 +103,7 @@ class CapacityPlan {
   double given_price(int site, int64_t hour) const;
 
   PlanOptions options_;
-  // History, per home site: BE jobs submitted per trace hour (from the first hour seen).
-  int64_t first_hour_ = -1;
-  std::vector<std::vector<double>> arrivals_;
-  // Run shape of past BE jobs: mean GPUs held k hours after the submission hour, per job;
-  // and GB of data per GPU-hour of their runs.
-  std::vector<double> kernel_sum_;
-  double jobs_seen_ = 0;
-  double data_gb_sum_ = 0, gpu_hours_sum_ = 0;
+  ClassHistory be_, ls_;  // best-effort and latency-sensitive jobs
   // The last plan: hour it starts at (trace seconds), prices and planned GPUs per site/hour.
   bool solved_ = false;
   int64_t plan_hour_s_ = 0;

@@ -39,6 +39,12 @@ int64_t FleetSim::move_data(const Job& job, SiteRuntime& s, int64_t ready) {
                                     std::ceil(s.spec->network.transfer_seconds(job.info.data_gb))));
 }
 
+void FleetSim::promise_hold(SiteRuntime& s, Job& job, int64_t to) {
+  job.hold_from_s = now_;
+  job.hold_to_s = std::max(to, now_ + 1);
+  s.promise(job.hold_from_s, job.hold_to_s, Demand::of(*job.info.pod));
+}
+
 void FleetSim::record_dispatch(std::size_t j, const Dispatch& d) {
   const Job& job = jobs_[j];
   nlohmann::json r;
@@ -92,28 +98,42 @@ void FleetSim::end_submit(std::size_t j, Dispatch d) {
   job.site = d.site;
   SiteRuntime& s = sites_[d.site];
   ++s.jobs;
-  const int64_t milli = job.info.pod->total_gpu_milli();
-  if (d.not_before_s > now_) {
+  const Demand demand = Demand::of(*job.info.pod);
+  // When its data is there (now at home): a start no later is a start on arrival, a later one
+  // a deferral.
+  const int64_t arrival =
+      d.site == job.info.home_site
+          ? now_
+          : now_ +
+                static_cast<int64_t>(std::ceil(s.spec->network.transfer_seconds(job.info.data_gb)));
+  const bool deferred = d.not_before_s > arrival;
+  if (deferred) {
     // Deferred: no capacity held now, only over the hours it is planned to run.
     job.planned = true;
     job.planned_from_s = d.not_before_s;
-    s.ledger.add(d.not_before_s, d.not_before_s + known_duration(j), milli);
+    s.promise(d.not_before_s, d.not_before_s + known_duration(j), demand);
   } else {
-    s.pending_gpu_milli += milli;
+    s.pending += demand;
   }
   ++s.version;
   int64_t ready = d.not_before_s;
   if (d.site != job.info.home_site) {
     ready = move_data(job, s, ready);
-    // A latency-sensitive job holds a node there while its data moves, waking one now if
-    // none is free, so the wake-up runs during the transfer.
-    if (job.info.latency_sensitive) {
+    // A job to start on arrival holds a node there while its data moves, waking one now if
+    // none is free, so the wake-up runs during the transfer, and what is dispatched after it
+    // sees the node taken. Whatever its class: a best-effort job that found its room gone on
+    // arrival would wait to its latest start and be dispatched again.
+    if (!deferred) {
       job.held = s.engine->hold_for(static_cast<PodId>(j), now_, s.preview_rng);
-      // Reserved room is allocated already: not pending as well.
-      if (s.engine->reserved(static_cast<PodId>(j))) s.pending_gpu_milli -= milli;
+      // Reserved room is allocated already: not pending as well, and promised from now to
+      // the end of its run.
+      if (s.engine->reserved(static_cast<PodId>(j))) {
+        s.pending -= demand;
+        promise_hold(s, job, ready + known_duration(j));
+      }
     }
   }
-  if (d.not_before_s > now_) ++result_.jobs_deferred;
+  if (deferred) ++result_.jobs_deferred;
   ++s.waiting;
   if (options_.record) record_dispatch(j, d);
   result_.decisions[j] = JobDecision{job.info.pod->name,
@@ -131,19 +151,23 @@ void FleetSim::on_ready(std::size_t j) {
   Job& job = jobs_[j];
   SiteRuntime& s = sites_[job.site];
   --s.waiting;
+  if (job.hold_to_s > job.hold_from_s) {  // arrived: its run is promised when it starts
+    s.promise(job.hold_from_s, job.hold_to_s, -Demand::of(*job.info.pod));
+    job.hold_from_s = job.hold_to_s = 0;
+  }
   if (job.held >= 0 && s.engine->reserved(static_cast<PodId>(j))) {
     // Its room was reserved when it was dispatched: it starts there now.
     job.held = -1;
     ++s.version;
-    s.pending_gpu_milli += job.info.pod->total_gpu_milli();  // on_started takes it off
+    s.pending += Demand::of(*job.info.pod);  // on_started takes it off
     expect_ok(s.engine->start_reserved(static_cast<PodId>(j), now_));
     return;
   }
   if (job.planned) {
     // Due: its plan leaves the ledger and it holds capacity until it starts.
-    const int64_t milli = job.info.pod->total_gpu_milli();
-    s.ledger.add(job.planned_from_s, job.planned_from_s + known_duration(j), -milli);
-    s.pending_gpu_milli += milli;
+    const Demand demand = Demand::of(*job.info.pod);
+    s.promise(job.planned_from_s, job.planned_from_s + known_duration(j), -demand);
+    s.pending += demand;
     job.planned = false;
   }
   ++s.version;
@@ -171,7 +195,7 @@ bool FleetSim::begin_latest_start(std::size_t j) {
   job.chosen_again = true;
   // The agent chooses where it starts now, from where its data is; the site it waits at
   // sees it out of its queue while it does.
-  from.pending_gpu_milli -= job.info.pod->total_gpu_milli();
+  from.pending -= Demand::of(*job.info.pod);
   ++from.version;
   pending_.kind = Pending::Kind::kLatestStart;
   pending_.job = j;
@@ -189,20 +213,27 @@ void FleetSim::end_latest_start(std::size_t j, const Dispatch& d) {
   Job& job = jobs_[j];
   SiteRuntime& from = sites_[job.site];
   const auto id = static_cast<PodId>(j);
-  const int64_t milli = job.info.pod->total_gpu_milli();
+  const Demand demand = Demand::of(*job.info.pod);
   if (d.site < 0 || d.site >= static_cast<int>(sites_.size()) || d.site == job.site ||
       !from.engine->withdraw(id)) {
-    from.pending_gpu_milli += milli;  // it waits where it is
+    from.pending += demand;  // it waits where it is
     ++from.version;
     return;
   }
   --from.jobs;
+  ++result_.jobs_redispatched;
   SiteRuntime& to = sites_[d.site];
   ++to.jobs;
-  to.pending_gpu_milli += milli;
+  to.pending += demand;
   ++to.waiting;
   ++to.version;
   const int64_t ready = move_data(job, to, now_);
+  // It is due: it holds a node there while its data moves, as in end_submit.
+  job.held = to.engine->hold_for(id, now_, to.preview_rng);
+  if (to.engine->reserved(id)) {
+    to.pending -= demand;
+    promise_hold(to, job, ready + known_duration(j));
+  }
   const std::string& from_name = fleet_.sites[job.site].name;
   job.site = d.site;
   JobDecision& decision = result_.decisions[j];
@@ -235,8 +266,9 @@ void SiteHooks::on_stop(PodId id, NodeIndex, int64_t, bool finished) {
 void FleetSim::on_started(std::size_t site, std::size_t j, NodeIndex node) {
   SiteRuntime& s = sites_[site];
   Job& job = jobs_[j];
-  const int64_t milli = job.info.pod->total_gpu_milli();
-  s.pending_gpu_milli -= milli;
+  const Demand demand = Demand::of(*job.info.pod);
+  const int64_t milli = demand.gpu_milli;
+  s.pending -= demand;
   ++s.version;
   job.start_s = now_;
   if (!job.started_once) {
@@ -246,7 +278,7 @@ void FleetSim::on_started(std::size_t site, std::size_t j, NodeIndex node) {
       ++ls_started_late_;
     }
   }
-  s.ledger.add(now_, now_ + known_duration(j), milli);
+  s.promise(now_, now_ + known_duration(j), demand);
   if (job.info.latency_sensitive) {
     s.ls_ledger.add(now_, now_ + known_duration(j), milli);
     s.ls_alloc_milli += milli;
@@ -260,9 +292,10 @@ void FleetSim::on_started(std::size_t site, std::size_t j, NodeIndex node) {
 void FleetSim::on_stopped(std::size_t site, std::size_t j, bool finished) {
   SiteRuntime& s = sites_[site];
   Job& job = jobs_[j];
-  const int64_t milli = job.info.pod->total_gpu_milli();
+  const Demand demand = Demand::of(*job.info.pod);
+  const int64_t milli = demand.gpu_milli;
   const int64_t expected_end = job.start_s + known_duration(j);
-  s.ledger.add(job.start_s, expected_end, -milli);
+  s.promise(job.start_s, expected_end, -demand);
   if (job.info.latency_sensitive) {
     s.ls_ledger.add(job.start_s, expected_end, -milli);
     s.ls_alloc_milli -= milli;
@@ -280,7 +313,7 @@ void FleetSim::on_stopped(std::size_t site, std::size_t j, bool finished) {
     ++jobs_done_;
   } else {
     // Evicted for a latency-sensitive job (--preempt-be): it waits again, from the beginning.
-    s.pending_gpu_milli += milli;
+    s.pending += demand;
     ++result_.be_preemptions;
   }
 }

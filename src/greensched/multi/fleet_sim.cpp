@@ -116,6 +116,11 @@ Status FleetSim::set_up_jobs(const std::vector<PodSpec>& pods, const std::vector
   // --predict-durations: each job's duration as predicted online from the jobs finished
   // before its submission (trace/job_predictor); used only for the agent's decision.
   if (options_.predict_durations) predicted_s_ = trace::predict_durations_online(pods);
+  by_submit_.resize(jobs_.size());
+  for (std::size_t j = 0; j < jobs_.size(); ++j) by_submit_[j] = j;
+  std::stable_sort(by_submit_.begin(), by_submit_.end(), [&](std::size_t a, std::size_t b) {
+    return jobs_[a].info.submit_s < jobs_[b].info.submit_s;
+  });
   result_.jobs = static_cast<int64_t>(jobs_.size());
   result_.decisions.resize(jobs_.size());
   if (options_.record) records_.resize(jobs_.size());
@@ -137,6 +142,8 @@ void FleetSim::set_up_clock() {
   for (SiteRuntime& s : sites_) {
     s.ledger = HourLedger(trace_hour0_, hours);
     s.ls_ledger = HourLedger(trace_hour0_, hours);
+    s.cpu_ledger = HourLedger(trace_hour0_, hours);
+    s.memory_ledger = HourLedger(trace_hour0_, hours);
   }
   for (SiteRuntime& s : sites_) s.engine->begin(first_);
   push(first_, EventKind::kSample, 0);

@@ -110,6 +110,8 @@ struct MultiResult {
   double gpu_alloc_pct = 0;  // time-weighted mean over the run, fleet-wide
   int64_t jobs_never_started = 0;
   int64_t be_preemptions = 0;  // best-effort jobs evicted for latency-sensitive ones
+  // Best-effort jobs not started by their latest start that the agent sent to another site.
+  int64_t jobs_redispatched = 0;
   std::vector<double> site_energy_kwh;
   std::vector<double> site_carbon_kg;
   std::vector<int64_t> site_jobs;

@@ -36,14 +36,33 @@ struct Job {
   // Deferred: its planned run [planned_from_s, + duration) is in the site's ledger until due.
   bool planned = false;
   int64_t planned_from_s = 0;
-  // A latency-sensitive job moving here holds an empty node (or one waking for it) until it
-  // arrives, so that what arrives first does not take it: the node, or -1.
+  // A job moving here to start on arrival holds an empty node (or one waking for it) until
+  // it arrives, so that what arrives first does not take it: the node, or -1.
   NodeIndex held = -1;
+  // Its room reserved there (SiteEngine::hold_for): counted in the site's ledgers over
+  // [hold_from_s, hold_to_s), from its dispatch to the end of its run, until it arrives.
+  int64_t hold_from_s = 0, hold_to_s = 0;
   bool chosen_again = false;  // at its latest start (begin_latest_start), once at most
   bool started_once = false;  // has started at least once
 };
 
 class FleetSim;
+
+// What a job takes at a site: GPU milli, CPU milli and memory.
+struct Demand {
+  int64_t gpu_milli = 0, cpu_milli = 0, memory_mib = 0;
+  static Demand of(const PodSpec& pod) {
+    return Demand{pod.total_gpu_milli(), pod.cpu_milli, pod.memory_mib};
+  }
+  Demand operator-() const { return Demand{-gpu_milli, -cpu_milli, -memory_mib}; }
+  Demand& operator+=(const Demand& o) {
+    gpu_milli += o.gpu_milli;
+    cpu_milli += o.cpu_milli;
+    memory_mib += o.memory_mib;
+    return *this;
+  }
+  Demand& operator-=(const Demand& o) { return *this += -o; }
+};
 
 // Books a site engine's starts and stops into the fleet's ledgers and records.
 struct SiteHooks final : sim::SiteEngineListener {
@@ -68,12 +87,20 @@ struct SiteRuntime {
   SiteHooks hooks;
   std::unique_ptr<sim::SiteEngine> engine;
   int64_t waiting = 0;  // dispatched here, not yet ready
-  // GPU requests of jobs dispatched here and not started yet (moving, deferred or queued):
-  // agents see them as taken, so a burst of submissions does not all pick the same site.
-  int64_t pending_gpu_milli = 0;
-  // Promised capacity per hour (running jobs to their expected end, deferred jobs over their
-  // planned run), and the same for latency-sensitive jobs running here alone.
-  HourLedger ledger, ls_ledger;
+  // Requests of jobs dispatched here, due and not started yet (moving without a node held,
+  // or queued): agents see them as taken, so a burst of submissions does not all pick the
+  // same site.
+  Demand pending;
+  // Promised GPU capacity per hour (running jobs to their expected end, deferred jobs over
+  // their planned run), the same for latency-sensitive jobs running here alone, and the CPU
+  // and memory promised as `ledger` counts GPUs.
+  HourLedger ledger, ls_ledger, cpu_ledger, memory_ledger;
+  // Adds `d` (negative: takes it off) to the ledgers of every resource over [from, to).
+  void promise(int64_t from, int64_t to, const Demand& d) {
+    ledger.add(from, to, d.gpu_milli);
+    cpu_ledger.add(from, to, d.cpu_milli);
+    memory_ledger.add(from, to, d.memory_mib);
+  }
   int64_t ls_alloc_milli = 0;    // GPU milli held by running LS jobs
   double full_gpu_it_watts = 0;  // IT watts per GPU of the GPU nodes at full power (gpu_kw)
   std::vector<double> ls_hourly_milli_s;  // LS GPU milli x seconds per trace hour from hour0
@@ -169,11 +196,13 @@ class FleetSim final : public FleetView {
   }
   SignalView expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const override;
   double load_at(int site, int64_t t) const override;
+  double host_fill_with(int site, const PodSpec& pod, int64_t t) const override;
   double ls_reserve(int site, int64_t t) const override;
   // GPU milli of LS jobs expected at `site` in trace hour `hour` (>= now_hour): ls_reserve's
   // same-hour mean over the complete past days.
   double expected_ls_milli(int site, int64_t hour, int64_t now_hour) const;
   bool wants_alternatives() const override { return options_.record; }
+  std::span<const JobInfo> submitted_now() const override;
 
  private:
   struct Preview {
@@ -182,6 +211,9 @@ class FleetSim final : public FleetView {
     bool holdable = false;  // on an empty node, or on a powered-down one that can wake
   };
   Preview preview(int site, const PodSpec& pod) const;
+  // Whether the site's GPUs (less `offline` GPU milli), CPU and memory hold `pod` beside what
+  // is allocated and what was dispatched there and waits.
+  bool promised_room(const SiteRuntime& s, const PodSpec& pod, int64_t offline) const;
 
   // Set-up (fleet_sim.cpp): sites with their clusters and local policies, then jobs with
   // their home sites and submission events, then the first checks and sample.
@@ -206,6 +238,8 @@ class FleetSim final : public FleetView {
   // Moves a job's data to `site`: charges its energy and returns when it can be ready.
   int64_t move_data(const Job& job, SiteRuntime& s, int64_t ready);
   void record_dispatch(std::size_t j, const Dispatch& d);
+  // Counts job's reserved room at site s in its ledgers from now to `to` (Job::hold_to_s).
+  void promise_hold(SiteRuntime& s, Job& job, int64_t to);
 
  public:
   // A site engine started or stopped job j (SiteHooks).
@@ -282,7 +316,11 @@ class FleetSim final : public FleetView {
   void expect_ok(Status s) {
     if (!s.ok() && broken_.ok()) broken_ = Error{s.message(), ErrorCode::kInternal};
   }
-  std::vector<int64_t> predicted_s_;  // per job, with options.predict_durations
+  std::vector<int64_t> predicted_s_;    // per job, with options.predict_durations
+  std::vector<std::size_t> by_submit_;  // job indices in order of submission (then index)
+  // submitted_now(): the jobs submitted at trace second batch_at_.
+  mutable int64_t batch_at_ = std::numeric_limits<int64_t>::min();
+  mutable std::vector<JobInfo> batch_;
   mutable std::vector<std::tuple<const PodSpec*, uint64_t, Preview>> preview_cache_;
   // The local policy's placement of a pod shape (CPU, memory, GPUs, models) at a site, kept
   // while the site's view_version holds: jobs of one shape share it (fleet_view.cpp).

@@ -15,14 +15,35 @@ double FleetSim::load(int site) const {
   const SiteRuntime& s = sites_[site];
   const double cap = static_cast<double>(s.cluster->total_gpu_milli());
   if (cap <= 0) return 1.0;
-  return static_cast<double>(s.cluster->allocated_gpu_milli() + s.pending_gpu_milli) / cap;
+  return static_cast<double>(s.cluster->allocated_gpu_milli() + s.pending.gpu_milli) / cap;
 }
 
 double FleetSim::load_at(int site, int64_t t) const {
   const SiteRuntime& s = sites_[site];
   const double cap = static_cast<double>(s.cluster->total_gpu_milli());
   if (cap <= 0) return 1.0;
-  return static_cast<double>(s.ledger.at(std::max(t, now_)) + s.pending_gpu_milli) / cap;
+  return static_cast<double>(s.ledger.at(std::max(t, now_)) + s.pending.gpu_milli) / cap;
+}
+
+double FleetSim::host_fill_with(int site, const PodSpec& pod, int64_t t) const {
+  const SiteRuntime& s = sites_[site];
+  const Cluster& c = *s.cluster;
+  const bool later = t > now_;
+  const auto share = [](int64_t used, int64_t capacity) {
+    return capacity > 0 ? static_cast<double>(used) / static_cast<double>(capacity) : 0.0;
+  };
+  const int64_t cpu = later ? s.cpu_ledger.at(t) : c.allocated_cpu_milli();
+  const int64_t memory = later ? s.memory_ledger.at(t) : c.allocated_memory_mib();
+  return std::max(share(cpu + s.pending.cpu_milli + pod.cpu_milli, c.total_cpu_milli()),
+                  share(memory + s.pending.memory_mib + pod.memory_mib, c.total_memory_mib()));
+}
+
+bool FleetSim::promised_room(const SiteRuntime& s, const PodSpec& pod, int64_t offline) const {
+  const Cluster& c = *s.cluster;
+  return c.allocated_gpu_milli() + s.pending.gpu_milli + pod.total_gpu_milli() <=
+             c.total_gpu_milli() - offline &&
+         c.allocated_cpu_milli() + s.pending.cpu_milli + pod.cpu_milli <= c.total_cpu_milli() &&
+         c.allocated_memory_mib() + s.pending.memory_mib + pod.memory_mib <= c.total_memory_mib();
 }
 
 double FleetSim::ls_reserve(int site, int64_t t) const {
@@ -70,9 +91,8 @@ double FleetSim::expected_ls_milli(int site, int64_t hour, int64_t now_hour) con
 
 bool FleetSim::fits_now(int site, const PodSpec& pod) const {
   const SiteRuntime& s = sites_[site];
-  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
-      s.cluster->total_gpu_milli() - s.engine->offline_gpu_milli()) {
-    return false;  // what was dispatched here first takes the free GPUs
+  if (!promised_room(s, pod, s.engine->offline_gpu_milli())) {
+    return false;  // what was dispatched here first takes the free GPUs, CPU and memory
   }
   return multi::fits_now(*sites_[site].cluster, pod);
 }
@@ -89,8 +109,7 @@ FleetSim::Preview FleetSim::preview(int site, const PodSpec& pod) const {
     }
   }
   Preview out;
-  if (s.cluster->allocated_gpu_milli() + s.pending_gpu_milli + pod.total_gpu_milli() >
-      s.cluster->total_gpu_milli()) {
+  if (!promised_room(s, pod, 0)) {
     out.watts = std::numeric_limits<double>::infinity();  // full, counting what is on its way
     return out;
   }
@@ -157,6 +176,20 @@ double FleetSim::run_watts(int site, const PodSpec& pod) const {
   double& it_watts = cache[pod.shape];  // the pod shape fixes CPU, GPUs and model
   if (std::isnan(it_watts)) it_watts = least_floor_watts(*s.cluster, *s.figures, pod);
   return it_watts * s.spec->pue_at(epoch_s(now_));
+}
+
+std::span<const JobInfo> FleetSim::submitted_now() const {
+  if (batch_at_ != now_) {
+    batch_at_ = now_;
+    batch_.clear();
+    auto it = std::partition_point(by_submit_.begin(), by_submit_.end(),
+                                   [&](std::size_t j) { return jobs_[j].info.submit_s < now_; });
+    for (; it != by_submit_.end() && jobs_[*it].info.submit_s == now_; ++it) {
+      batch_.push_back(jobs_[*it].info);
+      batch_.back().duration_s = known_duration(*it);
+    }
+  }
+  return batch_;
 }
 
 SignalView FleetSim::expected_signal(int site, int64_t from_s, int64_t to_s, double job_kw) const {

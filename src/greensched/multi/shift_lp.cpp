@@ -49,6 +49,10 @@ Status check(const std::vector<ShiftLpSite>& sites, const std::vector<ShiftLpWor
           w, x.home, x.hour, x.gpu_hours, x.max_shift_h, x.move_cost_per_gpu_hour.size(),
           sites.size(), hours)};
     }
+    if (x.immediate && x.max_shift_h != 0) {
+      return Error{fmt::format("shift LP: work {} runs in its own hour but may shift {} h", w,
+                               x.max_shift_h)};
+    }
     for (double c : x.move_cost_per_gpu_hour) {
       if (std::isnan(c) || c < 0) {
         return Error{fmt::format("shift LP: work {}: a move cost must be >= 0 or +inf", w)};
@@ -76,8 +80,10 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   // Pieces in the order a site serves them (first available, then first due); agreeable
   // windows make that order the earliest-deadline-first order, so the backlog rows below say
   // all there is to say about meeting the deadlines.
-  std::vector<std::size_t> order(work.size());
-  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::vector<std::size_t> order;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    if (!work[w].immediate) order.push_back(w);
+  }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return std::pair(work[a].hour, deadline(work[a])) < std::pair(work[b].hour, deadline(work[b]));
   });
@@ -91,7 +97,8 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
     }
   }
   // Rows: work w served in full; flow (s, h): backlog in + arriving = run + backlog out;
-  // due (s, h), h < H - 1: the backlog at the end of hour h only holds work not yet due.
+  // due (s, h), h < H - 1: the backlog at the end of hour h only holds work not yet due;
+  // capacity (s, h): the run and the immediate work there at most the capacity.
   const auto work_row = [](std::size_t w) { return static_cast<int>(w); };
   const auto flow_row = [&](std::size_t s, std::size_t h) {
     return static_cast<int>(work.size() + s * hours + h);
@@ -99,7 +106,11 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   const auto due_row = [&](std::size_t s, std::size_t h) {
     return static_cast<int>(work.size() + n_sites * hours + s * (hours - 1) + h);
   };
-  const int rows = static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1));
+  const auto capacity_row = [&](std::size_t s, std::size_t h) {
+    return static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1) + s * hours + h);
+  };
+  const int rows =
+      static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1) + n_sites * hours);
   std::vector<CoinBigIndex> starts{0};
   std::vector<int> index;
   std::vector<double> value, objective, col_lo, col_hi;
@@ -136,6 +147,11 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
       key = {ShiftLpBasis::kMove, x.home, absolute(h0), nth * 1024 + static_cast<int>(s)};
       const double move = static_cast<int>(s) == x.home ? 0.0 : x.move_cost_per_gpu_hour[s];
       if (!std::isfinite(move)) continue;
+      if (x.immediate) {  // runs there in its hour, at that hour's cost
+        entries = {{work_row(w), 1.0}, {capacity_row(s, h0), 1.0}};
+        move_col[w][s] = add_column(move + sites[s].cost_per_gpu_hour[h0], COIN_DBL_MAX);
+        continue;
+      }
       entries = {{work_row(w), 1.0}, {flow_row(s, h0), 1.0}};
       for (std::size_t h = h0; h < due; ++h) entries.emplace_back(due_row(s, h), -1.0);
       move_col[w][s] = add_column(move, COIN_DBL_MAX);
@@ -151,9 +167,11 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
       const int site = static_cast<int>(s);
       row_key[static_cast<std::size_t>(flow_row(s, h))] = {ShiftLpBasis::kFlowRow, site,
                                                            absolute(h), 0};
-      entries = {{flow_row(s, h), -1.0}};
+      row_key[static_cast<std::size_t>(capacity_row(s, h))] = {ShiftLpBasis::kCapacityRow, site,
+                                                               absolute(h), 0};
+      entries = {{flow_row(s, h), -1.0}, {capacity_row(s, h), 1.0}};
       key = {ShiftLpBasis::kRun, site, absolute(h), 0};
-      run_col[s][h] = add_column(sites[s].cost_per_gpu_hour[h], sites[s].capacity[h]);
+      run_col[s][h] = add_column(sites[s].cost_per_gpu_hour[h], COIN_DBL_MAX);
       if (h + 1 < hours) {
         row_key[static_cast<std::size_t>(due_row(s, h))] = {ShiftLpBasis::kDueRow, site,
                                                             absolute(h), 0};
@@ -169,6 +187,11 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   for (std::size_t s = 0; s < n_sites; ++s) {
     for (std::size_t h = 0; h + 1 < hours; ++h) {
       row_lo[static_cast<std::size_t>(due_row(s, h))] = -COIN_DBL_MAX;
+    }
+    for (std::size_t h = 0; h < hours; ++h) {
+      const auto r = static_cast<std::size_t>(capacity_row(s, h));
+      row_lo[r] = -COIN_DBL_MAX;
+      row_hi[r] = sites[s].capacity[h];
     }
   }
   const int columns = static_cast<int>(objective.size());
@@ -222,7 +245,7 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
               [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   const double* sol = clp.primalColumnSolution();
-  const double* reduced = clp.dualColumnSolution();
+  const double* dual = clp.dualRowSolution();
   for (std::size_t w = 0; w < work.size(); ++w) {
     result.unserved_gpu_hours += std::max(0.0, sol[unserved_col[w]]);
   }
@@ -240,9 +263,8 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
       }
     };
     for (std::size_t h = 0; h < hours; ++h) {
-      // Minimising, a column at its upper bound has a reduced cost <= 0: more capacity
-      // lowers the cost.
-      result.capacity_price[s][h] = std::max(0.0, -reduced[run_col[s][h]]);
+      // Minimising, a binding capacity row has a dual <= 0: more capacity lowers the cost.
+      result.capacity_price[s][h] = std::max(0.0, -dual[capacity_row(s, h)]);
       double run = std::max(0.0, sol[run_col[s][h]]);
       result.objective += run * sites[s].cost_per_gpu_hour[h];
       while (run > 1e-9) {
@@ -258,8 +280,12 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   }
   for (std::size_t w = 0; w < work.size(); ++w) {
     for (std::size_t s = 0; s < n_sites; ++s) {
-      if (move_col[w][s] >= 0)
-        result.objective += std::max(0.0, sol[move_col[w][s]]) * objective[move_col[w][s]];
+      if (move_col[w][s] < 0) continue;
+      const double amount = std::max(0.0, sol[move_col[w][s]]);
+      result.objective += amount * objective[move_col[w][s]];
+      if (work[w].immediate && amount > 1e-9) {
+        result.flows.push_back(ShiftLpFlow{w, static_cast<int>(s), work[w].hour, amount});
+      }
     }
   }
   std::sort(result.flows.begin(), result.flows.end(),

@@ -2,7 +2,9 @@
 // between sites and hours at the least cost. Each piece of work goes to one or more sites (its
 // home, or another at a move cost per GPU-hour) and runs there in any hour of its window; each
 // site and hour runs at most its capacity. Cost: the site's cost per GPU-hour in that hour
-// plus, away from home, the move cost. Which piece runs in which hour does not change the
+// plus, away from home, the move cost. Immediate pieces (latency-sensitive work) run in their
+// own hour wherever they go and take capacity beside the queue. Which piece runs in which
+// hour does not change the
 // cost, so a site is a queue: what it receives in hour h joins its backlog, it runs x[s][h]
 // of the backlog, and the backlog left at the end of hour h may hold only work whose window
 // is still open. With agreeable windows (a piece available later is not due earlier: every
@@ -33,6 +35,10 @@ struct ShiftLpWork {
   double gpu_hours = 0;  // amount of work
   int max_shift_h = 0;   // may run in any hour of [hour, hour + max_shift_h] (clipped to H-1)
   std::vector<double> move_cost_per_gpu_hour;  // per site; +inf: may not go there; home: 0
+  // Runs in its own hour at the site it goes to (latency-sensitive work; max_shift_h must be
+  // 0): it takes that hour's capacity directly, outside the site's queue, so its window need
+  // not agree with the others'.
+  bool immediate = false;
 };
 
 struct ShiftLpFlow {
@@ -53,7 +59,7 @@ struct ShiftLpResult {
 // The final basis of a solve, to start the next one from: a rolling plan solves nearly the
 // same LP every hour. Keyed by what a column or row stands for, in absolute hours.
 struct ShiftLpBasis {
-  enum Kind { kMove, kUnserved, kRun, kBacklog, kWorkRow, kFlowRow, kDueRow };
+  enum Kind { kMove, kUnserved, kRun, kBacklog, kWorkRow, kFlowRow, kDueRow, kCapacityRow };
   // (kind, home or site, absolute hour, which piece of that home and hour x 1024 + site)
   using Key = std::tuple<int, int, int64_t, int>;
   // CLP's status of each column and row, sorted by key.
@@ -68,7 +74,8 @@ struct ShiftLpOptions {
 };
 
 // Errors: sites with capacity and cost of different lengths, negative or non-finite figures,
-// work outside the hours, a move cost list of the wrong size, windows that are not agreeable.
+// work outside the hours, a move cost list of the wrong size, windows of queued pieces that
+// are not agreeable, an immediate piece with a shift.
 Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
                                      const std::vector<ShiftLpWork>& work,
                                      const ShiftLpOptions& options = {});

@@ -2,11 +2,13 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <span>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "greensched/multi/agents/agents.hpp"
+#include "greensched/multi/batch_assignment.hpp"
 #include "greensched/multi/capacity_plan.hpp"
 
 namespace greensched::multi {
@@ -78,6 +80,38 @@ class GreenAgent final : public DispatchAgent {
       observe(job, static_cast<int>(view.fleet().sites.size()));
       plan_->refresh(view, be_slack_s_);
     }
+    batch_active_ = false;
+    if (plan_ && !job.again) prepare_batch(view);
+    return decide_alone(job, view);
+  }
+
+ private:
+  // green-plan with plan_batch: where at least kMinBatch jobs are submitted in one instant (the
+  // jobs running when a trace starts), they are assigned together once
+  // (multi/batch_assignment.hpp), and
+  // each job of the instant then pays, beside the plan's price, the assignment's capacity
+  // prices of the site-hours it takes: the jobs are steered toward the assignment, each still
+  // placed where its own site has room for it then. Following the assignment's own reading
+  // instead (each job where it put it, where the site still had room) did worse: on October
+  // 2023, seed 42, 70 % load, no slack, it reached 67 % of the bound's saving against 77 %
+  // without a batch, and its prices 79 %.
+  static constexpr std::size_t kMinBatch = 8;
+  void prepare_batch(const FleetView& view) {
+    const std::span<const JobInfo> batch = view.submitted_now();
+    if (!options_.plan_batch || batch.size() < kMinBatch) return;
+    batch_active_ = true;
+    if (batch_at_ == view.now_s()) return;
+    batch_at_ = view.now_s();
+    batch_plan_ =
+        assign_batch(view, batch, BatchOptions{.agent = options_, .move_weight = move_weight_});
+  }
+  // The batch's price of `gpus` GPUs at `site` over [from_s, to_s) (0 outside a batch).
+  double batch_price(int site, int64_t from_s, int64_t to_s, double gpus) const {
+    return batch_active_ ? batch_plan_.cost(site, from_s, to_s, gpus) : 0.0;
+  }
+
+ public:
+  Dispatch decide_alone(const JobInfo& job, const FleetView& view) {
     const double gpus = static_cast<double>(job.pod->total_gpu_milli()) / 1000.0;
     const int64_t now = view.now_s();
     const double hours = std::max<double>(static_cast<double>(job.duration_s), 1.0) / 3600.0;
@@ -118,10 +152,10 @@ class GreenAgent final : public DispatchAgent {
       so.signals.clear();
       so.plan_prices.clear();
       for (int64_t start : so.starts) {
-        const SignalView signal =
-            view.expected_signal(site, start, start + std::max<int64_t>(job.duration_s, 1), 0.0);
+        const int64_t end = start + std::max<int64_t>(job.duration_s, 1);
+        const SignalView signal = view.expected_signal(site, start, end, 0.0);
         const double plan_price =
-            plan_ ? plan_->price(site, start, start + std::max<int64_t>(job.duration_s, 1), gpus)
+            plan_ ? plan_->price(site, start, end, gpus) + batch_price(site, start, end, gpus)
                   : 0.0;
         so.signals.push_back(signal);
         so.plan_prices.push_back(plan_price);
@@ -169,9 +203,10 @@ class GreenAgent final : public DispatchAgent {
         const SignalView signal =
             so.bounded ? so.signals[i] : view.expected_signal(site, start, end, kw);
         // green-plan: what the site-hours it takes are worth to the rest of the planned work.
-        const double plan_price = so.bounded ? so.plan_prices[i]
-                                  : plan_    ? plan_->price(site, start, end, gpus)
-                                             : 0.0;
+        const double plan_price =
+            so.bounded ? so.plan_prices[i]
+            : plan_    ? plan_->price(site, start, end, gpus) + batch_price(site, start, end, gpus)
+                       : 0.0;
         double run_g = 0;
         const double cost =
             option_cost(spec, view, now, kw, frag_gpu_hours, hours, signal, so.move_kwh, so.move_g,
@@ -352,7 +387,11 @@ class GreenAgent final : public DispatchAgent {
   AgentOptions options_;
   double move_weight_ = 1.0;            // what a move's transfer counts in the choice
   std::unique_ptr<CapacityPlan> plan_;  // green-plan
-  int64_t be_slack_s_ = 0;              // the longest BE slack seen: the plan's shift window
+  // prepare_batch: the instant its batch was assigned, and the assignment.
+  int64_t batch_at_ = std::numeric_limits<int64_t>::min();
+  BatchPlan batch_plan_;
+  bool batch_active_ = false;  // the job decided now belongs to a batch
+  int64_t be_slack_s_ = 0;     // the longest BE slack seen: the plan's shift window
 };
 
 }  // namespace
