@@ -63,7 +63,8 @@ TEST(BatchAssignment, TheLongJobTakesTheCleanRoomBeforeAShortOneAndItsSuccessor)
   const PodSpec long_pod = fixtures::job("long", 1000, 1, 1000, 0, 36000);
   const std::vector<JobInfo> jobs = {batch_job(short_pod, 0, 1, 1, 10.0),
                                      batch_job(long_pod, 1, 1, 10, 10.0)};
-  const BatchPlan plan = assign_batch(view, jobs, BatchOptions{.agent = {}, .move_weight = 1, .iterations = 300});
+  const BatchPlan plan =
+      assign_batch(view, jobs, BatchOptions{.agent = {}, .move_weight = 1, .iterations = 300});
   ASSERT_EQ(plan.choices.size(), 2u);
   EXPECT_EQ(plan.choices[0].site, 1);
   EXPECT_EQ(plan.choices[1].site, 0);

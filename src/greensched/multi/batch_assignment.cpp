@@ -49,7 +49,8 @@ BatchPlan assign_batch(const FleetView& view, std::span<const JobInfo> jobs,
   std::vector<BatchChoice>& out = plan.choices;
   out.assign(jobs.size(), BatchChoice{});
   const int64_t now = view.now_s();
-  const int64_t base = (now >= 0 ? now / kBatchHour : -((-now + kBatchHour - 1) / kBatchHour)) * kBatchHour;
+  const int64_t base =
+      (now >= 0 ? now / kBatchHour : -((-now + kBatchHour - 1) / kBatchHour)) * kBatchHour;
   const auto n_sites = static_cast<std::size_t>(view.fleet().sites.size());
   plan.base_s = base;
   if (n_sites == 0 || n_sites > 32) return plan;
@@ -142,8 +143,8 @@ BatchPlan assign_batch(const FleetView& view, std::span<const JobInfo> jobs,
     costs.capacity[s] = std::max(0.0, (options.agent.be_max_fill - taken) * gpus);
   }
   costs.unserved_per_gpu_hour = 1e3 * (top + 1.0);
-  const WholeJobBoundResult r = whole_job_bound(whole, costs, {}, options.iterations,
-                                                WholeJobSchedule::kWithinCapacity);
+  const WholeJobBoundResult r =
+      whole_job_bound(whole, costs, {}, options.iterations, WholeJobSchedule::kWithinCapacity);
   for (std::size_t k = 0; k < in_hand; ++k) {
     const WholeJobStart& at = r.schedule[k];
     if (at.site < 0) continue;

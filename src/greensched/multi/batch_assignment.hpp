@@ -27,9 +27,9 @@ struct BatchChoice {
 };
 
 struct BatchOptions {
-  AgentOptions agent;       // objective, fill limit (be_max_fill)
-  double move_weight = 1;   // a move's transfer counts this many times its cost
-  int iterations = 100;     // subgradient steps
+  AgentOptions agent;      // objective, fill limit (be_max_fill)
+  double move_weight = 1;  // a move's transfer counts this many times its cost
+  int iterations = 100;    // subgradient steps
 };
 
 // The objective's cost (grams, or USD) of one kWh at `site` over [from_s, to_s) (trace
