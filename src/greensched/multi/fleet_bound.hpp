@@ -67,6 +67,43 @@ struct FleetBoundOptions {
   int64_t measure_to_s = std::numeric_limits<int64_t>::max();
   // Also read a schedule off the carbon bound's capacity prices (FleetBoundResult::schedule).
   bool schedule = false;
+  // The feasible side (FleetBoundResult::feasible): the dual's first-come schedule improved by
+  // local search.
+  bool feasible = true;
+  // The tightened dual (FleetBoundResult::tight), with per site the share of each node type's
+  // GPUs usable in an hour (calibrate_site_fill); empty: site_fill.
+  bool tight = true;
+  std::vector<double> tight_site_fill;
+};
+
+// The feasible side: a schedule of the same fluid model (each job at one site without a pause,
+// within its bound or slack and the same capacities, the same costs; jobs without GPUs at their
+// cheapest start, as CPU is not modelled), so its carbon is at least the model's optimum.
+struct FleetBoundFeasible {
+  double carbon_kg = 0;  // after local search (the jobs placed, and every job without GPUs)
+  double unserved_gpu_hours = 0;  // of jobs no start had room for even after repair
+  std::size_t unplaced_jobs = 0;
+  // The dual's first-come schedule it started from (WholeJobSchedule::kWithinCapacity).
+  double first_come_carbon_kg = 0;
+  double first_come_unserved_gpu_hours = 0;
+  std::size_t first_come_unplaced_jobs = 0;
+  int passes = 0;
+  std::size_t moves = 0;
+  double wall_seconds = 0;
+};
+
+// The tightened dual: the whole-job dual with CPU rows per site and hour (every job's cores,
+// those without GPUs competing for them too) and GPU capacity per node type (each job only on
+// types it fits), at a fill calibrated where jobs still start within the LS bound. A lower
+// bound for that calibrated model (proven: its physical GPUs and cores; calibrated: the fill).
+struct FleetBoundTight {
+  double carbon_kg = 0;
+  std::vector<double> site_fill;  // the fill it ran with
+  // Raised to the plain dual's carbon: valid where each site's fill is at most the plain one's.
+  bool raised = false;
+  std::size_t unfit_jobs = 0;  // jobs that fit no node type (left free of the type rows)
+  int iterations = 0;
+  double wall_seconds = 0;
 };
 
 // One schedule's totals inside the measured window.
@@ -115,6 +152,9 @@ struct FleetBoundResult {
   // or one no start had room for; every job with GPUs where the day-block LP's bound stood (work
   // unserved: no prices to read it off).
   std::vector<WholeJobStart> schedule;
+  std::optional<FleetBoundFeasible> feasible;  // where asked and the dual ran
+  std::optional<FleetBoundTight> tight;        // where asked and the dual ran
+  double dual_wall_seconds = 0;                // the LP and the dual alone
   double wall_seconds = 0;
 
   // Relative to local, in %: negative is a saving.
@@ -124,6 +164,12 @@ struct FleetBoundResult {
   // What the LP with day blocks alone saves, kg (at least saving_kg()).
   double day_lp_saving_kg() const { return local.carbon_kg - carbon.day_lp_carbon_kg; }
   double cost_vs_local_pct() const;
+  // What the feasible schedule saves, and the tight dual (NaN without them), kg.
+  double feasible_saving_kg() const;
+  double first_come_saving_kg() const;
+  double tight_saving_kg() const;
+  // How much less the feasible schedule saves than the dual, % of the dual's saving.
+  double feasible_gap_pct() const;
 };
 
 // The share (%) of the bound's carbon saving (kg) that a run saving `run_saving_kg` against
@@ -131,6 +177,9 @@ struct FleetBoundResult {
 // counts the energy of the work, while a run's carbon also holds what no dispatch changes
 // (idle nodes awake, CPU-only pods), which would shrink its percentages and not the bound's.
 double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
+// The same against the feasible schedule's saving and the tight dual's (NaN without them).
+double share_of_feasible_pct(double run_saving_kg, const FleetBoundResult& bound);
+double share_of_tight_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
 
 // `home`: each job's home site (fleet_home_sites gives run_fleet's). Errors: homes or a
 // site_fill list of the wrong size or range, pods without times, power figures that do not
