@@ -118,15 +118,9 @@ TEST(WholeJobSearch, CpuRowsSendAJobWithoutGpusToItsSecondSite) {
   costs.capacity = {1, 1};
   costs.per_cpu_kwh = {{10}, {20}};
   costs.unserved_per_gpu_hour = 1e6;
-  const WholeJob gpu{
-      .home = 0, .ls = true, .allowed = 0b01, .gpus = 1, .end_s = 3600, .cpus = 4};
-  const WholeJob cpu{.home = 0,
-                     .ls = true,
-                     .allowed = 0b11,
-                     .gpus = 0,
-                     .end_s = 3600,
-                     .floor_kw = 1,
-                     .cpus = 2};
+  const WholeJob gpu{.home = 0, .ls = true, .allowed = 0b01, .gpus = 1, .end_s = 3600, .cpus = 4};
+  const WholeJob cpu{
+      .home = 0, .ls = true, .allowed = 0b11, .gpus = 0, .end_s = 3600, .floor_kw = 1, .cpus = 2};
   EXPECT_NEAR(whole_job_bound({gpu, cpu}, costs, {}, 0).objective, 23.0, 1e-9);
   costs.cpu_capacity = {4, 4};
   EXPECT_NEAR(whole_job_bound_from({gpu, cpu}, costs, {{}, {{5.0}, {0.0}}}, 0).objective, 33.0,
@@ -144,7 +138,8 @@ TEST(WholeJobSearch, CpuRowsSendAJobWithoutGpusToItsSecondSite) {
 // Node types: site a has two pools of one GPU (types 0 and 1), b one of two GPUs (type 0). j1
 // (home a) and j2 (home b) fit type 0 only. A GPU-hour costs 10 at a, 15 at b, and j1 pays 5
 // more to move. By site (2 GPUs each) both run at a: 20. By type only one fits a: j1 at a, j2
-// at b, 25 (moving into a is free), the dual's value at any price from 5 to 10 on a's type 0 (and the search's).
+// at b, 25 (moving into a is free), the dual's value at any price from 5 to 10 on a's type 0 (and
+// the search's).
 TEST(WholeJobSearch, GpuCapacityPerNodeType) {
   WholeJobCosts costs;
   costs.per_gpu_hour = {{10}, {15}};
@@ -241,8 +236,7 @@ TEST(WholeJobSearch, SiteFillIsCalibratedWhereJobsStartInTime) {
   trace::Workload w = trace::builtin_openb_workload();
   trace::assign_synthetic_times(w.pods, 42, 28);
   const uint32_t shapes = trace::assign_shape_ids(w.pods);
-  auto fill =
-      calibrate_site_fill(fleet, w.pods, shapes, power::PowerModel::builtin(), 42, 600, 1);
+  auto fill = calibrate_site_fill(fleet, w.pods, shapes, power::PowerModel::builtin(), 42, 600, 1);
   ASSERT_TRUE(fill.ok()) << fill.error();
   ASSERT_EQ(fill.value().size(), fleet.sites.size());
   for (const SiteFill& f : fill.value()) {

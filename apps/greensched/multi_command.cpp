@@ -867,8 +867,11 @@ Action add_multi_command(CLI::App& app) {
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
       "paying transfer energy and time, jobs without GPUs at their CPU floor; an LP and its dual) "
-      "and show each run's share of its carbon saving, and where it runs the work per site; with "
-      "--out, bound.csv and bound_sites.csv");
+      "and show each run's share of its carbon saving, and where it runs the work per site; "
+      "beside it a feasible schedule of the same model found by local search (the upper side) "
+      "and a tight bound with CPU cores, GPUs per node type and a fill at which jobs start "
+      "within --ls-bound, with each run's share of both; with --out, bound.csv and "
+      "bound_sites.csv");
   cmd->add_flag("--no-bound", o->no_bound, "do not solve the fleet bound");
   cmd->add_flag("--bound-prices", o->bound_prices,
                 "with --bound: also run green-plan on the bound's capacity prices (what one more "

@@ -34,6 +34,23 @@
 // searched from the LP's capacity prices. Both are lower bounds on any schedule within the
 // capacities; the higher is the tighter. The energy, transfer and GPU-hour figures stay those
 // of the LP's schedule.
+//
+// A bound with both sides. The dual (`carbon`, share_of_bound_pct) is the lower side. The
+// upper side is a schedule of the same fluid model (`feasible`, share_of_feasible_pct): the
+// dual's first-come schedule, repaired and improved by local search at the true costs
+// (multi/whole_job_schedule.hpp), each job at one site without a pause within the same
+// capacities and costs, every job placed or its GPU-hours reported unserved. The model's
+// optimum lies between the two; their gap (feasible_gap_pct) says how far the dual may be from
+// it. A third figure tightens the model (`tight`, share_of_tight_bound_pct): CPU rows per site
+// and hour (every job's cores, jobs without GPUs competing for them), GPU capacity per node
+// type (each job only on the types it fits) and a fill at which each site still starts jobs
+// within the LS bound (calibrate_site_fill). What is proven and what calibrated:
+// - proven: the capacity of the physical GPUs and CPU cores, the node types a job fits, the
+//   costs of the accounting above;
+// - calibrated: the fill, of either bound, from a replay of the site's own scheduler (the
+//   plain one saturated, the tight one where its p99 queueing delay stays within the bound).
+// So the tight dual bounds the calibrated model, not the simulator at large; where its fill is
+// at most the plain one it is raised to the plain dual (its schedules are the plain model's).
 #pragma once
 
 #include <cstdint>

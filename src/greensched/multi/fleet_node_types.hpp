@@ -15,9 +15,9 @@
 namespace greensched::multi {
 
 struct FleetNodeTypes {
-  std::vector<NodeSpec> types;             // one node of each shape (its name: the first's)
-  std::vector<std::vector<double>> gpus;   // per site and type, whole GPUs
-  std::vector<double> site_cores;          // per site, CPU cores of all its nodes
+  std::vector<NodeSpec> types;            // one node of each shape (its name: the first's)
+  std::vector<std::vector<double>> gpus;  // per site and type, whole GPUs
+  std::vector<double> site_cores;         // per site, CPU cores of all its nodes
 };
 
 // Errors: more than 32 node shapes with GPUs and without (a job's types are a 32-bit mask).

@@ -37,12 +37,9 @@ double busiest_hour_share(std::span<const double> time_s, std::span<const double
   return std::min(busiest, 1.0);
 }
 
-Result<std::vector<SiteFill>> calibrate_site_fill(const Fleet& fleet,
-                                                  std::span<const PodSpec> templates,
-                                                  uint32_t shape_count,
-                                                  const power::PowerModel& power_model,
-                                                  uint64_t seed, int64_t delay_bound_s,
-                                                  double days) {
+Result<std::vector<SiteFill>> calibrate_site_fill(
+    const Fleet& fleet, std::span<const PodSpec> templates, uint32_t shape_count,
+    const power::PowerModel& power_model, uint64_t seed, int64_t delay_bound_s, double days) {
   const frag::TargetWorkload target = frag::build_target_workload(templates);
   std::map<std::string, SiteFill> measured;  // by site signature
   std::vector<SiteFill> fills;
@@ -92,11 +89,10 @@ Result<std::vector<SiteFill>> calibrate_site_fill(const Fleet& fleet,
         alloc.push_back(p.allocated_gpus);
       }
       const int hours = static_cast<int>(window.length_s() / 3600);
-      found = SiteFill{
-          std::clamp(busiest_hour_share(t, alloc, r.value().window_start_s, hours,
-                                        static_cast<double>(milli) / kGpuMilli),
-                     1e-6, 1.0),
-          load, r.value().p99_queue_delay_s, r.value().gpu_alloc_pct};
+      found = SiteFill{std::clamp(busiest_hour_share(t, alloc, r.value().window_start_s, hours,
+                                                     static_cast<double>(milli) / kGpuMilli),
+                                  1e-6, 1.0),
+                       load, r.value().p99_queue_delay_s, r.value().gpu_alloc_pct};
       if (r.value().p99_queue_delay_s <= static_cast<double>(delay_bound_s)) break;
     }
     measured.emplace(signature, found);

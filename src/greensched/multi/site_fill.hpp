@@ -25,9 +25,9 @@
 namespace greensched::multi {
 
 struct SiteFill {
-  double fill = 1;          // share of the site's GPUs, (0, 1]
-  double load_pct = 0;      // the offered load it was found at (0: a site without GPUs)
-  double p99_delay_s = 0;   // that replay's p99 queueing delay
+  double fill = 1;            // share of the site's GPUs, (0, 1]
+  double load_pct = 0;        // the offered load it was found at (0: a site without GPUs)
+  double p99_delay_s = 0;     // that replay's p99 queueing delay
   double mean_alloc_pct = 0;  // and its mean GPU allocation
 };
 
@@ -38,11 +38,8 @@ double busiest_hour_share(std::span<const double> time_s, std::span<const double
 
 // Per site. Sites with the same nodes, policy and PUE are calibrated once. Errors: a replay
 // or power figures that fail.
-Result<std::vector<SiteFill>> calibrate_site_fill(const Fleet& fleet,
-                                                  std::span<const PodSpec> templates,
-                                                  uint32_t shape_count,
-                                                  const power::PowerModel& power_model,
-                                                  uint64_t seed, int64_t delay_bound_s,
-                                                  double days = 2);
+Result<std::vector<SiteFill>> calibrate_site_fill(
+    const Fleet& fleet, std::span<const PodSpec> templates, uint32_t shape_count,
+    const power::PowerModel& power_model, uint64_t seed, int64_t delay_bound_s, double days = 2);
 
 }  // namespace greensched::multi

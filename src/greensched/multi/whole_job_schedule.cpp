@@ -265,8 +265,7 @@ class Search {
                         (a == amount(fitting) && k < fitting))) {
         fitting = k;
       }
-      if (largest == jobs_.size() || a > amount(largest) ||
-          (a == amount(largest) && k < largest)) {
+      if (largest == jobs_.size() || a > amount(largest) || (a == amount(largest) && k < largest)) {
         largest = k;
       }
     }
@@ -281,8 +280,8 @@ class Search {
   std::vector<std::size_t> first_;  // job j's candidates: [first_[j], first_[j + 1])
   bool live(const Cover& e) const { return at_[e.job] >= 0 && stamp_[e.job] == e.stamp; }
 
-  std::vector<int> at_;             // per job, its candidate (-1: unplaced)
-  std::vector<uint32_t> stamp_;     // per job, how often it was placed
+  std::vector<int> at_;          // per job, its candidate (-1: unplaced)
+  std::vector<uint32_t> stamp_;  // per job, how often it was placed
   std::vector<double> used_, room_;
   std::vector<std::vector<Cover>> cover_;
 };

@@ -44,9 +44,9 @@ struct FeasibleWholeJobSchedule {
   std::size_t start_unplaced = 0;
   double start_unserved_gpu_hours = 0;
   int passes = 0;
-  std::size_t moves = 0;       // reinsertions and ejections that lowered the cost
-  std::size_t repaired = 0;    // jobs placed that the start had left unplaced
-  std::size_t ejections = 0;   // ejections tried
+  std::size_t moves = 0;      // reinsertions and ejections that lowered the cost
+  std::size_t repaired = 0;   // jobs placed that the start had left unplaced
+  std::size_t ejections = 0;  // ejections tried
 };
 
 // `start`: per job (site -1: to be placed); `costs`: the model's, without prices.
