@@ -30,9 +30,10 @@ constexpr double kRoom = 1e-9;  // relative slack of a capacity check (sums drif
 // capacity used per row and hour, and per row and hour the jobs that use it.
 class Search {
  public:
-  // Keeps each job's `kept` cheapest starts, and its start in `start` (where it has one).
+  // Keeps each job's `kept` cheapest starts, at least `per_place` in each pool (or site) it
+  // may use, and its start in `start` (where it has one).
   Search(const std::vector<WholeJob>& jobs, const WholeJobCosts& costs,
-         const std::vector<WholeJobStart>& start, std::size_t kept)
+         const std::vector<WholeJobStart>& start, std::size_t kept, std::size_t per_place)
       : jobs_(jobs), pricing_(costs) {
     hours_ = pricing_.hours();
     end_of_hours_ = static_cast<int64_t>(hours_) * kWholeJobHour;
@@ -55,6 +56,10 @@ class Search {
       return a.site == b.site && a.pool == b.pool && a.delay_s == b.delay_s;
     };
     std::vector<Candidate> all;
+    std::vector<std::size_t> places;
+    const auto place_of = [&](const Candidate& c) {
+      return c.pool >= 0 ? static_cast<std::size_t>(c.pool) : static_cast<std::size_t>(c.site);
+    };
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       all.clear();
       pricing_.each_start(jobs[j], [&](std::size_t s, int pool, int64_t d, double v) {
@@ -66,14 +71,18 @@ class Search {
       const std::size_t from = candidates_.size();
       candidates_.insert(candidates_.end(), all.begin(),
                          all.begin() + static_cast<std::ptrdiff_t>(std::min(kept, all.size())));
-      if (j < start.size() && start[j].site >= 0 && all.size() > kept) {
-        for (std::size_t i = kept; i < all.size(); ++i) {
-          const Candidate& c = all[i];
-          if (c.site == start[j].site && c.delay_s == start[j].delay_s &&
-              (start[j].pool < 0 || c.pool == start[j].pool)) {
-            candidates_.push_back(c);
-            break;
-          }
+      // Past those: each place's cheapest few (room elsewhere when the cheapest sites are
+      // full), and the start it came with.
+      places.assign(std::max(units_, pricing_.sites()), 0);
+      for (std::size_t i = 0; i < std::min(kept, all.size()); ++i) ++places[place_of(all[i])];
+      for (std::size_t i = kept; i < all.size(); ++i) {
+        const Candidate& c = all[i];
+        const bool started = j < start.size() && start[j].site >= 0 && c.site == start[j].site &&
+                             c.delay_s == start[j].delay_s &&
+                             (start[j].pool < 0 || c.pool == start[j].pool);
+        if (started || places[place_of(c)] < per_place) {
+          ++places[place_of(c)];
+          candidates_.push_back(c);
         }
       }
       std::sort(candidates_.begin() + static_cast<std::ptrdiff_t>(from), candidates_.end(),
@@ -418,7 +427,8 @@ FeasibleWholeJobSchedule improve_whole_job_schedule(const std::vector<WholeJob>&
                                                     const WholeJobCosts& costs,
                                                     std::vector<WholeJobStart> start,
                                                     const WholeJobSearchOptions& options) {
-  Search search(jobs, costs, start, static_cast<std::size_t>(options.starts_kept));
+  Search search(jobs, costs, start, static_cast<std::size_t>(options.starts_kept),
+                static_cast<std::size_t>(options.starts_per_place));
   FeasibleWholeJobSchedule best =
       run_search(search, jobs, std::move(start), options, RepairOrder::kLargestFirst);
   // Jobs left without room: start afresh, placing every job by the repair's orders, and keep

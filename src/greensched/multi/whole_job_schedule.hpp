@@ -26,6 +26,7 @@ struct WholeJobSearchOptions {
   // Per job, the cheapest starts it may take (and the one it started at): enough for the
   // search, and memory in bounds on a fleet of 250,000 jobs.
   int starts_kept = 24;
+  int starts_per_place = 3;  // and at least this many at each site (or pool) it may use
   int max_passes = 6;
   // Per job and pass, the cheaper starts an ejection tries, and the jobs it may evict there.
   int eject_starts = 4;
