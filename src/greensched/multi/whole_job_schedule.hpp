@@ -31,8 +31,10 @@ struct WholeJobSearchOptions {
   // Per job and pass, the cheaper starts an ejection tries, and the jobs it may evict there.
   int eject_starts = 4;
   int eject_jobs = 3;
-  // Ejections tried in all, over every pass: the work limit of the search.
-  std::size_t eject_budget = 400000;
+  // Ejections tried in all, over every pass: the work limit of the search. On a 4-site,
+  // 14-day fleet at 12 h slack (250,000 jobs) 150,000 take 1.5 s and the 250,000 more that
+  // 400,000 would try add 0.1 % to the saving in 3.8 s.
+  std::size_t eject_budget = 150000;
 };
 
 struct FeasibleWholeJobSchedule {
