@@ -132,7 +132,6 @@ WholeJobBoundResult whole_job_bound_from(const std::vector<WholeJob>& jobs,
       return jobs[a].submit_s < jobs[b].submit_s;
     });
     best.schedule.assign(jobs.size(), WholeJobStart{});
-    std::vector<double> trial(rows, 0.0);
     for (std::size_t j : order) {
       const WholeJob& job = jobs[j];
       double least = INFINITY;
