@@ -4,8 +4,9 @@
 //
 // Each site is replayed (its nodes, policy and the backfill queue a fleet site runs) at offered
 // loads from 110 % down in steps of 10 %; the first load whose p99 queueing delay stays within
-// the bound is kept, and the fill is the highest hourly mean GPU allocation of its measured
-// window: what the site was seen to hold while starting jobs in time. The p99, not the mean:
+// the bound is kept (where none does, the lowest, 30 %, and SiteFill says its delay), and the
+// fill is the highest hourly mean GPU allocation of its measured window: what the site was
+// seen to hold while starting jobs in time. The p99, not the mean:
 // the bound starts every job within its bound, and a mean within it still lets a tenth of the
 // jobs wait far longer; the p99 allows a few stragglers (a replay's largest jobs) and no more.
 // The highest hour, not the mean allocation: the fill caps every hour, and a site holding that
