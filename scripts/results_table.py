@@ -246,8 +246,10 @@ def carbon_vs_local(r, rows):
     return 100 * (num(r, "carbon_kg") / num(local[0], "carbon_kg") - 1)
 
 
-def share(r):
-    value = r.get("share_of_bound_pct", "")
+def share(r, column="share_of_bound_pct"):
+    """A run's share of a bound's saving (bound.csv's share_of_bound_pct, or the feasible
+    schedule's share_of_feasible_pct or the tight bound's share_of_tight_bound_pct)."""
+    value = r.get(column, "")
     return f"{float(value):.0f} %" if value != "" else ""
 
 
@@ -266,6 +268,8 @@ FLEET_COLUMNS = {
     "vs local": lambda r, rows: pct(carbon_vs_local(r, rows)),
     "bound vs local": lambda r, rows: bound_vs_local(r),
     "share of bound": lambda r, rows: share(r),
+    "share of feasible": lambda r, rows: share(r, "share_of_feasible_pct"),
+    "share of tight bound": lambda r, rows: share(r, "share_of_tight_bound_pct"),
     "LS SLO violations": lambda r, rows: r["ls_slo_violations"],
     "LS p99 s": lambda r, rows: thousands(num(r, "p99_delay_s_ls")),
     "BE mean s": lambda r, rows: thousands(num(r, "mean_delay_s_be")),
@@ -357,7 +361,9 @@ def fleet_preempt(work):
 
 
 def seasons_table(work, block):
-    """The table scripts/fleet-seasons.py printed into WORK/table.md."""
+    """The table scripts/fleet-seasons.py printed into WORK/table.md: per window, slack and
+    agent, the three shares (of the bound, of its feasible schedule, of the tight bound), each
+    as the lowest and the mean over the seeds."""
     path = f"{work}/table.md"
     if not os.path.exists(path):
         raise Error(f"{path}: not found")

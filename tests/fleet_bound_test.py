@@ -7,6 +7,8 @@ never makes the bound save less. With the shared data,
 the same on the 14 days from 1 April 2023 (70 % load, seed 43, no slack), where `green-plan`
 runs the cleanest site at up to 97 % of its GPUs: a bound that capped sites lower would be
 beaten there; and the bound's every-job-at-home accounting fills the sites as `local` does.
+Everywhere, the bound's feasible schedule places every job within the dual's saving, and the
+tight bound saves no more than the plain one.
 
     fleet_bound_test.py GREENSCHED_BINARY [DATA_DIR]
 """
@@ -40,6 +42,30 @@ def check_shares(runs):
                 fail(f"{name}: the bound runs {site['name']} at {site['alloc_pct']} %")
 
 
+def check_sides(runs):
+    """The bound's two sides: its feasible schedule places every job, saves at least what the
+    first-come schedule it started from saves, and no more than the dual allows (within 0.5 %:
+    the day-block LP resolves an LS job's start to the hour, the whole-job model to the second);
+    the tight bound, at fills no higher than the plain one's, saves no more than it."""
+    for r in runs:
+        b = r["bound"]
+        name = f"{r['agent']} at {r['target_load_pct']} % load, slack {r['slack_h']} h"
+        if b["feasible_unplaced_jobs"] != 0 or b["feasible_unserved_gpu_hours"] != 0:
+            fail(f"{name}: the feasible schedule leaves {b['feasible_unplaced_jobs']} jobs out")
+        if b["feasible_saving_kg"] > 1.005 * b["saving_kg"]:
+            fail(f"{name}: feasible {b['feasible_saving_kg']} kg, dual {b['saving_kg']} kg")
+        if (
+            b["first_come_unserved_gpu_hours"] == 0
+            and b["feasible_saving_kg"] < b["first_come_saving_kg"] - 1e-6
+        ):
+            fail(
+                f"{name}: the search lost {b['first_come_saving_kg'] - b['feasible_saving_kg']} kg"
+            )
+        if all(site["tight_fill_pct"] <= site["fill_pct"] for site in b["sites"]):
+            if b["tight_saving_kg"] > b["saving_kg"] + 1e-6:
+                fail(f"{name}: tight {b['tight_saving_kg']} kg, dual {b['saving_kg']} kg")
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         fail("usage: fleet_bound_test.py GREENSCHED_BINARY [DATA_DIR]")
@@ -69,6 +95,7 @@ def main():
     # Knowing the bound's capacity prices, green-plan still runs every job and so stays within
     # the bound; the prices are its own, so its choices differ from its plan's.
     check_shares(runs)
+    check_sides(runs)
     given = {
         (r["target_load_pct"], r["slack_h"]): r["carbon_kg"]
         for r in runs
@@ -133,6 +160,7 @@ def main():
         ]
     )
     check_shares(runs)
+    check_sides(runs)
     # Every job at home, the bound's accounting fills the four sites (alike in GPUs) as the
     # simulator's `local` does: their mean is local's fleet-wide allocation.
     at_home = [site["local_alloc_pct"] for site in runs[0]["bound"]["sites"]]

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/site_controller.hpp"
+#include "greensched/multi/site_fill.hpp"
 #include "greensched/report/energy_writer.hpp"
 #include "greensched/report/multi_writer.hpp"
 #include "greensched/report/shard_files.hpp"
@@ -451,8 +453,15 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
     const std::vector<PodSpec>& templates, uint32_t shapes,
     const std::vector<MultiWorkload>& workloads, const power::PowerModel& power_model) {
   if (!o.bound) return std::vector<multi::FleetBoundResult>{};
+  const auto replays_from = std::chrono::steady_clock::now();
   auto fill = multi::measure_site_capacity(fleet, templates, shapes, power_model, o.seed);
   if (!fill.ok()) return Error{fmt::format("--bound: {}", fill.error())};
+  // The tight bound's fill: where each site still starts jobs within the LS bound.
+  auto tight_fill =
+      multi::calibrate_site_fill(fleet, templates, shapes, power_model, o.seed, o.ls_bound_s);
+  if (!tight_fill.ok()) return Error{fmt::format("--bound: {}", tight_fill.error())};
+  const double replays_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - replays_from).count();
   std::vector<std::pair<std::size_t, double>> plan;
   for (std::size_t w = 0; w < workloads.size(); ++w) {
     for (double slack : a.slacks) plan.emplace_back(w, slack);
@@ -473,6 +482,9 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
       options.site_fill.push_back(c.fill);
       options.site_gpu_kw.push_back(c.gpu_kw);
     }
+    for (const multi::SiteFill& f : tight_fill.value()) {
+      options.tight_site_fill.push_back(f.load_pct > 0 ? f.fill : 1.0);
+    }
     options.power_model = power_model;
     options.measure_from_s = workloads[w].from;
     options.measure_to_s = workloads[w].to;
@@ -485,11 +497,29 @@ Result<std::vector<multi::FleetBoundResult>> run_fleet_bounds(
   });
   if (!s.ok()) return s.error();
   if (!o.quiet) {
-    double wall = 0;
-    for (const auto& b : bounds) wall = std::max(wall, b.wall_seconds);
-    fmt::print(stderr, "bound: {} of up to {} pieces, the longest {:.1f} s\n",
+    const multi::FleetBoundResult* longest = nullptr;
+    for (const auto& b : bounds) {
+      if (longest == nullptr || b.wall_seconds > longest->wall_seconds) longest = &b;
+    }
+    fmt::print(stderr,
+               "bound: {} of up to {} pieces, the longest {:.1f} s (LP and dual {:.1f} s, "
+               "feasible search {:.1f} s of {} passes and {} moves, tight dual {:.1f} s); site "
+               "replays {:.1f} s\n",
                plural(bounds.size(), "LP", "LPs"), bounds.empty() ? 0 : bounds.front().pieces,
-               wall);
+               longest ? longest->wall_seconds : 0.0, longest ? longest->dual_wall_seconds : 0.0,
+               longest && longest->feasible ? longest->feasible->wall_seconds : 0.0,
+               longest && longest->feasible ? longest->feasible->passes : 0,
+               longest && longest->feasible ? longest->feasible->moves : 0,
+               longest && longest->tight ? longest->tight->wall_seconds : 0.0, replays_s);
+    for (std::size_t s = 0; s < tight_fill.value().size(); ++s) {
+      const multi::SiteFill& f = tight_fill.value()[s];
+      if (f.load_pct <= 0) continue;
+      fmt::print(stderr,
+                 "bound: {} fill {:.1f} % saturated, {:.1f} % at {:g} % load (p99 delay {:.0f} s "
+                 "within {} s)\n",
+                 fleet.sites[s].name, 100.0 * fill.value()[s].fill, 100.0 * f.fill, f.load_pct,
+                 f.p99_delay_s, o.ls_bound_s);
+    }
   }
   return bounds;
 }
@@ -841,8 +871,11 @@ Action add_multi_command(CLI::App& app) {
       "each site's GPUs up to what its scheduler reaches when saturated, each job "
       "at one site, started within its LS bound or BE slack and run without a pause, moves "
       "paying transfer energy and time, jobs without GPUs at their CPU floor; an LP and its dual) "
-      "and show each run's share of its carbon saving, and where it runs the work per site; with "
-      "--out, bound.csv and bound_sites.csv");
+      "and show each run's share of its carbon saving, and where it runs the work per site; "
+      "beside it a feasible schedule of the same model found by local search (the upper side) "
+      "and a tight bound with CPU cores, GPUs per node type and a fill at which jobs start "
+      "within --ls-bound, with each run's share of both; with --out, bound.csv and "
+      "bound_sites.csv");
   cmd->add_flag("--no-bound", o->no_bound, "do not solve the fleet bound");
   cmd->add_flag("--bound-prices", o->bound_prices,
                 "with --bound: also run green-plan on the bound's capacity prices (what one more "

@@ -69,13 +69,30 @@ nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results
                               {"transfer_kwh", b->carbon.transfer_kwh},
                               {"unserved_gpu_hours", b->unserved_gpu_hours}};
       if (b->cost) bound["cost_vs_local_pct"] = b->cost_vs_local_pct();
+      bound["share_of_feasible_pct"] = number(f.feasible_share_pct);
+      bound["feasible_saving_kg"] = number(b->feasible_saving_kg());
+      bound["bound_feasible_gap_pct"] = number(b->feasible_gap_pct());
+      bound["first_come_saving_kg"] = number(b->first_come_saving_kg());
+      if (b->feasible) {
+        bound["feasible_carbon_kg"] = b->feasible->carbon_kg;
+        bound["feasible_unserved_gpu_hours"] = b->feasible->unserved_gpu_hours;
+        bound["feasible_unplaced_jobs"] = b->feasible->unplaced_jobs;
+        bound["first_come_unserved_gpu_hours"] = b->feasible->first_come_unserved_gpu_hours;
+      }
+      bound["share_of_tight_bound_pct"] = number(f.tight_share_pct);
+      bound["tight_saving_kg"] = number(b->tight_saving_kg());
+      if (b->tight) bound["tight_carbon_kg"] = b->tight->carbon_kg;
       nlohmann::json sites = nlohmann::json::array();
       for (std::size_t i = 0; i < b->site_names.size(); ++i) {
         const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : 0.0; };
-        sites.push_back({{"name", b->site_names[i]},
-                         {"local_alloc_pct", at(b->local.site_alloc_pct)},
-                         {"alloc_pct", at(b->carbon.site_alloc_pct)},
-                         {"gpu_hours", at(b->carbon.site_gpu_hours)}});
+        sites.push_back(
+            {{"name", b->site_names[i]},
+             {"local_alloc_pct", at(b->local.site_alloc_pct)},
+             {"alloc_pct", at(b->carbon.site_alloc_pct)},
+             {"fill_pct", 100.0 * at(b->site_fill)},
+             {"tight_fill_pct",
+              b->tight ? nlohmann::json(100.0 * at(b->tight->site_fill)) : nlohmann::json()},
+             {"gpu_hours", at(b->carbon.site_gpu_hours)}});
       }
       bound["sites"] = std::move(sites);
       all.back()["bound"] = std::move(bound);

@@ -34,6 +34,23 @@
 // searched from the LP's capacity prices. Both are lower bounds on any schedule within the
 // capacities; the higher is the tighter. The energy, transfer and GPU-hour figures stay those
 // of the LP's schedule.
+//
+// A bound with both sides. The dual (`carbon`, share_of_bound_pct) is the lower side. The
+// upper side is a schedule of the same fluid model (`feasible`, share_of_feasible_pct): the
+// dual's first-come schedule, repaired and improved by local search at the true costs
+// (multi/whole_job_schedule.hpp), each job at one site without a pause within the same
+// capacities and costs, every job placed or its GPU-hours reported unserved. The model's
+// optimum lies between the two; their gap (feasible_gap_pct) says how far the dual may be from
+// it. A third figure tightens the model (`tight`, share_of_tight_bound_pct): CPU rows per site
+// and hour (every job's cores, jobs without GPUs competing for them), GPU capacity per node
+// type (each job only on the types it fits) and a fill at which each site still starts jobs
+// within the LS bound (calibrate_site_fill). What is proven and what calibrated:
+// - proven: the capacity of the physical GPUs and CPU cores, the node types a job fits, the
+//   costs of the accounting above;
+// - calibrated: the fill, of either bound, from a replay of the site's own scheduler (the
+//   plain one saturated, the tight one where its p99 queueing delay stays within the bound).
+// So the tight dual bounds the calibrated model, not the simulator at large; where its fill is
+// at most the plain one it is raised to the plain dual (its schedules are the plain model's).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +84,43 @@ struct FleetBoundOptions {
   int64_t measure_to_s = std::numeric_limits<int64_t>::max();
   // Also read a schedule off the carbon bound's capacity prices (FleetBoundResult::schedule).
   bool schedule = false;
+  // The feasible side (FleetBoundResult::feasible): the dual's first-come schedule improved by
+  // local search.
+  bool feasible = true;
+  // The tightened dual (FleetBoundResult::tight), with per site the share of each node type's
+  // GPUs usable in an hour (calibrate_site_fill); empty: site_fill.
+  bool tight = true;
+  std::vector<double> tight_site_fill;
+};
+
+// The feasible side: a schedule of the same fluid model (each job at one site without a pause,
+// within its bound or slack and the same capacities, the same costs; jobs without GPUs at their
+// cheapest start, as CPU is not modelled), so its carbon is at least the model's optimum.
+struct FleetBoundFeasible {
+  double carbon_kg = 0;  // after local search (the jobs placed, and every job without GPUs)
+  double unserved_gpu_hours = 0;  // of jobs no start had room for even after repair
+  std::size_t unplaced_jobs = 0;
+  // The dual's first-come schedule it started from (WholeJobSchedule::kWithinCapacity).
+  double first_come_carbon_kg = 0;
+  double first_come_unserved_gpu_hours = 0;
+  std::size_t first_come_unplaced_jobs = 0;
+  int passes = 0;
+  std::size_t moves = 0;
+  double wall_seconds = 0;
+};
+
+// The tightened dual: the whole-job dual with CPU rows per site and hour (every job's cores,
+// those without GPUs competing for them too) and GPU capacity per node type (each job only on
+// types it fits), at a fill calibrated where jobs still start within the LS bound. A lower
+// bound for that calibrated model (proven: its physical GPUs and cores; calibrated: the fill).
+struct FleetBoundTight {
+  double carbon_kg = 0;
+  std::vector<double> site_fill;  // the fill it ran with
+  // Raised to the plain dual's carbon: valid where each site's fill is at most the plain one's.
+  bool raised = false;
+  std::size_t unfit_jobs = 0;  // jobs that fit no node type (left free of the type rows)
+  int iterations = 0;
+  double wall_seconds = 0;
 };
 
 // One schedule's totals inside the measured window.
@@ -115,6 +169,9 @@ struct FleetBoundResult {
   // or one no start had room for; every job with GPUs where the day-block LP's bound stood (work
   // unserved: no prices to read it off).
   std::vector<WholeJobStart> schedule;
+  std::optional<FleetBoundFeasible> feasible;  // where asked and the dual ran
+  std::optional<FleetBoundTight> tight;        // where asked and the dual ran
+  double dual_wall_seconds = 0;                // the LP and the dual alone
   double wall_seconds = 0;
 
   // Relative to local, in %: negative is a saving.
@@ -124,6 +181,12 @@ struct FleetBoundResult {
   // What the LP with day blocks alone saves, kg (at least saving_kg()).
   double day_lp_saving_kg() const { return local.carbon_kg - carbon.day_lp_carbon_kg; }
   double cost_vs_local_pct() const;
+  // What the feasible schedule saves, and the tight dual (NaN without them), kg.
+  double feasible_saving_kg() const;
+  double first_come_saving_kg() const;
+  double tight_saving_kg() const;
+  // How much less the feasible schedule saves than the dual, % of the dual's saving.
+  double feasible_gap_pct() const;
 };
 
 // The share (%) of the bound's carbon saving (kg) that a run saving `run_saving_kg` against
@@ -131,6 +194,9 @@ struct FleetBoundResult {
 // counts the energy of the work, while a run's carbon also holds what no dispatch changes
 // (idle nodes awake, CPU-only pods), which would shrink its percentages and not the bound's.
 double share_of_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
+// The same against the feasible schedule's saving and the tight dual's (NaN without them).
+double share_of_feasible_pct(double run_saving_kg, const FleetBoundResult& bound);
+double share_of_tight_bound_pct(double run_saving_kg, const FleetBoundResult& bound);
 
 // `home`: each job's home site (fleet_home_sites gives run_fleet's). Errors: homes or a
 // site_fill list of the wrong size or range, pods without times, power figures that do not

@@ -11,6 +11,11 @@
 // those delays (or 0 or the slack), each read in O(1) off the cumulative price. The search
 // starts from the capacity prices of fleet_bound's LP (whose pieces may split a job across
 // sites day by day, and pause BE work) and climbs by deflected subgradient steps.
+//
+// The same dual serves the tightened model (fleet_bound's tight side): the GPUs of a site split
+// into pools (its node types, each job only on those it fits), and CPU rows per site and hour
+// that every job takes its cores of. Then a job picks site, pool and start at the priced cost,
+// and every pool and CPU row has its price. Without pools and CPU rows it is the plain dual.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +34,11 @@ struct WholeJob {
   double gpus = 0;
   int64_t submit_s = 0;  // it starts then (LS) or up to the slack later (BE) ...
   int64_t end_s = 0;     // ... and runs end_s - submit_s seconds
+  // The tightened model only (0 and all elsewhere): its CPU floor, kW, charged at the site's
+  // WholeJobCosts::per_cpu_kwh; its cores on the CPU rows; bit t: it fits node type t.
+  double floor_kw = 0;
+  double cpus = 0;
+  uint32_t types = ~0u;
 };
 
 struct WholeJobCosts {
@@ -39,15 +49,33 @@ struct WholeJobCosts {
   std::vector<std::vector<double>> per_transfer_kwh;
   std::vector<double> kwh_per_gb;  // per site, transfer energy into it
   std::vector<double> capacity;    // per site, GPUs usable in any hour
-  int64_t be_slack_s = 0;          // a BE job may start this late
-  int64_t ls_slack_s = 0;          // an LS job may start this late (its start bound)
+  // The tightened model (empty elsewhere). GPU pools: per pool, its site, its node type (a bit
+  // of WholeJob::types) and the GPUs usable in any hour; empty: one pool per site holding
+  // `capacity`. Per site and hour, the objective of one IT kWh (WholeJob::floor_kw). Per site,
+  // the cores usable in any hour (empty: no CPU rows).
+  std::vector<int> pool_site{};
+  std::vector<int> pool_type{};
+  std::vector<double> pool_capacity{};
+  std::vector<std::vector<double>> per_cpu_kwh{};
+  std::vector<double> cpu_capacity{};
+  int64_t be_slack_s = 0;  // a BE job may start this late
+  int64_t ls_slack_s = 0;  // an LS job may start this late (its start bound)
   double unserved_per_gpu_hour = 0;
 };
 
-// Where and when a job of a schedule starts: site (-1: none) and delay after its submission.
+// Where and when a job of a schedule starts: site (-1: none) and delay after its submission;
+// with pools, the pool (-1: a job without GPUs).
 struct WholeJobStart {
   int site = -1;
   int64_t delay_s = 0;
+  int pool = -1;
+};
+
+// Prices per pool (per site without pools) and hour, and per site and hour of the CPU rows
+// (empty without them).
+struct WholeJobPrices {
+  std::vector<std::vector<double>> lambda;
+  std::vector<std::vector<double>> mu;
 };
 
 // What schedule to read off the best prices: none; each job in order of submission at its
@@ -61,6 +89,7 @@ struct WholeJobBoundResult {
   // The prices at which it was found, per site and hour: what one more GPU-hour of capacity
   // there is worth to the rest of the jobs, knowing them all.
   std::vector<std::vector<double>> lambda;
+  std::vector<std::vector<double>> mu;  // the CPU rows' prices (empty without them)
   // Per job, as asked (empty for kNone): its start at those prices. A schedule, not a bound:
   // its cost is at least the bound's; with kWithinCapacity a job no start has room for has
   // site -1.
@@ -72,5 +101,13 @@ struct WholeJobBoundResult {
 WholeJobBoundResult whole_job_bound(const std::vector<WholeJob>& jobs, const WholeJobCosts& costs,
                                     std::vector<std::vector<double>> lambda, int max_iterations,
                                     WholeJobSchedule schedule = WholeJobSchedule::kNone);
+// The same from prices per pool and CPU row (either may be empty: 0).
+// `aim`: each step aims this share above the best bound seen (0.05 for the plain dual from the
+// LP's prices; less from prices near the optimum already).
+WholeJobBoundResult whole_job_bound_from(const std::vector<WholeJob>& jobs,
+                                         const WholeJobCosts& costs, WholeJobPrices start,
+                                         int max_iterations,
+                                         WholeJobSchedule schedule = WholeJobSchedule::kNone,
+                                         double aim = 0.05);
 
 }  // namespace greensched::multi

@@ -195,8 +195,10 @@ BoundFigures bound_figures(const multi::MultiResult& run,
                            std::span<const multi::MultiResult> results,
                            const multi::FleetBoundResult& bound) {
   const double local = local_carbon_kg(run, results);
-  return BoundFigures{-100.0 * bound.saving_kg() / local,
-                      multi::share_of_bound_pct(local - run.carbon_kg, bound)};
+  const double saving = local - run.carbon_kg;
+  return BoundFigures{-100.0 * bound.saving_kg() / local, multi::share_of_bound_pct(saving, bound),
+                      multi::share_of_feasible_pct(saving, bound),
+                      multi::share_of_tight_bound_pct(saving, bound)};
 }
 
 namespace {
@@ -245,21 +247,47 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
     }
     if (!by_site.empty())
       out += fmt::format("    GPU allocation %, at home -> bound: {}\n", by_site);
+    if (b.feasible) {
+      const multi::FleetBoundFeasible& f = *b.feasible;
+      out += fmt::format(
+          "    feasible schedule (each job at one site, within the same capacities): saves "
+          "{:.2f} t, {:.1f} % less than the bound (first come, first placed: {:.2f} t{}){}\n",
+          b.feasible_saving_kg() / 1000.0, b.feasible_gap_pct(), b.first_come_saving_kg() / 1000.0,
+          f.first_come_unplaced_jobs > 0
+              ? fmt::format(", {} jobs without room, {:.0f} GPU-h", f.first_come_unplaced_jobs,
+                            f.first_come_unserved_gpu_hours)
+              : "",
+          f.unplaced_jobs > 0 ? fmt::format("; {} jobs found no room: {:.0f} GPU-h unserved",
+                                            f.unplaced_jobs, f.unserved_gpu_hours)
+                              : "");
+    }
+    if (b.tight) {
+      std::string tight_fill;
+      for (double f : b.tight->site_fill) {
+        tight_fill += fmt::format("{}{:.1f}", tight_fill.empty() ? "" : "/", 100 * f);
+      }
+      out += fmt::format(
+          "    tight bound (CPU cores and GPUs per node type, fill where jobs start within the "
+          "LS bound {} %): saves {:.2f} t\n",
+          tight_fill, b.tight_saving_kg() / 1000.0);
+    }
   }
   std::size_t width = 6;
   for (const auto& r : results) width = std::max(width, r.agent.size());
-  out += fmt::format("{:<{}} {:>6} {:>6} {:>9} {:>9} {:>8} {:>12}\n", "agent", width, "load %",
-                     "slack", "vs local", "bound", "share", "transfer kWh");
+  out += fmt::format("{:<{}} {:>6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>12}\n", "agent", width,
+                     "load %", "slack", "vs local", "bound", "share", "feasible", "tight",
+                     "transfer kWh");
   for (const auto& r : results) {
     const multi::FleetBoundResult* b = bound_of(r, bounds);
     const double vs = carbon_vs_local_pct(r, results);
-    const BoundFigures f =
-        b ? bound_figures(r, results, *b) : BoundFigures{std::nan(""), std::nan("")};
-    const double bound = f.bound_vs_local_pct, share = f.share_pct;
-    out +=
-        fmt::format("{:<{}} {:>6.1f} {:>5g}h {:>9} {:>9} {:>8} {:>12.0f}\n", r.agent, width,
-                    r.offered_load_pct, r.be_slack_h, pct_or_dash(vs, "{:+.1f}%"),
-                    pct_or_dash(bound, "{:+.1f}%"), pct_or_dash(share, "{:.0f}%"), r.transfer_kwh);
+    const double none = std::nan("");
+    const BoundFigures f = b ? bound_figures(r, results, *b) : BoundFigures{none, none, none, none};
+    out += fmt::format("{:<{}} {:>6.1f} {:>5g}h {:>9} {:>9} {:>8} {:>9} {:>8} {:>12.0f}\n", r.agent,
+                       width, r.offered_load_pct, r.be_slack_h, pct_or_dash(vs, "{:+.1f}%"),
+                       pct_or_dash(f.bound_vs_local_pct, "{:+.1f}%"),
+                       pct_or_dash(f.share_pct, "{:.0f}%"),
+                       pct_or_dash(f.feasible_share_pct, "{:.0f}%"),
+                       pct_or_dash(f.tight_share_pct, "{:.0f}%"), r.transfer_kwh);
   }
   static constexpr ColumnKey kKey[] = {
       {"agent", "agent", "the dispatch agent"},
@@ -270,6 +298,12 @@ std::string fleet_bound_table(std::span<const multi::MultiResult> results,
        "the bound's saving against local's carbon: the one bound percentage"},
       {"share", "share_of_bound_pct",
        "the run's saving against local as a share of the bound's, in kg (transfer in both)"},
+      {"feasible", "share_of_feasible_pct",
+       "the same share of the feasible schedule's saving (each job at one site within the same "
+       "capacities, found by local search): above 100 % the run beat that schedule"},
+      {"tight", "share_of_tight_bound_pct",
+       "the same share of the tight bound's saving (CPU cores, GPUs per node type, a fill at which "
+       "jobs start within the LS bound)"},
       {"transfer kWh", "transfer_kwh", "energy of the data the run moved"},
   };
   out += column_key("bound.csv", kKey);
@@ -283,7 +317,11 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
              "share_of_bound_pct,bound_saving_kg,bound_lp_carbon_vs_local_pct,"
              "bound_cost_vs_local_pct,bound_local_carbon_kg,bound_carbon_kg,bound_transfer_kwh,"
              "bound_gpu_hours_moved,bound_gpu_hours_shifted,bound_unserved_gpu_hours,"
-             "transfer_kwh,bound_day_lp_saving_kg,bound_cpu_only_saving_kg\n");
+             "transfer_kwh,bound_day_lp_saving_kg,bound_cpu_only_saving_kg,"
+             "share_of_feasible_pct,feasible_saving_kg,feasible_carbon_kg,"
+             "feasible_unserved_gpu_hours,feasible_unplaced_jobs,bound_feasible_gap_pct,"
+             "first_come_saving_kg,first_come_unserved_gpu_hours,share_of_tight_bound_pct,"
+             "tight_saving_kg,tight_carbon_kg\n");
   const auto num = [](double x) {
     return std::isnan(x) ? std::string() : fmt::format("{:.4f}", x);
   };
@@ -294,13 +332,24 @@ void write_fleet_bound_csv(std::ostream& out, std::span<const multi::MultiResult
     const BoundFigures f = bound_figures(r, results, *b);
     fmt::print(out,
                "{},{:.1f},{:g},{},{},{},{:.3f},{:.4f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
-               "{:.3f},{:.3f},{:.3f}\n",
+               "{:.3f},{:.3f},{:.3f}",
                csv_field(r.agent), r.target_load_pct, r.be_slack_h, num(vs),
                num(f.bound_vs_local_pct), num(f.share_pct), b->saving_kg(),
                b->carbon_vs_local_pct(), b->cost ? num(b->cost_vs_local_pct()) : std::string(),
                b->local.carbon_kg, b->carbon.carbon_kg, b->carbon.transfer_kwh,
                b->carbon.gpu_hours_moved, b->carbon.gpu_hours_shifted, b->unserved_gpu_hours,
                r.transfer_kwh, b->day_lp_saving_kg(), b->cpu_only_saving_kg);
+    const auto kg = [](double x) {
+      return std::isnan(x) ? std::string() : fmt::format("{:.3f}", x);
+    };
+    const multi::FleetBoundFeasible* fs = b->feasible ? &*b->feasible : nullptr;
+    fmt::print(out, ",{},{},{},{},{},{},{},{},{},{},{}\n", num(f.feasible_share_pct),
+               kg(b->feasible_saving_kg()), fs ? kg(fs->carbon_kg) : std::string(),
+               fs ? kg(fs->unserved_gpu_hours) : std::string(),
+               fs ? fmt::format("{}", fs->unplaced_jobs) : std::string(),
+               num(b->feasible_gap_pct()), kg(b->first_come_saving_kg()),
+               fs ? kg(fs->first_come_unserved_gpu_hours) : std::string(), num(f.tight_share_pct),
+               kg(b->tight_saving_kg()), b->tight ? kg(b->tight->carbon_kg) : std::string());
   }
 }
 
@@ -308,14 +357,15 @@ void write_fleet_bound_sites_csv(std::ostream& out,
                                  std::span<const multi::FleetBoundResult> bounds) {
   fmt::print(out,
              "target_load_pct,slack_h,site,local_gpu_hours,local_alloc_pct,bound_gpu_hours,"
-             "bound_alloc_pct\n");
+             "bound_alloc_pct,fill_pct,tight_fill_pct\n");
   for (const auto& b : bounds) {
     for (std::size_t i = 0; i < b.site_names.size(); ++i) {
       const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : 0.0; };
-      fmt::print(out, "{:.1f},{:g},{},{:.3f},{:.3f},{:.3f},{:.3f}\n", b.target_load_pct,
+      fmt::print(out, "{:.1f},{:g},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", b.target_load_pct,
                  b.be_slack_h, csv_field(b.site_names[i]), at(b.local.site_gpu_hours),
                  at(b.local.site_alloc_pct), at(b.carbon.site_gpu_hours),
-                 at(b.carbon.site_alloc_pct));
+                 at(b.carbon.site_alloc_pct), 100.0 * at(b.site_fill),
+                 b.tight ? fmt::format("{:.3f}", 100.0 * at(b.tight->site_fill)) : std::string());
     }
   }
 }

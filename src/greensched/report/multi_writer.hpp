@@ -43,10 +43,13 @@ const multi::FleetBoundResult* bound_of(double target_load_pct, double be_slack_
                                         std::span<const multi::FleetBoundResult> bounds);
 // A run beside its bound: the bound's saving (kg) against the carbon of the `local` run at the
 // same load and slack, in %, and the share of it the run's own saving reaches (NaN without a
-// local run or a saving).
+// local run or a saving); the same share of the feasible schedule's saving and of the tight
+// dual's (NaN without them).
 struct BoundFigures {
   double bound_vs_local_pct = 0;
   double share_pct = 0;
+  double feasible_share_pct = 0;
+  double tight_share_pct = 0;
 };
 BoundFigures bound_figures(const multi::MultiResult& run,
                            std::span<const multi::MultiResult> results,
