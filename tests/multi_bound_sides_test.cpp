@@ -200,6 +200,11 @@ TEST(WholeJobSearch, FleetBoundReportsBothSides) {
   ASSERT_TRUE(r.value().feasible.has_value());
   EXPECT_NEAR(r.value().feasible->carbon_kg, 0.016, 1e-9);  // CPU is not modelled there
   EXPECT_EQ(r.value().feasible->unplaced_jobs, 0u);
+  // Where it runs the work: the GPU job's hour at a, half of a's 2 GPUs over the one hour.
+  ASSERT_EQ(r.value().feasible->site_gpu_hours.size(), 2u);
+  EXPECT_NEAR(r.value().feasible->site_gpu_hours[0], 1.0, 1e-9);
+  EXPECT_EQ(r.value().feasible->site_gpu_hours[1], 0.0);
+  EXPECT_NEAR(r.value().feasible->site_alloc_pct[0], 50.0, 1e-9);
   ASSERT_TRUE(r.value().tight.has_value());
   EXPECT_GT(r.value().tight->carbon_kg, 0.016 + 1e-6);
   EXPECT_LE(r.value().tight->carbon_kg, 0.019 + 1e-9);

@@ -92,7 +92,11 @@ nlohmann::json multi_results_json(const std::vector<multi::MultiResult>& results
              {"fill_pct", 100.0 * at(b->site_fill)},
              {"tight_fill_pct",
               b->tight ? nlohmann::json(100.0 * at(b->tight->site_fill)) : nlohmann::json()},
-             {"gpu_hours", at(b->carbon.site_gpu_hours)}});
+             {"gpu_hours", at(b->carbon.site_gpu_hours)},
+             {"feasible_alloc_pct",
+              b->feasible ? nlohmann::json(at(b->feasible->site_alloc_pct)) : nlohmann::json()},
+             {"feasible_gpu_hours",
+              b->feasible ? nlohmann::json(at(b->feasible->site_gpu_hours)) : nlohmann::json()}});
       }
       bound["sites"] = std::move(sites);
       all.back()["bound"] = std::move(bound);

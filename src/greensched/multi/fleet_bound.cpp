@@ -612,6 +612,22 @@ Result<FleetBoundResult> fleet_bound(const Fleet& fleet, std::span<const PodSpec
       feasible.first_come_unplaced_jobs = f.start_unplaced;
       feasible.passes = f.passes;
       feasible.moves = f.moves;
+      feasible.site_gpu_hours.assign(sites, 0.0);
+      const int64_t window_from = first_hour * kBoundHour;
+      const int64_t window_to = end_hour == std::numeric_limits<int64_t>::max()
+                                    ? std::numeric_limits<int64_t>::max()
+                                    : end_hour * kBoundHour;
+      for (std::size_t k = 0; k < jobs.size() && k < f.start.size(); ++k) {
+        const WholeJobStart& at = f.start[k];
+        if (at.site < 0) continue;
+        const int64_t a = std::max(jobs[k].submit_s + at.delay_s, window_from);
+        const int64_t b = std::min(jobs[k].end_s + at.delay_s, window_to);
+        if (b > a) {
+          feasible.site_gpu_hours[static_cast<std::size_t>(at.site)] +=
+              jobs[k].gpus * static_cast<double>(b - a) / kBoundHour;
+        }
+      }
+      feasible.site_alloc_pct = alloc_pct(feasible.site_gpu_hours);
       feasible.wall_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
       result.feasible = feasible;

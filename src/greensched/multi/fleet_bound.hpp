@@ -107,6 +107,11 @@ struct FleetBoundFeasible {
   int passes = 0;
   std::size_t moves = 0;
   double wall_seconds = 0;
+  // Per site, the GPU-hours it runs there in the measured window, and as a share of the site's
+  // GPUs over the window's hours (%): where the schedule puts the work, to hold beside a run's
+  // timeline (gpu_alloc_pct) and FleetBoundSide's.
+  std::vector<double> site_gpu_hours;
+  std::vector<double> site_alloc_pct;
 };
 
 // The tightened dual: the whole-job dual with CPU rows per site and hour (every job's cores,

@@ -357,15 +357,20 @@ void write_fleet_bound_sites_csv(std::ostream& out,
                                  std::span<const multi::FleetBoundResult> bounds) {
   fmt::print(out,
              "target_load_pct,slack_h,site,local_gpu_hours,local_alloc_pct,bound_gpu_hours,"
-             "bound_alloc_pct,fill_pct,tight_fill_pct\n");
+             "bound_alloc_pct,fill_pct,tight_fill_pct,feasible_gpu_hours,feasible_alloc_pct\n");
   for (const auto& b : bounds) {
     for (std::size_t i = 0; i < b.site_names.size(); ++i) {
       const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : 0.0; };
-      fmt::print(out, "{:.1f},{:g},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", b.target_load_pct,
-                 b.be_slack_h, csv_field(b.site_names[i]), at(b.local.site_gpu_hours),
-                 at(b.local.site_alloc_pct), at(b.carbon.site_gpu_hours),
-                 at(b.carbon.site_alloc_pct), 100.0 * at(b.site_fill),
-                 b.tight ? fmt::format("{:.3f}", 100.0 * at(b.tight->site_fill)) : std::string());
+      const auto feasible = [&](const std::vector<double> multi::FleetBoundFeasible::*field) {
+        return b.feasible ? fmt::format("{:.3f}", at((*b.feasible).*field)) : std::string();
+      };
+      fmt::print(out, "{:.1f},{:g},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{}\n",
+                 b.target_load_pct, b.be_slack_h, csv_field(b.site_names[i]),
+                 at(b.local.site_gpu_hours), at(b.local.site_alloc_pct),
+                 at(b.carbon.site_gpu_hours), at(b.carbon.site_alloc_pct), 100.0 * at(b.site_fill),
+                 b.tight ? fmt::format("{:.3f}", 100.0 * at(b.tight->site_fill)) : std::string(),
+                 feasible(&multi::FleetBoundFeasible::site_gpu_hours),
+                 feasible(&multi::FleetBoundFeasible::site_alloc_pct));
     }
   }
 }
