@@ -408,7 +408,7 @@ def fleet_sites(work):
     header = (
         ["site", "mean gCO2/kWh"]
         + [f"{a} GPU / CPU alloc %" for a in agents]
-        + ["bound GPU alloc %", "bound, all at home GPU alloc %"]
+        + ["bound GPU alloc %", "feasible GPU alloc %", "bound, all at home GPU alloc %"]
     )
     rows = []
     for b in read_csv(f"{work}/bound_sites.csv"):
@@ -418,7 +418,12 @@ def fleet_sites(work):
             f"{alloc[(a, site)] / span[(a, site)]:.1f} / {cpu[(a, site)] / span[(a, site)]:.1f}"
             for a in agents
         ]
-        row += [f"{num(b, 'bound_alloc_pct'):.1f}", f"{num(b, 'local_alloc_pct'):.1f}"]
+        feasible = b.get("feasible_alloc_pct", "")
+        row += [
+            f"{num(b, 'bound_alloc_pct'):.1f}",
+            f"{float(feasible):.1f}" if feasible else "-",
+            f"{num(b, 'local_alloc_pct'):.1f}",
+        ]
         rows.append(row)
     # Each run beside the bound: its carbon and share, its service, and how much of the
     # fleet's work it ran inside the window (allocation).
@@ -428,6 +433,8 @@ def fleet_sites(work):
         "carbon vs local",
         "bound vs local",
         "share of bound",
+        "of feasible",
+        "of tight bound",
         "LS viol",
         "BE p99 s",
         "fleet GPU alloc %",
@@ -442,6 +449,8 @@ def fleet_sites(work):
                 f"{num(b, 'carbon_vs_local_pct'):+.1f} %",
                 f"{num(b, 'bound_carbon_vs_local_pct'):+.1f} %",
                 f"{num(b, 'share_of_bound_pct'):.0f} %",
+                f"{num(b, 'share_of_feasible_pct'):.0f} %",
+                f"{num(b, 'share_of_tight_bound_pct'):.0f} %",
                 r["ls_slo_violations"],
                 f"{num(r, 'p99_delay_s_be'):,.0f}",
                 f"{num(r, 'gpu_alloc_pct'):.1f}",

@@ -48,20 +48,26 @@ nlohmann::json carbon_curve_json(const FleetView& view, int64_t until_s, bool ac
 }
 
 bool has_room(const FleetView& view, int site, const PodSpec& pod, double headroom) {
-  if (view.host_fill_with(site, pod, view.now_s()) > 1.0 - headroom + 1e-12) return false;
   const int64_t capacity = view.gpu_capacity_milli(site);
-  if (capacity == 0) return !pod.needs_gpu();
-  const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
-  return view.load(site) + share <= 1.0 - headroom + 1e-12;
+  if (capacity == 0 && pod.needs_gpu()) return false;
+  if (capacity > 0) {
+    const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
+    if (view.load(site) + share > 1.0 - headroom + 1e-12) return false;
+  }
+  return view.host_fill_with(site, pod, view.now_s()) <= 1.0 - headroom + 1e-12;
 }
 
 bool has_be_room(const FleetView& view, int site, const PodSpec& pod, int64_t start,
                  double max_fill) {
-  if (view.host_fill_with(site, pod, start) > max_fill + 1e-12) return false;
   const int64_t capacity = view.gpu_capacity_milli(site);
-  if (capacity == 0) return !pod.needs_gpu();
-  const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
-  return view.load_at(site, start) + view.ls_reserve(site, start) + share <= max_fill + 1e-12;
+  if (capacity == 0 && pod.needs_gpu()) return false;
+  if (capacity > 0) {
+    const double share = static_cast<double>(pod.total_gpu_milli()) / static_cast<double>(capacity);
+    if (view.load_at(site, start) + view.ls_reserve(site, start) + share > max_fill + 1e-12) {
+      return false;
+    }
+  }
+  return view.host_fill_with(site, pod, start) <= max_fill + 1e-12;
 }
 
 std::vector<int> all_sites(const FleetView& view) {

@@ -106,11 +106,15 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   const auto due_row = [&](std::size_t s, std::size_t h) {
     return static_cast<int>(work.size() + n_sites * hours + s * (hours - 1) + h);
   };
+  // Capacity rows only where immediate work shares the capacity with the runs; else the
+  // capacity bounds the run columns (the smaller LP: a plan solves one every hour).
+  const bool capacity_rows =
+      std::any_of(work.begin(), work.end(), [](const ShiftLpWork& x) { return x.immediate; });
   const auto capacity_row = [&](std::size_t s, std::size_t h) {
     return static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1) + s * hours + h);
   };
-  const int rows =
-      static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1) + n_sites * hours);
+  const int rows = static_cast<int>(work.size() + n_sites * hours + n_sites * (hours - 1) +
+                                    (capacity_rows ? n_sites * hours : 0));
   std::vector<CoinBigIndex> starts{0};
   std::vector<int> index;
   std::vector<double> value, objective, col_lo, col_hi;
@@ -167,11 +171,15 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
       const int site = static_cast<int>(s);
       row_key[static_cast<std::size_t>(flow_row(s, h))] = {ShiftLpBasis::kFlowRow, site,
                                                            absolute(h), 0};
-      row_key[static_cast<std::size_t>(capacity_row(s, h))] = {ShiftLpBasis::kCapacityRow, site,
-                                                               absolute(h), 0};
-      entries = {{flow_row(s, h), -1.0}, {capacity_row(s, h), 1.0}};
+      entries = {{flow_row(s, h), -1.0}};
       key = {ShiftLpBasis::kRun, site, absolute(h), 0};
-      run_col[s][h] = add_column(sites[s].cost_per_gpu_hour[h], COIN_DBL_MAX);
+      if (capacity_rows) {
+        row_key[static_cast<std::size_t>(capacity_row(s, h))] = {ShiftLpBasis::kCapacityRow, site,
+                                                                 absolute(h), 0};
+        entries.emplace_back(capacity_row(s, h), 1.0);
+      }
+      run_col[s][h] = add_column(sites[s].cost_per_gpu_hour[h],
+                                 capacity_rows ? COIN_DBL_MAX : sites[s].capacity[h]);
       if (h + 1 < hours) {
         row_key[static_cast<std::size_t>(due_row(s, h))] = {ShiftLpBasis::kDueRow, site,
                                                             absolute(h), 0};
@@ -188,7 +196,7 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
     for (std::size_t h = 0; h + 1 < hours; ++h) {
       row_lo[static_cast<std::size_t>(due_row(s, h))] = -COIN_DBL_MAX;
     }
-    for (std::size_t h = 0; h < hours; ++h) {
+    for (std::size_t h = 0; h < hours && capacity_rows; ++h) {
       const auto r = static_cast<std::size_t>(capacity_row(s, h));
       row_lo[r] = -COIN_DBL_MAX;
       row_hi[r] = sites[s].capacity[h];
@@ -246,6 +254,7 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
   }
   const double* sol = clp.primalColumnSolution();
   const double* dual = clp.dualRowSolution();
+  const double* reduced = clp.dualColumnSolution();
   for (std::size_t w = 0; w < work.size(); ++w) {
     result.unserved_gpu_hours += std::max(0.0, sol[unserved_col[w]]);
   }
@@ -263,8 +272,10 @@ Result<ShiftLpResult> solve_shift_lp(const std::vector<ShiftLpSite>& sites,
       }
     };
     for (std::size_t h = 0; h < hours; ++h) {
-      // Minimising, a binding capacity row has a dual <= 0: more capacity lowers the cost.
-      result.capacity_price[s][h] = std::max(0.0, -dual[capacity_row(s, h)]);
+      // Minimising, a binding capacity row has a dual <= 0, and a run column at its upper
+      // bound a reduced cost <= 0: more capacity lowers the cost.
+      result.capacity_price[s][h] =
+          std::max(0.0, capacity_rows ? -dual[capacity_row(s, h)] : -reduced[run_col[s][h]]);
       double run = std::max(0.0, sol[run_col[s][h]]);
       result.objective += run * sites[s].cost_per_gpu_hour[h];
       while (run > 1e-9) {
