@@ -14,31 +14,6 @@
 namespace greensched::multi {
 namespace {
 
-// Sites of 2 GPUs each at constant carbon, 0.1 kW per GPU-hour, nothing taken, no LS reserve,
-// the oracle forecaster (constant series: every forecast is exact), at trace time 0.
-class EmptyFleetView final : public FleetView {
- public:
-  explicit EmptyFleetView(Fleet fleet)
-      : fleet_(std::move(fleet)), forecaster_(make_oracle_forecaster()) {}
-  const Fleet& fleet() const override { return fleet_; }
-  int64_t now_s() const override { return 0; }
-  int64_t epoch_s(int64_t t) const override { return fleet_.start_s + t; }
-  const Forecaster& forecaster() const override { return *forecaster_; }
-  int64_t ls_bound_s() const override { return 600; }
-  int64_t wake_delay_s() const override { return 300; }
-  double load(int) const override { return 0.0; }
-  int64_t gpu_capacity_milli(int) const override { return 2000; }
-  bool fits_now(int, const PodSpec&) const override { return true; }
-  bool fits_ever(int, const PodSpec&) const override { return true; }
-  double marginal_watts(int, const PodSpec&) const override { return 100; }
-  double gpu_kw(int) const override { return 0.1; }
-  double fragmentation_delta(int, const PodSpec&) const override { return 0; }
-
- private:
-  Fleet fleet_;
-  std::unique_ptr<Forecaster> forecaster_;
-};
-
 JobInfo batch_job(const PodSpec& pod, std::size_t index, int home, int64_t hours, double gb) {
   JobInfo j;
   j.index = index;
@@ -49,6 +24,9 @@ JobInfo batch_job(const PodSpec& pod, std::size_t index, int home, int64_t hours
   return j;
 }
 
+// Each view below: sites of 2 GPUs at constant carbon, 0.1 kW per GPU-hour, nothing taken, no
+// LS reserve, the oracle forecaster (constant series: every forecast is exact), at trace time 0.
+//
 // Sites a (100 g/kWh) and b (300), 2 GPUs each, fill limit 0.97: a takes one 1-GPU job at a
 // time. Both jobs are at b, 1 GPU, 10 GB of data (0.06 kWh at 100 g: 6 g to move to a): a
 // 10-hour job saves 10 x 0.1 x 200 - 6 = 194 g at a, a 1-hour job 14 g, and the work that
@@ -58,7 +36,7 @@ JobInfo batch_job(const PodSpec& pod, std::size_t index, int home, int64_t hours
 TEST(BatchAssignment, TheLongJobTakesTheCleanRoomBeforeAShortOneAndItsSuccessor) {
   Fleet fleet = fixtures::two_sites(100, 300);
   for (SiteSpec& s : fleet.sites) s.network = NetworkCost{10.0, 0.006, 0.0};
-  const EmptyFleetView view(fleet);
+  const fixtures::StatedLoadView view(fleet, {0.0, 0.0}, 0, /*oracle=*/true);
   const PodSpec short_pod = fixtures::job("short", 1000, 1, 1000, 0, 3600);
   const PodSpec long_pod = fixtures::job("long", 1000, 1, 1000, 0, 36000);
   const std::vector<JobInfo> jobs = {batch_job(short_pod, 0, 1, 1, 10.0),
@@ -82,7 +60,8 @@ TEST(BatchAssignment, TheLongJobTakesTheCleanRoomBeforeAShortOneAndItsSuccessor)
 // A lone job with room everywhere goes to the cleanest site and nothing is priced; a job
 // without GPUs is left to the agent; fewer jobs than sites of room price nothing.
 TEST(BatchAssignment, RoomToSpareIsFreeAndJobsWithoutGpusAreLeftToTheAgent) {
-  const EmptyFleetView view(fixtures::two_sites(100, 300));
+  const fixtures::StatedLoadView view(fixtures::two_sites(100, 300), {0.0, 0.0}, 0,
+                                      /*oracle=*/true);
   const PodSpec gpu = fixtures::job("g", 1000, 1, 1000, 0, 7200);
   const PodSpec cpu = fixtures::job("c", 4000, 0, 0, 0, 7200);
   const std::vector<JobInfo> jobs = {batch_job(gpu, 0, 1, 2, 0.0), batch_job(cpu, 1, 1, 2, 0.0)};

@@ -1,11 +1,16 @@
 // A hand-made two-site fleet shared by the multi-cluster tests: one T4 node per site, a power
-// model small enough to compute energies by hand, and a job builder.
+// model small enough to compute energies by hand, a job builder, and a view of a fleet at
+// stated loads.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/forecast.hpp"
 #include "greensched/power/power_model.hpp"
 #include "test_pod.hpp"
 
@@ -44,5 +49,36 @@ inline PodSpec job(const char* name, int64_t cpu, int num_gpu, int32_t milli, in
   p.qos = qos;
   return p;
 }
+
+// A fleet as the plan sees it at trace time `now`: sites with constant carbon, a stated load
+// each, 0.1 kW per GPU-hour, no LS reserve, the same-hour forecaster or the oracle (constant
+// series: every forecast is exact).
+class StatedLoadView final : public FleetView {
+ public:
+  StatedLoadView(Fleet fleet, std::vector<double> load, int64_t now, bool oracle)
+      : fleet_(std::move(fleet)),
+        load_(std::move(load)),
+        now_(now),
+        forecaster_(oracle ? make_oracle_forecaster() : make_same_hour_forecaster()) {}
+  const Fleet& fleet() const override { return fleet_; }
+  int64_t now_s() const override { return now_; }
+  int64_t epoch_s(int64_t t) const override { return fleet_.start_s + t; }
+  const Forecaster& forecaster() const override { return *forecaster_; }
+  int64_t ls_bound_s() const override { return 600; }
+  int64_t wake_delay_s() const override { return 300; }
+  double load(int site) const override { return load_[static_cast<std::size_t>(site)]; }
+  int64_t gpu_capacity_milli(int) const override { return 2000; }
+  bool fits_now(int, const PodSpec&) const override { return true; }
+  bool fits_ever(int, const PodSpec&) const override { return true; }
+  double marginal_watts(int, const PodSpec&) const override { return 100; }
+  double gpu_kw(int) const override { return 0.1; }
+  double fragmentation_delta(int, const PodSpec&) const override { return 0; }
+
+ private:
+  Fleet fleet_;
+  std::vector<double> load_;
+  int64_t now_ = 0;
+  std::unique_ptr<Forecaster> forecaster_;
+};
 
 }  // namespace greensched::multi::fixtures

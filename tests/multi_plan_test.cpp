@@ -254,36 +254,7 @@ TEST(ShiftLp, BadInputIsAnError) {
   EXPECT_FALSE(solve_shift_lp({{{1}, {1}}}, {{0, 0, NAN, 0, {0.0}}}).ok());  // NaN work
 }
 
-// A fleet as the plan sees it at trace time `now`: sites with constant carbon, a stated load
-// each, 0.1 kW per GPU-hour, no LS reserve, the same-hour forecaster or the oracle (constant
-// series: every forecast is exact).
-class StatedLoadView final : public FleetView {
- public:
-  StatedLoadView(Fleet fleet, std::vector<double> load, int64_t now, bool oracle)
-      : fleet_(std::move(fleet)),
-        load_(std::move(load)),
-        now_(now),
-        forecaster_(oracle ? make_oracle_forecaster() : make_same_hour_forecaster()) {}
-  const Fleet& fleet() const override { return fleet_; }
-  int64_t now_s() const override { return now_; }
-  int64_t epoch_s(int64_t t) const override { return fleet_.start_s + t; }
-  const Forecaster& forecaster() const override { return *forecaster_; }
-  int64_t ls_bound_s() const override { return 600; }
-  int64_t wake_delay_s() const override { return 300; }
-  double load(int site) const override { return load_[static_cast<std::size_t>(site)]; }
-  int64_t gpu_capacity_milli(int) const override { return 2000; }
-  bool fits_now(int, const PodSpec&) const override { return true; }
-  bool fits_ever(int, const PodSpec&) const override { return true; }
-  double marginal_watts(int, const PodSpec&) const override { return 100; }
-  double gpu_kw(int) const override { return 0.1; }
-  double fragmentation_delta(int, const PodSpec&) const override { return 0; }
-
- private:
-  Fleet fleet_;
-  std::vector<double> load_;
-  int64_t now_ = 0;
-  std::unique_ptr<Forecaster> forecaster_;
-};
+using fixtures::StatedLoadView;
 
 // Sites a (100 g/kWh), b (300) and c (500); be_max_fill 0.97, so a site is saturated from a
 // load of 0.96. With a at 0.965 and b, c at 0.5, b takes the overflow: after the plan's 24

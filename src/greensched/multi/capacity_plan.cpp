@@ -134,6 +134,8 @@ std::vector<double> CapacityPlan::ClassHistory::expected_work(int home, int64_t 
 }
 
 void CapacityPlan::observe(const JobInfo& job, int n_sites) {
+  // The LS history serves only a plan of the LS work to come.
+  if (job.latency_sensitive && !options_.agent.plan_ls_work) return;
   const auto kernel_hours = static_cast<std::size_t>(options_.horizon_h) + 48;
   (job.latency_sensitive ? ls_ : be_).observe(job, n_sites, kernel_hours);
 }

@@ -15,6 +15,7 @@
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_node_types.hpp"
+#include "greensched/multi/site_replay.hpp"
 #include "greensched/multi/whole_job_bound.hpp"
 #include "greensched/multi/whole_job_schedule.hpp"
 #include "greensched/sim/replay.hpp"
@@ -722,10 +723,7 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
   std::vector<SiteCapacity> fill;
   for (const SiteSpec& site : fleet.sites) {
     const int64_t milli = site_gpu_milli(site);
-    std::string signature = fmt::format("{}|{}", site.policy, site.pue);
-    for (const NodeSpec& n : site.nodes) {
-      signature += fmt::format("|{},{},{},{}", n.cpu_milli, n.memory_mib, n.gpu_count, n.model);
-    }
+    const std::string signature = site_signature(site);
     if (milli == 0) {
       fill.push_back(SiteCapacity{});
       continue;
@@ -738,19 +736,16 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
     // One replay with more work offered than the site can run: the allocation it reaches and
     // what it draws per allocated GPU.
-    trace::LoadSpec spec;
-    spec.load_pct = kSaturatingLoadPct;
-    spec.days = days;
-    spec.warmup_days = 1;
-    spec.seed = seed;
-    auto generated = trace::generate_load(templates, milli, spec);
-    if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
+    auto replay = replay_site(fleet, site, templates, shape_count, target, figures.value(), seed,
+                              kSaturatingLoadPct, days);
+    if (!replay.ok()) return Error{replay.error()};
+    const trace::LoadWindow& window = replay.value().window;
+    const sim::ReplayResult& r = replay.value().result;
     // The floor of its jobs without GPUs over the measured days (they start when they come:
     // nothing holds them up at a site with CPU to spare), IT kWh. The bound charges them that,
     // so it is taken out of what the GPU-hours draw.
-    const trace::LoadWindow& window = generated.value().window;
     double cpu_only_kwh = 0;
-    for (const PodSpec& pod : generated.value().pods) {
+    for (const PodSpec& pod : replay.value().pods) {
       if (pod.total_gpu_milli() > 0 || pod.cpu_milli <= 0) continue;
       const int64_t a = std::max(pod.creation_time, window.start_s);
       const int64_t b = std::min(pod.deletion_time, window.end_s);
@@ -758,24 +753,10 @@ Result<std::vector<SiteCapacity>> measure_site_capacity(const Fleet& fleet,
       cpu_only_kwh += cpu_only_floor_watts(site.nodes, figures.value(), pod) / 1000.0 *
                       static_cast<double>(b - a) / 3600.0;
     }
-    trace::Workload workload;
-    workload.models = fleet.models;
-    workload.nodes = site.nodes;
-    workload.pods = std::move(generated.value().pods);
-    workload.shape_count = shape_count;
-    sim::ReplayConfig config;
-    config.policy = site.policy;
-    config.seed = seed;
-    config.queue = sim::QueueDiscipline::kBackfill;
-    config.measure_from_s = generated.value().window.start_s;
-    config.measure_to_s = generated.value().window.end_s;
-    auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
-    if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
-    const double it_kwh = r.value().energy_kwh / site.pue;
-    const double gpu_hours =
-        r.value().kwh_per_gpu_hour > 0 ? r.value().energy_kwh / r.value().kwh_per_gpu_hour : 0.0;
+    const double it_kwh = r.energy_kwh / site.pue;
+    const double gpu_hours = r.kwh_per_gpu_hour > 0 ? r.energy_kwh / r.kwh_per_gpu_hour : 0.0;
     const SiteCapacity saturated{
-        std::clamp(r.value().gpu_alloc_pct / 100.0, 1e-6, 1.0),
+        std::clamp(r.gpu_alloc_pct / 100.0, 1e-6, 1.0),
         gpu_hours > 0 ? std::max(0.0, it_kwh - cpu_only_kwh) / gpu_hours : 0.0};
     measured.emplace(signature, saturated);
     fill.push_back(saturated);

@@ -14,11 +14,15 @@ bool fits_now(const Cluster& c, const PodSpec& pod) {
   return false;
 }
 
+bool fits_empty_node(const NodeSpec& node, const PodSpec& pod) {
+  if (pod.cpu_milli > node.cpu_milli || pod.memory_mib > node.memory_mib) return false;
+  return !pod.needs_gpu() ||
+         (node.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, node.model));
+}
+
 bool fits_ever(const Cluster& c, const PodSpec& pod) {
   for (const NodeSpec& spec : c.specs()) {
-    if (pod.cpu_milli > spec.cpu_milli || pod.memory_mib > spec.memory_mib) continue;
-    if (!pod.needs_gpu()) return true;
-    if (spec.gpu_count >= pod.num_gpu && model_allowed(pod.gpu_spec, spec.model)) return true;
+    if (fits_empty_node(spec, pod)) return true;
   }
   return false;
 }

@@ -35,6 +35,9 @@ PlacementCost placement_cost(const Cluster& cluster, const std::vector<power::No
 // run on one at all (an empty node of enough CPU, memory, GPUs and an allowed model).
 bool fits_now(const Cluster& cluster, const PodSpec& pod);
 bool fits_ever(const Cluster& cluster, const PodSpec& pod);
+// Whether an empty node of this shape could run `pod`: enough CPU, memory and GPUs, of a model
+// the pod allows.
+bool fits_empty_node(const NodeSpec& node, const PodSpec& pod);
 
 // IT watts of `pod`'s share of the full power of the least-drawing node type that can host it
 // (+inf where none can): what a run starting later costs, whatever the cluster holds now.

@@ -8,9 +8,8 @@
 
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/multi/site_replay.hpp"
 #include "greensched/sim/replay.hpp"
-#include "greensched/trace/load_generator.hpp"
-#include "greensched/trace/workload.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -45,10 +44,7 @@ Result<std::vector<SiteFill>> calibrate_site_fill(
   std::vector<SiteFill> fills;
   for (const SiteSpec& site : fleet.sites) {
     const int64_t milli = site_gpu_milli(site);
-    std::string signature = fmt::format("{}|{}", site.policy, site.pue);
-    for (const NodeSpec& n : site.nodes) {
-      signature += fmt::format("|{},{},{},{}", n.cpu_milli, n.memory_mib, n.gpu_count, n.model);
-    }
+    const std::string signature = site_signature(site);
     if (milli == 0) {
       fills.push_back(SiteFill{});
       continue;
@@ -61,39 +57,22 @@ Result<std::vector<SiteFill>> calibrate_site_fill(
     if (!figures.ok()) return Error{fmt::format("site {}: {}", site.name, figures.error())};
     SiteFill found;
     for (double load : kFillLoads) {
-      trace::LoadSpec spec;
-      spec.load_pct = load;
-      spec.days = days;
-      spec.warmup_days = 1;
-      spec.seed = seed;
-      auto generated = trace::generate_load(templates, milli, spec);
-      if (!generated.ok()) return Error{fmt::format("site {}: {}", site.name, generated.error())};
-      const trace::LoadWindow window = generated.value().window;
-      trace::Workload workload;
-      workload.models = fleet.models;
-      workload.nodes = site.nodes;
-      workload.pods = std::move(generated.value().pods);
-      workload.shape_count = shape_count;
-      sim::ReplayConfig config;
-      config.policy = site.policy;
-      config.seed = seed;
-      config.queue = sim::QueueDiscipline::kBackfill;
-      config.measure_from_s = window.start_s;
-      config.measure_to_s = window.end_s;
-      config.timeline_step_s = 60;
-      auto r = sim::run_replay(workload, target, figures.value(), site.pue, config);
-      if (!r.ok()) return Error{fmt::format("site {}: {}", site.name, r.error())};
+      auto replay = replay_site(fleet, site, templates, shape_count, target, figures.value(), seed,
+                                load, days, /*timeline_step_s=*/60);
+      if (!replay.ok()) return Error{replay.error()};
+      const trace::LoadWindow& window = replay.value().window;
+      const sim::ReplayResult& r = replay.value().result;
       std::vector<double> t, alloc;
-      for (const sim::TimelinePoint& p : r.value().timeline) {
+      for (const sim::TimelinePoint& p : r.timeline) {
         t.push_back(p.time_s);
         alloc.push_back(p.allocated_gpus);
       }
       const int hours = static_cast<int>(window.length_s() / 3600);
-      found = SiteFill{std::clamp(busiest_hour_share(t, alloc, r.value().window_start_s, hours,
+      found = SiteFill{std::clamp(busiest_hour_share(t, alloc, r.window_start_s, hours,
                                                      static_cast<double>(milli) / kGpuMilli),
                                   1e-6, 1.0),
-                       load, r.value().p99_queue_delay_s, r.value().gpu_alloc_pct};
-      if (r.value().p99_queue_delay_s <= static_cast<double>(delay_bound_s)) break;
+                       load, r.p99_queue_delay_s, r.gpu_alloc_pct};
+      if (r.p99_queue_delay_s <= static_cast<double>(delay_bound_s)) break;
     }
     measured.emplace(signature, found);
     fills.push_back(found);
