@@ -54,6 +54,8 @@ struct SimulateOptions {
   std::string node_events;
   std::string record;
   int snapshot_pct = 100;
+  double migrate_budget = 0;
+  int max_moves = 4;
   std::string gpu_power;         // comma list of pwr, proportional ("" = the model's)
   std::string loads;             // replay: comma list of offered loads in % ("" = trace rate)
   double days = 14;              // replay with --load: measured days
@@ -575,6 +577,8 @@ Result<std::vector<sim::RunResult>> run_inflation_experiments(const SimulateOpti
   plan.gpu_select = o.gpu_select;
   plan.record = !o.record.empty();
   plan.snapshot_pct = o.out.empty() ? -1 : o.snapshot_pct;
+  plan.migrate_budget_pct = o.migrate_budget;
+  plan.move_limits.max_moves = o.max_moves;
   ProgressBar bar(!o.quiet && stderr_is_terminal());  // finishes its line when it goes
   return sim::run_experiments(
       workload, plan, [&](std::size_t done, std::size_t total, const sim::RunResult& r) {
@@ -726,6 +730,15 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--record", opts->record,
                   "write a decision record per pod (JSON Lines) to this file; read it with "
                   "greensched explain");
+  cmd->add_option("--migrate-budget", opts->migrate_budget,
+                  "bounded migration: when a GPU pod fits nowhere, move running pods to make "
+                  "room, up to PCT % of the pods placed so far (cumulative; 0: never)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--max-moves", opts->max_moves,
+                  "with --migrate-budget: the most moves one pod's plan may use")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--snapshot-at", opts->snapshot_pct,
                   "with --out: write occupancy.csv, every GPU's use when arrivals first reach "
                   "this % (first seed of each policy; -1: none)")

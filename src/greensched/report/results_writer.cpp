@@ -24,24 +24,28 @@ std::string cell(const std::optional<sim::CurvePoint>& p, double sim::CurvePoint
 }  // namespace
 
 void write_curves_csv(std::ostream& out, std::span<const sim::RunResult> results) {
-  fmt::print(out, "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts\n");
+  fmt::print(out,
+             "policy,seed,arrived_gpu_pct,alloc_gpu_pct,frag_gpu_milli,events,power_watts,"
+             "placed_pods,migrated_pods\n");
   for (const sim::RunResult& r : results) {
     for (const sim::CurvePoint& p : r.curve) {
       if (p.events == 0) {
-        fmt::print(out, "{},{},{},,,0,\n", r.spec.policy, r.spec.seed, p.arrived_pct);
+        fmt::print(out, "{},{},{},,,0,,,\n", r.spec.policy, r.spec.seed, p.arrived_pct);
       } else {
-        fmt::print(out, "{},{},{},{:.4f},{:.4f},{},{:.1f}\n", r.spec.policy, r.spec.seed,
-                   p.arrived_pct, p.alloc_gpu_pct, p.frag_gpu_milli, p.events, p.power_watts);
+        fmt::print(out, "{},{},{},{:.4f},{:.4f},{},{:.1f},{},{}\n", r.spec.policy, r.spec.seed,
+                   p.arrived_pct, p.alloc_gpu_pct, p.frag_gpu_milli, p.events, p.power_watts,
+                   p.placed_pods, p.migrated_pods);
       }
     }
   }
 }
 
 void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> results) {
-  fmt::print(out,
-             "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
-             "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
-             "power_watts_at_100,tune,wall_seconds\n");
+  fmt::print(
+      out,
+      "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
+      "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
+      "power_watts_at_100,tune,migrate_budget_pct,pods_migrated,pods_rescued,wall_seconds\n");
   for (const sim::RunResult& r : results) {
     const double final_pct = r.cluster_gpu_milli > 0
                                  ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
@@ -49,13 +53,13 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
                                  : 0.0;
     const auto at100 = sim::point_at(r.curve, 100);
     const std::string power_at_100 = at100 ? fmt::format("{:.1f}", at100->power_watts) : "";
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{},{:.3f}\n", r.spec.policy, r.spec.seed,
-               r.pods_arrived, r.pods_scheduled, r.pods_failed,
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{},{},{},{},{:.3f}\n", r.spec.policy,
+               r.spec.seed, r.pods_arrived, r.pods_scheduled, r.pods_failed,
                cell(at100, &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 90), &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 130), &sim::CurvePoint::alloc_gpu_pct),
                cell(at100, &sim::CurvePoint::frag_gpu_milli), final_pct, power_at_100, r.spec.tune,
-               r.wall_seconds);
+               r.spec.migrate_budget_pct, r.pods_migrated, r.pods_rescued, r.wall_seconds);
   }
 }
 

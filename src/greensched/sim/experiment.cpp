@@ -21,6 +21,8 @@ Result<std::vector<RunResult>> run_experiments(const trace::Workload& workload,
       RunSpec spec(policy, plan.seeds[k], plan.tune, plan.gpu_select);
       spec.record = plan.record;
       spec.snapshot_pct = k == 0 ? plan.snapshot_pct : -1;
+      spec.migrate_budget_pct = plan.migrate_budget_pct;
+      spec.move_limits = plan.move_limits;
       specs.push_back(std::move(spec));
     }
   }

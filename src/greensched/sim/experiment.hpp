@@ -22,9 +22,11 @@ struct ExperimentPlan {
   double tune = 1.3;
   int jobs = 0;  // worker threads; 0 = all cores
   power::PowerModel power_model = power::PowerModel::builtin();
-  std::string gpu_select;  // for mixes; "" = FGD's rule when fgd is in the mix
-  bool record = false;     // decision records for every run
-  int snapshot_pct = -1;   // >= 0: GPU occupancy snapshot of each policy's first seed
+  std::string gpu_select;         // for mixes; "" = FGD's rule when fgd is in the mix
+  bool record = false;            // decision records for every run
+  int snapshot_pct = -1;          // >= 0: GPU occupancy snapshot of each policy's first seed
+  double migrate_budget_pct = 0;  // bounded migration (RunSpec::migrate_budget_pct)
+  defrag::PlannerLimits move_limits;
   // Only the runs [first_run, end_run) of the plan (policy-major order): one shard of it.
   std::size_t first_run = 0;
   std::size_t end_run = static_cast<std::size_t>(-1);

@@ -8,7 +8,8 @@ ArrivalCurve::ArrivalCurve(int64_t cluster_gpu_milli, int max_pct)
     : cluster_gpu_milli_(cluster_gpu_milli), bins_(static_cast<std::size_t>(max_pct) + 1) {}
 
 int ArrivalCurve::record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli,
-                         double frag_gpu_milli, double power_watts) {
+                         double frag_gpu_milli, double power_watts, int64_t placed_pods,
+                         int64_t migrated_pods) {
   if (cluster_gpu_milli_ <= 0) return -1;
   const double cap = static_cast<double>(cluster_gpu_milli_);
   const auto bin = static_cast<std::size_t>(std::llround(arrived_gpu_milli / cap * 100.0));
@@ -18,6 +19,8 @@ int ArrivalCurve::record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli,
   b.alloc_sum += static_cast<double>(allocated_gpu_milli) / cap * 100.0;
   b.frag_sum += frag_gpu_milli;
   b.power_sum += power_watts;
+  b.placed = placed_pods;
+  b.migrated = migrated_pods;
   return static_cast<int>(bin);
 }
 
@@ -33,6 +36,8 @@ std::vector<CurvePoint> ArrivalCurve::points() const {
       p.alloc_gpu_pct = b.alloc_sum / static_cast<double>(b.events);
       p.frag_gpu_milli = b.frag_sum / static_cast<double>(b.events);
       p.power_watts = b.power_sum / static_cast<double>(b.events);
+      p.placed_pods = b.placed;
+      p.migrated_pods = b.migrated;
     }
     out.push_back(p);
   }

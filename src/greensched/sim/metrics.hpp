@@ -15,6 +15,9 @@ struct CurvePoint {
   double alloc_gpu_pct = 0;   // mean allocated GPU milli / cluster GPU milli * 100
   double frag_gpu_milli = 0;  // mean cluster fragmentation F
   double power_watts = 0;     // mean facility power
+  // Cumulative at the bin's last event: pods placed so far, and moves of running pods.
+  int64_t placed_pods = 0;
+  int64_t migrated_pods = 0;
 };
 
 class ArrivalCurve {
@@ -23,7 +26,7 @@ class ArrivalCurve {
 
   // Returns the bin the event fell in.
   int record(int64_t arrived_gpu_milli, int64_t allocated_gpu_milli, double frag_gpu_milli,
-             double power_watts = 0);
+             double power_watts = 0, int64_t placed_pods = 0, int64_t migrated_pods = 0);
 
   // Bins 0..max_pct (or further if arrivals went beyond it).
   std::vector<CurvePoint> points() const;
@@ -34,6 +37,8 @@ class ArrivalCurve {
     double alloc_sum = 0;
     double frag_sum = 0;
     double power_sum = 0;
+    int64_t placed = 0;
+    int64_t migrated = 0;
   };
   int64_t cluster_gpu_milli_;
   std::vector<Bin> bins_;

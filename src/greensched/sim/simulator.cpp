@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -99,32 +100,63 @@ Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
     };
   }
 
+  // Moves: the budget is a share of the pods placed so far.
+  std::optional<defrag::MovePlanner> planner;
+  if (spec.migrate_budget_pct > 0) {
+    planner.emplace([&](PodId id) -> const PodSpec* {
+      return id < arrivals.size() ? &workload.pods[arrivals[id]] : nullptr;
+    });
+  }
+  const auto track = [&](NodeIndex n) {
+    fragmentation.update(cluster, n);
+    const double before = power.node_watts(n);
+    power.update(cluster, n);
+    group_watts[group[n]] += power.node_watts(n) - before;
+  };
+
   PodId step = 0;
   for (const uint32_t index : arrivals) {
     const PodSpec& pod = workload.pods[index];
-    const policy::Decision d =
-        scheduler.schedule(cluster, pod, rng, spec.record ? &counts : nullptr);
+    policy::Decision d = scheduler.schedule(cluster, pod, rng, spec.record ? &counts : nullptr);
+    std::optional<defrag::FitPlan> plan;
+    if (d.node < 0 && planner && pod.needs_gpu()) {
+      const auto allowed = static_cast<int64_t>(spec.migrate_budget_pct / 100.0 *
+                                                static_cast<double>(result.pods_scheduled));
+      defrag::PlannerLimits limits = spec.move_limits;
+      limits.max_moves =
+          static_cast<int>(std::min<int64_t>(limits.max_moves, allowed - result.pods_migrated));
+      plan = planner->fit(cluster, step, pod, scheduler, rng, limits);
+    }
     if (spec.record) {
       result.records += make_record(record_inputs, pod, d, step).dump();
       result.records += '\n';
     }
     ++result.pods_arrived;
     result.arrived_gpu_milli += pod.total_gpu_milli();
-    if (d.node >= 0) {
+    if (plan) {
+      // The planner has carried the moves and the placement out.
+      for (const defrag::Move& m : plan->moves) {
+        track(m.from);
+        track(m.to);
+        result.migrated_gpu_milli += m.gpu_milli;
+      }
+      track(plan->node);
+      result.pods_migrated += static_cast<int64_t>(plan->moves.size());
+      ++result.pods_rescued;
+      ++result.pods_scheduled;
+    } else if (d.node >= 0) {
       if (Status s = cluster.allocate(step, pod, d.node, d.gpus); !s.ok()) {
         return Error{
             fmt::format("policy {} made an invalid placement: {}", spec.policy, s.message())};
       }
-      fragmentation.update(cluster, d.node);
-      const double before = power.node_watts(d.node);
-      power.update(cluster, d.node);
-      group_watts[group[d.node]] += power.node_watts(d.node) - before;
+      track(d.node);
       ++result.pods_scheduled;
     } else {
       ++result.pods_failed;
     }
     const int bin = curve.record(result.arrived_gpu_milli, cluster.allocated_gpu_milli(),
-                                 fragmentation.gpu_milli(), power.watts() * scenario.pue);
+                                 fragmentation.gpu_milli(), power.watts() * scenario.pue,
+                                 result.pods_scheduled, result.pods_migrated);
     if (spec.snapshot_pct >= 0 && result.snapshot_at_pct < 0 && bin >= spec.snapshot_pct) {
       result.snapshot_at_pct = bin;
       for (std::size_t n = 0; n < cluster.size(); ++n) {

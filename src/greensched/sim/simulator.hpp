@@ -13,6 +13,7 @@
 
 #include "greensched/core/rng.hpp"
 #include "greensched/core/status.hpp"
+#include "greensched/defrag/move_planner.hpp"
 #include "greensched/frag/target_workload.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/power/power_model.hpp"
@@ -47,6 +48,10 @@ struct RunSpec {
   std::string gpu_select;  // in a mix: whose GPU rule to use ("" = default)
   bool record = false;     // keep a decision record per pod (sim/decision_record.hpp)
   int snapshot_pct = -1;   // >= 0: keep every GPU's use when arrivals first reach this %
+  // Bounded migration (defrag/move_planner.hpp): when a GPU pod fits nowhere, running pods may
+  // be moved to make room, up to this % of the pods placed so far, counted cumulatively.
+  double migrate_budget_pct = 0;
+  defrag::PlannerLimits move_limits;
 };
 
 struct RunResult {
@@ -57,6 +62,9 @@ struct RunResult {
   int64_t arrived_gpu_milli = 0;
   int64_t allocated_gpu_milli = 0;  // at the end of the run
   int64_t cluster_gpu_milli = 0;
+  int64_t pods_migrated = 0;       // moves of running pods (a pod moved twice counts twice)
+  int64_t pods_rescued = 0;        // pods placed only thanks to moves (in pods_scheduled)
+  int64_t migrated_gpu_milli = 0;  // GPU requests of the moved pods, summed
   std::vector<CurvePoint> curve;
   // Mean facility power in the 100 % arrival bin, by the nodes' GPU model (watts).
   std::vector<std::pair<std::string, double>> power_by_model_at_100;

@@ -1,0 +1,254 @@
+#include "greensched/defrag/move_planner.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "greensched/policy/filter.hpp"
+
+namespace greensched::defrag {
+namespace {
+
+// Pods on one node beyond this are not considered for eviction sets (the masks are 64-bit).
+constexpr std::size_t kMaxPodsPerNode = 64;
+
+// The GPU milli a placed pod holds.
+int64_t held_gpu_milli(const Allocation& a) {
+  return int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
+}
+
+}  // namespace
+
+MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
+    : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
+
+void MovePlanner::index_pods(const Cluster& cluster) {
+  pods_on_.resize(cluster.size());
+  for (auto& v : pods_on_) v.clear();
+  cluster.for_each_allocation([&](PodId id, const Allocation& a) {
+    pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
+  });
+}
+
+bool MovePlanner::fits_elsewhere(const Cluster& cluster, const PodSpec& pod, NodeIndex node) const {
+  const FitKey key{pod.shape_fields(), pod.memory_mib};
+  auto it = fit_memo_.find(key);
+  if (it == fit_memo_.end()) {
+    // The first two nodes the pod fits, as the cluster stands.
+    std::pair<NodeIndex, NodeIndex> first{-1, -1};
+    for (std::size_t n = 0; n < cluster.size() && first.second < 0; ++n) {
+      const auto i = static_cast<NodeIndex>(n);
+      if (policy::filter_node(cluster.spec(i), cluster.state(i), pod) !=
+          policy::FilterReason::kFits) {
+        continue;
+      }
+      (first.first < 0 ? first.first : first.second) = i;
+    }
+    it = fit_memo_.emplace(key, first).first;
+  }
+  const auto [a, b] = it->second;
+  return b >= 0 || (a >= 0 && a != node);
+}
+
+std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
+                                                               NodeIndex node, const PodSpec& pod,
+                                                               int max_moves) const {
+  const NodeSpec& spec = cluster.spec(node);
+  const NodeState& s = cluster.state(node);
+  if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
+      spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
+    return std::nullopt;
+  }
+  const auto& here = pods_on_[static_cast<std::size_t>(node)];
+  if (here.size() > kMaxPodsPerNode) return std::nullopt;
+  // Which local pods may move, and which use each GPU.
+  uint64_t movable = 0;
+  std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
+  for (std::size_t i = 0; i < here.size(); ++i) {
+    const auto& [id, a] = here[i];
+    // A pod that fits on no other node as the cluster stands cannot move (a necessary
+    // check: the trial places the evicted pods together).
+    const PodSpec* spec_of = pod_of_(id);
+    if (spec_of != nullptr && (!movable_ || movable_(id)) &&
+        fits_elsewhere(cluster, *spec_of, node)) {
+      movable |= uint64_t{1} << i;
+    }
+    for (int g = 0; g < spec.gpu_count; ++g) {
+      if ((a.gpus >> g) & 1U) on_gpu[g] |= uint64_t{1} << i;
+    }
+  }
+  const auto moved_milli = [&](uint64_t set) {
+    int64_t m = 0;
+    for (uint64_t b = set; b != 0; b &= b - 1)
+      m += held_gpu_milli(here[std::countr_zero(b)].second);
+    return m;
+  };
+  // Better: fewer pods, then less GPU milli moved.
+  const auto better = [&](uint64_t a, uint64_t b) {
+    const int ca = std::popcount(a);
+    const int cb = std::popcount(b);
+    return ca != cb ? ca < cb : moved_milli(a) < moved_milli(b);
+  };
+
+  uint64_t best = 0;
+  bool found = false;
+  if (pod.gpu_milli >= kGpuMilli) {
+    // k whole GPUs: every k-subset of the node's GPUs, the union of their pods evicted.
+    // Ascending masks: among equal sets, the one of the lowest GPU indexes.
+    const uint32_t all = (uint32_t{1} << spec.gpu_count) - 1;
+    for (uint32_t m = 1; m <= all; ++m) {
+      if (std::popcount(m) != pod.num_gpu) continue;
+      uint64_t set = 0;
+      for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
+      if ((set & ~movable) != 0) continue;
+      if (!found || better(set, best)) {
+        best = set;
+        found = true;
+      }
+    }
+  } else {
+    // A share: on one GPU, evict its largest shares first until the share fits.
+    for (int g = 0; g < spec.gpu_count; ++g) {
+      int64_t free = s.gpu_free_milli[g];
+      std::vector<std::pair<int64_t, int>> users;  // (milli on this GPU, local index)
+      for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        users.emplace_back(here[static_cast<std::size_t>(i)].second.gpu_milli_each, i);
+      }
+      std::sort(users.begin(), users.end(), std::greater<>());
+      uint64_t set = 0;
+      for (const auto& [milli, i] : users) {
+        if (free >= pod.gpu_milli) break;
+        if (((movable >> i) & 1U) == 0) continue;
+        set |= uint64_t{1} << i;
+        free += milli;
+      }
+      if (free < pod.gpu_milli) continue;
+      if (!found || better(set, best)) {
+        best = set;
+        found = true;
+      }
+    }
+  }
+  if (!found) return std::nullopt;
+  // CPU and memory: add the movable pods that free the most of what still binds.
+  const auto freed = [&](uint64_t set, int64_t Allocation::*field) {
+    int64_t f = 0;
+    for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].second.*field;
+    return f;
+  };
+  for (auto [field, have, need] :
+       {std::tuple{&Allocation::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
+        std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
+    int64_t room = have + freed(best, field);
+    if (room >= need) continue;
+    std::vector<std::pair<int64_t, int>> rest;
+    for (std::size_t i = 0; i < here.size(); ++i) {
+      if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
+        rest.emplace_back(here[i].second.*field, static_cast<int>(i));
+      }
+    }
+    std::sort(rest.begin(), rest.end(), std::greater<>());
+    for (const auto& [amount, i] : rest) {
+      if (room >= need) break;
+      best |= uint64_t{1} << i;
+      room += amount;
+    }
+    if (room < need) return std::nullopt;
+  }
+  if (best == 0 || std::popcount(best) > max_moves) return std::nullopt;
+  Eviction e;
+  e.node = node;
+  for (uint64_t b = best; b != 0; b &= b - 1) {
+    e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].first);
+  }
+  e.gpu_milli = moved_milli(best);
+  return e;
+}
+
+bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
+                               policy::Scheduler& scheduler, Rng& rng, FitPlan& plan) {
+  // Evict, largest GPU request first (they are re-placed in this order).
+  std::vector<std::pair<PodId, Allocation>> evicted;
+  for (PodId p : e.pods) evicted.emplace_back(p, *cluster.allocation_of(p));
+  std::stable_sort(evicted.begin(), evicted.end(), [](const auto& a, const auto& b) {
+    const int64_t ma = held_gpu_milli(a.second);
+    const int64_t mb = held_gpu_milli(b.second);
+    return ma != mb ? ma > mb : a.second.cpu_milli > b.second.cpu_milli;
+  });
+  for (const auto& [p, a] : evicted) (void)cluster.release(p);
+
+  std::vector<Move> moves;
+  bool ok = false;
+  GpuMask gpus = 0;
+  if (policy::filter_node(cluster.spec(e.node), cluster.state(e.node), pod) ==
+      policy::FilterReason::kFits) {
+    gpus = scheduler.policy().select_gpus(cluster, e.node, pod, rng);
+    ok = cluster.allocate(id, pod, e.node, gpus).ok();
+  }
+  if (ok) {
+    for (const auto& [p, a] : evicted) {
+      const PodSpec& spec = *pod_of_(p);
+      const policy::Decision d = scheduler.schedule(cluster, spec, rng);
+      if (d.node < 0 || !cluster.allocate(p, spec, d.node, d.gpus).ok()) {
+        ok = false;
+        break;
+      }
+      moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
+    }
+  }
+  if (ok) {
+    plan.moves = std::move(moves);
+    plan.node = e.node;
+    plan.gpus = gpus;
+    return true;
+  }
+  // Undo: every evicted pod back where it was, the pod out.
+  for (const Move& m : moves) (void)cluster.release(m.pod);
+  (void)cluster.release(id);
+  for (const auto& [p, a] : evicted) (void)cluster.allocate(p, *pod_of_(p), a.node, a.gpus);
+  return false;
+}
+
+std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpec& pod,
+                                        policy::Scheduler& scheduler, Rng& rng,
+                                        const PlannerLimits& limits) {
+  if (!pod.needs_gpu() || limits.max_moves <= 0 || limits.max_trials <= 0) return std::nullopt;
+  index_pods(cluster);
+  fit_memo_.clear();
+  std::vector<Eviction> sets;
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves)) {
+      sets.push_back(std::move(*e));
+    }
+  }
+  const auto& rank = scheduler.tie_rank();
+  std::sort(sets.begin(), sets.end(), [&](const Eviction& a, const Eviction& b) {
+    if (a.pods.size() != b.pods.size()) return a.pods.size() < b.pods.size();
+    if (a.gpu_milli != b.gpu_milli) return a.gpu_milli < b.gpu_milli;
+    return rank[a.node] < rank[b.node];
+  });
+  FitPlan plan;
+  plan.candidates = static_cast<int32_t>(sets.size());
+  for (const Eviction& e : sets) {
+    if (plan.trials >= limits.max_trials) break;
+    ++plan.trials;
+    if (try_eviction(cluster, pod, id, e, scheduler, rng, plan)) return plan;
+  }
+  return std::nullopt;
+}
+
+Status MovePlanner::undo(Cluster& cluster, PodId id, const FitPlan& plan) {
+  if (Status s = cluster.release(id); !s.ok()) return s;
+  for (auto it = plan.moves.rbegin(); it != plan.moves.rend(); ++it) {
+    if (Status s = cluster.release(it->pod); !s.ok()) return s;
+  }
+  for (const Move& m : plan.moves) {
+    const PodSpec* spec = pod_of_(m.pod);
+    if (spec == nullptr) return Error{"a moved pod is no longer known"};
+    if (Status s = cluster.allocate(m.pod, *spec, m.from, m.from_gpus); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace greensched::defrag

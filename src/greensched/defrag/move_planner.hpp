@@ -1,0 +1,110 @@
+// Bounded migration: the fewest moves of running pods that let a pod fit which fits nowhere,
+// and the moves that free the most usable GPU capacity. The simulator (inflation and replay),
+// the extender's /v1/defrag and `explain` all plan with this one class.
+//
+// How a plan for pod P is searched, and why it is bounded:
+//  1. Every online node that could host P if it were empty (GPU model, GPU count, CPU and
+//     memory capacity) is a candidate. For each, an eviction set is built in closed form: for
+//     k whole GPUs, the k GPUs whose pods' union is smallest (every k-subset of the node's
+//     GPUs; at most C(8,4) = 70); for a share, the one GPU needing the fewest evictions,
+//     largest shares first; then, if CPU or memory still binds, the pods that free the most of
+//     it. Only movable pods (a caller's predicate) may be evicted.
+//  2. Candidates are ranked by moves, then by GPU milli moved (less work disturbed), then by
+//     the scheduler's tie order; sets larger than the caller's limit are dropped.
+//  3. The best `max_trials` are tried for real, in order: evict the set, place P on the node
+//     with the policy's GPU choice, then re-place each evicted pod (largest first) where the
+//     policy's own scheduling cycle puts it. The first trial in which every pod lands is the
+//     plan; a failed trial is undone exactly.
+// The search is bounded because every step is: eviction sets are closed-form per node, moves
+// per plan are capped by the budget, and at most max_trials placements are simulated, so a
+// plan costs O(nodes x C(gpus, k) + max_trials x a scheduling cycle) whatever the cluster's
+// state. It is greedy, not optimal: a plan may miss one that moves the evicted pods in a
+// chain.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "greensched/core/cluster.hpp"
+#include "greensched/core/rng.hpp"
+#include "greensched/policy/scheduler.hpp"
+
+namespace greensched::defrag {
+
+// One move: pod `pod` leaves `from` (GPUs `from_gpus`) for `to` (GPUs `to_gpus`).
+struct Move {
+  PodId pod = 0;
+  NodeIndex from = -1;
+  GpuMask from_gpus = 0;
+  NodeIndex to = -1;
+  GpuMask to_gpus = 0;
+  int64_t gpu_milli = 0;  // the moved pod's GPU request
+};
+
+// A plan that lets a pod fit: the moves, in the order they are carried out, then the pod on
+// `node` with `gpus`.
+struct FitPlan {
+  std::vector<Move> moves;
+  NodeIndex node = -1;
+  GpuMask gpus = 0;
+  int32_t candidates = 0;  // nodes that could host the pod if emptied, with a small enough set
+  int32_t trials = 0;      // of which were tried
+};
+
+struct PlannerLimits {
+  int max_moves = 4;   // per plan
+  int max_trials = 8;  // eviction sets placed for real before giving up
+};
+
+// The spec of a placed pod (nullptr when unknown: it is then never moved).
+using PodLookup = std::function<const PodSpec*(PodId)>;
+// Whether a placed pod may be moved (e.g. annotated movable, no PodDisruptionBudget at zero).
+using Movable = std::function<bool(PodId)>;
+
+class MovePlanner {
+ public:
+  MovePlanner(PodLookup pod_of, Movable movable = {});
+
+  // The plan that lets `pod` fit with the fewest moves within `limits`, carried out on
+  // `cluster` (the caller then updates whatever tracks the touched nodes: Move::from, Move::to
+  // and the plan's node), or nullopt with the cluster unchanged. The scheduler's policy
+  // chooses where evicted pods go and which GPUs every pod takes; its tie order ranks equal
+  // candidates. Pods needing no GPU are not planned for.
+  // The pod is placed under `id`.
+  std::optional<FitPlan> fit(Cluster& cluster, PodId id, const PodSpec& pod,
+                             policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits);
+
+  // Undoes a plan carried out by fit (pod `id` must have been placed with it): the pod is
+  // released and every moved pod returns where it was.
+  Status undo(Cluster& cluster, PodId id, const FitPlan& plan);
+
+ private:
+  struct Eviction {
+    NodeIndex node = -1;
+    std::vector<PodId> pods;
+    int64_t gpu_milli = 0;
+  };
+  void index_pods(const Cluster& cluster);
+  std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
+                                       int max_moves) const;
+  bool fits_elsewhere(const Cluster& cluster, const PodSpec& pod, NodeIndex node) const;
+  bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
+                    policy::Scheduler& scheduler, Rng& rng, FitPlan& plan);
+
+  PodLookup pod_of_;
+  Movable movable_;
+  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;  // per node, scratch
+  // Per evicted pod's request: the first two nodes it fits as the cluster stands (per plan).
+  struct FitKey {
+    PodShape shape;
+    int64_t memory_mib = 0;
+    auto operator<=>(const FitKey&) const = default;
+  };
+  mutable std::map<FitKey, std::pair<NodeIndex, NodeIndex>> fit_memo_;
+};
+
+}  // namespace greensched::defrag
