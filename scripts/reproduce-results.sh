@@ -37,6 +37,7 @@ sections=(
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|7 min"
   "bound-families|bound-families|70 s"
+  "defrag-lists|defrag-lists|6 min"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
   "learned-reverse|learned-reverse|55 s"
@@ -247,6 +248,19 @@ bound() {
 section_bound_families() {
   local l
   for l in "${bound_lists[@]}"; do bound "$1/$l.json" --pods "$(pods "$l")" --policy fgd; done
+}
+
+# FGD with bounded migration at budgets 0 to 5 % on every openb pod list, beside the offline
+# packing and the LP bound of the same arrived pods.
+section_defrag_lists() {
+  local l b
+  for l in "${bound_lists[@]}"; do
+    for b in 0 0.5 1 2 5; do
+      gs simulate --nodes "$nodes" --pods "$(pods "$l")" --policy fgd --seeds 42-51 --tune 1.3 \
+        --migrate-budget "$b" --max-moves 4 --json -q -j "$jobs" >"$1/$l-moves-$b.json"
+    done
+    bound "$1/$l.json" --pods "$(pods "$l")" --policy none
+  done
 }
 
 # FGD with its target workload estimated online, on stable and drifting workloads.

@@ -1,7 +1,9 @@
 // Explanations checked word for word on hand-computed scenarios, and the narrator's HTTP
 // client against a local server.
 #include <gtest/gtest.h>
+
 #include <httplib.h>
+#include "greensched/defrag/move_planner.hpp"
 
 #include <chrono>
 #include <memory>
@@ -144,6 +146,37 @@ TEST(Explain, FailedByFragmentationWithBothCounterfactuals) {
   EXPECT_EQ(facts["nodes_total"], 2);
   EXPECT_EQ(facts["reason_counts"]["insufficient GPU share on any single GPU"], 2);
   EXPECT_FALSE(facts["placed"].get<bool>());
+}
+
+// The same cluster with moves allowed: x0 leaves GPU 0 of X for GPU 1, which frees GPU 0 for q.
+TEST(Explain, RescuedByAMove) {
+  Scenario s({NodeSpec{"X", 16000, 64000, 2, 0}, NodeSpec{"Y", 16000, 64000, 1, 0}});
+  s.place(1, test_pod("x0", 1000, 1, 400), 0, 0b01);
+  s.place(2, test_pod("x1", 1000, 1, 400), 0, 0b10);
+  s.place(3, test_pod("y0", 1000, 1, 700), 1, 0b01);
+  const PodSpec q = test_pod("q", 1000, 1, 800);
+  nlohmann::json r = s.decide("fgd", q, {0, 1}, true);
+  policy::Scheduler scheduler(*s.policy_, {0, 1});
+  Rng rng(1);
+  const auto pod_of = [&](PodId id) -> const PodSpec* {
+    auto it = s.placed.find(id);
+    return it == s.placed.end() ? nullptr : &it->second;
+  };
+  defrag::MovePlanner planner(pod_of);
+  auto plan = planner.fit(s.cluster, 9, q, scheduler, rng, {});
+  ASSERT_TRUE(plan.has_value());
+  r["rescued_by_moves"] = sim::rescue_json(*plan, s.cluster, pod_of);
+  ASSERT_TRUE(check_decision_record(r).ok());
+  EXPECT_FALSE(is_failed_placement(r));
+  EXPECT_TRUE(record_about_pod(r, "x0"));
+  EXPECT_FALSE(record_about_pod(r, "y0"));
+  EXPECT_EQ(explain_text(r),
+            "Pod q (1 vCPU, 1 GiB memory, 0.8 of one GPU) fit no node as the cluster stood (2 "
+            "insufficient GPU share on any single GPU); one running pod was moved to make room, "
+            "and it was placed on X, GPU 0, by fgd.\n"
+            "Pod x0 (1 vCPU, 0.4 of one GPU) moved from X (GPU 0) to X (GPU 1).\n"
+            "On X the moves freed 0.4 of one GPU on the GPUs it took, and 0 vCPU.\n");
+  EXPECT_EQ(explain_facts(r)["rescued_by_moves"]["moves"].size(), 1U);
 }
 
 TEST(Explain, FailedOnCpuWithoutGpu) {

@@ -208,7 +208,7 @@ int run_explain(ExplainOptions o) {
       if (match == 1 && nearby.size() < 3) nearby.push_back(std::move(r));
       continue;
     }
-    if ((!o.pod.empty() && r["pod"] == o.pod) ||
+    if ((!o.pod.empty() && explain::record_about_pod(r, o.pod)) ||
         (o.step >= 0 && step != nullptr && *step == o.step) || (o.failed > 0 && failed)) {
       chosen.push_back(std::move(r));
       if (o.step >= 0 || (o.failed > 0 && static_cast<int>(chosen.size()) >= o.failed)) break;
@@ -323,7 +323,7 @@ Action add_explain_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--pod", o->pod,
                   "explain every decision about this pod, in order (it may have waited or "
-                  "failed before it was placed)");
+                  "failed before it was placed, or been moved to make room for another)");
   cmd->add_option("--step", o->step, "explain the decision at this arrival step");
   cmd->add_option("--failed", o->failed, "explain the first N pods that could not be placed");
   cmd->add_option("--ask", o->ask,

@@ -101,6 +101,11 @@ nlohmann::json to_json(const sim::RunResult& r) {
   }
   auto p100 = sim::point_at(r.curve, 100);
   j["power_watts_at_100"] = p100 ? nlohmann::json(p100->power_watts) : nullptr;
+  j["migrate_budget_pct"] = r.spec.migrate_budget_pct;
+  j["pods_migrated"] = r.pods_migrated;
+  j["pods_rescued"] = r.pods_rescued;
+  j["migrated_pods_at_100"] = p100 ? nlohmann::json(p100->migrated_pods) : nullptr;
+  j["placed_pods_at_100"] = p100 ? nlohmann::json(p100->placed_pods) : nullptr;
   j["wall_seconds"] = r.wall_seconds;
   return j;
 }

@@ -25,29 +25,33 @@ MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
 void MovePlanner::index_pods(const Cluster& cluster) {
   pods_on_.resize(cluster.size());
   for (auto& v : pods_on_) v.clear();
+  std::fill(memo_slot_.begin(), memo_slot_.end(), -1);
   cluster.for_each_allocation([&](PodId id, const Allocation& a) {
     pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
+    if (id >= memo_slot_.size()) memo_slot_.resize(std::size_t{id} + 1, -1);
   });
+  fit_memo_.clear();
+  fit_slots_.clear();
 }
 
-bool MovePlanner::fits_elsewhere(const Cluster& cluster, const PodSpec& pod, NodeIndex node) const {
-  const FitKey key{pod.shape_fields(), pod.memory_mib};
-  auto it = fit_memo_.find(key);
-  if (it == fit_memo_.end()) {
-    // The first two nodes the pod fits, as the cluster stands.
-    std::pair<NodeIndex, NodeIndex> first{-1, -1};
-    for (std::size_t n = 0; n < cluster.size() && first.second < 0; ++n) {
-      const auto i = static_cast<NodeIndex>(n);
-      if (policy::filter_node(cluster.spec(i), cluster.state(i), pod) !=
-          policy::FilterReason::kFits) {
-        continue;
-      }
-      (first.first < 0 ? first.first : first.second) = i;
+bool MovePlanner::fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod,
+                                 NodeIndex node) const {
+  // Per pod, the slot of its request's first two fitting nodes (requests repeat: memoised).
+  int32_t& slot = memo_slot_[id];
+  if (slot < 0) {
+    const FitKey key{pod.shape_fields(), pod.memory_mib};
+    auto it = fit_memo_.find(key);
+    if (it == fit_memo_.end()) {
+      fitting_.resize(cluster.size());
+      const std::size_t count = policy::fitting_nodes(cluster, pod, fitting_);
+      fit_slots_.emplace_back(count > 0 ? fitting_[0] : -1, count > 1 ? fitting_[1] : -1);
+      it = fit_memo_.emplace(key, static_cast<int32_t>(fit_slots_.size() - 1)).first;
     }
-    it = fit_memo_.emplace(key, first).first;
+    slot = it->second;
   }
-  const auto [a, b] = it->second;
-  return b >= 0 || (a >= 0 && a != node);
+  // Another GPU of its own node counts: moving within a node may free the GPU the pod needs.
+  (void)node;
+  return fit_slots_[static_cast<std::size_t>(slot)].first >= 0;
 }
 
 std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
@@ -66,11 +70,11 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
   std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
   for (std::size_t i = 0; i < here.size(); ++i) {
     const auto& [id, a] = here[i];
-    // A pod that fits on no other node as the cluster stands cannot move (a necessary
+    // A pod that fits nowhere as the cluster stands (beside itself) cannot move (a necessary
     // check: the trial places the evicted pods together).
     const PodSpec* spec_of = pod_of_(id);
     if (spec_of != nullptr && (!movable_ || movable_(id)) &&
-        fits_elsewhere(cluster, *spec_of, node)) {
+        fits_elsewhere(cluster, id, *spec_of, node)) {
       movable |= uint64_t{1} << i;
     }
     for (int g = 0; g < spec.gpu_count; ++g) {
@@ -90,72 +94,81 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
     return ca != cb ? ca < cb : moved_milli(a) < moved_milli(b);
   };
 
-  uint64_t best = 0;
-  bool found = false;
-  if (pod.gpu_milli >= kGpuMilli) {
-    // k whole GPUs: every k-subset of the node's GPUs, the union of their pods evicted.
-    // Ascending masks: among equal sets, the one of the lowest GPU indexes.
-    const uint32_t all = (uint32_t{1} << spec.gpu_count) - 1;
-    for (uint32_t m = 1; m <= all; ++m) {
-      if (std::popcount(m) != pod.num_gpu) continue;
-      uint64_t set = 0;
-      for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
-      if ((set & ~movable) != 0) continue;
-      if (!found || better(set, best)) {
-        best = set;
-        found = true;
+  // The smallest set of movable pods whose eviction lets the pod in, if any.
+  const auto choose = [&](uint64_t movable) -> std::optional<uint64_t> {
+    uint64_t best = 0;
+    bool found = false;
+    if (pod.gpu_milli >= kGpuMilli) {
+      // k whole GPUs: every k-subset of the node's GPUs (ascending, by Gosper's hack: among
+      // equal sets the one of the lowest GPU indexes), the union of their pods evicted.
+      const int k = pod.num_gpu;
+      const uint32_t end = uint32_t{1} << spec.gpu_count;
+      for (uint32_t m = (uint32_t{1} << k) - 1; m < end;) {
+        uint64_t set = 0;
+        for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
+        if ((set & ~movable) == 0 && (!found || better(set, best))) {
+          best = set;
+          found = true;
+        }
+        const uint32_t low = m & (0U - m);
+        const uint32_t ripple = m + low;
+        m = ripple | (((m ^ ripple) >> 2) / low);
+      }
+    } else {
+      // A share: on one GPU, evict its largest shares first until the share fits.
+      for (int g = 0; g < spec.gpu_count; ++g) {
+        int64_t free = s.gpu_free_milli[g];
+        std::vector<std::pair<int64_t, int>> users;  // (milli on this GPU, local index)
+        for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
+          const int i = std::countr_zero(b);
+          users.emplace_back(here[static_cast<std::size_t>(i)].second.gpu_milli_each, i);
+        }
+        std::sort(users.begin(), users.end(), std::greater<>());
+        uint64_t set = 0;
+        for (const auto& [milli, i] : users) {
+          if (free >= pod.gpu_milli) break;
+          if (((movable >> i) & 1U) == 0) continue;
+          set |= uint64_t{1} << i;
+          free += milli;
+        }
+        if (free < pod.gpu_milli) continue;
+        if (!found || better(set, best)) {
+          best = set;
+          found = true;
+        }
       }
     }
-  } else {
-    // A share: on one GPU, evict its largest shares first until the share fits.
-    for (int g = 0; g < spec.gpu_count; ++g) {
-      int64_t free = s.gpu_free_milli[g];
-      std::vector<std::pair<int64_t, int>> users;  // (milli on this GPU, local index)
-      for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
-        const int i = std::countr_zero(b);
-        users.emplace_back(here[static_cast<std::size_t>(i)].second.gpu_milli_each, i);
+    if (!found) return std::nullopt;
+    // CPU and memory: add the movable pods that free the most of what still binds.
+    const auto freed = [&](uint64_t set, int64_t Allocation::*field) {
+      int64_t f = 0;
+      for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].second.*field;
+      return f;
+    };
+    for (auto [field, have, need] :
+         {std::tuple{&Allocation::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
+          std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
+      int64_t room = have + freed(best, field);
+      if (room >= need) continue;
+      std::vector<std::pair<int64_t, int>> rest;
+      for (std::size_t i = 0; i < here.size(); ++i) {
+        if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
+          rest.emplace_back(here[i].second.*field, static_cast<int>(i));
+        }
       }
-      std::sort(users.begin(), users.end(), std::greater<>());
-      uint64_t set = 0;
-      for (const auto& [milli, i] : users) {
-        if (free >= pod.gpu_milli) break;
-        if (((movable >> i) & 1U) == 0) continue;
-        set |= uint64_t{1} << i;
-        free += milli;
+      std::sort(rest.begin(), rest.end(), std::greater<>());
+      for (const auto& [amount, i] : rest) {
+        if (room >= need) break;
+        best |= uint64_t{1} << i;
+        room += amount;
       }
-      if (free < pod.gpu_milli) continue;
-      if (!found || better(set, best)) {
-        best = set;
-        found = true;
-      }
+      if (room < need) return std::nullopt;
     }
-  }
-  if (!found) return std::nullopt;
-  // CPU and memory: add the movable pods that free the most of what still binds.
-  const auto freed = [&](uint64_t set, int64_t Allocation::*field) {
-    int64_t f = 0;
-    for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].second.*field;
-    return f;
+    return best;
   };
-  for (auto [field, have, need] :
-       {std::tuple{&Allocation::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
-        std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
-    int64_t room = have + freed(best, field);
-    if (room >= need) continue;
-    std::vector<std::pair<int64_t, int>> rest;
-    for (std::size_t i = 0; i < here.size(); ++i) {
-      if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
-        rest.emplace_back(here[i].second.*field, static_cast<int>(i));
-      }
-    }
-    std::sort(rest.begin(), rest.end(), std::greater<>());
-    for (const auto& [amount, i] : rest) {
-      if (room >= need) break;
-      best |= uint64_t{1} << i;
-      room += amount;
-    }
-    if (room < need) return std::nullopt;
-  }
+  const std::optional<uint64_t> chosen = choose(movable);
+  if (!chosen) return std::nullopt;
+  const uint64_t best = *chosen;
   if (best == 0 || std::popcount(best) > max_moves) return std::nullopt;
   Eviction e;
   e.node = node;
@@ -214,8 +227,12 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
                                         policy::Scheduler& scheduler, Rng& rng,
                                         const PlannerLimits& limits) {
   if (!pod.needs_gpu() || limits.max_moves <= 0 || limits.max_trials <= 0) return std::nullopt;
+  // A request that found no plan finds none while pods only arrive (see the header).
+  if (cluster.instance() != failed_instance_) forget_failures();
+  failed_instance_ = cluster.instance();
+  const FailKey fail_key{pod.shape_fields(), pod.memory_mib, limits.max_moves, limits.max_trials};
+  if (failed_.contains(fail_key)) return std::nullopt;
   index_pods(cluster);
-  fit_memo_.clear();
   std::vector<Eviction> sets;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
     if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves)) {
@@ -233,8 +250,12 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
   for (const Eviction& e : sets) {
     if (plan.trials >= limits.max_trials) break;
     ++plan.trials;
-    if (try_eviction(cluster, pod, id, e, scheduler, rng, plan)) return plan;
+    if (try_eviction(cluster, pod, id, e, scheduler, rng, plan)) {
+      forget_failures();  // pods moved: room may have opened anywhere
+      return plan;
+    }
   }
+  failed_.insert(fail_key);
   return std::nullopt;
 }
 

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,11 @@ class MovePlanner {
   std::optional<FitPlan> fit(Cluster& cluster, PodId id, const PodSpec& pod,
                              policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits);
 
+  // Call when a pod leaves the cluster: requests that found no plan are searched again.
+  // (While pods only arrive, room only shrinks, so a request that found no plan finds none
+  // later: fit does not search it again until a pod leaves or is moved.)
+  void forget_failures() { failed_.clear(); }
+
   // Undoes a plan carried out by fit (pod `id` must have been placed with it): the pod is
   // released and every moved pod returns where it was.
   Status undo(Cluster& cluster, PodId id, const FitPlan& plan);
@@ -91,7 +97,7 @@ class MovePlanner {
   void index_pods(const Cluster& cluster);
   std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
                                        int max_moves) const;
-  bool fits_elsewhere(const Cluster& cluster, const PodSpec& pod, NodeIndex node) const;
+  bool fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node) const;
   bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
                     policy::Scheduler& scheduler, Rng& rng, FitPlan& plan);
 
@@ -104,7 +110,20 @@ class MovePlanner {
     int64_t memory_mib = 0;
     auto operator<=>(const FitKey&) const = default;
   };
-  mutable std::map<FitKey, std::pair<NodeIndex, NodeIndex>> fit_memo_;
+  mutable std::map<FitKey, int32_t> fit_memo_;  // -> index into fit_slots_
+  mutable std::vector<std::pair<NodeIndex, NodeIndex>> fit_slots_;
+  mutable std::vector<int32_t> memo_slot_;  // per pod id: its fit_slots_ index, -1 unknown
+  mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
+  // Requests that found no plan since the last move or departure.
+  struct FailKey {
+    PodShape shape;
+    int64_t memory_mib = 0;
+    int max_moves = 0;
+    int max_trials = 0;
+    auto operator<=>(const FailKey&) const = default;
+  };
+  std::set<FailKey> failed_;
+  uint64_t failed_instance_ = 0;
 };
 
 }  // namespace greensched::defrag

@@ -424,8 +424,53 @@ std::vector<std::string> dispatch_sentences(const json& r) {
   return s;
 }
 
+// A GPU amount in words: "no GPU", "0.5 of a GPU", "a whole GPU", "2 GPUs".
+std::string gpu_amount(int64_t milli) {
+  if (milli <= 0) return "no GPU";
+  if (milli > 1000) return fmt::format("{} GPUs", number(milli / 1000.0));
+  return gpu_share(milli);
+}
+
+// A pod that fit nowhere, placed after moving others (rescued_by_moves).
+std::vector<std::string> rescued_sentences(const json& r) {
+  const json& m = r["rescued_by_moves"];
+  const json& moves = member_or_empty(m, "moves");
+  std::vector<std::string> s;
+  const std::string gpus = gpu_indices(member_or_empty(m, "gpus"));
+  s.push_back(fmt::format(
+      "Pod {} ({}) fit no node as the cluster stood ({}); {} moved to make room, and it was "
+      "placed on {}{} by {}.",
+      r["pod"].get<std::string>(), describe_request(r["request"]),
+      reason_list(member_or_empty(r, "reason_counts")),
+      moves.size() == 1 ? std::string("one running pod was")
+                        : fmt::format("{} running pods were", moves.size()),
+      m["node"].get<std::string>(), gpus.empty() ? "" : ", " + gpus + ",",
+      r.value("policy", std::string("the policy"))));
+  for (const json& mv : moves) {
+    const std::string from_gpus = gpu_indices(member_or_empty(mv, "from_gpus"));
+    const std::string to_gpus = gpu_indices(member_or_empty(mv, "to_gpus"));
+    s.push_back(
+        fmt::format("Pod {} ({} vCPU, {}) moved from {}{} to {}{}.", mv["pod"].get<std::string>(),
+                    number(as_int(mv, "cpu_milli") / 1000.0), gpu_amount(as_int(mv, "gpu_milli")),
+                    mv["from"].get<std::string>(), from_gpus.empty() ? "" : " (" + from_gpus + ")",
+                    mv["to"].get<std::string>(), to_gpus.empty() ? "" : " (" + to_gpus + ")"));
+  }
+  const json& freed = member_or_empty(m, "freed");
+  s.push_back(fmt::format("On {} the moves freed {} on the GPUs it took, and {} vCPU.",
+                          m["node"].get<std::string>(), gpu_amount(as_int(freed, "gpu_milli")),
+                          number(as_int(freed, "cpu_milli") / 1000.0)));
+  return s;
+}
+
 std::vector<std::string> sentences(const json& r) {
   if (r.value("kind", std::string()) == "dispatch") return dispatch_sentences(r);
+  if (r.contains("rescued_by_moves") && r["rescued_by_moves"].is_object()) {
+    std::vector<std::string> s = rescued_sentences(r);
+    if (r.contains("time_s") && r["time_s"].is_number()) {
+      s.front() = fmt::format("At {} s, {}", number(r["time_s"].get<double>(), 1), s.front());
+    }
+    return s;
+  }
   std::vector<std::string> s = !r.contains("chosen_node") || r["chosen_node"].is_null()
                                    ? failed_sentences(r)
                                    : placed_sentences(r);
@@ -589,6 +634,35 @@ Status check_placement(const json& r) {
       }
     }
   }
+  if (const json* m = json_member(r, "rescued_by_moves")) {
+    if (Status s = check_fields(*m, "rescued_by_moves",
+                                {{"node", JsonKind::kString, true, false},
+                                 {"gpus", JsonKind::kArray},
+                                 {"moves", JsonKind::kArray, true, false},
+                                 {"freed", JsonKind::kObject}});
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = check_objects(*m, "moves", "rescued_by_moves",
+                                 {{"pod", JsonKind::kString, true, false},
+                                  {"from", JsonKind::kString, true, false},
+                                  {"to", JsonKind::kString, true, false},
+                                  {"from_gpus", JsonKind::kArray},
+                                  {"to_gpus", JsonKind::kArray},
+                                  {"gpu_milli", JsonKind::kNumber},
+                                  {"cpu_milli", JsonKind::kNumber}});
+        !s.ok()) {
+      return s;
+    }
+    if (const json* f = json_member(*m, "freed")) {
+      if (Status s =
+              check_fields(*f, "rescued_by_moves.freed",
+                           {{"gpu_milli", JsonKind::kNumber}, {"cpu_milli", JsonKind::kNumber}});
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   const json* d = json_member(r, "diagnosis");
   if (d == nullptr) return Status::Ok();
   if (Status s = check_fields(*d, "diagnosis",
@@ -660,7 +734,21 @@ Result<json> parse_decision_record(std::string_view line, std::string_view where
 bool is_failed_placement(const json& record) {
   const json* kind = json_member(record, "kind");
   const bool dispatch = kind != nullptr && *kind == "dispatch";
-  return !dispatch && json_member(record, "chosen_node") == nullptr;
+  return !dispatch && json_member(record, "chosen_node") == nullptr &&
+         json_member(record, "rescued_by_moves") == nullptr;
+}
+
+bool record_about_pod(const json& record, std::string_view pod) {
+  const json* own = json_member(record, "pod");
+  if (own != nullptr && own->is_string() && own->get<std::string>() == pod) return true;
+  const json* m = json_member(record, "rescued_by_moves");
+  const json* moves = m != nullptr ? json_member(*m, "moves") : nullptr;
+  if (moves == nullptr || !moves->is_array()) return false;
+  for (const json& mv : *moves) {
+    const json* p = json_member(mv, "pod");
+    if (p != nullptr && p->is_string() && p->get<std::string>() == pod) return true;
+  }
+  return false;
 }
 
 std::string sentence_number(double v, int decimals) {
@@ -699,6 +787,7 @@ json explain_facts(const json& record) {
                           "frag_delta_milli",
                           "power_delta_watts",
                           "diagnosis",
+                          "rescued_by_moves",
                           "kind",
                           "agent",
                           "home_site",

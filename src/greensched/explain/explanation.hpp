@@ -29,6 +29,9 @@ Status check_decision_record(const nlohmann::json& record);
 // null. A dispatch record (kind "dispatch") is never one. `explain --failed` and the report's
 // failed pods both count by this rule.
 bool is_failed_placement(const nlohmann::json& record);
+// Whether the record is about pod `pod`: its own decision, or one that moved it to make room
+// for another (rescued_by_moves).
+bool record_about_pod(const nlohmann::json& record, std::string_view pod);
 
 std::string explain_text(const nlohmann::json& record);
 

@@ -293,6 +293,42 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
   return r;
 }
 
+json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
+                 const std::function<const PodSpec*(PodId)>& pod_of) {
+  const auto pod_name = [&](PodId id) {
+    const PodSpec* p = pod_of ? pod_of(id) : nullptr;
+    return p != nullptr ? p->name : fmt::format("pod {}", id);
+  };
+  json moves = json::array();
+  int64_t freed_gpu = 0;
+  int64_t freed_cpu = 0;
+  for (const defrag::Move& m : plan.moves) {
+    const PodSpec* p = pod_of ? pod_of(m.pod) : nullptr;
+    const int64_t cpu = p != nullptr ? p->cpu_milli : 0;
+    moves.push_back({{"pod", pod_name(m.pod)},
+                     {"from", cluster.spec(m.from).name},
+                     {"from_gpus", gpu_list(m.from_gpus)},
+                     {"to", cluster.spec(m.to).name},
+                     {"to_gpus", gpu_list(m.to_gpus)},
+                     {"gpu_milli", m.gpu_milli},
+                     {"cpu_milli", cpu}});
+    // GPU freed on the GPUs the pod took; CPU freed on its node, net of pods moved onto it.
+    const int64_t each = m.gpu_milli / std::max(1, gpu_mask_count(m.from_gpus));
+    if (m.from == plan.node) {
+      freed_gpu += each * gpu_mask_count(m.from_gpus & plan.gpus);
+      freed_cpu += cpu;
+    }
+    if (m.to == plan.node) {
+      freed_gpu -= each * gpu_mask_count(m.to_gpus & plan.gpus);
+      freed_cpu -= cpu;
+    }
+  }
+  return {{"node", cluster.spec(plan.node).name},
+          {"gpus", gpu_list(plan.gpus)},
+          {"moves", std::move(moves)},
+          {"freed", {{"gpu_milli", freed_gpu}, {"cpu_milli", freed_cpu}}}};
+}
+
 std::string tag_run_records(std::string_view records, std::string_view key, std::string_view name,
                             uint64_t seed) {
   const std::string prefix =

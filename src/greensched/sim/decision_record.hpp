@@ -10,7 +10,10 @@
 //   [used GPU milli of each GPU of the chosen node before this pod, by GPU index], score,
 //   runner_up, runner_up_score, margin, tie_broken, frag_delta_milli, power_delta_watts, and
 //   for a failed pod reason_counts_by_type {GPU model or "no GPU": {reason: nodes}} and
-//   diagnosis {split_gpu_nodes, split_gpu_examples [nodes], shrink, move}.
+//   diagnosis {split_gpu_nodes, split_gpu_examples [nodes], shrink, move}; and for a pod that fit
+//   nowhere but was placed after moving others (simulate --migrate-budget), rescued_by_moves
+//   {node, gpus [indices], moves [{pod, from, from_gpus, to, to_gpus, gpu_milli, cpu_milli}],
+//   freed {gpu_milli: on the GPUs the pod took, cpu_milli: on its node, net}}.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "greensched/core/cluster.hpp"
+#include "greensched/defrag/move_planner.hpp"
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/power/power_model.hpp"
@@ -43,6 +47,10 @@ struct RecordInputs {
 nlohmann::json make_record(const RecordInputs& in, const PodSpec& pod,
                            const policy::Decision& decision, int64_t step,
                            std::optional<double> time_s = std::nullopt);
+
+// A record's rescued_by_moves: the plan, carried out on `cluster`, that placed a pod.
+nlohmann::json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
+                           const std::function<const PodSpec*(PodId)>& pod_of);
 
 // The request of `pod` as in a record.
 nlohmann::json request_json(const PodSpec& pod, const GpuModelRegistry& models);

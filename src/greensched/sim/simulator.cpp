@@ -118,6 +118,9 @@ Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
   for (const uint32_t index : arrivals) {
     const PodSpec& pod = workload.pods[index];
     policy::Decision d = scheduler.schedule(cluster, pod, rng, spec.record ? &counts : nullptr);
+    // The record sees the cycle as it was, before any move.
+    nlohmann::json record;
+    if (spec.record) record = make_record(record_inputs, pod, d, step);
     std::optional<defrag::FitPlan> plan;
     if (d.node < 0 && planner && pod.needs_gpu()) {
       const auto allowed = static_cast<int64_t>(spec.migrate_budget_pct / 100.0 *
@@ -128,7 +131,8 @@ Result<RunResult> run_arrivals(const Scenario& scenario, const RunSpec& spec,
       plan = planner->fit(cluster, step, pod, scheduler, rng, limits);
     }
     if (spec.record) {
-      result.records += make_record(record_inputs, pod, d, step).dump();
+      if (plan) record["rescued_by_moves"] = rescue_json(*plan, cluster, record_inputs.pod_of);
+      result.records += record.dump();
       result.records += '\n';
     }
     ++result.pods_arrived;
