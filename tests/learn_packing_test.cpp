@@ -211,8 +211,8 @@ trace::Workload random_instance(uint64_t seed) {
         w.pods.push_back(test_pod("", cpu, 0, 0, 0, memory));
         break;
       case 1:
-        w.pods.push_back(test_pod("", cpu, 1, 50 * (1 + static_cast<int32_t>(rng.uniform(19))),
-                                  spec, memory));
+        w.pods.push_back(
+            test_pod("", cpu, 1, 50 * (1 + static_cast<int32_t>(rng.uniform(19))), spec, memory));
         break;
       case 2:
         w.pods.push_back(test_pod("", cpu, 1, 1000, spec, memory));

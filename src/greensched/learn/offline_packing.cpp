@@ -199,7 +199,8 @@ class Packer {
           left.push_back(p);
         }
       }
-      std::sort(left.begin(), left.end(), [&](uint32_t a, uint32_t b) { return rank[a] < rank[b]; });
+      std::sort(left.begin(), left.end(),
+                [&](uint32_t a, uint32_t b) { return rank[a] < rank[b]; });
       unplaced = std::move(left);
       if (!changed) break;
     }
@@ -234,9 +235,8 @@ class Packer {
   // GPU rule.
   bool fits_after(NodeIndex node, NodeState s, const PodSpec& first, const PodSpec& second) const {
     const NodeSpec& spec = cluster_.spec(node);
-    const GpuMask gpus = first.shares_gpu()
-                             ? policy::tightest_fitting_gpu(spec, s, first.gpu_milli)
-                             : policy::first_whole_free_gpus(spec, s, first.num_gpu);
+    const GpuMask gpus = first.shares_gpu() ? policy::tightest_fitting_gpu(spec, s, first.gpu_milli)
+                                            : policy::first_whole_free_gpus(spec, s, first.num_gpu);
     s.cpu_free_milli -= first.cpu_milli;
     s.memory_free_mib -= first.memory_mib;
     for (int g = 0; g < spec.gpu_count; ++g) {
@@ -273,7 +273,8 @@ class Packer {
   Result<bool> repair_one(uint32_t p, std::vector<uint32_t>& displaced) {
     const PodSpec& pod = pods_[p];
     const PackKey key = pack_key(pod);
-    if (auto it = hopeless_.find(key); it != hopeless_.end() && it->second == cluster_.change_count()) {
+    if (auto it = hopeless_.find(key);
+        it != hopeless_.end() && it->second == cluster_.change_count()) {
       return false;  // a pod like it found nothing in this very cluster
     }
     uint32_t smallest = 0;  // the smallest pod to displace, on node `smallest_on`
@@ -365,8 +366,8 @@ Status pack_lp_rounding(Packer& packer, std::span<const NodeSpec> nodes,
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const NodeSpec& s = nodes[n];
     if (s.gpu_count <= 0) continue;
-    const auto [it, added] =
-        type_of.emplace(TypeKey{s.model, s.gpu_count, s.cpu_milli, s.memory_mib}, type_nodes.size());
+    const auto [it, added] = type_of.emplace(
+        TypeKey{s.model, s.gpu_count, s.cpu_milli, s.memory_mib}, type_nodes.size());
     if (added) type_nodes.emplace_back();
     type_nodes[it->second].push_back(static_cast<NodeIndex>(n));
   }

@@ -54,7 +54,9 @@ struct OfflinePacking {
   double seconds = 0;
 
   const PackingMethod& best_method() const { return methods[best]; }
-  int64_t allocated_gpu_milli() const { return methods.empty() ? 0 : best_method().allocated_gpu_milli; }
+  int64_t allocated_gpu_milli() const {
+    return methods.empty() ? 0 : best_method().allocated_gpu_milli;
+  }
   double alloc_pct(int64_t milli) const {
     return cluster_gpu_milli > 0
                ? static_cast<double>(milli) / static_cast<double>(cluster_gpu_milli) * 100.0
