@@ -19,12 +19,17 @@
 //                What is left is placed by best-fit decreasing on any node. The LP chooses
 //                which node types serve which shapes (GPU models, CPU per GPU), which neither
 //                greedy rule sees.
-// The repair pass takes the unplaced GPU pods in the sorted order and places each where it
-// fits once one placed pod leaves a node: that pod moves to the best-fitting other node where
-// it fits as things stand, or to another GPU of the same node, or, if it fits nowhere and asks
-// for less GPU milli than the unplaced pod, is displaced (and retried in the next round). Each
-// step raises the allocation; three rounds at most. Nothing draws random numbers: the same
-// inputs give the same packing.
+// The repair pass takes the unplaced GPU pods in the sorted order and tries, for each, in turn:
+//   move     a node where the pod fits once one placed pod leaves: that pod moves to the
+//            best-fitting other node where it fits as things stand, or to another GPU of the
+//            same node;
+//   swap     a node where the pod's GPUs are free but CPU or memory is short trades a placed
+//            pod for one with the same GPU request and less CPU and memory from one of the
+//            nodes with the most free CPU (each on the other's GPUs), then takes the pod;
+//   displace a placed pod that asks for less GPU milli and fits nowhere else leaves (to be
+//            retried in the next round).
+// Each step raises the allocation; three rounds at most. Nothing draws random numbers: the
+// same inputs give the same packing.
 // CPU-only pods are left out, as the bound leaves them out: they add no GPU allocation, and
 // placed after the GPU pods where room is left they could take none away.
 // On the openb pod lists at 100 % arrival the GPU requests exceed what can be packed, and
@@ -60,6 +65,7 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kPackingMethods = {"bfd", "fgd-sorted", "lp-rounding"};
 constexpr int kRepairRounds = 3;
+constexpr std::size_t kSwapNodes = 32;   // nodes with the most free CPU a swap looks at
 constexpr uint64_t kPackingRngSeed = 1;  // FGD draws nothing; the scheduler asks for a generator
 
 // What a pod asks for, as the LP's pod shapes (memory included): pods with equal keys are
@@ -309,6 +315,8 @@ class Packer {
         }
       }
     }
+    auto swapped = swap_for(p);
+    if (!swapped.ok() || swapped.value()) return swapped;
     if (smallest_on >= 0) {
       if (Status s = remove(smallest, smallest_on); !s.ok()) return s.error();
       if (Status s = place(p, smallest_on); !s.ok()) return s.error();
@@ -316,6 +324,82 @@ class Packer {
       return true;
     }
     hopeless_[key] = cluster_.change_count();
+    return false;
+  }
+
+  // The nodes with the most free CPU (then memory; lower index first among equals), kept
+  // while the cluster is unchanged: where a swap looks for a pod to trade.
+  const std::vector<NodeIndex>& cpu_rich_nodes() {
+    if (cpu_rich_valid_ && cpu_rich_change_ == cluster_.change_count()) return cpu_rich_;
+    cpu_rich_.clear();
+    for (std::size_t n = 0; n < cluster_.size(); ++n) {
+      const auto node = static_cast<NodeIndex>(n);
+      if (cluster_.spec(node).gpu_count > 0 && cluster_.state(node).online) {
+        cpu_rich_.push_back(node);
+      }
+    }
+    const auto richer = [&](NodeIndex a, NodeIndex b) {
+      const NodeState& x = cluster_.state(a);
+      const NodeState& y = cluster_.state(b);
+      return std::tie(y.cpu_free_milli, y.memory_free_mib, a) <
+             std::tie(x.cpu_free_milli, x.memory_free_mib, b);
+    };
+    const std::size_t keep = std::min(kSwapNodes, cpu_rich_.size());
+    std::partial_sort(cpu_rich_.begin(), cpu_rich_.begin() + static_cast<std::ptrdiff_t>(keep),
+                      cpu_rich_.end(), richer);
+    cpu_rich_.resize(keep);
+    cpu_rich_valid_ = true;
+    cpu_rich_change_ = cluster_.change_count();
+    return cpu_rich_;
+  }
+
+  // A swap for the unplaced pod `p`: a node where its GPUs are free but CPU or memory is short
+  // trades a placed pod q for a pod r with the same GPU request and less CPU and memory from a
+  // node with CPU to spare (each on the other's GPUs, so no GPU changes), then takes `p`.
+  Result<bool> swap_for(uint32_t p) {
+    const PodSpec& pod = pods_[p];
+    const std::vector<NodeIndex>& rich = cpu_rich_nodes();
+    for (std::size_t n = 0; n < cluster_.size(); ++n) {
+      const auto a = static_cast<NodeIndex>(n);
+      const NodeSpec& spec = cluster_.spec(a);
+      const NodeState& st = cluster_.state(a);
+      if (!st.online || spec.gpu_count < pod.num_gpu || !model_allowed(pod.gpu_spec, spec.model)) {
+        continue;
+      }
+      const bool gpus_free = pod.shares_gpu() ? st.max_gpu_free_milli >= pod.gpu_milli
+                                              : st.whole_free_gpus >= pod.num_gpu;
+      const int64_t cpu_short = pod.cpu_milli - st.cpu_free_milli;
+      const int64_t memory_short = pod.memory_mib - st.memory_free_mib;
+      if (!gpus_free || (cpu_short <= 0 && memory_short <= 0)) continue;
+      for (const uint32_t q : on_node_[a]) {
+        const PodSpec& qs = pods_[q];
+        if (qs.cpu_milli < cpu_short || qs.memory_mib < memory_short) continue;
+        for (const NodeIndex b : rich) {
+          const NodeState& bs = cluster_.state(b);
+          if (b == a || !model_allowed(qs.gpu_spec, cluster_.spec(b).model)) continue;
+          for (const uint32_t r : on_node_[b]) {
+            const PodSpec& rs = pods_[r];
+            if (rs.num_gpu != qs.num_gpu || rs.gpu_milli != qs.gpu_milli ||
+                !model_allowed(rs.gpu_spec, spec.model) ||
+                qs.cpu_milli - rs.cpu_milli < cpu_short ||
+                qs.memory_mib - rs.memory_mib < memory_short ||
+                bs.cpu_free_milli + rs.cpu_milli < qs.cpu_milli ||
+                bs.memory_free_mib + rs.memory_mib < qs.memory_mib) {
+              continue;
+            }
+            const std::optional<Allocation> qa = cluster_.allocation_of(q);
+            const std::optional<Allocation> ra = cluster_.allocation_of(r);
+            if (!qa || !ra) continue;
+            if (Status s = remove(q, a); !s.ok()) return s.error();
+            if (Status s = remove(r, b); !s.ok()) return s.error();
+            if (Status s = place(r, a, qa->gpus); !s.ok()) return s.error();
+            if (Status s = place(q, b, ra->gpus); !s.ok()) return s.error();
+            if (Status s = place(p, a); !s.ok()) return s.error();
+            return true;
+          }
+        }
+      }
+    }
     return false;
   }
 
@@ -332,6 +416,9 @@ class Packer {
   std::vector<NodeIndex> scratch_;
   std::map<PackKey, Destinations> destinations_;
   std::map<PackKey, uint64_t> hopeless_;  // key -> the change count at which nothing was found
+  std::vector<NodeIndex> cpu_rich_;
+  bool cpu_rich_valid_ = false;
+  uint64_t cpu_rich_change_ = 0;
 };
 
 // FGD over `order`, as the simulator schedules (policy registry, Scheduler), on the packer.

@@ -1,9 +1,9 @@
 // An achievable offline packing beside the allocation bound (bound.hpp): the same pods, all
 // known in advance and none departing, placed on the empty cluster by offline heuristics
 // (best-fit decreasing, FGD over the pods sorted large first, a rounding of the bound's LP
-// solution; each followed by a repair pass that moves one placed pod to make room). Every
-// placement goes through Cluster::allocate, so the best packing's GPU allocation is reached by
-// a real placement: the offline optimum lies between it and the LP bound. See
+// solution; each followed by a repair pass that moves, swaps or displaces a placed pod to make
+// room). Every placement goes through Cluster::allocate, so the best packing's GPU allocation
+// is reached by a real placement: the offline optimum lies between it and the LP bound. See
 // offline_packing.cpp for the heuristics.
 #pragma once
 
