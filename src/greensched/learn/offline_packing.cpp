@@ -177,7 +177,7 @@ class Packer {
     return Status::Ok();
   }
 
-  // The repair pass (offline_packing.hpp) over the unplaced pods of `order`; returns the
+  // The repair pass (top of this file) over the unplaced pods of `order`; returns the
   // placements it made.
   Result<int> repair(std::span<const uint32_t> order) {
     std::vector<uint32_t> rank(pods_.size(), 0);
@@ -191,8 +191,9 @@ class Packer {
       bool changed = false;
       std::vector<uint32_t> left;
       for (const uint32_t p : unplaced) {
-        if (const NodeIndex node = best_fit(pods_[p]); node >= 0) {
+        if (const NodeIndex node = best_fit(pods_[p]); node >= 0) {  // room a displacement left
           if (Status s = place(p, node); !s.ok()) return s.error();
+          ++repairs;
           changed = true;
           continue;
         }
