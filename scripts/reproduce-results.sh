@@ -36,8 +36,8 @@ sections=(
   "energy-sites|energy-sites|45 s"
   "energy-forecasts|energy-forecasts|2.5 min"
   "energy-seasons|energy-seasons|7 min"
-  "bound-families|bound-families|70 s"
-  "defrag-lists|defrag-lists|6 min"
+  "bound-families|bound-families|80 s"
+  "defrag-lists|defrag-lists|4 min"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
   "learned-reverse|learned-reverse|55 s"
@@ -237,6 +237,8 @@ bound_lists=(default cpu0 cpu037 cpu050 cpu072 cpu100 cpu200 cpu235 cpu250 cpu30
   multigpu20 multigpu30 multigpu40 multigpu50
   gpuspec05 gpuspec10 gpuspec20 gpuspec25 gpuspec33)
 
+# One `greensched bound --json` into $1; the sections whose tables show no offline packing pass
+# --no-packing.
 bound() {
   local out=$1
   shift
@@ -244,7 +246,8 @@ bound() {
   basename "$out" .json >>"$(dirname "$out")/order.txt"
 }
 
-# FGD against the offline allocation bound on every openb pod list.
+# FGD against the offline allocation bound, and the offline packing beside it, on every openb
+# pod list.
 section_bound_families() {
   local l
   for l in "${bound_lists[@]}"; do bound "$1/$l.json" --pods "$(pods "$l")" --policy fgd; done
@@ -267,22 +270,25 @@ section_defrag_lists() {
 section_fgd_online() {
   local l pair first second
   for l in default gpushare40 multigpu30 gpuspec20; do
-    bound "$1/$l.json" --pods "$(pods "$l")" --policy fgd,fgd-online=2000,fgd-online=all
+    bound "$1/$l.json" --pods "$(pods "$l")" --policy fgd,fgd-online=2000,fgd-online=all \
+      --no-packing
   done
   for pair in default:gpushare100 gpushare100:default default:multigpu50 default:gpuspec33; do
     first=${pair%%:*}
     second=${pair#*:}
     bound "$1/drift-$first-$second.json" --pods "$(pods "$first"),$(pods "$second")" --drift \
-      --drift-at 0.5 --drift-target both --policy fgd,fgd-online=2000,fgd-online=all
+      --drift-at 0.5 --drift-target both --policy fgd,fgd-online=2000,fgd-online=all --no-packing
     bound "$1/drift-$first-$second-first.json" --pods "$(pods "$first"),$(pods "$second")" \
-      --drift --drift-at 0.5 --drift-target first --policy fgd
+      --drift --drift-at 0.5 --drift-target first --policy fgd --no-packing
   done
 }
 
 learned_eval() {
   local out=$1 model=$2 l
   shift 2
-  for l in "$@"; do bound "$out/$l.json" --pods "$(pods "$l")" --policy "fgd,learned:$model"; done
+  for l in "$@"; do
+    bound "$out/$l.json" --pods "$(pods "$l")" --policy "fgd,learned:$model" --no-packing
+  done
 }
 
 # The shipped learned model on the pod lists it was not trained on, and the reverse model.

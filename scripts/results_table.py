@@ -592,14 +592,38 @@ def bound_files(work):
 
 
 def bound_families(work):
+    """FGD against the LP bound per pod list, and the offline packing beside them: its
+    allocation and the share of FGD's gap to the bound that it leaves (blank without it)."""
     out = []
     for name, path in bound_files(work):
         r = read_json(path)
-        fgd = bound_policy(r, "fgd", path)["alloc_gpu_pct"]
+        policy = bound_policy(r, "fgd", path)
+        fgd = policy["alloc_gpu_pct"]
         b = r["upper_bound_alloc_pct"]
-        out.append([name, f"{fgd:.2f}", f"{b:.2f}", f"{b - fgd:.2f}"])
+        packing = r.get("packing_alloc_pct")
+        left = policy.get("lp_gap_left_by_packing_pct")
+        out.append(
+            [
+                name,
+                f"{fgd:.2f}",
+                f"{b:.2f}",
+                f"{b - fgd:.2f}",
+                "" if packing is None else f"{packing:.2f}",
+                "" if left is None else f"{left:.0f} %",
+            ]
+        )
     return {
-        "bound-families": table(["pod list", "FGD alloc %", "bound %", "FGD's gap (points)"], out)
+        "bound-families": table(
+            [
+                "pod list",
+                "FGD alloc %",
+                "bound %",
+                "FGD's gap (points)",
+                "packing %",
+                "LP gap left by packing",
+            ],
+            out,
+        )
     }
 
 

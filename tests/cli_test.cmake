@@ -154,6 +154,49 @@ expect_run(RESULT 1 ARGS explain --record ${WORK}/decisions.jsonl --failed 1 --p
 expect_run(RESULT 0 ARGS explain --record ${WORK}/decisions.jsonl --step 0 --narrator-url http://127.0.0.1:1
            --narrator-model m OUT_MATCH "was placed on" ERR_MATCH "template text only")
 
+# The allocation bound beside the offline packing (built-in workload, every policy): the packing
+# is a real placement, so it never passes the LP bound, and on this workload it allocates more
+# than every policy; the share of the LP gap it leaves is below 100 % for each.
+execute_process(COMMAND "${GREENSCHED}" bound --seeds 1 --json -q RESULT_VARIABLE rc
+                OUTPUT_VARIABLE bound_json ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "bound --json: exit ${rc}\n${err}")
+endif()
+string(JSON lp GET "${bound_json}" upper_bound_alloc_pct)
+string(JSON packing GET "${bound_json}" packing_alloc_pct)
+string(JSON method GET "${bound_json}" seeds 0 packing_method)
+string(JSON by_lp_rounding GET "${bound_json}" packing_by_method lp-rounding)
+string(JSON policies LENGTH "${bound_json}" policies)
+set(best_policy 0)
+math(EXPR last "${policies} - 1")
+foreach(i RANGE ${last})
+  string(JSON alloc GET "${bound_json}" policies ${i} alloc_gpu_pct)
+  string(JSON left GET "${bound_json}" policies ${i} lp_gap_left_by_packing_pct)
+  if(alloc GREATER best_policy)
+    set(best_policy ${alloc})
+  endif()
+  if(NOT (left GREATER_EQUAL 0 AND left LESS 100))
+    message(FATAL_ERROR "bound: policy ${i} has lp_gap_left_by_packing_pct ${left}")
+  endif()
+endforeach()
+if(NOT (packing GREATER best_policy AND packing LESS_EQUAL lp))
+  message(FATAL_ERROR "bound: packing_alloc_pct ${packing} is not between the best policy "
+                      "${best_policy} and upper_bound_alloc_pct ${lp}")
+endif()
+if(NOT method MATCHES "^(bfd|fgd-sorted|lp-rounding)$" OR by_lp_rounding GREATER packing)
+  message(FATAL_ERROR "bound: packing_method ${method}, lp-rounding ${by_lp_rounding} % "
+                      "against the best ${packing} %")
+endif()
+expect_run(RESULT 0 ARGS bound --seeds 1 --policy fgd
+           OUT_MATCH "packing % method.*\n +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ (bfd|fgd-sorted|lp-rounding) .*\noffline packing +[0-9.]+ .*\nbound +[0-9.]+")
+# --no-packing: the bound and the policies only, as before the packing.
+execute_process(COMMAND "${GREENSCHED}" bound --seeds 1 --policy fgd --json -q --no-packing
+                RESULT_VARIABLE rc OUTPUT_VARIABLE plain_json)
+string(JSON absent ERROR_VARIABLE no_packing GET "${plain_json}" packing_alloc_pct)
+if(NOT rc EQUAL 0 OR NOT no_packing)
+  message(FATAL_ERROR "bound --no-packing: exit ${rc}, packing_alloc_pct ${absent}")
+endif()
+
 # Multi-cluster: the built-in fleet and jobs, two agents, all three CSVs.
 expect_run(RESULT 0 ARGS multi --agent local,green --load off --no-bound --days 5 --power-down-idle 1800
            --decisions --out ${WORK}/multi

@@ -1,8 +1,9 @@
-# Tests of learn/: the allocation bound, the online target workload, the learned policy and its
-# training. Unit tests join greensched_unit_tests (also run under ASan+UBSan); the bound on the
+# Tests of learn/: the allocation bound and the offline packing beside it, the online target
+# workload, the learned policy and its training. Unit tests join greensched_unit_tests (also run under ASan+UBSan); the bound on the
 # real trace is a separate executable labelled repro.
 target_sources(greensched_unit_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/learn_bound_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/learn_packing_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/learn_online_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/learn_policy_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/learn_train_test.cpp

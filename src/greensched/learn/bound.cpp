@@ -147,6 +147,7 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
   result.pod_shapes = static_cast<int>(shapes.size());
 
   LpBuilder lp;
+  std::vector<std::pair<std::size_t, std::size_t>> column_of;  // (type, shape) per column
   std::vector<int> supply_row(shapes.size());
   for (std::size_t s = 0; s < shapes.size(); ++s) {
     supply_row[s] = lp.add_row(static_cast<double>(shapes[s].count));
@@ -154,7 +155,8 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
   static constexpr double kNodeEps[] = {1.0 / 2, 1.0 / 3, 1.0 / 4};
   static constexpr double kGpuEps[] = {1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 10};
   const bool cuts = options.packing_cuts;
-  for (const NodeType& t : types) {
+  for (std::size_t ti = 0; ti < types.size(); ++ti) {
+    const NodeType& t = types[ti];
     const double n = static_cast<double>(t.count);
     const double bins[3] = {static_cast<double>(t.cpu_milli), static_cast<double>(t.memory_mib),
                             static_cast<double>(t.gpus) * kGpuMilli};
@@ -190,6 +192,7 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
         }
       }
       lp.add_column(-gpu_total, static_cast<double>(p.count), entries);
+      column_of.emplace_back(ti, s);
     }
   }
   result.rows = static_cast<int>(lp.row_upper.size());
@@ -207,6 +210,16 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
   const std::vector<double> row_lower(lp.row_upper.size(), -COIN_DBL_MAX);
 
   double minimum = 0;  // of -GPU milli
+  const auto keep = [&](const double* x) {
+    if (!options.keep_solution || x == nullptr) return;
+    for (int c = 0; c < result.columns; ++c) {
+      if (x[c] <= 1e-9) continue;
+      const NodeType& t = types[column_of[c].first];
+      const PodShape& p = shapes[column_of[c].second];
+      result.solution.push_back(BoundFlow{t.model, t.gpus, t.cpu_milli, t.memory_mib, p.cpu_milli,
+                                          p.memory_mib, p.num_gpu, p.gpu_milli, p.spec, x[c]});
+    }
+  };
   if (!options.integer) {
     ClpSimplex clp;
     clp.setLogLevel(0);
@@ -218,6 +231,7 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
       return Error{fmt::format("bound: CLP did not solve the LP (status {})", clp.status())};
     }
     minimum = clp.objectiveValue();
+    keep(clp.primalColumnSolution());
   } else {
     OsiClpSolverInterface solver;
     solver.messageHandler()->setLogLevel(0);
@@ -235,6 +249,7 @@ Result<BoundResult> allocation_upper_bound(std::span<const NodeSpec> nodes,
     // The proven bound on the minimum; below any integer solution, so -it bounds from above.
     minimum = cbc.getBestPossibleObjValue();
     if (result.proven_optimal) minimum = std::min(minimum, cbc.getObjValue());
+    keep(cbc.bestSolution());
   }
   const double best = -minimum;
   result.upper_bound_gpu_milli = std::min(static_cast<double>(result.requested_gpu_milli),

@@ -45,7 +45,20 @@ Result<std::vector<sim::RunResult>> run_policies(const sim::Scenario& scenario,
 Result<std::vector<BoundResult>> bounds_per_seed(const trace::Workload& workload,
                                                  const DriftWorkload* drift, const EvalPlan& plan,
                                                  int pct, const BoundOptions& options) {
-  std::vector<BoundResult> out(plan.seeds.size());
+  auto seeds = bounds_and_packings_per_seed(workload, drift, plan, pct, options, false);
+  if (!seeds.ok()) return Error{seeds.error()};
+  std::vector<BoundResult> out;
+  out.reserve(seeds.value().size());
+  for (SeedBound& s : seeds.value()) out.push_back(std::move(s.bound));
+  return out;
+}
+
+Result<std::vector<SeedBound>> bounds_and_packings_per_seed(const trace::Workload& workload,
+                                                            const DriftWorkload* drift,
+                                                            const EvalPlan& plan, int pct,
+                                                            const BoundOptions& options,
+                                                            bool pack) {
+  std::vector<SeedBound> out(plan.seeds.size());
   Status s = parallel_for(plan.seeds.size(), plan.jobs, [&](std::size_t i) -> Status {
     std::vector<uint32_t> arrivals;
     if (drift != nullptr && plan.drift_switch) {
@@ -67,9 +80,20 @@ Result<std::vector<BoundResult>> bounds_per_seed(const trace::Workload& workload
     std::vector<PodSpec> pods;
     pods.reserve(arrivals.size());
     for (uint32_t a : arrivals) pods.push_back(workload.pods[a]);
-    auto b = allocation_upper_bound(workload.nodes, pods, options);
+    BoundOptions bound_options = options;
+    bound_options.keep_solution = options.keep_solution || pack;
+    auto b = allocation_upper_bound(workload.nodes, pods, bound_options);
     if (!b.ok()) return Error{b.error()};
-    out[i] = b.value();
+    out[i].bound = std::move(b.value());
+    if (pack) {
+      PackingOptions packing_options;
+      packing_options.lp = &out[i].bound;
+      packing_options.keep_placements = false;
+      auto p = pack_offline(workload.nodes, pods, packing_options);
+      if (!p.ok()) return Error{p.error()};
+      out[i].packing = std::move(p.value());
+      if (!options.keep_solution) out[i].bound.solution.clear();
+    }
     return Status::Ok();
   });
   if (!s.ok()) return Error{s.message()};

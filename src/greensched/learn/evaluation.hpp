@@ -1,6 +1,7 @@
 // Evaluating policies against the allocation bound: runs of several policies and seeds (plain
-// inflation or the drift protocol) in parallel, the bound per seed over the same arrivals, and
-// the figures at 100 % arrival that the bound command and the README tables report.
+// inflation or the drift protocol) in parallel, the bound per seed over the same arrivals (with
+// an offline packing of them beside it), and the figures at 100 % arrival that the bound
+// command and the README tables report.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "greensched/core/status.hpp"
 #include "greensched/learn/arrivals.hpp"
 #include "greensched/learn/bound.hpp"
+#include "greensched/learn/offline_packing.hpp"
 #include "greensched/sim/simulator.hpp"
 
 namespace greensched::learn {
@@ -39,6 +41,18 @@ Result<std::vector<sim::RunResult>> run_policies(const sim::Scenario& scenario,
 Result<std::vector<BoundResult>> bounds_per_seed(const trace::Workload& workload,
                                                  const DriftWorkload* drift, const EvalPlan& plan,
                                                  int pct, const BoundOptions& options);
+
+// The bound of each seed as bounds_per_seed gives it and, with `pack`, an offline packing of the
+// same pods (offline_packing.hpp; lp-rounding rounds this bound's solution, placements not
+// kept): what a placement reaches beside what none can exceed.
+struct SeedBound {
+  BoundResult bound;
+  std::optional<OfflinePacking> packing;
+};
+Result<std::vector<SeedBound>> bounds_and_packings_per_seed(const trace::Workload& workload,
+                                                            const DriftWorkload* drift,
+                                                            const EvalPlan& plan, int pct,
+                                                            const BoundOptions& options, bool pack);
 
 // A policy's figures in arrival bin `pct`, means over its seeds.
 struct PolicySummary {
