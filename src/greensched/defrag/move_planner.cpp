@@ -19,6 +19,16 @@ int64_t held_gpu_milli(const Allocation& a) {
 
 }  // namespace
 
+std::size_t MovePlanner::FitKeyHash::operator()(const FitKey& k) const {
+  uint64_t h = static_cast<uint64_t>(k.shape.cpu_milli) * 0x9E3779B97F4A7C15ULL;
+  for (const uint64_t v :
+       {static_cast<uint64_t>(k.shape.num_gpu), static_cast<uint64_t>(k.shape.gpu_milli),
+        static_cast<uint64_t>(k.shape.gpu_spec), static_cast<uint64_t>(k.memory_mib)}) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ULL;
+  }
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
 
@@ -230,8 +240,16 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
   // A request that found no plan finds none while pods only arrive (see the header).
   if (cluster.instance() != failed_instance_) forget_failures();
   failed_instance_ = cluster.instance();
-  const FailKey fail_key{pod.shape_fields(), pod.memory_mib, limits.max_moves, limits.max_trials};
-  if (failed_.contains(fail_key)) return std::nullopt;
+  const FitKey fail_key{pod.shape_fields(), pod.memory_mib};
+  for (const auto& [f, moves] : failed_) {
+    const bool models_within =
+        f.shape.gpu_spec == 0 || (pod.gpu_spec != 0 && (pod.gpu_spec & ~f.shape.gpu_spec) == 0);
+    if (moves >= limits.max_moves && pod.cpu_milli >= f.shape.cpu_milli &&
+        pod.memory_mib >= f.memory_mib && pod.num_gpu >= f.shape.num_gpu &&
+        pod.gpu_milli >= f.shape.gpu_milli && models_within) {
+      return std::nullopt;
+    }
+  }
   index_pods(cluster);
   std::vector<Eviction> sets;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
@@ -255,7 +273,7 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return plan;
     }
   }
-  failed_.insert(fail_key);
+  failed_.emplace_back(fail_key, limits.max_moves);
   return std::nullopt;
 }
 

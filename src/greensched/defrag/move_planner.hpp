@@ -26,8 +26,8 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
@@ -81,7 +81,8 @@ class MovePlanner {
 
   // Call when a pod leaves the cluster: requests that found no plan are searched again.
   // (While pods only arrive, room only shrinks, so a request that found no plan finds none
-  // later: fit does not search it again until a pod leaves or is moved.)
+  // later, nor does any request for as much or more: fit does not search them until a pod
+  // leaves or is moved.)
   void forget_failures() { failed_.clear(); }
 
   // Undoes a plan carried out by fit (pod `id` must have been placed with it): the pod is
@@ -108,21 +109,20 @@ class MovePlanner {
   struct FitKey {
     PodShape shape;
     int64_t memory_mib = 0;
+    bool operator==(const FitKey&) const = default;
     auto operator<=>(const FitKey&) const = default;
   };
-  mutable std::map<FitKey, int32_t> fit_memo_;  // -> index into fit_slots_
+  struct FitKeyHash {
+    std::size_t operator()(const FitKey& k) const;
+  };
+  mutable std::unordered_map<FitKey, int32_t, FitKeyHash> fit_memo_;  // -> fit_slots_ index
   mutable std::vector<std::pair<NodeIndex, NodeIndex>> fit_slots_;
   mutable std::vector<int32_t> memo_slot_;  // per pod id: its fit_slots_ index, -1 unknown
   mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
-  struct FailKey {
-    PodShape shape;
-    int64_t memory_mib = 0;
-    int max_moves = 0;
-    int max_trials = 0;
-    auto operator<=>(const FailKey&) const = default;
-  };
-  std::set<FailKey> failed_;
+  // With the most moves each was searched with. A request asking for at least as much of
+  // everything as one of them (and no more GPU models) finds no plan either.
+  std::vector<std::pair<FitKey, int>> failed_;
   uint64_t failed_instance_ = 0;
 };
 

@@ -45,7 +45,8 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
       out,
       "policy,seed,pods_arrived,pods_scheduled,pods_failed,alloc_gpu_pct_at_100,"
       "alloc_gpu_pct_at_90,alloc_gpu_pct_at_130,frag_gpu_milli_at_100,final_alloc_gpu_pct,"
-      "power_watts_at_100,tune,migrate_budget_pct,pods_migrated,pods_rescued,wall_seconds\n");
+      "power_watts_at_100,tune,migrate_budget_pct,pods_migrated,pods_rescued,placed_pods_at_100,"
+      "migrated_pods_at_100,wall_seconds\n");
   for (const sim::RunResult& r : results) {
     const double final_pct = r.cluster_gpu_milli > 0
                                  ? 100.0 * static_cast<double>(r.allocated_gpu_milli) /
@@ -53,13 +54,15 @@ void write_summary_csv(std::ostream& out, std::span<const sim::RunResult> result
                                  : 0.0;
     const auto at100 = sim::point_at(r.curve, 100);
     const std::string power_at_100 = at100 ? fmt::format("{:.1f}", at100->power_watts) : "";
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{},{},{},{},{:.3f}\n", r.spec.policy,
-               r.spec.seed, r.pods_arrived, r.pods_scheduled, r.pods_failed,
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{:.4f},{},{},{},{},{},{},{},{:.3f}\n",
+               r.spec.policy, r.spec.seed, r.pods_arrived, r.pods_scheduled, r.pods_failed,
                cell(at100, &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 90), &sim::CurvePoint::alloc_gpu_pct),
                cell(sim::point_at(r.curve, 130), &sim::CurvePoint::alloc_gpu_pct),
                cell(at100, &sim::CurvePoint::frag_gpu_milli), final_pct, power_at_100, r.spec.tune,
-               r.spec.migrate_budget_pct, r.pods_migrated, r.pods_rescued, r.wall_seconds);
+               r.spec.migrate_budget_pct, r.pods_migrated, r.pods_rescued,
+               at100 ? std::to_string(at100->placed_pods) : std::string(),
+               at100 ? std::to_string(at100->migrated_pods) : std::string(), r.wall_seconds);
   }
 }
 
