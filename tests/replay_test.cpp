@@ -619,3 +619,74 @@ TEST(ReplayOpenb, DefaultTraceWithFgd) {
 
 }  // namespace
 }  // namespace greensched::sim
+
+namespace greensched::sim {
+namespace {
+
+// Two nodes of two T4s under best fit. At t=0 four 0.6 shares take a GPU each (node a, then
+// node b, by best fit) and four 0.3 shares join them (each on the tightest GPU: a0, a1, b0,
+// b1). At t=100 the 0.6 shares on a0 and b0 leave: a0 and b0 keep a 0.3 each. At t=200 a
+// whole-GPU pod fits nowhere. With moves, one 0.3 share moves next to the other and frees a
+// GPU: one move. The moved pod started at 0; checkpoints every 150 s, so at 200 it loses 50 s
+// and leaves at 1050 instead of 1000.
+trace::Workload fragmented_pair() {
+  trace::Workload w;
+  for (const char* name : {"a", "b"}) {
+    NodeSpec n;
+    n.name = name;
+    n.cpu_milli = 64000;
+    n.memory_mib = 65536;
+    n.gpu_count = 2;
+    n.model = *w.models.intern("T4");
+    w.nodes.push_back(n);
+  }
+  w.pods_source = "hand-made";
+  for (int i = 0; i < 4; ++i) {
+    w.pods.push_back(make_pod(fmt::format("big{}", i), 1000, 1, 600, 0, i % 2 == 0 ? 100 : 1000));
+  }
+  for (int i = 0; i < 4; ++i)
+    w.pods.push_back(make_pod(fmt::format("small{}", i), 1000, 1, 300, 0, 1000));
+  w.pods.push_back(make_pod("whole", 1000, 1, 1000, 200, 500));
+  finish(w);
+  return w;
+}
+
+TEST(ReplayMoves, AMoveStartsAWholeGpuPodAndCostsItsLostRunTime) {
+  const trace::Workload w = fragmented_pair();
+  ReplayConfig c;
+  c.policy = "bestfit";
+  auto plain = replay(w, c);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  // Without moves the whole-GPU pod waits until a 0.3 share leaves at 1000.
+  EXPECT_DOUBLE_EQ(plain.value().p99_queue_delay_s, 800.0);
+  EXPECT_EQ(plain.value().pods_migrated, 0);
+  EXPECT_DOUBLE_EQ(plain.value().lost_gpu_hours, 0.0);
+
+  c.migrate_budget_pct = 50;  // 8 pods started by t=200: 4 moves allowed
+  c.checkpoint_interval_s = 150;
+  auto moved = replay(w, c);
+  ASSERT_TRUE(moved.ok()) << moved.error();
+  const ReplayResult& r = moved.value();
+  EXPECT_EQ(r.pods_migrated, 1);
+  EXPECT_EQ(r.pods_rescued, 1);
+  EXPECT_DOUBLE_EQ(r.p99_queue_delay_s, 0.0);  // started on arrival
+  // 50 s lost on 0.3 of a GPU.
+  EXPECT_NEAR(r.lost_gpu_hours, 50 * 0.3 / 3600.0, 1e-12);
+  EXPECT_NEAR(r.lost_energy_kwh, r.lost_gpu_hours * r.kwh_per_gpu_hour, 1e-12);
+  // The moved share runs 50 s longer: the last departure is at 1050, not 1000.
+  EXPECT_DOUBLE_EQ(r.makespan_s, 1050.0);
+  EXPECT_DOUBLE_EQ(plain.value().makespan_s, 1500.0);  // the whole-GPU pod from 1000 to 1500
+  // The whole-GPU pod waited 800 s without moves: 800 s x 1 GPU pending; with moves none.
+  EXPECT_NEAR(plain.value().pending_gpu_hours, 800.0 / 3600.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.pending_gpu_hours, 0.0);
+
+  // No checkpoint: all 200 s of its run are lost.
+  c.checkpoint_interval_s = 0;
+  auto no_ckpt = replay(w, c);
+  ASSERT_TRUE(no_ckpt.ok());
+  EXPECT_NEAR(no_ckpt.value().lost_gpu_hours, 200 * 0.3 / 3600.0, 1e-12);
+  EXPECT_DOUBLE_EQ(no_ckpt.value().makespan_s, 1200.0);
+}
+
+}  // namespace
+}  // namespace greensched::sim

@@ -56,7 +56,8 @@ struct SimulateOptions {
   int snapshot_pct = 100;
   double migrate_budget = 0;
   int max_moves = 4;
-  std::string gpu_power;         // comma list of pwr, proportional ("" = the model's)
+  int64_t checkpoint_interval_s = 1800;  // replay
+  std::string gpu_power;                 // comma list of pwr, proportional ("" = the model's)
   std::string loads;             // replay: comma list of offered loads in % ("" = trace rate)
   double days = 14;              // replay with --load: measured days
   double warmup_days = 1;        // replay with --load: warm-up before them
@@ -136,6 +137,12 @@ nlohmann::json to_json(const sim::ReplayResult& r) {
           {"gpu_alloc_pct", r.gpu_alloc_pct},
           {"mean_nodes_awake", r.mean_nodes_awake},
           {"wakeups", r.wakeups},
+          {"migrate_budget_pct", r.config.migrate_budget_pct},
+          {"pods_migrated", r.pods_migrated},
+          {"pods_rescued", r.pods_rescued},
+          {"lost_gpu_hours", r.lost_gpu_hours},
+          {"lost_energy_kwh", r.lost_energy_kwh},
+          {"pending_gpu_hours", r.pending_gpu_hours},
           {"makespan_s", r.makespan_s},
           {"wall_seconds", r.wall_seconds}};
 }
@@ -192,6 +199,9 @@ Result<sim::ReplayConfig> base_replay_config(const SimulateOptions& o,
   base.time_scale = o.time_scale;
   base.record = !o.record.empty();
   base.wake_delay_s = o.wake_delay_s;
+  base.migrate_budget_pct = o.migrate_budget;
+  base.max_moves = o.max_moves;
+  base.checkpoint_interval_s = o.checkpoint_interval_s;
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
     if (!events.ok()) return events.status().error();
@@ -737,13 +747,20 @@ Action add_simulate_command(CLI::App& app) {
                   "greensched explain");
   cmd->add_option("--migrate-budget", opts->migrate_budget,
                   "bounded migration: when a GPU pod fits nowhere, move running pods to make "
-                  "room, up to PCT % of the pods placed so far (cumulative; 0: never)")
+                  "room, up to PCT % of the pods placed (replay: started) so far (cumulative; "
+                  "0: never). docs/POLICIES.md says how moves are searched")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--max-moves", opts->max_moves,
                   "with --migrate-budget: the most moves one pod's plan may use")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  as_duration(cmd->add_option("--checkpoint-interval", opts->checkpoint_interval_s,
+                              "replay with --migrate-budget: a moved pod restarts from its last "
+                              "checkpoint, taken this often in its run (0: none; all its run so "
+                              "far is lost)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 1});
   cmd->add_option("--snapshot-at", opts->snapshot_pct,
                   "with --out: write occupancy.csv, every GPU's use when arrivals first reach "
                   "this % (first seed of each policy; -1: none)")

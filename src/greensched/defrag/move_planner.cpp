@@ -66,7 +66,7 @@ bool MovePlanner::fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec
 
 std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
                                                                NodeIndex node, const PodSpec& pod,
-                                                               int max_moves) const {
+                                                               int max_moves, bool chains) const {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
@@ -75,32 +75,36 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
   }
   const auto& here = pods_on_[static_cast<std::size_t>(node)];
   if (here.size() > kMaxPodsPerNode) return std::nullopt;
-  // Which local pods may move, and which use each GPU.
+  // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
+  // themselves; with chains, the others too, at twice the cost), and which use each GPU.
   uint64_t movable = 0;
+  uint64_t direct = 0;
   std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
   for (std::size_t i = 0; i < here.size(); ++i) {
     const auto& [id, a] = here[i];
-    // A pod that fits nowhere as the cluster stands (beside itself) cannot move (a necessary
-    // check: the trial places the evicted pods together).
     const PodSpec* spec_of = pod_of_(id);
-    if (spec_of != nullptr && (!movable_ || movable_(id)) &&
-        fits_elsewhere(cluster, id, *spec_of, node)) {
-      movable |= uint64_t{1} << i;
+    if (spec_of != nullptr && (!movable_ || movable_(id))) {
+      const bool fits = fits_elsewhere(cluster, id, *spec_of, node);
+      if (fits) direct |= uint64_t{1} << i;
+      if (fits || chains) movable |= uint64_t{1} << i;
     }
     for (int g = 0; g < spec.gpu_count; ++g) {
       if ((a.gpus >> g) & 1U) on_gpu[g] |= uint64_t{1} << i;
     }
   }
+  const auto cost_of = [&](uint64_t set) {
+    return std::popcount(set) + std::popcount(set & ~direct);
+  };
   const auto moved_milli = [&](uint64_t set) {
     int64_t m = 0;
     for (uint64_t b = set; b != 0; b &= b - 1)
       m += held_gpu_milli(here[std::countr_zero(b)].second);
     return m;
   };
-  // Better: fewer pods, then less GPU milli moved.
+  // Better: fewer expected moves, then less GPU milli moved.
   const auto better = [&](uint64_t a, uint64_t b) {
-    const int ca = std::popcount(a);
-    const int cb = std::popcount(b);
+    const int ca = cost_of(a);
+    const int cb = cost_of(b);
     return ca != cb ? ca < cb : moved_milli(a) < moved_milli(b);
   };
 
@@ -163,14 +167,17 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
       std::vector<std::pair<int64_t, int>> rest;
       for (std::size_t i = 0; i < here.size(); ++i) {
         if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
-          rest.emplace_back(here[i].second.*field, static_cast<int>(i));
+          // Pods that move directly first, then the most of what binds.
+          const int64_t weight = ((direct >> i) & 1U) != 0 ? int64_t{1} << 40 : 0;
+          rest.emplace_back(weight + here[i].second.*field, static_cast<int>(i));
         }
       }
       std::sort(rest.begin(), rest.end(), std::greater<>());
       for (const auto& [amount, i] : rest) {
         if (room >= need) break;
         best |= uint64_t{1} << i;
-        room += amount;
+        room += here[static_cast<std::size_t>(i)].second.*field;
+        (void)amount;
       }
       if (room < need) return std::nullopt;
     }
@@ -179,9 +186,10 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
   const std::optional<uint64_t> chosen = choose(movable);
   if (!chosen) return std::nullopt;
   const uint64_t best = *chosen;
-  if (best == 0 || std::popcount(best) > max_moves) return std::nullopt;
+  if (best == 0 || cost_of(best) > max_moves) return std::nullopt;
   Eviction e;
   e.node = node;
+  e.cost = cost_of(best);
   for (uint64_t b = best; b != 0; b &= b - 1) {
     e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].first);
   }
@@ -190,7 +198,8 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
 }
 
 bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
-                               policy::Scheduler& scheduler, Rng& rng, FitPlan& plan) {
+                               policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
+                               int depth, FitPlan& plan) {
   // Evict, largest GPU request first (they are re-placed in this order).
   std::vector<std::pair<PodId, Allocation>> evicted;
   for (PodId p : e.pods) evicted.emplace_back(p, *cluster.allocation_of(p));
@@ -203,32 +212,52 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
 
   std::vector<Move> moves;
   bool ok = false;
+  bool placed = false;
   GpuMask gpus = 0;
   if (policy::filter_node(cluster.spec(e.node), cluster.state(e.node), pod) ==
       policy::FilterReason::kFits) {
     gpus = scheduler.policy().select_gpus(cluster, e.node, pod, rng);
-    ok = cluster.allocate(id, pod, e.node, gpus).ok();
+    ok = placed = cluster.allocate(id, pod, e.node, gpus).ok();
   }
   if (ok) {
     for (const auto& [p, a] : evicted) {
       const PodSpec& spec = *pod_of_(p);
       const policy::Decision d = scheduler.schedule(cluster, spec, rng);
-      if (d.node < 0 || !cluster.allocate(p, spec, d.node, d.gpus).ok()) {
+      if (d.node >= 0 && cluster.allocate(p, spec, d.node, d.gpus).ok()) {
+        moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
+        continue;
+      }
+      // A chain: room for the evicted pod by moving others, within the moves left.
+      const int left = limits.max_moves - static_cast<int>(moves.size()) -
+                       static_cast<int>(evicted.size() - moves.size());
+      std::optional<FitPlan> inner;
+      if (depth < limits.chain_depth && left > 0 && spec.needs_gpu()) {
+        PlannerLimits sub = limits;
+        sub.max_moves = left;
+        inner = search(cluster, p, spec, scheduler, rng, sub, depth + 1);
+      }
+      if (!inner) {
         ok = false;
         break;
       }
-      moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
+      for (Move& m : inner->moves) moves.push_back(m);
+      moves.push_back(Move{p, a.node, a.gpus, inner->node, inner->gpus, held_gpu_milli(a)});
     }
   }
-  if (ok) {
+  if (ok && static_cast<int>(moves.size()) <= limits.max_moves) {
     plan.moves = std::move(moves);
     plan.node = e.node;
     plan.gpus = gpus;
     return true;
   }
-  // Undo: every evicted pod back where it was, the pod out.
+  // Undo: every pod moved or evicted back where it was, the pod out.
   for (const Move& m : moves) (void)cluster.release(m.pod);
-  (void)cluster.release(id);
+  if (placed) (void)cluster.release(id);
+  for (const Move& m : moves) {
+    const bool evictee = std::any_of(evicted.begin(), evicted.end(),
+                                     [&](const auto& x) { return x.first == m.pod; });
+    if (!evictee) (void)cluster.allocate(m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
+  }
   for (const auto& [p, a] : evicted) (void)cluster.allocate(p, *pod_of_(p), a.node, a.gpus);
   return false;
 }
@@ -250,30 +279,42 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return std::nullopt;
     }
   }
+  auto plan = search(cluster, id, pod, scheduler, rng, limits, 0);
+  if (plan) {
+    forget_failures();  // pods moved: room may have opened anywhere
+  } else {
+    failed_.emplace_back(fail_key, limits.max_moves);
+  }
+  return plan;
+}
+
+// One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
+// levels (chains) run inside a trial, on the state it has made.
+std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
+                                           policy::Scheduler& scheduler, Rng& rng,
+                                           const PlannerLimits& limits, int depth) {
   index_pods(cluster);
+  const bool chains = depth < limits.chain_depth;
   std::vector<Eviction> sets;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
-    if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves)) {
+    if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves, chains)) {
       sets.push_back(std::move(*e));
     }
   }
   const auto& rank = scheduler.tie_rank();
   std::sort(sets.begin(), sets.end(), [&](const Eviction& a, const Eviction& b) {
-    if (a.pods.size() != b.pods.size()) return a.pods.size() < b.pods.size();
+    if (a.cost != b.cost) return a.cost < b.cost;
     if (a.gpu_milli != b.gpu_milli) return a.gpu_milli < b.gpu_milli;
     return rank[a.node] < rank[b.node];
   });
   FitPlan plan;
   plan.candidates = static_cast<int32_t>(sets.size());
+  const int trials = depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 2);
   for (const Eviction& e : sets) {
-    if (plan.trials >= limits.max_trials) break;
+    if (plan.trials >= trials) break;
     ++plan.trials;
-    if (try_eviction(cluster, pod, id, e, scheduler, rng, plan)) {
-      forget_failures();  // pods moved: room may have opened anywhere
-      return plan;
-    }
+    if (try_eviction(cluster, pod, id, e, scheduler, rng, limits, depth, plan)) return plan;
   }
-  failed_.emplace_back(fail_key, limits.max_moves);
   return std::nullopt;
 }
 

@@ -59,6 +59,9 @@ struct FitPlan {
 struct PlannerLimits {
   int max_moves = 4;   // per plan
   int max_trials = 8;  // eviction sets placed for real before giving up
+  // Chains: an evicted pod that fits nowhere may itself be given room by moving others, this
+  // many levels deep (0: every evicted pod must land where there is room already).
+  int chain_depth = 1;
 };
 
 // The spec of a placed pod (nullptr when unknown: it is then never moved).
@@ -94,13 +97,18 @@ class MovePlanner {
     NodeIndex node = -1;
     std::vector<PodId> pods;
     int64_t gpu_milli = 0;
+    int cost = 0;  // moves it is expected to take: 1 per pod, 2 per pod needing a chain
   };
   void index_pods(const Cluster& cluster);
   std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                       int max_moves) const;
+                                       int max_moves, bool chains) const;
+  std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
+                                policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
+                                int depth);
   bool fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node) const;
   bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
-                    policy::Scheduler& scheduler, Rng& rng, FitPlan& plan);
+                    policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits, int depth,
+                    FitPlan& plan);
 
   PodLookup pod_of_;
   Movable movable_;

@@ -48,7 +48,8 @@ void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResu
              "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
              "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
              "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
-             "be_mean_delay_s,be_p99_delay_s,window_start_s\n");
+             "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
+             "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours\n");
   for (const sim::ReplayResult& r : results) {
     const auto& c = r.config;
     fmt::print(out, "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.6f},{:.3f},", c.policy, c.seed,
@@ -62,9 +63,11 @@ void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResu
                r.offered_load_pct, r.window_s, r.energy_floor_kwh,
                r.energy_floor_kwh > 0 ? r.energy_kwh / r.energy_floor_kwh : 0.0, r.kwh_per_gpu_hour,
                r.gpu_alloc_pct, r.mean_nodes_awake, r.wakeups);
-    fmt::print(out, "{},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f}\n", r.delay_ls.pods,
-               r.delay_ls.mean_s, r.delay_ls.p99_s, r.delay_be.pods, r.delay_be.mean_s,
-               r.delay_be.p99_s, r.window_start_s);
+    fmt::print(out, "{},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},", r.delay_ls.pods, r.delay_ls.mean_s,
+               r.delay_ls.p99_s, r.delay_be.pods, r.delay_be.mean_s, r.delay_be.p99_s,
+               r.window_start_s);
+    fmt::print(out, "{},{},{},{:.4f},{:.4f},{:.4f}\n", c.migrate_budget_pct, r.pods_migrated,
+               r.pods_rescued, r.lost_gpu_hours, r.lost_energy_kwh, r.pending_gpu_hours);
   }
 }
 

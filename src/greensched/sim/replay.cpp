@@ -116,6 +116,7 @@ class Replay {
   double window_floor_j_ = 0;
   double window_alloc_milli_s_ = 0;
   double window_awake_node_s_ = 0;
+  double window_pending_milli_s_ = 0;
 };
 
 void Replay::integrate(int64_t from, int64_t to) {
@@ -130,6 +131,7 @@ void Replay::integrate(int64_t from, int64_t to) {
   window_floor_j_ += engine_.floor_watts() * pue_ * dt;
   window_alloc_milli_s_ += static_cast<double>(cluster_.allocated_gpu_milli()) * dt;
   window_awake_node_s_ += static_cast<double>(engine_.nodes_awake()) * dt;
+  window_pending_milli_s_ += static_cast<double>(engine_.queued_gpu_milli()) * dt;
 }
 
 Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& result,
@@ -227,6 +229,11 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   result.energy_floor_kwh = window_floor_j_ / 3.6e6;
   result.gpu_hours = window_alloc_milli_s_ / kGpuMilli / 3600.0;
   result.kwh_per_gpu_hour = result.gpu_hours > 0 ? result.energy_kwh / result.gpu_hours : 0.0;
+  result.pods_migrated = engine_.migrated();
+  result.pods_rescued = engine_.rescued();
+  result.lost_gpu_hours = scaled(1) * engine_.lost_gpu_seconds() / 3600.0;
+  result.lost_energy_kwh = result.lost_gpu_hours * result.kwh_per_gpu_hour;
+  result.pending_gpu_hours = window_pending_milli_s_ / kGpuMilli / 3600.0;
   if (result.window_s > 0) {
     result.gpu_alloc_pct =
         cluster_.total_gpu_milli() > 0
@@ -265,6 +272,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
     r.timeline = std::move(timeline);
     r.energy_kwh = shadow_window_energy_j_[k] / 3.6e6;
     r.kwh_per_gpu_hour = r.gpu_hours > 0 ? r.energy_kwh / r.gpu_hours : 0.0;
+    r.lost_energy_kwh = r.lost_gpu_hours * r.kwh_per_gpu_hour;
   }
   return Status::Ok();
 }
@@ -358,6 +366,9 @@ Result<std::vector<ReplayResult>> replay_accounted(
   engine_config.queue = config.queue;
   engine_config.power_down_idle_s = config.power_down_idle_s;
   engine_config.wake_delay_s = config.wake_delay_s;
+  engine_config.migrate_budget_pct = config.migrate_budget_pct;
+  engine_config.max_moves = config.max_moves;
+  engine_config.checkpoint_interval_s = config.checkpoint_interval_s;
   SiteEngine engine(cluster, scheduler, rng, cluster_power, jobs, keys, key_count, engine_config);
   engine.set_policy_name(config.policy);
   Replay replay(workload, config, engine, cluster, pue, std::move(order));

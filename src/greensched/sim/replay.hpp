@@ -60,6 +60,11 @@ struct ReplayConfig {
   int64_t measure_to_s = std::numeric_limits<int64_t>::max();
   int64_t timeline_step_s = 0;  // 0: a point after every instant; else at most one per step
   double target_load_pct = 0;   // the workload's stated load, for reports (0: the trace's own)
+  // Bounded migration (SiteEngineConfig): moves up to this % of the pods started (0: never),
+  // and a moved pod's lost run time since its last checkpoint.
+  double migrate_budget_pct = 0;
+  int max_moves = 4;
+  int64_t checkpoint_interval_s = 1800;
 };
 
 // Queueing delay of one class of pods (first start - creation), over those that started.
@@ -102,7 +107,12 @@ struct ReplayResult {
   double gpu_hours = 0;         // allocated GPU-hours
   double kwh_per_gpu_hour = 0;  // energy_kwh / gpu_hours
   double mean_nodes_awake = 0;
-  int64_t wakeups = 0;                                       // nodes woken from sleep (whole run)
+  int64_t wakeups = 0;           // nodes woken from sleep (whole run)
+  int64_t pods_migrated = 0;     // moves of running pods (whole run)
+  int64_t pods_rescued = 0;      // pods started thanks to moves
+  double lost_gpu_hours = 0;     // run time lost to moves (since the last checkpoint) x GPUs
+  double lost_energy_kwh = 0;    // those GPU-hours at the run's kwh_per_gpu_hour
+  double pending_gpu_hours = 0;  // GPU requests waiting in the queue, integrated (window)
   power::GpuPowerRule gpu_rule = power::GpuPowerRule::kPwr;  // of the figures the run used
   double makespan_s = 0;                                     // time of the last event
   std::vector<TimelinePoint> timeline;

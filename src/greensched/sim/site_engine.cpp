@@ -66,6 +66,18 @@ SiteEngine::SiteEngine(Cluster& cluster, policy::Scheduler& scheduler, Rng& rng,
   for (NodeIndex n = 0; n < static_cast<NodeIndex>(cluster.size()); ++n) {
     awake_ += cluster.state(n).online ? 1 : 0;
   }
+  if (config_.migrate_budget_pct > 0) {
+    end_.assign(jobs.size(), 0);
+    // Only running jobs move (not those with room reserved on their way).
+    planner_ = std::make_unique<defrag::MovePlanner>(
+        [this](PodId id) -> const PodSpec* { return id < jobs_.size() ? jobs_[id].pod : nullptr; },
+        [this](PodId id) { return node_of_[id] >= 0; });
+  }
+}
+
+void SiteEngine::queue_insert(PodId id) {
+  queue_.insert(queue_entry(id));
+  queued_gpu_milli_ += pod(id).total_gpu_milli();
 }
 
 void SiteEngine::record_to(const RecordInputs* inputs, std::string* out,
@@ -155,14 +167,14 @@ void SiteEngine::begin(int64_t now) {
 
 void SiteEngine::enqueue(PodId id, uint32_t rank) {
   rank_[id] = rank;
-  const QueueEntry e = queue_entry(id);
-  queue_.insert(e);
-  new_keys_.push_back(e);
+  queue_insert(id);
+  new_keys_.push_back(queue_entry(id));
 }
 
 bool SiteEngine::withdraw(PodId id) {
   const QueueEntry e = queue_entry(id);
   if (queue_.erase(e) == 0) return false;
+  queued_gpu_milli_ -= pod(id).total_gpu_milli();
   std::erase(new_keys_, e);
   ++version_;
   return true;
@@ -190,6 +202,7 @@ void SiteEngine::started(PodId id, NodeIndex node, int64_t now) {
   floor_watts_ += power::pod_floor_watts(cluster_.spec(node), power_.node_power(node), pod(id));
   ++running_;
   departures_.push(Departure{now + jobs_[id].duration_s, id, generation_[id]});
+  if (!end_.empty()) end_[id] = now + jobs_[id].duration_s;
   if (listener_ != nullptr) listener_->on_start(id, node, now);
 }
 
@@ -214,8 +227,55 @@ Status SiteEngine::stop(PodId id, NodeIndex node, int64_t now, bool finished) {
   on.erase(std::find(on.begin(), on.end(), id));
   ++generation_[id];
   --running_;
+  if (planner_) planner_->forget_failures();  // room opened
   if (listener_ != nullptr) listener_->on_stop(id, node, now, finished);
   return Status::Ok();
+}
+
+bool SiteEngine::migrate_for(PodId id, int64_t now) {
+  const PodSpec& p = pod(id);
+  if (!planner_ || !p.needs_gpu()) return false;
+  const int64_t allowed =
+      static_cast<int64_t>(config_.migrate_budget_pct / 100.0 * static_cast<double>(started_)) -
+      migrated_;
+  defrag::PlannerLimits limits;
+  limits.max_moves = static_cast<int>(std::min<int64_t>(config_.max_moves, allowed));
+  if (limits.max_moves <= 0) return false;
+  std::optional<defrag::FitPlan> plan = planner_->fit(cluster_, id, p, scheduler_, rng_, limits);
+  if (!plan) return false;
+  for (const defrag::Move& m : plan->moves) {
+    // The job restarts on its new node from its last checkpoint: the run since is lost.
+    const PodId j = m.pod;
+    const int64_t ran = now - start_[j];
+    const int64_t lost =
+        config_.checkpoint_interval_s > 0 ? ran % config_.checkpoint_interval_s : ran;
+    const PodSpec& q = pod(j);
+    floor_watts_ -= power::pod_floor_watts(cluster_.spec(m.from), power_.node_power(m.from), q);
+    floor_watts_ += power::pod_floor_watts(cluster_.spec(m.to), power_.node_power(m.to), q);
+    std::vector<PodId>& on = node_jobs_[m.from];
+    on.erase(std::find(on.begin(), on.end(), j));
+    node_jobs_[m.to].push_back(j);
+    node_of_[j] = m.to;
+    update_power(m.from);
+    update_power(m.to);
+    freed(m.from);
+    lost_gpu_s_ += static_cast<double>(lost) * static_cast<double>(q.total_gpu_milli()) / kGpuMilli;
+    ++generation_[j];
+    end_[j] += lost;
+    start_[j] = now;
+    departures_.push(Departure{end_[j], j, generation_[j]});
+    if (listener_ != nullptr) {
+      listener_->on_stop(j, m.from, now, false);
+      listener_->on_start(j, m.to, now);
+    }
+    if (cluster_.state(m.from).pods == 0) node_empty(m.from, now);
+  }
+  update_power(plan->node);
+  started(id, plan->node, now);
+  migrated_ += static_cast<int64_t>(plan->moves.size());
+  ++rescued_;
+  last_rescue_ = std::move(plan);
+  return true;
 }
 
 void SiteEngine::node_empty(NodeIndex n, int64_t now) {
@@ -270,7 +330,7 @@ Status SiteEngine::node_down(NodeIndex n, int64_t now) {
   for (PodId id : on) {
     if (Status s = stop(id, n, now, false); !s.ok()) return s;  // restarts with its full duration
     ++requeued_;
-    queue_.insert(queue_entry(id));
+    queue_insert(id);
     requeued_since_pass_ = true;
   }
   // Only this node lost capacity, so what did not fit still does not.
@@ -482,7 +542,7 @@ bool SiteEngine::preempt_for(PodId id, int64_t now) {
   for (PodId victim : best->jobs) {
     if (!stop(victim, best->node, now, false).ok()) return false;
     ++preempted_;
-    queue_.insert(queue_entry(victim));
+    queue_insert(victim);
   }
   requeued_since_pass_ = true;
   freed(best->node);
@@ -520,6 +580,7 @@ Status SiteEngine::pass(int64_t now) {
   }
   last_pass_s_ = now;
   std::size_t scanned = 0;
+  bool searched = false;  // for moves
   std::size_t next_fresh = 0;
   auto it = only_new ? queue_.find(fresh[next_fresh++]) : queue_.begin();
   while (it != queue_.end() && scanned < config_.scan_limit) {
@@ -534,15 +595,36 @@ Status SiteEngine::pass(int64_t now) {
           preempt_for(id, now)) {
         d = scheduler_.schedule(cluster_, pod(id), rng_, recording ? &counts : nullptr);
       }
-      if (recording && (d.node >= 0 || !failure_recorded_[id])) {
+      // The record sees the cycle as it was, before any move.
+      nlohmann::json record;
+      const bool may_move = d.node < 0 && planner_ && !searched;
+      if (recording && (d.node >= 0 || !failure_recorded_[id] || may_move)) {
         RecordInputs in = *record_inputs_;
         in.counts = &counts;
-        *records_ += make_record(in, pod(id), d, record_step_++, record_time_(now)).dump();
+        record = make_record(in, pod(id), d, record_step_, record_time_(now));
+      }
+      bool rescued = false;
+      if (may_move) {
+        searched = true;  // one search a pass
+        rescued = migrate_for(id, now);
+      }
+      if (recording && (d.node >= 0 || rescued || !failure_recorded_[id])) {
+        if (rescued) {
+          record["rescued_by_moves"] = rescue_json(
+              *last_rescue_, cluster_, [this](PodId j) -> const PodSpec* { return jobs_[j].pod; });
+        }
+        *records_ += record.dump();
         *records_ += '\n';
-        if (d.node < 0) failure_recorded_[id] = true;
+        ++record_step_;
+        if (d.node < 0 && !rescued) failure_recorded_[id] = true;
       }
       if (d.node >= 0) {
         if (Status s = start(id, d, now); !s.ok()) return s;
+        queued_gpu_milli_ -= pod(id).total_gpu_milli();
+        it = queue_.erase(it);
+        started = true;
+      } else if (rescued) {
+        queued_gpu_milli_ -= pod(id).total_gpu_milli();
         it = queue_.erase(it);
         started = true;
       } else {

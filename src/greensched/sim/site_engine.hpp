@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <set>
@@ -40,6 +41,7 @@
 #include "greensched/core/pod.hpp"
 #include "greensched/core/rng.hpp"
 #include "greensched/core/status.hpp"
+#include "greensched/defrag/move_planner.hpp"
 #include "greensched/policy/scheduler.hpp"
 #include "greensched/power/power_model.hpp"
 #include "greensched/sim/decision_record.hpp"
@@ -67,6 +69,14 @@ struct SiteEngineConfig {
   // At most this many waiting jobs are tried per pass (a scheduler's active queue), so a queue
   // that grows without bound costs no more per pass than a short one.
   std::size_t scan_limit = std::numeric_limits<std::size_t>::max();
+  // Bounded migration (defrag/move_planner.hpp): a GPU job that fits nowhere may start after
+  // running jobs move, up to this % of the jobs started so far (0: never). At most one search
+  // per scheduling pass. A moved job restarts from its last checkpoint: the run time since
+  // then (checkpoints every checkpoint_interval_s of its run; 0: no checkpoint, all of it) is
+  // lost and run again.
+  double migrate_budget_pct = 0;
+  int max_moves = 4;
+  int64_t checkpoint_interval_s = 1800;
 };
 
 // What the driver books when a job starts or stops.
@@ -143,6 +153,10 @@ class SiteEngine {
   int64_t requeued() const { return requeued_; }  // evictions by node-down events
   int64_t preempted() const { return preempted_; }
   int64_t wakeups() const { return wakeups_; }
+  int64_t migrated() const { return migrated_; }                    // moves of running jobs
+  int64_t rescued() const { return rescued_; }                      // jobs started thanks to moves
+  double lost_gpu_seconds() const { return lost_gpu_s_; }           // run time lost to moves x GPUs
+  int64_t queued_gpu_milli() const { return queued_gpu_milli_; }    // GPU requests waiting
   int64_t first_start(PodId id) const { return first_start_[id]; }  // -1 before it
   int64_t start_of(PodId id) const { return start_[id]; }           // this run's; -1 if none
   bool sleeping(NodeIndex n) const { return sleeping_[n]; }
@@ -202,6 +216,9 @@ class SiteEngine {
   NodeIndex wake(NodeIndex n, int64_t now);
   void wake_for(PodId id, int64_t now);
   bool preempt_for(PodId id, int64_t now);
+  // Moves that start waiting job `id`, within the budget; false (nothing changed) if none.
+  bool migrate_for(PodId id, int64_t now);
+  void queue_insert(PodId id);
   [[nodiscard]] Status pass(int64_t now);
 
   Cluster& cluster_;
@@ -253,6 +270,13 @@ class SiteEngine {
   int64_t requeued_ = 0;
   int64_t preempted_ = 0;
   int64_t wakeups_ = 0;
+  int64_t migrated_ = 0;
+  int64_t rescued_ = 0;
+  double lost_gpu_s_ = 0;
+  int64_t queued_gpu_milli_ = 0;
+  std::vector<int64_t> end_;  // per running job: when it departs
+  std::unique_ptr<defrag::MovePlanner> planner_;
+  std::optional<defrag::FitPlan> last_rescue_;  // for the decision record of the pass
   uint64_t version_ = 0;
   const RecordInputs* record_inputs_ = nullptr;
   std::string* records_ = nullptr;
