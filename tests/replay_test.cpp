@@ -463,7 +463,8 @@ TEST(ReplayReport, TimelineAndSummaryCsv) {
             "150.000,0,0,0.000,60.000,39975.000,1\n");
   // No wall time in the file: the same run gives the same bytes. p0 ran 130 of the 150 s: its
   // floor is 127.5 W x 130 s = 0.004604 kWh; 130 GPU-seconds are 0.036111 GPU-hours; its trace
-  // lifetime (100 s) is 66.667 % of the GPU over the window.
+  // lifetime (100 s) is 66.667 % of the GPU over the window. Re-queued while its node was down
+  // (30 to 50 s), it waited 20 GPU-seconds: 0.0056 GPU-hours pending.
   ReplayResult row = r.value();
   row.wall_seconds = 0.25;
   std::ostringstream summary;
@@ -474,9 +475,11 @@ TEST(ReplayReport, TimelineAndSummaryCsv) {
             "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
             "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
             "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
-            "be_mean_delay_s,be_p99_delay_s,window_start_s\n"
+            "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
+            "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours\n"
             "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,pwr,-1,300,,66.667,150.000,"
-            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000,0.000\n");
+            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000,0.000,"
+            "0,0,0,0.0000,0.0000,0.0056\n");
 }
 
 TEST(ReplayQueue, DisciplineNames) {
