@@ -56,6 +56,7 @@ target_sources(greensched_unit_tests PRIVATE
   serve_reply_text_test.cpp
   serve_bad_input_test.cpp
   serve_watch_test.cpp
+  serve_defrag_test.cpp
   listener_security_test.cpp
 )
 
