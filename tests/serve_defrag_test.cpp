@@ -294,5 +294,58 @@ TEST(ServeDefragState, MovableSurvivesTheJournal) {
   EXPECT_FALSE(replayed.value()->find_pod("kube-system/n")->request.movable);
 }
 
+// A changed annotation keeps the pod where it is: a resync takes it in place (no release, the
+// same GPUs), and so does the pod watcher's event (Extender::mark_movable), journalled so that
+// a restart sees it.
+TEST(ServeDefragState, AnnotationChangesKeepThePodInPlace) {
+  testing::TempDir dir;
+  GpuModelRegistry models;
+  std::vector<NodeSpec> nodes = {testing::node(models, "node-a", 2, "V100M16")};
+  auto state = ClusterState::create(models, nodes, StateOptions{});
+  ASSERT_TRUE(state.ok());
+  PodRequest r = testing::existing_pod("m", 500);
+  ASSERT_TRUE(state.value()->bind(r, "node-a", 2).ok());
+  auto journal = Journal::open(dir.path() + "/state");
+  ASSERT_TRUE(journal.ok());
+  auto extender = std::make_unique<Extender>(std::move(state.value()), std::move(journal.value()),
+                                             ExtenderOptions{});
+  Extender& ext = *extender;
+
+  ResyncPod listed{r, "node-a", std::nullopt};
+  listed.request.movable = true;
+  const ResyncOutcome out = ext.resync({listed});
+  EXPECT_EQ(out.removed, 0);
+  EXPECT_EQ(out.added, 0);
+  EXPECT_EQ(out.unchanged, 1);
+  auto pod = ext.pod("kube-system", "m");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ((*pod)["gpu_indices"], "1");
+  EXPECT_EQ((*pod)["annotations"]["greensched.io/movable"], "true");
+
+  EXPECT_TRUE(ext.mark_movable(r.ref, false));
+  EXPECT_FALSE(ext.mark_movable(r.ref, false));  // unchanged
+  PodRef other = r.ref;
+  other.uid = "another-incarnation";
+  EXPECT_FALSE(ext.mark_movable(other, true));
+  EXPECT_FALSE((*ext.pod("kube-system", "m"))["annotations"].contains("greensched.io/movable"));
+  EXPECT_TRUE(ext.mark_movable(r.ref, true));
+
+  // Replayed onto the state it started from (its first bind was not journalled here), the
+  // journal gives the last word.
+  extender.reset();
+  auto replayed = ClusterState::create(models, nodes, StateOptions{});
+  ASSERT_TRUE(replayed.ok());
+  ASSERT_TRUE(replayed.value()->bind(r, "node-a", 2).ok());
+  auto again = Journal::open(dir.path() + "/state");
+  ASSERT_TRUE(again.ok());
+  Status s =
+      again.value()->replay([&](const std::string& e) { return replayed.value()->apply_entry(e); });
+  ASSERT_TRUE(s.ok()) << s.message();
+  const BoundPod* m = replayed.value()->find_pod("kube-system/m");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->request.movable);
+  EXPECT_EQ(m->gpus, 2U);
+}
+
 }  // namespace
 }  // namespace greensched::serve

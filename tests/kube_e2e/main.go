@@ -1185,7 +1185,7 @@ func caseDefrag(o *options, _ []nodeRow, _ []podRow, ck *checker) {
 	}
 	live = append(live, wait[1:]...)
 	checkPlacements(ck, c, live)
-	ck.logf("%d pods running, as many as before the evictions plus the pending pod (%.1f s in all)", len(live),
+	ck.logf("%d pods running, as many as before the evictions plus the pending pod (%.2f s in all)", len(live),
 		time.Since(start).Seconds())
 	if len(live) != len(survivors)+1 {
 		ck.errorf("%d pods running, expected %d", len(live), len(survivors)+1)
