@@ -1,5 +1,6 @@
 // Bounded migration (defrag/move_planner.hpp): hand-computed plans on small clusters, the
-// limits, undo, and a property check that a plan never loses or overcommits a pod.
+// limits, undo, and a property check that a plan never loses or overcommits a pod; and plans
+// for several pending pods on a copy of the cluster (defrag/defrag_plan.hpp).
 #include <map>
 #include <memory>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "greensched/core/rng.hpp"
+#include "greensched/defrag/defrag_plan.hpp"
 #include "greensched/defrag/move_planner.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -235,6 +237,81 @@ TEST_F(Defrag, PlansNeverLoseOrOvercommit) {
     }
   }
   EXPECT_GT(planned, 10);  // the property was exercised
+}
+
+// Plans on a copy (plan_defrag), the cluster of OneMoveFreesAWholeGpu with two whole-GPU pods
+// waiting. w1 as there: pod 0 moves to node 0's GPU 1, w1 takes GPU 0; what that frees on
+// node 0 is one whole GPU (the moved half stays on the node). w2, planned after it: node 0's
+// GPUs hold w1 (not running yet) and pod 0 (moved once) beside pod 1; node 1's pod 2 fits only
+// on node 1 itself and pod 3 (600) nowhere else: no plan. The cluster itself is unchanged.
+TEST_F(Defrag, PlansOnACopyOnePodAfterTheOther) {
+  make_cluster({NodeSpec{"a", 32000, 64000, 2, 0}, NodeSpec{"b", 32000, 64000, 2, 0}});
+  place(0, gpu_pod(1000, 1, 500), 0, 0b01);
+  place(1, gpu_pod(1000, 1, 500), 0, 0b10);
+  place(2, gpu_pod(1000, 1, 500), 1, 0b01);
+  place(3, gpu_pod(1000, 1, 600), 1, 0b10);
+  const auto before = snapshot();
+  const std::vector<defrag::PendingPod> pending = {{10, gpu_pod(2000, 1, 1000)},
+                                                   {11, gpu_pod(2000, 1, 1000)}};
+  const defrag::PodLookup lookup = [this](PodId id) -> const PodSpec* {
+    auto it = pods_.find(id);
+    return it == pods_.end() ? nullptr : &it->second;
+  };
+  const defrag::DefragPlan plan =
+      defrag::plan_defrag(*cluster_, pending, lookup, {}, *scheduler_, rng_, 2);
+  EXPECT_EQ(snapshot(), before);
+  EXPECT_EQ(plan.moves, 1);
+  ASSERT_EQ(plan.pods.size(), 2U);
+  const defrag::PodPlan& w1 = plan.pods[0];
+  EXPECT_EQ(w1.pending, 0U);
+  ASSERT_EQ(w1.outcome, defrag::PlanOutcome::kPlanned);
+  EXPECT_EQ(w1.plan.node, 0);
+  EXPECT_EQ(w1.plan.gpus, 0b01U);
+  ASSERT_EQ(w1.plan.moves.size(), 1U);
+  EXPECT_EQ(w1.plan.moves[0].pod, 0U);
+  EXPECT_EQ(w1.plan.moves[0].to, 0);
+  EXPECT_EQ(w1.plan.moves[0].to_gpus, 0b10U);
+  EXPECT_EQ(w1.frees.whole_gpus, 1);
+  EXPECT_EQ(w1.frees.gpu_milli, 0);
+  EXPECT_EQ(w1.frees.cpu_milli, 0);
+  EXPECT_EQ(plan.pods[1].outcome, defrag::PlanOutcome::kNoPlan);
+
+  // Budget 0: nothing planned.
+  const defrag::DefragPlan none =
+      defrag::plan_defrag(*cluster_, pending, lookup, {}, *scheduler_, rng_, 0);
+  EXPECT_EQ(none.moves, 0);
+  EXPECT_EQ(none.pods[0].outcome, defrag::PlanOutcome::kBudgetSpent);
+  EXPECT_EQ(none.pods[1].outcome, defrag::PlanOutcome::kBudgetSpent);
+
+  // Pod 0 may not move: node 0's pod 1 does instead (best fit keeps it on node 0, on GPU 0 by
+  // pod 0: node 0 is then left with less CPU and GPU than node 1), and w1 takes GPU 1.
+  const defrag::DefragPlan other = defrag::plan_defrag(
+      *cluster_, {pending[0]}, lookup, [](PodId id) { return id != 0; }, *scheduler_, rng_, 2);
+  ASSERT_EQ(other.pods[0].outcome, defrag::PlanOutcome::kPlanned);
+  ASSERT_EQ(other.pods[0].plan.moves.size(), 1U);
+  EXPECT_EQ(other.pods[0].plan.moves[0].pod, 1U);
+  EXPECT_EQ(other.pods[0].plan.moves[0].to_gpus, 0b01U);
+  EXPECT_EQ(other.pods[0].plan.gpus, 0b10U);
+  EXPECT_EQ(snapshot(), before);
+}
+
+// A pending pod that fits needs no move and takes its room on the copy; a CPU-only pod that
+// fits nowhere is not planned for.
+TEST_F(Defrag, PlansSkipPodsThatFitOrNeedNoGpu) {
+  make_cluster({NodeSpec{"a", 4000, 64000, 2, 0}});
+  place(0, gpu_pod(1000, 1, 500), 0, 0b01);
+  PodSpec big_cpu;
+  big_cpu.cpu_milli = 8000;
+  big_cpu.memory_mib = 1024;
+  const std::vector<defrag::PendingPod> pending = {{5, gpu_pod(1000, 1, 1000)}, {6, big_cpu}};
+  const defrag::DefragPlan plan = defrag::plan_defrag(
+      *cluster_, pending, [](PodId) -> const PodSpec* { return nullptr; }, {}, *scheduler_, rng_,
+      3);
+  EXPECT_EQ(plan.pods[0].outcome, defrag::PlanOutcome::kFitsNow);
+  EXPECT_EQ(plan.pods[0].plan.node, 0);
+  EXPECT_EQ(plan.pods[0].plan.gpus, 0b10U);
+  EXPECT_EQ(plan.pods[1].outcome, defrag::PlanOutcome::kNoGpu);
+  EXPECT_EQ(plan.moves, 0);
 }
 
 }  // namespace

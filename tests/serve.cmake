@@ -56,6 +56,7 @@ target_sources(greensched_unit_tests PRIVATE
   serve_reply_text_test.cpp
   serve_bad_input_test.cpp
   serve_watch_test.cpp
+  serve_defrag_test.cpp
   listener_security_test.cpp
 )
 
@@ -88,7 +89,8 @@ set_tests_properties(fuzz.serve_request_parser PROPERTIES LABELS fuzz TIMEOUT 90
 
 # Kubernetes' own scheduler (1.20.5, vendored in ../shared/third_party) driving the real
 # binary: the whole openb pod list, both nodeCacheCapable modes, SIGKILLs, bad and slow
-# extender behaviour, throughput (label kube; see tests/kube_e2e). Skipped without the
+# extender behaviour, throughput, TLS, and greensched deschedule's evictions (label kube; see
+# tests/kube_e2e). Skipped without the
 # tarball or Go unless CI=true.
 add_test(NAME kube.scheduler_1_20_e2e
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/kube-e2e

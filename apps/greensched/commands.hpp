@@ -20,6 +20,7 @@ Action add_monitor_command(CLI::App& app);
 Action add_profile_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_deschedule_command(CLI::App& app);
 Action add_bound_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
 Action add_dispatch_command(CLI::App& app);

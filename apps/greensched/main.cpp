@@ -39,6 +39,7 @@ int run(int argc, char** argv) {
   auto profile = greensched::app::add_profile_command(app);
   auto calibrate = greensched::app::add_calibrate_command(app);
   auto serve = greensched::app::add_serve_command(app);
+  auto deschedule = greensched::app::add_deschedule_command(app);
   auto bound = greensched::app::add_bound_command(app);
   auto train = greensched::app::add_train_command(app);
   auto dispatch = greensched::app::add_dispatch_command(app);
@@ -62,6 +63,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("profile")) return profile();
   if (app.got_subcommand("calibrate")) return calibrate();
   if (app.got_subcommand("serve")) return serve();
+  if (app.got_subcommand("deschedule")) return deschedule();
   if (app.got_subcommand("bound")) return bound();
   if (app.got_subcommand("train")) return train();
   if (app.got_subcommand("dispatch")) return dispatch();

@@ -1078,3 +1078,186 @@ func sortedKeys(m map[string]int) []string {
 func writeFile(dir, name, text string) {
 	os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
 }
+
+// ---- the API server's side of an eviction, for greensched deschedule ----------------------
+
+// disruptionBudget: a PodDisruptionBudget with minAvailable over the pods its selector matches.
+type disruptionBudget struct {
+	name         string
+	selector     map[string]string
+	minAvailable int
+}
+
+// kubeAPI answers what greensched deschedule asks of the API server, from the fake clientset:
+// discovery (GET /api/v1, with pods/eviction in policy/v1beta1 as 1.20 serves it), GET of a
+// pod, and the Eviction API (POST .../pods/<name>/eviction). An eviction that would leave a
+// disruption budget's matching pods (bound, not being deleted: the disruption controller's
+// healthy count) below its minAvailable is refused with 429 and the API server's message.
+// Otherwise the pod is released in serve (as serve's --kube-watch does on a deletion), deleted,
+// and recreated under a new name, unscheduled and with a new UID, as its ReplicaSet would.
+type kubeAPI struct {
+	c        *cluster
+	srv      *serve
+	token    string
+	budgets  []disruptionBudget
+	url      string
+	server   *http.Server
+	mu       sync.Mutex
+	evicted  []string          // namespace/name of the pods evicted, in order
+	refused  []string          // namespace/name of the pods whose eviction was refused
+	replaced map[string]string // evicted pod -> its replacement (namespace/name)
+}
+
+func startKubeAPI(c *cluster, srv *serve, token string, budgets []disruptionBudget) (*kubeAPI, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	a := &kubeAPI{c: c, srv: srv, token: token, budgets: budgets, replaced: map[string]string{},
+		url: "http://" + ln.Addr().String()}
+	a.server = &http.Server{Handler: a}
+	go a.server.Serve(ln)
+	return a, nil
+}
+
+func (a *kubeAPI) stop() { a.server.Close() }
+
+func writeStatus(w http.ResponseWriter, code int, reason, message string, causes []map[string]string) {
+	body := map[string]interface{}{"kind": "Status", "apiVersion": "v1", "metadata": map[string]interface{}{},
+		"status": "Failure", "reason": reason, "message": message, "code": code}
+	if code < 300 {
+		body["status"] = "Success"
+	}
+	if len(causes) > 0 {
+		body["details"] = map[string]interface{}{"causes": causes}
+	}
+	writeJSON(w, code, body)
+}
+
+func writeJSON(w http.ResponseWriter, code int, body interface{}) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(body)
+}
+
+func (a *kubeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+a.token {
+		writeStatus(w, 401, "Unauthorized", "Unauthorized", nil)
+		return
+	}
+	if r.Method == "GET" && r.URL.Path == "/api/v1" {
+		writeJSON(w, 200, map[string]interface{}{"kind": "APIResourceList", "groupVersion": "v1",
+			"resources": []map[string]interface{}{
+				{"name": "pods", "namespaced": true, "kind": "Pod", "verbs": []string{"get", "list", "delete"}},
+				{"name": "pods/eviction", "namespaced": true, "group": "policy", "version": "v1beta1",
+					"kind": "Eviction", "verbs": []string{"create"}},
+			}})
+		return
+	}
+	// /api/v1/namespaces/<ns>/pods/<name>[/eviction]
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if len(parts) < 6 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "namespaces" || parts[4] != "pods" {
+		writeStatus(w, 404, "NotFound", "the server could not find the requested resource", nil)
+		return
+	}
+	ns, name := parts[3], parts[5]
+	switch {
+	case r.Method == "GET" && len(parts) == 6:
+		pod, err := a.c.client.CoreV1().Pods(ns).Get(a.c.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			writeStatus(w, 404, "NotFound", fmt.Sprintf("pods %q not found", name), nil)
+			return
+		}
+		writeJSON(w, 200, pod)
+	case r.Method == "POST" && len(parts) == 7 && parts[6] == "eviction":
+		a.evict(w, r, ns, name)
+	default:
+		writeStatus(w, 405, "MethodNotAllowed", r.Method+" "+r.URL.Path, nil)
+	}
+}
+
+func (a *kubeAPI) evict(w http.ResponseWriter, r *http.Request, ns, name string) {
+	var ev struct {
+		APIVersion    string `json:"apiVersion"`
+		Kind          string `json:"kind"`
+		DeleteOptions *struct {
+			Preconditions *struct {
+				UID *string `json:"uid"`
+			} `json:"preconditions"`
+		} `json:"deleteOptions"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&ev); err != nil || ev.Kind != "Eviction" || ev.APIVersion != "policy/v1beta1" {
+		writeStatus(w, 400, "BadRequest", fmt.Sprintf("not a policy/v1beta1 Eviction (%v)", err), nil)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := ns + "/" + name
+	pods := a.c.client.CoreV1().Pods(ns)
+	live, err := pods.Get(a.c.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		writeStatus(w, 404, "NotFound", fmt.Sprintf("pods %q not found", name), nil)
+		return
+	}
+	if ev.DeleteOptions != nil && ev.DeleteOptions.Preconditions != nil && ev.DeleteOptions.Preconditions.UID != nil &&
+		*ev.DeleteOptions.Preconditions.UID != string(live.UID) {
+		writeStatus(w, 409, "Conflict", fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s",
+			*ev.DeleteOptions.Preconditions.UID, live.UID), nil)
+		return
+	}
+	for _, b := range a.budgets {
+		if !labelsMatch(b.selector, live.Labels) {
+			continue
+		}
+		list, err := pods.List(a.c.ctx, metav1.ListOptions{})
+		if err != nil {
+			writeStatus(w, 500, "InternalError", err.Error(), nil)
+			return
+		}
+		healthy := 0
+		for _, p := range list.Items {
+			if labelsMatch(b.selector, p.Labels) && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+				healthy++
+			}
+		}
+		if healthy-1 < b.minAvailable {
+			a.refused = append(a.refused, key)
+			writeStatus(w, 429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
+				[]map[string]string{{"reason": "DisruptionBudget",
+					"message": fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", b.name, b.minAvailable, healthy)}})
+			return
+		}
+	}
+	// serve's room first, so that the scheduler, woken by the deletion, finds it free.
+	release, _ := json.Marshal(map[string]string{"PodName": name, "PodNamespace": ns, "PodUID": string(live.UID)})
+	if resp, err := a.srv.post("/release", release); err == nil {
+		resp.Body.Close()
+	}
+	if err := pods.Delete(a.c.ctx, name, metav1.DeleteOptions{}); err != nil {
+		writeStatus(w, 500, "InternalError", err.Error(), nil)
+		return
+	}
+	a.evicted = append(a.evicted, key)
+	rep := live.DeepCopy()
+	rep.Name = fmt.Sprintf("%s-r%d", name, len(a.evicted))
+	rep.UID = types.UID("uid-" + rep.Name)
+	rep.ResourceVersion = ""
+	rep.Spec.NodeName = ""
+	delete(rep.Annotations, gpuIndexKey)
+	rep.Status = v1.PodStatus{}
+	if _, err := pods.Create(a.c.ctx, rep, metav1.CreateOptions{}); err != nil {
+		writeStatus(w, 500, "InternalError", "recreating: "+err.Error(), nil)
+		return
+	}
+	a.replaced[key] = ns + "/" + rep.Name
+	writeStatus(w, 201, "", "", nil)
+}
+
+func labelsMatch(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(selector) > 0
+}

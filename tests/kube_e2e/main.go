@@ -1,7 +1,7 @@
 // greensched-kube-e2e runs Kubernetes' own scheduler (scheduler.New, its HTTPExtender client
 // and a fake clientset) against a running `greensched serve`, and checks what the real client
 // sees: bindings, FailedScheduling events, errors and retries, crash recovery, throughput, and
-// HTTPS with client certificates.
+// HTTPS with client certificates, and greensched deschedule's evictions.
 // Exits 1 when a check fails. main.go and harness.go are shared by every kube-scheduler
 // version; what differs between versions is in k8s-<version>/k8s.go. Built for 1.20.5 from
 // the vendored Kubernetes tree by kube_e2e.cmake, and for 1.35.4 from Go modules
@@ -28,6 +28,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
@@ -61,7 +62,7 @@ func main() {
 	flag.StringVar(&o.config, "config", "", "KubeSchedulerConfiguration ("+configAPIVersion+") the cases run with")
 	flag.StringVar(&o.deployConfig, "deploy-config", "", "deploy/'s "+configAPIVersion+" config, checked to decode")
 	flag.StringVar(&o.work, "work", "", "scratch directory (state, logs, figures)")
-	flag.StringVar(&o.cases, "cases", "full,nocache,crash,bad,throughput,tls", "cases to run")
+	flag.StringVar(&o.cases, "cases", "full,nocache,crash,bad,throughput,tls,defrag", "cases to run")
 	flag.IntVar(&o.nocachePods, "nocache-pods", 300, "pods of the nodeCacheCapable: false case")
 	flag.IntVar(&o.crashPods, "crash-pods", 1500, "pods of the crash case")
 	flag.IntVar(&o.crashKills, "crash-kills", 6, "SIGKILLs of the crash case")
@@ -112,7 +113,7 @@ func main() {
 	}
 	cases := map[string]func(*options, []nodeRow, []podRow, *checker){
 		"full": caseFull, "nocache": caseNoCache, "crash": caseCrash, "bad": caseBad, "throughput": caseThroughput,
-		"tls": caseTLS,
+		"tls": caseTLS, "defrag": caseDefrag,
 	}
 	for _, name := range strings.Split(o.cases, ",") {
 		run, ok := cases[name]
@@ -882,5 +883,311 @@ func caseTLS(o *options, nodes []nodeRow, pods []podRow, ck *checker) {
 		ck.errorf("GET %s over plain HTTP: %s", plainURL, outcome(status, err))
 	} else {
 		ck.logf("GET /pods over plain HTTP: %s", outcome(status, err))
+	}
+}
+
+// ---- defragmentation: greensched deschedule carries out serve's plan --------------------
+
+// defragReply is what the case reads of GET /v1/defrag and of deschedule --json.
+type defragMove struct {
+	Pod  string `json:"pod"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+type defragReply struct {
+	MovesPlanned int `json:"moves_planned"`
+	Plans        []struct {
+		Pod   string       `json:"pod"`
+		Node  string       `json:"node"`
+		Moves []defragMove `json:"moves"`
+	} `json:"plans"`
+}
+
+type descheduleOutput struct {
+	Plans    []defragReply `json:"plans"`
+	Attempts []struct {
+		Pod        string `json:"pod"`
+		From       string `json:"from"`
+		To         string `json:"to"`
+		Outcome    string `json:"outcome"`
+		HTTPStatus int    `json:"http_status"`
+		Message    string `json:"message"`
+	} `json:"attempts"`
+	Evicted int    `json:"evicted"`
+	Refused int    `json:"refused"`
+	Failure string `json:"failure"`
+}
+
+// caseDefrag: three nodes of two GPUs filled by twelve half-GPU pods, two per GPU, of which
+// one per GPU then leaves: every GPU is half used and a whole-GPU pod stays pending. The pods
+// are annotated greensched.io/movable except two; the pod serve's plan moves first is then
+// covered by a disruption budget (minAvailable 1 of 1). greensched deschedule --budget 2 must
+// get that eviction refused (429) and leave the pod, ask for a plan without it, evict within
+// the budget; the evicted pod's replacement is placed by kube-scheduler through the extender
+// and the pending pod then binds.
+func caseDefrag(o *options, _ []nodeRow, _ []podRow, ck *checker) {
+	nodes := []nodeRow{
+		{name: "defrag-a", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "V100M32"},
+		{name: "defrag-b", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "V100M32"},
+		{name: "defrag-c", cpuMilli: 32000, memoryMiB: 131072, gpus: 2, model: "V100M32"},
+	}
+	var csv strings.Builder
+	csv.WriteString("sn,cpu_milli,memory_mib,gpu,model\n")
+	for _, n := range nodes {
+		fmt.Fprintf(&csv, "%s,%d,%d,%d,%s\n", n.name, n.cpuMilli, n.memoryMiB, n.gpus, n.model)
+	}
+	writeFile(o.work, "defrag-nodes.csv", csv.String())
+	srv := newServe(o, "defrag", false)
+	srv.nodes = filepath.Join(o.work, "defrag-nodes.csv")
+	if err := srv.start(); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer srv.stop()
+	c, err := startCluster(o.config, true, nodes, srv, srv.base())
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer c.stop()
+	const token = "defrag-kube-token"
+	tokenFile := filepath.Join(o.work, "defrag-kube-token")
+	writeFile(o.work, "defrag-kube-token", token+"\n")
+	const budgetLabel = "greensched.test/budget"
+	api, err := startKubeAPI(c, srv, token, []disruptionBudget{
+		{name: "keep", selector: map[string]string{budgetLabel: "keep"}, minAvailable: 1}})
+	if err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	defer api.stop()
+	start := time.Now()
+
+	// 1. Twelve half-GPU pods fill the six GPUs (6000 milli): two per GPU, wherever FGD puts them.
+	fixed := map[string]bool{"defrag-s01": true, "defrag-s02": true}
+	var shares []*v1.Pod
+	for i := 1; i <= 12; i++ {
+		p := podObject(podRow{name: fmt.Sprintf("defrag-s%02d", i), cpuMilli: 1000, memoryMiB: 1024, numGPU: 1, gpuMilli: 500})
+		p.Labels = map[string]string{"app": "defrag"}
+		if !fixed[p.Name] {
+			p.Annotations = map[string]string{"greensched.io/movable": "true"}
+		}
+		shares = append(shares, p)
+	}
+	shareKeys := podKeys(shares)
+	if err := c.createPods(shares); err != nil {
+		ck.errorf("creating pods: %v", err)
+		return
+	}
+	if !c.settle(shareKeys, 60*time.Second) {
+		ck.errorf("the half-GPU pods are unresolved after 60 s")
+		return
+	}
+	state, err := srv.pods()
+	if err != nil {
+		ck.errorf("GET /pods: %v", err)
+		return
+	}
+	// 2. One pod leaves each GPU: a not-movable one stays where there is one.
+	byGPU := map[string][]string{}
+	for _, k := range shareKeys {
+		p, ok := state[k]
+		if !ok {
+			ck.errorf("%s is not bound", k)
+			return
+		}
+		byGPU[p.Node+"/"+p.GPUIndices] = append(byGPU[p.Node+"/"+p.GPUIndices], k)
+	}
+	if len(byGPU) != 6 {
+		ck.errorf("expected the pods on 6 GPUs, two each: %v", byGPU)
+		return
+	}
+	var survivors []string
+	for gpu, keys := range byGPU {
+		if len(keys) != 2 {
+			ck.errorf("GPU %s holds %v", gpu, keys)
+			return
+		}
+		stay, leave := keys[0], keys[1]
+		if fixed[strings.TrimPrefix(leave, namespace+"/")] {
+			stay, leave = leave, stay
+		}
+		survivors = append(survivors, stay)
+		name := strings.TrimPrefix(leave, namespace+"/")
+		body, _ := json.Marshal(map[string]string{"PodName": name, "PodNamespace": namespace, "PodUID": "uid-" + name})
+		if resp, err := srv.post("/release", body); err == nil {
+			resp.Body.Close()
+		}
+		c.client.CoreV1().Pods(namespace).Delete(c.ctx, name, metav1.DeleteOptions{})
+	}
+	sort.Strings(survivors)
+
+	// 3. A whole-GPU pod waits: 3000 milli are free, none of it a whole GPU.
+	whole := podObject(podRow{name: "defrag-whole", cpuMilli: 2000, memoryMiB: 2048, numGPU: 1, gpuMilli: 1000})
+	wholeKey := namespace + "/" + whole.Name
+	if err := c.createPods([]*v1.Pod{whole}); err != nil {
+		ck.errorf("%v", err)
+		return
+	}
+	if !c.settle([]string{wholeKey}, 30*time.Second) || c.rec.snapshot()[wholeKey].scheduled > 0 {
+		ck.errorf("%s: expected unschedulable, got %+v", wholeKey, c.rec.snapshot()[wholeKey])
+		return
+	}
+	var stuck []string
+	for _, k := range survivors {
+		if fixed[strings.TrimPrefix(k, namespace+"/")] {
+			stuck = append(stuck, k)
+		}
+	}
+	ck.logf("fragmented: %d half-GPU pods left, one per GPU, %v not annotated movable; %s pending: %q", len(survivors),
+		stuck, wholeKey, c.rec.snapshot()[wholeKey].lastFail)
+
+	// 4. The pod serve would move first gets the disruption budget.
+	var plan defragReply
+	if err := srv.getJSON("/v1/defrag?budget=2", &plan); err != nil || len(plan.Plans) != 1 || len(plan.Plans[0].Moves) == 0 {
+		ck.errorf("GET /v1/defrag?budget=2: %v %+v", err, plan)
+		return
+	}
+	guarded := plan.Plans[0].Moves[0].Pod
+	gname := strings.TrimPrefix(guarded, namespace+"/")
+	if fixed[gname] {
+		ck.errorf("the plan moves %s, which is not annotated movable", guarded)
+	}
+	if live, err := c.client.CoreV1().Pods(namespace).Get(c.ctx, gname, metav1.GetOptions{}); err != nil {
+		ck.errorf("%v", err)
+		return
+	} else {
+		live.Labels[budgetLabel] = "keep"
+		c.client.CoreV1().Pods(namespace).Update(c.ctx, live, metav1.UpdateOptions{})
+	}
+	ck.logf("serve's plan: %s on %s after moving %s %s -> %s; a disruption budget (minAvailable 1) now covers %s",
+		plan.Plans[0].Pod, plan.Plans[0].Node, guarded, plan.Plans[0].Moves[0].From, plan.Plans[0].Moves[0].To, guarded)
+
+	// 5. greensched deschedule --budget 2.
+	const budget = 2
+	record := filepath.Join(o.work, "defrag-evictions.jsonl")
+	os.Remove(record)
+	cmd := exec.Command(o.greensched, "deschedule", "--server", srv.base(), "--budget", strconv.Itoa(budget),
+		"--kube-api", api.url, "--kube-token-file", tokenFile, "--record", record, "--timeout", "10s", "--json")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(t0)
+	var ds descheduleOutput
+	if err != nil || json.Unmarshal(out, &ds) != nil {
+		ck.errorf("greensched deschedule: %v\n%s\n%s", err, out, stderr.String())
+		return
+	}
+	api.mu.Lock()
+	evicted, refused := append([]string(nil), api.evicted...), append([]string(nil), api.refused...)
+	replaced := map[string]string{}
+	for k, v := range api.replaced {
+		replaced[k] = v
+	}
+	api.mu.Unlock()
+	ck.logf("greensched deschedule --budget %d in %.2f s: %d plans, %d evicted %v, %d refused %v", budget,
+		took.Seconds(), len(ds.Plans), ds.Evicted, evicted, ds.Refused, refused)
+	for _, a := range ds.Attempts {
+		ck.logf("  %s %s: %s -> %s (HTTP %d) %s", a.Outcome, a.Pod, a.From, a.To, a.HTTPStatus, a.Message)
+	}
+	if ds.Failure != "" {
+		ck.errorf("deschedule stopped: %s", ds.Failure)
+	}
+	// No disruption budget violated: the guarded pod was refused, never evicted, and still runs.
+	if len(refused) != 1 || refused[0] != guarded || ds.Refused != 1 {
+		ck.errorf("expected exactly %s refused, got %v (deschedule counted %d)", guarded, refused, ds.Refused)
+	}
+	for _, k := range evicted {
+		if k == guarded || fixed[strings.TrimPrefix(k, namespace+"/")] {
+			ck.errorf("%s was evicted", k)
+		}
+	}
+	if p, err := c.client.CoreV1().Pods(namespace).Get(c.ctx, gname, metav1.GetOptions{}); err != nil || p.Spec.NodeName == "" {
+		ck.errorf("%s no longer runs: %v", guarded, err)
+	}
+	// Within the budget and the plan: at most the moves of the plan carried out.
+	planned := 0
+	if n := len(ds.Plans); n > 0 {
+		planned = ds.Plans[n-1].MovesPlanned
+	}
+	if len(evicted) == 0 || len(evicted) > budget || len(evicted) != ds.Evicted || len(evicted) > planned {
+		ck.errorf("%d evictions (deschedule says %d), budget %d, the last plan %d moves", len(evicted), ds.Evicted, budget, planned)
+	}
+	// The record: a line per attempt.
+	if data, err := os.ReadFile(record); err != nil {
+		ck.errorf("--record: %v", err)
+	} else if lines := strings.Count(string(data), "\n"); lines != len(ds.Attempts) {
+		ck.errorf("--record holds %d lines for %d attempts:\n%s", lines, len(ds.Attempts), data)
+	}
+
+	// 6. The replacements are placed through the extender, then the pending pod binds.
+	wait := []string{wholeKey}
+	for _, k := range evicted {
+		if r, ok := replaced[k]; ok {
+			wait = append(wait, r)
+		} else {
+			ck.errorf("%s was not recreated", k)
+		}
+	}
+	bound := func() bool {
+		snap := c.rec.snapshot()
+		c.rec.mu.Lock()
+		open := c.rec.unconfirmed
+		c.rec.mu.Unlock()
+		for _, k := range wait {
+			if snap[k].scheduled == 0 {
+				return false
+			}
+		}
+		return open == 0
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	lastNudge := time.Now()
+	for !bound() && time.Now().Before(deadline) {
+		// A node event moves the pending pod to the active queue at once (kube-scheduler would
+		// otherwise retry it after its backoff or its one-minute flush).
+		if time.Since(lastNudge) > 2*time.Second {
+			c.nudge()
+			lastNudge = time.Now()
+		}
+		select {
+		case <-c.rec.changed:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	snap := c.rec.snapshot()
+	if snap[wholeKey].scheduled != 1 {
+		ck.errorf("%s still pending %.0f s after deschedule: %+v", wholeKey, time.Since(t0).Seconds(), snap[wholeKey])
+	} else {
+		ck.logf("%s bound to %s %.2f s after deschedule started, after %d eviction(s)", wholeKey, snap[wholeKey].node,
+			time.Since(t0).Seconds(), len(evicted))
+	}
+	for _, k := range wait[1:] {
+		if snap[k].scheduled != 1 {
+			ck.errorf("%s (a replacement) is not bound: %+v", k, snap[k])
+		} else {
+			ck.logf("%s replaces an evicted pod, bound to %s GPU %s", k, snap[k].node, snap[k].gpuIndex)
+		}
+	}
+	// No pod lost, nothing overcommitted: the extender holds exactly the survivors still
+	// running, the replacements and the pending pod, as the scheduler bound them.
+	live := []string{wholeKey}
+	gone := map[string]bool{}
+	for _, k := range evicted {
+		gone[k] = true
+	}
+	for _, k := range survivors {
+		if !gone[k] {
+			live = append(live, k)
+		}
+	}
+	live = append(live, wait[1:]...)
+	checkPlacements(ck, c, live)
+	ck.logf("%d pods running, as many as before the evictions plus the pending pod (%.2f s in all)", len(live),
+		time.Since(start).Seconds())
+	if len(live) != len(survivors)+1 {
+		ck.errorf("%d pods running, expected %d", len(live), len(survivors)+1)
 	}
 }

@@ -45,17 +45,20 @@ json node_json(const NodeSpec& spec, const GpuModelRegistry& models) {
 }
 
 json bind_json(const BoundPod& pod) {
-  return json{{"op", "bind"},
-              {"ns", pod.request.ref.ns},
-              {"name", pod.request.ref.name},
-              {"uid", pod.request.ref.uid},
-              {"node", pod.node},
-              {"cpu_milli", pod.request.cpu_milli},
-              {"memory_mib", pod.request.memory_mib},
-              {"num_gpu", pod.request.num_gpu},
-              {"gpu_milli", pod.request.gpu_milli},
-              {"gpu_models", pod.request.gpu_models},
-              {"gpu_index", format_gpu_index(pod.gpus)}};
+  json entry{{"op", "bind"},
+             {"ns", pod.request.ref.ns},
+             {"name", pod.request.ref.name},
+             {"uid", pod.request.ref.uid},
+             {"node", pod.node},
+             {"cpu_milli", pod.request.cpu_milli},
+             {"memory_mib", pod.request.memory_mib},
+             {"num_gpu", pod.request.num_gpu},
+             {"gpu_milli", pod.request.gpu_milli},
+             {"gpu_models", pod.request.gpu_models},
+             {"gpu_index", format_gpu_index(pod.gpus)}};
+  // Only when set: journals written before the key existed read the same.
+  if (pod.request.movable) entry["movable"] = true;
+  return entry;
 }
 
 }  // namespace
@@ -120,6 +123,15 @@ Status ClusterState::rebuild() {
   power_ = std::make_unique<power::ClusterPower>(*node_power_, *cluster_);
   policy_ = std::move(policy.value());
   return Status::Ok();
+}
+
+Result<std::unique_ptr<policy::Policy>> ClusterState::planning_policy() const {
+  policy::PolicyContext context;
+  context.frag = std::make_shared<frag::FragmentationModel>(options_.target);
+  context.shape_count = kShapeSlots;
+  context.power = node_power_;
+  context.gpu_select = options_.gpu_select;
+  return policy::make_policy(options_.policy, context);
 }
 
 std::optional<NodeIndex> ClusterState::find_node(std::string_view name) const {
@@ -273,6 +285,13 @@ Status ClusterState::confirm_assumed(const std::string& key, const std::string& 
   return Status::Ok();
 }
 
+Status ClusterState::set_movable(const std::string& key, bool movable) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return Error{fmt::format("pod {} is not bound", key)};
+  it->second.request.movable = movable;
+  return Status::Ok();
+}
+
 std::string ClusterState::node_entry(const NodeSpec& spec, const GpuModelRegistry& models) {
   return node_json(spec, models).dump();
 }
@@ -371,6 +390,10 @@ Status ClusterState::apply_json(const json& j) {
         if (m.is_string()) r.gpu_models.push_back(m.get<std::string>());
       }
     }
+    if (const json* movable = find_field(j, "movable"); movable != nullptr) {
+      if (!movable->is_boolean()) return Error{"journal bind entry: movable not a boolean"};
+      r.movable = movable->get<bool>();
+    }
     auto gpus = parse_gpu_index(index.value());
     if (!gpus.ok()) return Error{gpus.error()};
     if (Status s = bind(r, node.value(), gpus.value()); !s.ok()) {
@@ -391,6 +414,7 @@ json ClusterState::pod_json(const BoundPod& pod) {
   const std::string index = format_gpu_index(pod.gpus);
   json annotations = json::object();
   if (pod.request.num_gpu > 0) annotations[std::string(kGpuIndexAnnotation)] = index;
+  if (pod.request.movable) annotations[std::string(kMovableAnnotation)] = "true";
   return json{{"namespace", pod.request.ref.ns},      {"name", pod.request.ref.name},
               {"uid", pod.request.ref.uid},           {"node", pod.node},
               {"cpu_milli", pod.request.cpu_milli},   {"memory_mib", pod.request.memory_mib},

@@ -8,7 +8,7 @@
 // journal rebuilds the state exactly:
 //   {"op":"node", name, cpu_milli, memory_mib, gpu_count, gpu_model}
 //   {"op":"bind", ns, name, uid, node, cpu_milli, memory_mib, num_gpu, gpu_milli,
-//    gpu_models [..], gpu_index "0-1"}
+//    gpu_models [..], gpu_index "0-1", movable true (only when annotated movable)}
 //   {"op":"release", ns, name, uid}
 //   {"op":"snapshot", nodes [node entries], pods [bind entries]}
 //
@@ -91,6 +91,9 @@ class ClusterState {
   // bound, the node is unknown, or it would overcommit.
   Status bind(const PodRequest& request, std::string_view node, GpuMask gpus);
   Status release(const std::string& key);
+  // Marks a bound pod movable or not (its greensched.io/movable annotation changed); its room
+  // is unchanged.
+  Status set_movable(const std::string& key, bool movable);
 
   // Holds the pod's room on `node` (exactly `gpus`) without binding it; fails, changing
   // nothing, if the pod is bound or assumed, the node is unknown, or it would overcommit.
@@ -103,6 +106,11 @@ class ClusterState {
   Status confirm_assumed(const std::string& key, const std::string& uid);
 
   policy::Policy& policy() { return *policy_; }
+  // A new policy of the same spec over a fresh fragmentation model: the decisions policy()
+  // makes, with none of its caches, for planning on a copy of the cluster (GET /v1/defrag)
+  // after the locks are released.
+  Result<std::unique_ptr<policy::Policy>> planning_policy() const;
+  uint64_t seed() const { return options_.seed; }
   const frag::FragmentationModel& frag_model() const { return *frag_model_; }
   const std::vector<power::NodePower>& node_figures() const { return *node_power_; }
   Rng& rng() { return rng_; }

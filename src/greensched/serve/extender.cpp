@@ -709,6 +709,27 @@ ReleaseOutcome Extender::release(const PodRef& ref) {
   return out;
 }
 
+bool Extender::mark_movable(const PodRef& ref, bool movable) {
+  const std::string key = ref.key();
+  const auto changes = [&] {
+    const BoundPod* pod = state_->find_pod(key);
+    return pod != nullptr && pod->request.movable != movable &&
+           (ref.uid.empty() || pod->request.ref.uid.empty() || pod->request.ref.uid == ref.uid);
+  };
+  {
+    std::shared_lock lock(state_mu_);
+    if (!changes()) return false;
+  }
+  std::unique_lock lock(state_mu_);
+  if (!changes() || !health().ok()) return false;
+  if (!state_->set_movable(key, movable).ok()) return false;
+  const BoundPod& pod = *state_->find_pod(key);
+  const uint64_t ticket = journal_->enqueue(
+      {ClusterState::release_entry(pod.request.ref), ClusterState::bind_entry(pod)});
+  lock.unlock();
+  return journal_->wait_durable(ticket).ok();
+}
+
 std::optional<nlohmann::json> Extender::pod(const std::string& ns, const std::string& name) {
   std::shared_lock lock(state_mu_);
   const BoundPod* p = state_->find_pod(ns + "/" + name);

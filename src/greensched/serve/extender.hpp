@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -67,6 +68,16 @@ struct ExtenderOptions {
   // How long prioritize's assumption of a pod on its best node holds that room waiting for
   // the pod's bind (0: no assumptions; a filter then sees a pod's room only once it is bound).
   int assume_ttl_ms = 5000;
+  // GET /v1/defrag plans for pending pods filtered within this many seconds: kube-scheduler
+  // retries an unschedulable pod at least every minute, so an older one is likely gone.
+  int defrag_pending_seconds = 300;
+};
+
+// GET /v1/defrag's question: plan at most `budget` moves in all; pods in `exclude`
+// (namespace/name) stay where they are.
+struct DefragRequest {
+  int budget = 0;
+  std::set<std::string> exclude;
 };
 
 // Posts the binding to the API server (see kube_binder.hpp); called after the bind is durable.
@@ -107,6 +118,14 @@ class Extender {
   BindOutcome bind(const BindingArgs& args);
   ReleaseOutcome release(const PodRef& ref);
   ResyncOutcome resync(std::vector<ResyncPod> pods);
+  // Takes a bound pod's changed greensched.io/movable annotation (the pod watcher's MODIFIED
+  // events): true when the pod is bound under that UID and its flag changed (journalled as
+  // its release and bind on the same GPUs).
+  bool mark_movable(const PodRef& ref, bool movable);
+  // A defragmentation plan for the pending pods, oldest first (serve/defrag.cpp; its reply is
+  // documented there and in docs/SERVE.md). Planned on a copy after the locks are released:
+  // the state is never changed.
+  Result<nlohmann::json> defrag(const DefragRequest& request);
 
   std::optional<nlohmann::json> pod(const std::string& ns, const std::string& name);
   nlohmann::json pods();

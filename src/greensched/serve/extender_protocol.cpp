@@ -421,6 +421,10 @@ Result<std::vector<ResyncPod>> parse_resync(const json& body) {
     auto models = gpu_models(item, where);
     if (!models.ok()) return Error{models.error()};
     p.request.gpu_models = std::move(models.value());
+    if (const json* movable = find_field(item, "movable"); movable != nullptr) {
+      if (!movable->is_boolean()) return Error{fmt::format("{}.movable: must be a boolean", where)};
+      p.request.movable = movable->get<bool>();
+    }
     out.push_back(std::move(p));
   }
   return out;

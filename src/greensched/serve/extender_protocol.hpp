@@ -12,7 +12,7 @@
 //                       kube-scheduler ignores);
 //   release             {PodName, PodNamespace, PodUID} -> {Error, released};
 //   resync              {Pods: [{namespace, name, uid, node, cpu, memory, gpu_milli,
-//                       gpu_count, gpu_indices, gpu_models}]} (or a bare array) ->
+//                       gpu_count, gpu_indices, gpu_models, movable}]} (or a bare array) ->
 //                       {Error, added, removed, unchanged, errors [{pod, error}]}.
 #pragma once
 

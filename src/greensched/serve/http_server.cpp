@@ -44,6 +44,43 @@ struct Reply {
   }
 };
 
+// GET /v1/defrag's query: budget (a whole number of moves, 0 to kMaxDefragBudget) and any
+// number of exclude=ns/name (or comma lists of them).
+constexpr int kMaxDefragBudget = 1000000;
+
+Result<DefragRequest> defrag_request(const httplib::Request& req) {
+  DefragRequest out;
+  if (!req.has_param("budget")) {
+    return Error{"budget: missing; ask GET v1/defrag?budget=N with N moves at most (N >= 0)"};
+  }
+  if (req.get_param_value_count("budget") > 1) return Error{"budget: given more than once"};
+  const std::string text = req.get_param_value("budget");
+  if (text.empty() || text.size() > 7 ||
+      text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(text) > kMaxDefragBudget) {
+    return Error{fmt::format("budget: '{}' is not a whole number of moves from 0 to {}", text,
+                             kMaxDefragBudget)};
+  }
+  out.budget = std::stoi(text);
+  for (std::size_t i = 0; i < req.get_param_value_count("exclude"); ++i) {
+    const std::string list = req.get_param_value("exclude", i);
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      const std::string key = list.substr(start, comma - start);
+      const std::size_t slash = key.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == key.size() ||
+          key.find('/', slash + 1) != std::string::npos) {
+        return Error{fmt::format("exclude: '{}' is not namespace/name", key)};
+      }
+      out.exclude.insert(key);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
 std::pair<time_t, time_t> split_seconds(double seconds) {
   const double whole = std::floor(seconds);
   return {static_cast<time_t>(whole), static_cast<time_t>((seconds - whole) * 1e6)};
@@ -223,6 +260,42 @@ void ExtenderServer::routes() {
           }
           reply(res, 200, *pod);
         });
+
+  // The defragmentation plan (serve/defrag.cpp): read-only, secured as the other reads.
+  s.Get(prefix_ + "v1/defrag", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto start = Clock::now();
+    int status = 200;
+    std::string outcome = "ok";
+    json body;
+    Extender* extender = extender_.load();
+    if (extender == nullptr) {
+      status = 503;
+      outcome = "unavailable";
+      body = json{{"Error", "greensched is starting (rebuilding its state from the journal)"}};
+    } else if (auto request = defrag_request(req); !request.ok()) {
+      status = 400;
+      outcome = "bad_request";
+      body = json{{"Error", request.error()}};
+    } else {
+      try {
+        auto plan = extender->defrag(request.value());
+        if (plan.ok()) {
+          body = std::move(plan.value());
+        } else {
+          status = 500;
+          outcome = "internal";
+          body = json{{"Error", plan.error()}};
+        }
+      } catch (const std::exception& e) {
+        status = 500;
+        outcome = "internal";
+        body = json{{"Error", fmt::format("internal error: {}", e.what())}};
+      }
+    }
+    reply(res, status, body);
+    metrics_.observe("defrag", status, outcome,
+                     std::chrono::duration<double>(Clock::now() - start).count());
+  });
 
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     Extender* extender = extender_.load();

@@ -1,8 +1,9 @@
 // The extender's HTTP server (cpp-httplib): the kube-scheduler extender verbs at
 // <prefix>filter, <prefix>prioritize and <prefix>bind, greensched's <prefix>release and
-// <prefix>resync (POST), the bound pods at GET <prefix>pods and <prefix>pods/<ns>/<name>,
-// GET /healthz (200 once the state is rebuilt and the journal is healthy, else 503) and
-// GET /metrics (Prometheus text).
+// <prefix>resync (POST), the bound pods at GET <prefix>pods and <prefix>pods/<ns>/<name>, a
+// defragmentation plan at GET <prefix>v1/defrag?budget=N[&exclude=ns/name,...], GET /healthz (200
+// once the state is rebuilt and the journal is healthy, else 503) and GET /metrics (Prometheus
+// text).
 //
 // Requests run on httplib's thread pool (`threads` workers; a keep-alive connection holds a
 // worker while it stays open, so keep threads above the number of clients). Bodies over

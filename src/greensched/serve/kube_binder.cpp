@@ -14,7 +14,9 @@ namespace {
 
 constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-bool safe_path_segment(const std::string& s) {
+}  // namespace
+
+bool kube_name_ok(const std::string& s) {
   if (s.empty() || s.size() > 253) return false;
   for (char c : s) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -23,8 +25,6 @@ bool safe_path_segment(const std::string& s) {
   }
   return true;
 }
-
-}  // namespace
 
 Result<std::string> read_api_token(const std::string& path) {
   auto text = read_file(path);
@@ -103,12 +103,31 @@ Result<nlohmann::json> kube_get_json(const KubeApiOptions& api, const std::strin
   return parsed;
 }
 
+Result<KubeReply> kube_request(const KubeApiOptions& api, const std::string& method,
+                               const std::string& path, const std::string& body) {
+  auto token = read_api_token(api.token_file);
+  if (!token.ok()) return Error{token.error()};
+  auto client = kube_api_client(api, api.timeout_seconds);
+  client->set_tcp_nodelay(true);
+  const httplib::Headers headers{{"Authorization", "Bearer " + token.value()},
+                                 {"Accept", "application/json"}};
+  httplib::Result res = method == "POST"
+                            ? client->Post(path.c_str(), headers, body, "application/json")
+                            : client->Get(path.c_str(), headers);
+  if (!res) {
+    return Error{
+        fmt::format("{} {}{}: {}", method, api.server, path, httplib::to_string(res.error())),
+        ErrorCode::kIo};
+  }
+  return KubeReply{res->status, res->body};
+}
+
 Result<Binder> make_kube_binder(KubeApiOptions options) {
   auto resolved = resolve_kube_api(std::move(options));
   if (!resolved.ok()) return Error{resolved.error()};
   options = std::move(resolved.value());
   return Binder([options](const BindingArgs& args, const std::string& gpu_index) -> Status {
-    if (!safe_path_segment(args.pod.ns) || !safe_path_segment(args.pod.name)) {
+    if (!kube_name_ok(args.pod.ns) || !kube_name_ok(args.pod.name)) {
       return Error{"pod namespace or name is not a valid Kubernetes name"};
     }
     auto token = read_api_token(options.token_file);

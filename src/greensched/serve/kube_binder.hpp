@@ -44,6 +44,19 @@ std::unique_ptr<httplib::Client> kube_api_client(const KubeApiOptions& api,
 // the HTTP status or the connection failure.
 Result<nlohmann::json> kube_get_json(const KubeApiOptions& api, const std::string& path);
 
+// One request to the API server with the bearer token, within api.timeout_seconds
+// (connection, write, read): GET, or POST of the JSON `body`. The reply whatever its status;
+// an error (naming the method, URL and failure) only when no reply came.
+struct KubeReply {
+  int status = 0;
+  std::string body;
+};
+Result<KubeReply> kube_request(const KubeApiOptions& api, const std::string& method,
+                               const std::string& path, const std::string& body = "");
+
+// Whether `s` may go into an API path as a namespace or name (letters, digits, '-', '.', '_').
+bool kube_name_ok(const std::string& s);
+
 // The binder; fails when the in-cluster environment is missing.
 Result<Binder> make_kube_binder(KubeApiOptions options);
 

@@ -324,7 +324,17 @@ Result<PodRequest> parse_pod(const json& pod) {
   auto models = pod_models(*metadata, *spec);
   if (!models.ok()) return Error{models.error()};
   out.gpu_models = std::move(models.value());
+  out.movable = movable_annotation(pod);
   return out;
+}
+
+bool movable_annotation(const json& pod) {
+  const json* metadata = pod.is_object() ? find_field(pod, "metadata") : nullptr;
+  if (metadata == nullptr || !metadata->is_object()) return false;
+  const json* annotations = find_field(*metadata, "annotations");
+  if (annotations == nullptr || !annotations->is_object()) return false;
+  const json* value = find_field(*annotations, kMovableAnnotation);
+  return value != nullptr && value->is_string() && value->get_ref<const std::string&>() == "true";
 }
 
 nlohmann::json pending_pod_object(const PodSpec& pod, const PodRef& ref,

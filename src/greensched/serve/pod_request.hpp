@@ -9,7 +9,10 @@
 //   GPU (HAMi)           nvidia.com/gpu (count) and nvidia.com/gpumem-percentage (percent
 //                        of one GPU; 30 -> 300 milli);
 //   GPU models           annotation alibabacloud.com/gpu-card-model ("V100M16|V100M32"), else
-//                        the nodeSelector of the same key.
+//                        the nodeSelector of the same key;
+//   movable              annotation greensched.io/movable: "true" (exactly): the pod may be
+//                        evicted to defragment the cluster (GET /v1/defrag, greensched
+//                        deschedule).
 // A pod takes no GPU, a share of one GPU, or whole GPUs (see core/pod.hpp); anything else, a
 // negative or out-of-range quantity, or a malformed object is an error naming the field.
 #pragma once
@@ -34,6 +37,8 @@ inline constexpr std::string_view kGpuModelKey = "alibabacloud.com/gpu-card-mode
 inline constexpr std::string_view kGpuProductKey = "nvidia.com/gpu.product";
 inline constexpr std::string_view kHamiGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kHamiMemPercentResource = "nvidia.com/gpumem-percentage";
+// The annotation that lets greensched move a running pod ("true"; anything else: it stays).
+inline constexpr std::string_view kMovableAnnotation = "greensched.io/movable";
 
 // Requests above these are rejected as malformed rather than merely unschedulable.
 inline constexpr int64_t kMaxPodCpuMilli = int64_t{1} << 40;
@@ -54,7 +59,11 @@ struct PodRequest {
   int num_gpu = 0;
   int32_t gpu_milli = 0;                // per GPU; 0 when no GPU
   std::vector<std::string> gpu_models;  // allowed models; empty = any
+  bool movable = false;                 // annotated greensched.io/movable: "true"
 };
+
+// Whether a v1.Pod's metadata (or the pod itself) carries greensched.io/movable: "true".
+bool movable_annotation(const nlohmann::json& pod);
 
 // Reads a v1.Pod object.
 Result<PodRequest> parse_pod(const nlohmann::json& pod);

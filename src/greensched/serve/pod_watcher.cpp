@@ -162,6 +162,11 @@ void PodWatcher::handle_line(std::string_view line) {
       std::lock_guard lock(mu_);
       ++stats_.released;
     }
+    return;
+  }
+  // A live pod's greensched.io/movable annotation, which may have changed since its bind.
+  if (const std::string type = string_at(event, "type"); type == "ADDED" || type == "MODIFIED") {
+    if (auto ref = pod_ref(object)) (void)extender_.mark_movable(*ref, movable_annotation(object));
   }
 }
 

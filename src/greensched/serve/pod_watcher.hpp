@@ -8,7 +8,8 @@
 // predecessor's event. A watch that ends is resumed from the last resourceVersion. When that
 // version is too old (410 Gone) it lists again. A relist releases only held pods that the list
 // lacks entirely or shows finished: a pod bound while the list was being read is in the list
-// (bound or not yet), so it is kept, and no resync races a bind.
+// (bound or not yet), so it is kept, and no resync races a bind. The event of a live pod also
+// carries its greensched.io/movable annotation to the extender (Extender::mark_movable).
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,7 @@
 // Extender::resync: reconcile the state with the full list of bound pods a controller reports
 // (from the API server): pods the state holds but the list lacks, or holds differently (other
-// node, UID, request or GPUs), are released; listed pods the state lacks are bound, those with
+// node, UID, request or GPUs), are released (a changed greensched.io/movable annotation alone
+// is taken in place); listed pods the state lacks are bound, those with
 // their GPU indices first (they are facts), then those without (the policy picks their GPUs
 // on the given node). A pod that cannot be placed (unknown node, overcommit) is reported and
 // skipped. All changes go to the journal as one unit.
@@ -47,9 +48,25 @@ ResyncOutcome Extender::resync(std::vector<ResyncPod> pods) {
 
   std::vector<std::string> entries;
   std::vector<std::string> to_release;
+  std::vector<std::pair<std::string, bool>> to_mark;  // same placement, movable changed
   for (const auto& [key, held] : state_->pods()) {
     auto it = wanted.find(key);
-    if (it == wanted.end() || !same_placement(held, it->second)) to_release.push_back(key);
+    if (it == wanted.end() || !same_placement(held, it->second)) {
+      to_release.push_back(key);
+    } else if (held.request.movable != it->second.request.movable) {
+      to_mark.emplace_back(key, it->second.request.movable);
+    }
+  }
+  // A changed greensched.io/movable annotation keeps the pod where it is; the journal says it
+  // as the pod's release and bind on the same GPUs.
+  for (const auto& [key, movable] : to_mark) {
+    if (Status s = state_->set_movable(key, movable); !s.ok()) {
+      out.errors.emplace_back(key, s.message());
+      continue;
+    }
+    const BoundPod& pod = *state_->find_pod(key);
+    entries.push_back(ClusterState::release_entry(pod.request.ref));
+    entries.push_back(ClusterState::bind_entry(pod));
   }
   for (const std::string& key : to_release) {
     entries.push_back(ClusterState::release_entry(state_->find_pod(key)->request.ref));
