@@ -19,49 +19,40 @@ int64_t held_gpu_milli(const Allocation& a) {
 
 }  // namespace
 
-std::size_t MovePlanner::FitKeyHash::operator()(const FitKey& k) const {
-  uint64_t h = static_cast<uint64_t>(k.shape.cpu_milli) * 0x9E3779B97F4A7C15ULL;
-  for (const uint64_t v :
-       {static_cast<uint64_t>(k.shape.num_gpu), static_cast<uint64_t>(k.shape.gpu_milli),
-        static_cast<uint64_t>(k.shape.gpu_spec), static_cast<uint64_t>(k.memory_mib)}) {
-    h = (h ^ v) * 0x9E3779B97F4A7C15ULL;
-  }
-  return static_cast<std::size_t>(h ^ (h >> 29));
-}
-
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
 
 void MovePlanner::index_pods(const Cluster& cluster) {
   pods_on_.resize(cluster.size());
   for (auto& v : pods_on_) v.clear();
-  std::fill(memo_slot_.begin(), memo_slot_.end(), -1);
   cluster.for_each_allocation([&](PodId id, const Allocation& a) {
     pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
-    if (id >= memo_slot_.size()) memo_slot_.resize(std::size_t{id} + 1, -1);
   });
-  fit_memo_.clear();
-  fit_slots_.clear();
+  ++memo_generation_;  // every request's room is measured again
 }
 
 bool MovePlanner::fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod,
                                  NodeIndex node) const {
-  // Per pod, the slot of its request's first two fitting nodes (requests repeat: memoised).
-  int32_t& slot = memo_slot_[id];
-  if (slot < 0) {
-    const FitKey key{pod.shape_fields(), pod.memory_mib};
-    auto it = fit_memo_.find(key);
-    if (it == fit_memo_.end()) {
-      fitting_.resize(cluster.size());
-      const std::size_t count = policy::fitting_nodes(cluster, pod, fitting_);
-      fit_slots_.emplace_back(count > 0 ? fitting_[0] : -1, count > 1 ? fitting_[1] : -1);
-      it = fit_memo_.emplace(key, static_cast<int32_t>(fit_slots_.size() - 1)).first;
+  (void)id;
+  (void)node;  // another GPU of its own node counts: moving within a node may free the GPU
+  // Per request shape (the pod's dense shape id, its fields checked): the most free memory
+  // among the nodes that fit the rest of the request. The pod fits somewhere iff its memory is
+  // within it. One filter pass per shape and search.
+  const PodShape shape = pod.shape_fields();
+  if (pod.shape >= room_memo_.size()) room_memo_.resize(std::size_t{pod.shape} + 1);
+  RoomMemo& m = room_memo_[pod.shape];
+  if (m.generation != memo_generation_ || m.shape != shape) {
+    PodSpec any_memory = pod;
+    any_memory.memory_mib = 0;
+    fitting_.resize(cluster.size());
+    const std::size_t count = policy::fitting_nodes(cluster, any_memory, fitting_);
+    int64_t most = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      most = std::max(most, cluster.state(fitting_[i]).memory_free_mib);
     }
-    slot = it->second;
+    m = RoomMemo{memo_generation_, shape, most};
   }
-  // Another GPU of its own node counts: moving within a node may free the GPU the pod needs.
-  (void)node;
-  return fit_slots_[static_cast<std::size_t>(slot)].first >= 0;
+  return pod.memory_mib <= m.most_free_memory_mib;
 }
 
 std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
@@ -231,7 +222,8 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
       const int left = limits.max_moves - static_cast<int>(moves.size()) -
                        static_cast<int>(evicted.size() - moves.size());
       std::optional<FitPlan> inner;
-      if (depth < limits.chain_depth && left > 0 && spec.needs_gpu()) {
+      if (depth < limits.chain_depth && left > 0 && spec.needs_gpu() && chain_searches_left_ > 0) {
+        --chain_searches_left_;
         PlannerLimits sub = limits;
         sub.max_moves = left;
         inner = search(cluster, p, spec, scheduler, rng, sub, depth + 1);
@@ -279,6 +271,7 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return std::nullopt;
     }
   }
+  chain_searches_left_ = kChainSearches;
   auto plan = search(cluster, id, pod, scheduler, rng, limits, 0);
   if (plan) {
     forget_failures();  // pods moved: room may have opened anywhere
@@ -309,7 +302,7 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   });
   FitPlan plan;
   plan.candidates = static_cast<int32_t>(sets.size());
-  const int trials = depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 2);
+  const int trials = depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4);
   for (const Eviction& e : sets) {
     if (plan.trials >= trials) break;
     ++plan.trials;

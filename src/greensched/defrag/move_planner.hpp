@@ -27,7 +27,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "greensched/core/cluster.hpp"
@@ -110,22 +109,24 @@ class MovePlanner {
                     policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits, int depth,
                     FitPlan& plan);
 
+  // Chain searches one plan may run (each a pass over every node), whatever the depth.
+  static constexpr int kChainSearches = 4;
+  int chain_searches_left_ = 0;
   PodLookup pod_of_;
   Movable movable_;
   std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;  // per node, scratch
-  // Per evicted pod's request: the first two nodes it fits as the cluster stands (per plan).
   struct FitKey {
     PodShape shape;
     int64_t memory_mib = 0;
-    bool operator==(const FitKey&) const = default;
-    auto operator<=>(const FitKey&) const = default;
   };
-  struct FitKeyHash {
-    std::size_t operator()(const FitKey& k) const;
+  // Per request shape: whether it fits somewhere, this search (fits_elsewhere).
+  struct RoomMemo {
+    uint64_t generation = 0;
+    PodShape shape;
+    int64_t most_free_memory_mib = -1;
   };
-  mutable std::unordered_map<FitKey, int32_t, FitKeyHash> fit_memo_;  // -> fit_slots_ index
-  mutable std::vector<std::pair<NodeIndex, NodeIndex>> fit_slots_;
-  mutable std::vector<int32_t> memo_slot_;  // per pod id: its fit_slots_ index, -1 unknown
+  mutable std::vector<RoomMemo> room_memo_;
+  uint64_t memo_generation_ = 0;
   mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
