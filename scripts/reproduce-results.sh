@@ -38,6 +38,7 @@ sections=(
   "energy-seasons|energy-seasons|7 min"
   "bound-families|bound-families|80 s"
   "defrag-lists|defrag-lists|4 min"
+  "defrag-replay|defrag-replay|1 min"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
   "learned-reverse|learned-reverse|55 s"
@@ -263,6 +264,20 @@ section_defrag_lists() {
         --migrate-budget "$b" --max-moves 4 --json -q -j "$jobs" >"$1/$l-moves-$b.json"
     done
     bound "$1/$l.json" --pods "$(pods "$l")" --policy none
+  done
+}
+
+# Bounded migration in time replay: fgd-energy with nodes sleeping after 30 idle minutes, at
+# 30 to 100 % load, without moves and with a 1 % budget (30-minute checkpoints).
+section_defrag_replay() {
+  local load b
+  for load in 30 50 70 90 100; do
+    for b in 0 1; do
+      gs simulate --mode replay --load "$load" --days 7 --warmup-days 1 --policy fgd-energy \
+        --power-down-idle 1800 --wake-delay 300 --gpu-power pwr --seeds 42-44 \
+        --migrate-budget "$b" --max-moves 4 --checkpoint-interval 1800 --json -q -j "$jobs" \
+        >"$1/load-$load-moves-$b.json"
+    done
   done
 }
 

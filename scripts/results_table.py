@@ -674,6 +674,47 @@ def defrag_lists(work):
     return {"defrag-lists": table(header, out) + note}
 
 
+def defrag_replay(work):
+    out = []
+    for load in ["30", "50", "70", "90", "100"]:
+        base = read_json(f"{work}/load-{load}-moves-0.json")
+        moved = read_json(f"{work}/load-{load}-moves-1.json")
+
+        def m(runs, key):
+            return mean([r[key] for r in runs])
+
+        saved = m(base, "energy_kwh") - m(moved, "energy_kwh")
+        out.append(
+            [
+                load,
+                f"{m(moved, 'pods_migrated'):.0f}",
+                f"{m(moved, 'pods_rescued'):.0f}",
+                f"{m(base, 'pending_gpu_hours'):,.0f} / {m(moved, 'pending_gpu_hours'):,.0f}",
+                f"{mean([r['be_delay']['p99_s'] for r in base]):,.0f}"
+                f" / {mean([r['be_delay']['p99_s'] for r in moved]):,.0f}",
+                f"{m(base, 'energy_kwh'):,.0f} / {m(moved, 'energy_kwh'):,.0f}",
+                f"{saved:+,.0f}",
+                f"{m(moved, 'lost_gpu_hours'):,.1f}",
+                f"{m(moved, 'lost_energy_kwh'):,.1f}",
+                f"{mean([r['ls_delay']['p99_s'] for r in base]):,.0f}"
+                f" / {mean([r['ls_delay']['p99_s'] for r in moved]):,.0f}",
+            ]
+        )
+    header = [
+        "load %",
+        "moves",
+        "pods started by moves",
+        "pending GPU-h, none / 1 %",
+        "BE p99 wait s, none / 1 %",
+        "energy kWh, none / 1 %",
+        "energy saved kWh",
+        "GPU-h lost to moves",
+        "their energy kWh",
+        "LS p99 wait s, none / 1 %",
+    ]
+    return {"defrag-replay": table(header, out)}
+
+
 def fgd_online(work):
     out = []
     for name, path in bound_files(work):
@@ -788,6 +829,7 @@ SECTIONS = {
     "energy-seasons": energy_seasons,
     "bound-families": bound_families,
     "defrag-lists": defrag_lists,
+    "defrag-replay": defrag_replay,
     "fgd-online": fgd_online,
     "learned-heldout": lambda work: learned(work, "learned-heldout"),
     "learned-reverse": lambda work: learned(work, "learned-reverse"),
