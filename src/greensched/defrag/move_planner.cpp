@@ -31,11 +31,9 @@ void MovePlanner::index_pods(const Cluster& cluster) {
   ++memo_generation_;  // every request's room is measured again
 }
 
-bool MovePlanner::fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod,
-                                 NodeIndex node) const {
-  (void)id;
-  (void)node;  // another GPU of its own node counts: moving within a node may free the GPU
-  // Per request shape (the pod's dense shape id, its fields checked): the most free memory
+bool MovePlanner::fits_somewhere(const Cluster& cluster, const PodSpec& pod) const {
+  // Another GPU of its own node counts: moving within a node may free the GPU. Per request
+  // shape (the pod's dense shape id, its fields checked): the most free memory
   // among the nodes that fit the rest of the request. The pod fits somewhere iff its memory is
   // within it. One filter pass per shape and search.
   const PodShape shape = pod.shape_fields();
@@ -75,7 +73,7 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
     const auto& [id, a] = here[i];
     const PodSpec* spec_of = pod_of_(id);
     if (spec_of != nullptr && (!movable_ || movable_(id))) {
-      const bool fits = fits_elsewhere(cluster, id, *spec_of, node);
+      const bool fits = fits_somewhere(cluster, *spec_of);
       if (fits) direct |= uint64_t{1} << i;
       if (fits || chains) movable |= uint64_t{1} << i;
     }
@@ -155,20 +153,18 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
           std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
       int64_t room = have + freed(best, field);
       if (room >= need) continue;
-      std::vector<std::pair<int64_t, int>> rest;
+      // Pods that move directly first, then the most of what binds.
+      std::vector<std::tuple<bool, int64_t, int>> rest;  // (direct, amount, local index)
       for (std::size_t i = 0; i < here.size(); ++i) {
         if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
-          // Pods that move directly first, then the most of what binds.
-          const int64_t weight = ((direct >> i) & 1U) != 0 ? int64_t{1} << 40 : 0;
-          rest.emplace_back(weight + here[i].second.*field, static_cast<int>(i));
+          rest.emplace_back(((direct >> i) & 1U) != 0, here[i].second.*field, static_cast<int>(i));
         }
       }
       std::sort(rest.begin(), rest.end(), std::greater<>());
-      for (const auto& [amount, i] : rest) {
+      for (const auto& [is_direct, amount, i] : rest) {
         if (room >= need) break;
         best |= uint64_t{1} << i;
-        room += here[static_cast<std::size_t>(i)].second.*field;
-        (void)amount;
+        room += amount;
       }
       if (room < need) return std::nullopt;
     }

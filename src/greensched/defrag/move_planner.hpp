@@ -104,7 +104,7 @@ class MovePlanner {
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
-  bool fits_elsewhere(const Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node) const;
+  bool fits_somewhere(const Cluster& cluster, const PodSpec& pod) const;
   bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
                     policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits, int depth,
                     FitPlan& plan);
@@ -119,7 +119,7 @@ class MovePlanner {
     PodShape shape;
     int64_t memory_mib = 0;
   };
-  // Per request shape: whether it fits somewhere, this search (fits_elsewhere).
+  // Per request shape: whether it fits somewhere, this search (fits_somewhere).
   struct RoomMemo {
     uint64_t generation = 0;
     PodShape shape;

@@ -33,19 +33,12 @@
 
 #include "greensched/defrag/defrag_plan.hpp"
 #include "greensched/serve/extender.hpp"
+#include "greensched/sim/decision_record.hpp"
 
 namespace greensched::serve {
 namespace {
 
 using nlohmann::json;
-
-json defrag_gpu_list(GpuMask mask) {
-  json out = json::array();
-  for (int g = 0; g < kMaxGpusPerNode; ++g) {
-    if ((mask >> g) & 1U) out.push_back(g);
-  }
-  return out;
-}
 
 // A placed pod of the copy, by its id.
 struct PlacedPod {
@@ -130,16 +123,16 @@ Result<json> Extender::defrag(const DefragRequest& request) {
           moves.push_back(json{{"pod", moved.ref.key()},
                                {"uid", moved.ref.uid},
                                {"from", node_name(m.from)},
-                               {"from_gpus", defrag_gpu_list(m.from_gpus)},
+                               {"from_gpus", sim::gpu_list(m.from_gpus)},
                                {"to", node_name(m.to)},
-                               {"to_gpus", defrag_gpu_list(m.to_gpus)},
+                               {"to_gpus", sim::gpu_list(m.to_gpus)},
                                {"gpu_milli", m.gpu_milli}});
         }
         left -= static_cast<int>(p.plan.moves.size());
         plans.push_back(json{{"pod", ref.key()},
                              {"uid", ref.uid},
                              {"node", node_name(p.plan.node)},
-                             {"gpus", defrag_gpu_list(p.plan.gpus)},
+                             {"gpus", sim::gpu_list(p.plan.gpus)},
                              {"moves", std::move(moves)},
                              {"frees",
                               {{"node", node_name(p.plan.node)},

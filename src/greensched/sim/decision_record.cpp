@@ -13,14 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-json gpu_list(GpuMask mask) {
-  json out = json::array();
-  for (int g = 0; g < kMaxGpusPerNode; ++g) {
-    if ((mask >> g) & 1U) out.push_back(g);
-  }
-  return out;
-}
-
 // The used GPU milli of each GPU of `node`, by GPU index, as the decision saw it.
 json gpus_used(const Cluster& c, NodeIndex node) {
   json out = json::array();
@@ -176,6 +168,14 @@ json move_counterfactual(const RecordInputs& in, const PodSpec& pod) {
 }
 
 }  // namespace
+
+json gpu_list(GpuMask mask) {
+  json out = json::array();
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if ((mask >> g) & 1U) out.push_back(g);
+  }
+  return out;
+}
 
 json request_json(const PodSpec& pod, const GpuModelRegistry& models) {
   json spec = json::array();

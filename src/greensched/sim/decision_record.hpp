@@ -48,6 +48,9 @@ nlohmann::json make_record(const RecordInputs& in, const PodSpec& pod,
                            const policy::Decision& decision, int64_t step,
                            std::optional<double> time_s = std::nullopt);
 
+// The GPU indices of a mask, ascending, as records write them.
+nlohmann::json gpu_list(GpuMask mask);
+
 // A record's rescued_by_moves: the plan, carried out on `cluster`, that placed a pod.
 nlohmann::json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
                            const std::function<const PodSpec*(PodId)>& pod_of);

@@ -618,12 +618,10 @@ Status SiteEngine::pass(int64_t now) {
         ++record_step_;
         if (d.node < 0 && !rescued) failure_recorded_[id] = true;
       }
-      if (d.node >= 0) {
-        if (Status s = start(id, d, now); !s.ok()) return s;
-        queued_gpu_milli_ -= pod(id).total_gpu_milli();
-        it = queue_.erase(it);
-        started = true;
-      } else if (rescued) {
+      if (d.node >= 0 || rescued) {  // a rescued job was started by migrate_for
+        if (d.node >= 0) {
+          if (Status s = start(id, d, now); !s.ok()) return s;
+        }
         queued_gpu_milli_ -= pod(id).total_gpu_milli();
         it = queue_.erase(it);
         started = true;
