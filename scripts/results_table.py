@@ -694,6 +694,9 @@ def defrag_replay(work):
                 f" / {mean([r['be_delay']['p99_s'] for r in moved]):,.0f}",
                 f"{m(base, 'energy_kwh'):,.0f} / {m(moved, 'energy_kwh'):,.0f}",
                 f"{saved:+,.0f}",
+                f"{saved / gap * 100:.1f}"
+                if (gap := m(base, "energy_kwh") - m(base, "energy_floor_kwh")) > 0
+                else "-",
                 f"{m(moved, 'lost_gpu_hours'):,.1f}",
                 f"{m(moved, 'lost_energy_kwh'):,.1f}",
                 f"{mean([r['ls_delay']['p99_s'] for r in base]):,.0f}"
@@ -708,6 +711,7 @@ def defrag_replay(work):
         "BE p99 wait s, none / 1 %",
         "energy kWh, none / 1 %",
         "energy saved kWh",
+        "share of the saving to the energy floor %",
         "GPU-h lost to moves",
         "their energy kWh",
         "LS p99 wait s, none / 1 %",
