@@ -39,6 +39,7 @@ sections=(
   "bound-families|bound-families|80 s"
   "defrag-lists|defrag-lists|4 min"
   "defrag-replay|defrag-replay|1 min"
+  "defrag-consolidate|defrag-consolidate|1.5 min"
   "fgd-online|fgd-online|65 s"
   "learned-heldout|learned-heldout|75 s"
   "learned-reverse|learned-reverse|55 s"
@@ -277,6 +278,22 @@ section_defrag_replay() {
         --power-down-idle 1800 --wake-delay 300 --gpu-power pwr --seeds 42-44 \
         --migrate-budget "$b" --max-moves 4 --checkpoint-interval 1800 --json -q -j "$jobs" \
         >"$1/load-$load-moves-$b.json"
+    done
+  done
+}
+
+# Moves that empty nodes so they sleep, beside moves only for pods that fit nowhere.
+section_defrag_consolidate() {
+  local load b c
+  for load in 30 50 70; do
+    for b in 0 1 5; do
+      for c in "" --consolidate; do
+        [[ $b == 0 && -n $c ]] && continue
+        gs simulate --mode replay --load "$load" --days 7 --warmup-days 1 --policy fgd-energy \
+          --power-down-idle 1800 --wake-delay 300 --gpu-power pwr --seeds 42-44 \
+          --migrate-budget "$b" --max-moves 4 --checkpoint-interval 1800 $c --json -q \
+          -j "$jobs" >"$1/load-$load-moves-$b${c:+-consolidate}.json"
+      done
     done
   done
 }

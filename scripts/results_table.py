@@ -719,6 +719,53 @@ def defrag_replay(work):
     return {"defrag-replay": table(header, out)}
 
 
+def defrag_consolidate(work):
+    out = []
+    for load in ["30", "50", "70"]:
+        base = read_json(f"{work}/load-{load}-moves-0.json")
+
+        def m(runs, key):
+            return mean([r[key] for r in runs])
+
+        floor_gap = m(base, "energy_kwh") - m(base, "energy_floor_kwh")
+        for b, c in [("0", ""), ("1", ""), ("1", "-consolidate"), ("5", ""), ("5", "-consolidate")]:
+            runs = base if b == "0" else read_json(f"{work}/load-{load}-moves-{b}{c}.json")
+            over = m(runs, "energy_kwh") - m(runs, "energy_floor_kwh")
+            out.append(
+                [
+                    load,
+                    "none" if b == "0" else b,
+                    "yes" if c else "no",
+                    f"{m(runs, 'pods_migrated'):.0f}",
+                    f"{m(runs, 'pods_rescued'):.0f}",
+                    f"{m(runs, 'nodes_drained'):.0f}",
+                    f"{m(runs, 'energy_kwh'):,.0f}",
+                    f"{over:,.0f}",
+                    f"{(floor_gap - over) / floor_gap * 100:.1f}" if floor_gap > 0 else "-",
+                    f"{m(runs, 'lost_gpu_hours'):,.1f}",
+                    f"{m(runs, 'pending_gpu_hours'):,.0f}",
+                    f"{m(runs, 'wakeups'):,.0f}",
+                    f"{mean([r['ls_delay']['p99_s'] for r in runs]):,.0f}",
+                ]
+            )
+    header = [
+        "load %",
+        "budget %",
+        "consolidate",
+        "moves",
+        "pods started by moves",
+        "nodes drained",
+        "energy kWh",
+        "energy above the floor kWh",
+        "share of the gap to the floor closed %",
+        "GPU-h lost to moves",
+        "pending GPU-h",
+        "wake-ups",
+        "LS p99 wait s",
+    ]
+    return {"defrag-consolidate": table(header, out)}
+
+
 def fgd_online(work):
     out = []
     for name, path in bound_files(work):
@@ -834,6 +881,7 @@ SECTIONS = {
     "bound-families": bound_families,
     "defrag-lists": defrag_lists,
     "defrag-replay": defrag_replay,
+    "defrag-consolidate": defrag_consolidate,
     "fgd-online": fgd_online,
     "learned-heldout": lambda work: learned(work, "learned-heldout"),
     "learned-reverse": lambda work: learned(work, "learned-reverse"),

@@ -1,6 +1,7 @@
 // Bounded migration (defrag/move_planner.hpp): hand-computed plans on small clusters, the
-// limits, undo, and a property check that a plan never loses or overcommits a pod; and plans
-// for several pending pods on a copy of the cluster (defrag/defrag_plan.hpp).
+// limits, undo, and a property check that a plan never loses or overcommits a pod; plans for
+// several pending pods on a copy of the cluster (defrag/defrag_plan.hpp); and draining a node
+// (defrag/drain.hpp).
 #include <map>
 #include <memory>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "greensched/core/rng.hpp"
 #include "greensched/defrag/defrag_plan.hpp"
+#include "greensched/defrag/drain.hpp"
 #include "greensched/defrag/move_planner.hpp"
 #include "greensched/policy/registry.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -312,6 +314,83 @@ TEST_F(Defrag, PlansSkipPodsThatFitOrNeedNoGpu) {
   EXPECT_EQ(plan.pods[0].plan.gpus, 0b10U);
   EXPECT_EQ(plan.pods[1].outcome, defrag::PlanOutcome::kNoGpu);
   EXPECT_EQ(plan.moves, 0);
+}
+
+// Draining node a: its 0.5 share goes first (largest), to b's half-used GPU 0 (best fit, the
+// tightest), then its 0.3 share to b's free GPU 1. Node a is left empty and online.
+TEST_F(Defrag, DrainMovesEveryPodOffLargestFirst) {
+  make_cluster({NodeSpec{"a", 32000, 64000, 2, 0}, NodeSpec{"b", 32000, 64000, 2, 0}});
+  place(0, gpu_pod(1000, 1, 300), 0, 0b10);
+  place(1, gpu_pod(1000, 1, 500), 0, 0b01);
+  place(2, gpu_pod(1000, 1, 500), 1, 0b01);
+  auto moves = defrag::drain_node(
+      *cluster_, 0, [this](PodId id) -> const PodSpec* { return &pods_.at(id); }, {}, *scheduler_,
+      rng_, 4);
+  ASSERT_TRUE(moves.has_value());
+  ASSERT_EQ(moves->size(), 2U);
+  EXPECT_EQ((*moves)[0].pod, 1U);
+  EXPECT_EQ((*moves)[0].from, 0);
+  EXPECT_EQ((*moves)[0].from_gpus, 0b01U);
+  EXPECT_EQ((*moves)[0].to, 1);
+  EXPECT_EQ((*moves)[0].to_gpus, 0b01U);
+  EXPECT_EQ((*moves)[0].gpu_milli, 500);
+  EXPECT_EQ((*moves)[1].pod, 0U);
+  EXPECT_EQ((*moves)[1].to, 1);
+  EXPECT_EQ((*moves)[1].to_gpus, 0b10U);
+  EXPECT_EQ(cluster_->state(0).pods, 0);
+  EXPECT_TRUE(cluster_->state(0).online);
+  EXPECT_EQ(cluster_->state(1).gpu_free_milli[0], 0);
+  EXPECT_EQ(cluster_->state(1).gpu_free_milli[1], 700);
+  EXPECT_EQ(cluster_->allocated_gpu_milli(), 1300);
+}
+
+// A pod that fits nowhere else, too many pods, or an unmovable pod: nothing changes.
+TEST_F(Defrag, DrainThatCannotEmptyTheNodeChangesNothing) {
+  make_cluster({NodeSpec{"a", 32000, 64000, 2, 0}, NodeSpec{"b", 32000, 64000, 2, 0}});
+  place(0, gpu_pod(1000, 1, 300), 0, 0b10);
+  place(1, gpu_pod(1000, 1, 500), 0, 0b01);
+  place(2, gpu_pod(1000, 1, 600), 1, 0b01);
+  place(3, gpu_pod(1000, 1, 600), 1, 0b10);
+  const auto before = snapshot();
+  const defrag::PodLookup lookup = [this](PodId id) -> const PodSpec* { return &pods_.at(id); };
+  // The 0.3 share would fit on b, the 0.5 share does not (0.4 free on each GPU).
+  EXPECT_FALSE(defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 4).has_value());
+  EXPECT_EQ(snapshot(), before);
+  ASSERT_TRUE(cluster_->release(3).ok());
+  const auto freed = snapshot();
+  EXPECT_FALSE(defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 1).has_value());
+  EXPECT_FALSE(defrag::drain_node(
+                   *cluster_, 0, lookup, [](PodId id) { return id != 0; }, *scheduler_, rng_, 4)
+                   .has_value());
+  EXPECT_EQ(snapshot(), freed);
+  // Room now: both move, to b.
+  EXPECT_TRUE(defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 4).has_value());
+  EXPECT_EQ(cluster_->state(1).pods, 3);
+}
+
+// Best fit puts the share on b, the tighter node but another GPU model; keeping the model it
+// goes to c; with no node of the model free, the drain fails.
+TEST_F(Defrag, DrainKeepsTheGpuModelWhenAsked) {
+  make_cluster({NodeSpec{"a", 32000, 64000, 1, 0}, NodeSpec{"b", 32000, 64000, 1, 1},
+                NodeSpec{"c", 32000, 64000, 1, 0}});
+  place(0, gpu_pod(1000, 1, 500), 0, 0b1);
+  place(1, gpu_pod(1000, 1, 500), 1, 0b1);
+  const defrag::PodLookup lookup = [this](PodId id) -> const PodSpec* { return &pods_.at(id); };
+  auto any = defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 4);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->at(0).to, 1);
+  ASSERT_TRUE(cluster_->release(0).ok());
+  place(0, gpu_pod(1000, 1, 500), 0, 0b1);
+  auto same = defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 4, true);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->at(0).to, 2);
+  ASSERT_TRUE(cluster_->release(0).ok());
+  place(0, gpu_pod(1000, 1, 500), 0, 0b1);
+  place(2, gpu_pod(1000, 1, 600), 2, 0b1);
+  const auto before = snapshot();
+  EXPECT_FALSE(
+      defrag::drain_node(*cluster_, 0, lookup, {}, *scheduler_, rng_, 4, true).has_value());
+  EXPECT_EQ(snapshot(), before);
 }
 
 }  // namespace

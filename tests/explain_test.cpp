@@ -179,6 +179,40 @@ TEST(Explain, RescuedByAMove) {
   EXPECT_EQ(explain_facts(r)["rescued_by_moves"]["moves"].size(), 1U);
 }
 
+// A drain: node X's one pod goes to Y, which the sleep of X pays for by the estimate.
+TEST(Explain, DrainedNode) {
+  Scenario s({NodeSpec{"X", 16000, 64000, 2, 0}, NodeSpec{"Y", 16000, 64000, 2, 0}});
+  s.place(1, test_pod("x0", 2000, 1, 500), 1, 0b10);  // where the drain put it
+  const auto pod_of = [&](PodId id) -> const PodSpec* {
+    auto it = s.placed.find(id);
+    return it == s.placed.end() ? nullptr : &it->second;
+  };
+  const std::vector<defrag::Move> moves = {defrag::Move{1, 0, 0b01, 1, 0b10, 500}};
+  sim::DrainEstimate e;
+  e.spared_j = 3.6e6 * 2.5;
+  e.moved_saving_j = 3.6e6 * 1.25;
+  e.lost_j = 3.6e6 * 0.5;
+  e.kept_awake_j = 0;
+  const nlohmann::json r =
+      sim::drain_record("fgd-energy", 0, moves, {600}, s.cluster, pod_of, e, 7, 3600, 40000);
+  ASSERT_TRUE(check_decision_record(r).ok()) << check_decision_record(r).message();
+  EXPECT_FALSE(is_failed_placement(r));
+  EXPECT_TRUE(record_about_pod(r, "x0"));
+  EXPECT_FALSE(record_about_pod(r, "y0"));
+  EXPECT_EQ(explain_text(r),
+            "At 3600 s, node X was emptied so that it could sleep: its one pod would have kept "
+            "it awake until 40000 s.\n"
+            "Pod x0 (2 vCPU, 0.5 of one GPU) moved from X (GPU 0) to Y (GPU 1), losing 600 s of "
+            "run since its last checkpoint.\n"
+            "Estimated: 2.5 kWh of idle power spared, 1.25 kWh saved by running the pods beside "
+            "others, 0.5 kWh of lost run time and 0 kWh for nodes kept awake longer; 3.25 kWh "
+            "saved in all.\n");
+  EXPECT_DOUBLE_EQ(explain_facts(r)["estimate"]["net_kwh"].get<double>(), 3.25);
+  nlohmann::json bad = r;
+  bad.erase("busy_until_s");
+  EXPECT_FALSE(check_decision_record(bad).ok());
+}
+
 TEST(Explain, FailedOnCpuWithoutGpu) {
   Scenario s({NodeSpec{"Z", 8000, 64000, 1, 0}});
   s.place(5, test_pod("z0", 7000, 0, 0), 0, 0);

@@ -469,17 +469,18 @@ TEST(ReplayReport, TimelineAndSummaryCsv) {
   row.wall_seconds = 0.25;
   std::ostringstream summary;
   report::write_replay_summary_csv(summary, std::span<const ReplayResult>(&row, 1));
-  EXPECT_EQ(summary.str(),
-            "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
-            "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,gpu_power,"
-            "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
-            "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
-            "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
-            "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
-            "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours\n"
-            "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,pwr,-1,300,,66.667,150.000,"
-            "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000,0.000,"
-            "0,0,0,0.0000,0.0000,0.0056\n");
+  EXPECT_EQ(
+      summary.str(),
+      "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
+      "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,gpu_power,"
+      "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
+      "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
+      "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
+      "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
+      "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours,consolidate,nodes_drained\n"
+      "fgd,7,backfill,1,1,0,1,0.000,0.000,0.011104,150.000,pwr,-1,300,,66.667,150.000,"
+      "0.004604,2.4118,0.3075,86.667,0.87,0,0,0.000,0.000,1,0.000,0.000,0.000,"
+      "0,0,0,0.0000,0.0000,0.0056,0,0\n");
 }
 
 TEST(ReplayQueue, DisciplineNames) {
@@ -689,6 +690,88 @@ TEST(ReplayMoves, AMoveStartsAWholeGpuPodAndCostsItsLostRunTime) {
   ASSERT_TRUE(no_ckpt.ok());
   EXPECT_NEAR(no_ckpt.value().lost_gpu_hours, 200 * 0.3 / 3600.0, 1e-12);
   EXPECT_DOUBLE_EQ(no_ckpt.value().makespan_s, 1200.0);
+}
+
+// Consolidation: two nodes of two T4s; at t=0 four whole-GPU pods fill them (a0, a1, b0, b1 by
+// best fit). w1 and w2 leave at short_s, so each node keeps one pod until long_s.
+trace::Workload two_long_pods(int64_t short_s, int64_t long_s) {
+  trace::Workload w;
+  for (const char* name : {"a", "b"}) {
+    NodeSpec n;
+    n.name = name;
+    n.cpu_milli = 64000;
+    n.memory_mib = 65536;
+    n.gpu_count = 2;
+    n.model = *w.models.intern("T4");
+    w.nodes.push_back(n);
+  }
+  w.pods_source = "hand-made";
+  w.pods = {make_pod("w0", 1000, 1, 1000, 0, long_s), make_pod("w1", 1000, 1, 1000, 0, short_s),
+            make_pod("w2", 1000, 1, 1000, 0, short_s), make_pod("w3", 1000, 1, 1000, 0, long_s)};
+  finish(w);
+  return w;
+}
+
+// With nodes sleeping after 600 idle seconds, at 100 one node's pod moves onto the other and
+// the emptied node sleeps at once, instead of at 10600; the moved pod loses its 100 s of run
+// (checkpoints every 1800 s) and leaves at 10100 (the run ends when its node sleeps, 600 s
+// later).
+TEST(ReplayMoves, ConsolidationEmptiesANodeSoItSleeps) {
+  const trace::Workload w = two_long_pods(100, 10000);
+  ReplayConfig c;
+  c.policy = "bestfit";
+  c.power_down_idle_s = 600;
+  c.wake_delay_s = 300;
+  c.migrate_budget_pct = 50;  // 4 started: 2 moves, of which consolidation may spend 1
+  c.checkpoint_interval_s = 1800;
+  auto plain = replay(w, c);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_EQ(plain.value().nodes_drained, 0);
+  EXPECT_EQ(plain.value().pods_migrated, 0);
+  EXPECT_DOUBLE_EQ(plain.value().makespan_s, 10600.0);
+
+  c.consolidate = true;
+  auto drained = replay(w, c);
+  ASSERT_TRUE(drained.ok()) << drained.error();
+  const ReplayResult& r = drained.value();
+  EXPECT_EQ(r.nodes_drained, 1);
+  EXPECT_EQ(r.pods_migrated, 1);
+  EXPECT_EQ(r.pods_rescued, 0);
+  EXPECT_NEAR(r.lost_gpu_hours, 100.0 / 3600.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 10700.0);
+  // One node idle from 100 to 10600 without; asleep from 100 with: the 100 s the moved pod runs
+  // again on one GPU cost far less.
+  EXPECT_LT(r.energy_kwh, plain.value().energy_kwh);
+  EXPECT_LT(r.mean_nodes_awake, plain.value().mean_nodes_awake);
+
+  // Without budget for it (a move a pass at most half the budget: 4 x 20 % / 2 < 1), none.
+  c.migrate_budget_pct = 20;
+  auto small = replay(w, c);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small.value().nodes_drained, 0);
+}
+
+// The run time a move loses decides: at 5000 each node's pod has 300 s left. Without
+// checkpoints a move would lose all 5000 s of its run, more than the energy the sleep spares;
+// with 30-minute checkpoints it loses 1400 s (5000 mod 1800), and the drain pays.
+TEST(ReplayMoves, ConsolidationWeighsTheRunTimeAMoveLoses) {
+  const trace::Workload w = two_long_pods(5000, 5300);
+  ReplayConfig c;
+  c.policy = "bestfit";
+  c.power_down_idle_s = 600;
+  c.wake_delay_s = 300;
+  c.migrate_budget_pct = 50;
+  c.consolidate = true;
+  c.checkpoint_interval_s = 0;
+  auto none = replay(w, c);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_EQ(none.value().nodes_drained, 0);
+  EXPECT_EQ(none.value().pods_migrated, 0);
+  c.checkpoint_interval_s = 1800;
+  auto some = replay(w, c);
+  ASSERT_TRUE(some.ok()) << some.error();
+  EXPECT_EQ(some.value().nodes_drained, 1);
+  EXPECT_NEAR(some.value().lost_gpu_hours, 1400.0 / 3600.0, 1e-12);
 }
 
 }  // namespace

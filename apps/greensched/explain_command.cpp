@@ -197,7 +197,10 @@ int run_explain(ExplainOptions o) {
     if (!parsed.ok()) return fail(parsed);
     nlohmann::json& r = parsed.value();
     if (!run_matches(r, o)) continue;
-    if (example_pod.empty() && r["pod"].is_string()) example_pod = r["pod"].get<std::string>();
+    if (const nlohmann::json* pod = json_member(r, "pod");
+        example_pod.empty() && pod != nullptr && pod->is_string()) {
+      example_pod = pod->get<std::string>();
+    }
     const bool failed = explain::is_failed_placement(r);
     const nlohmann::json* step = json_member(r, "step");
     if (!o.ask.empty()) {

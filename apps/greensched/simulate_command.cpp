@@ -57,6 +57,7 @@ struct SimulateOptions {
   double migrate_budget = 0;
   int max_moves = 4;
   int64_t checkpoint_interval_s = 1800;  // replay
+  bool consolidate = false;              // replay
   std::string gpu_power;                 // comma list of pwr, proportional ("" = the model's)
   std::string loads;             // replay: comma list of offered loads in % ("" = trace rate)
   double days = 14;              // replay with --load: measured days
@@ -143,6 +144,8 @@ nlohmann::json to_json(const sim::ReplayResult& r) {
           {"lost_gpu_hours", r.lost_gpu_hours},
           {"lost_energy_kwh", r.lost_energy_kwh},
           {"pending_gpu_hours", r.pending_gpu_hours},
+          {"consolidate", r.config.consolidate},
+          {"nodes_drained", r.nodes_drained},
           {"makespan_s", r.makespan_s},
           {"wall_seconds", r.wall_seconds}};
 }
@@ -202,6 +205,7 @@ Result<sim::ReplayConfig> base_replay_config(const SimulateOptions& o,
   base.migrate_budget_pct = o.migrate_budget;
   base.max_moves = o.max_moves;
   base.checkpoint_interval_s = o.checkpoint_interval_s;
+  base.consolidate = o.consolidate;
   if (!o.node_events.empty()) {
     auto events = sim::read_node_events(o.node_events, workload.nodes);
     if (!events.ok()) return events.status().error();
@@ -761,6 +765,10 @@ Action add_simulate_command(CLI::App& app) {
                               "far is lost)")
                   ->capture_default_str(),
               {.bare_unit_s = 1});
+  cmd->add_flag("--consolidate", opts->consolidate,
+                "replay with --migrate-budget and --power-down-idle: when no pod waits, empty a "
+                "lightly used node by moving its pods (within the same budget) and put it to "
+                "sleep, where the idle energy saved outweighs the run time the moves lose");
   cmd->add_option("--snapshot-at", opts->snapshot_pct,
                   "with --out: write occupancy.csv, every GPU's use when arrivals first reach "
                   "this % (first seed of each policy; -1: none)")

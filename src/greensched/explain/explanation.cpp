@@ -462,8 +462,43 @@ std::vector<std::string> rescued_sentences(const json& r) {
   return s;
 }
 
+// A node emptied so that it sleeps (kind "drain").
+std::vector<std::string> drain_sentences(const json& r) {
+  const json& moves = member_or_empty(r, "moves");
+  const json& e = member_or_empty(r, "estimate");
+  std::vector<std::string> s;
+  s.push_back(fmt::format(
+      "At {} s, node {} was emptied so that it could sleep: {} would have kept it awake until "
+      "{} s.",
+      number(r["time_s"].get<double>(), 1), r["node"].get<std::string>(),
+      moves.size() == 1 ? std::string("its one pod") : fmt::format("its {} pods", moves.size()),
+      number(r["busy_until_s"].get<double>(), 1)));
+  for (const json& mv : moves) {
+    const std::string from_gpus = gpu_indices(member_or_empty(mv, "from_gpus"));
+    const std::string to_gpus = gpu_indices(member_or_empty(mv, "to_gpus"));
+    const int64_t lost = as_int(mv, "lost_s");
+    s.push_back(fmt::format(
+        "Pod {} ({} vCPU, {}) moved from {}{} to {}{}, {}.", mv["pod"].get<std::string>(),
+        number(as_int(mv, "cpu_milli") / 1000.0), gpu_amount(as_int(mv, "gpu_milli")),
+        mv["from"].get<std::string>(), from_gpus.empty() ? "" : " (" + from_gpus + ")",
+        mv["to"].get<std::string>(), to_gpus.empty() ? "" : " (" + to_gpus + ")",
+        lost > 0 ? fmt::format("losing {} s of run since its last checkpoint", lost)
+                 : std::string("losing no run time")));
+  }
+  const auto kwh = [&](const char* key) {
+    return number(e.contains(key) && e[key].is_number() ? e[key].get<double>() : 0.0);
+  };
+  s.push_back(fmt::format(
+      "Estimated: {} kWh of idle power spared, {} kWh saved by running the pods beside others, "
+      "{} kWh of lost run time and {} kWh for nodes kept awake longer; {} kWh saved in all.",
+      kwh("spared_kwh"), kwh("moved_saving_kwh"), kwh("lost_kwh"), kwh("kept_awake_kwh"),
+      kwh("net_kwh")));
+  return s;
+}
+
 std::vector<std::string> sentences(const json& r) {
   if (r.value("kind", std::string()) == "dispatch") return dispatch_sentences(r);
+  if (r.value("kind", std::string()) == "drain") return drain_sentences(r);
   if (r.contains("rescued_by_moves") && r["rescued_by_moves"].is_object()) {
     std::vector<std::string> s = rescued_sentences(r);
     if (r.contains("time_s") && r["time_s"].is_number()) {
@@ -692,10 +727,47 @@ Status check_placement(const json& r) {
   return Status::Ok();
 }
 
+Status check_drain(const json& r) {
+  if (Status s = check_fields(r, "",
+                              {{"node", JsonKind::kString, true, false},
+                               {"time_s", JsonKind::kNumber, true, false},
+                               {"busy_until_s", JsonKind::kNumber, true, false},
+                               {"policy", JsonKind::kString},
+                               {"moves", JsonKind::kArray, true, false},
+                               {"estimate", JsonKind::kObject}});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_objects(r, "moves", "",
+                               {{"pod", JsonKind::kString, true, false},
+                                {"from", JsonKind::kString, true, false},
+                                {"to", JsonKind::kString, true, false},
+                                {"from_gpus", JsonKind::kArray},
+                                {"to_gpus", JsonKind::kArray},
+                                {"gpu_milli", JsonKind::kNumber},
+                                {"cpu_milli", JsonKind::kNumber},
+                                {"lost_s", JsonKind::kNumber}});
+      !s.ok()) {
+    return s;
+  }
+  if (const json* e = json_member(r, "estimate")) {
+    return check_fields(*e, "estimate",
+                        {{"spared_kwh", JsonKind::kNumber},
+                         {"moved_saving_kwh", JsonKind::kNumber},
+                         {"lost_kwh", JsonKind::kNumber},
+                         {"kept_awake_kwh", JsonKind::kNumber},
+                         {"net_kwh", JsonKind::kNumber}});
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status check_decision_record(const json& r) {
   if (!r.is_object()) return Error{"not a JSON object"};
+  if (const json* kind = json_member(r, "kind"); kind != nullptr && *kind == "drain") {
+    return check_drain(r);
+  }
   if (Status s = check_fields(r, "",
                               {{"pod", JsonKind::kString, true},
                                {"kind", JsonKind::kString, false, false},
@@ -734,7 +806,8 @@ Result<json> parse_decision_record(std::string_view line, std::string_view where
 bool is_failed_placement(const json& record) {
   const json* kind = json_member(record, "kind");
   const bool dispatch = kind != nullptr && *kind == "dispatch";
-  return !dispatch && json_member(record, "chosen_node") == nullptr &&
+  const bool drain = kind != nullptr && *kind == "drain";
+  return !dispatch && !drain && json_member(record, "chosen_node") == nullptr &&
          json_member(record, "rescued_by_moves") == nullptr;
 }
 
@@ -742,7 +815,7 @@ bool record_about_pod(const json& record, std::string_view pod) {
   const json* own = json_member(record, "pod");
   if (own != nullptr && own->is_string() && own->get<std::string>() == pod) return true;
   const json* m = json_member(record, "rescued_by_moves");
-  const json* moves = m != nullptr ? json_member(*m, "moves") : nullptr;
+  const json* moves = m != nullptr ? json_member(*m, "moves") : json_member(record, "moves");
   if (moves == nullptr || !moves->is_array()) return false;
   for (const json& mv : *moves) {
     const json* p = json_member(mv, "pod");
@@ -788,6 +861,10 @@ json explain_facts(const json& record) {
                           "power_delta_watts",
                           "diagnosis",
                           "rescued_by_moves",
+                          "node",
+                          "busy_until_s",
+                          "moves",
+                          "estimate",
                           "kind",
                           "agent",
                           "home_site",

@@ -26,11 +26,11 @@ Result<nlohmann::json> parse_decision_record(std::string_view line, std::string_
 Status check_decision_record(const nlohmann::json& record);
 
 // True for a placement record of a pod that could not be placed: its chosen_node is absent or
-// null. A dispatch record (kind "dispatch") is never one. `explain --failed` and the report's
-// failed pods both count by this rule.
+// null. A dispatch record (kind "dispatch") or a drain (kind "drain") is never one. `explain
+// --failed` and the report's failed pods both count by this rule.
 bool is_failed_placement(const nlohmann::json& record);
 // Whether the record is about pod `pod`: its own decision, or one that moved it to make room
-// for another (rescued_by_moves).
+// for another (rescued_by_moves) or to empty its node (a drain).
 bool record_about_pod(const nlohmann::json& record, std::string_view pod);
 
 std::string explain_text(const nlohmann::json& record);

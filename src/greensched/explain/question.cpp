@@ -54,7 +54,13 @@ std::set<std::string> question_names(std::string_view question) {
 
 int question_match(const json& record, const std::set<std::string>& names) {
   if (record.contains("pod") && named(record["pod"], names)) return 2;
-  for (const char* key : {"chosen_node", "runner_up", "home_site", "site"}) {
+  // A drain: the pods it moved, then the node it emptied.
+  if (record.contains("moves") && record["moves"].is_array()) {
+    for (const json& m : record["moves"]) {
+      if (m.is_object() && m.contains("pod") && named(m["pod"], names)) return 2;
+    }
+  }
+  for (const char* key : {"chosen_node", "runner_up", "home_site", "site", "node"}) {
     if (record.contains(key) && names_node(record[key], names)) return 1;
   }
   for (const char* list : {"candidates", "alternatives"}) {

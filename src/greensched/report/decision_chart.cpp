@@ -425,6 +425,9 @@ Drawn draw_record(const json& record) {
   if (!record.is_object()) return Drawn{{}, "not a JSON object"};
   const std::string id = chart_id(record);
   if (text_of(record, "kind") == "dispatch") return dispatch_charts(record, id);
+  if (text_of(record, "kind") == "drain") {
+    return Drawn{{}, "a drained node's record (its moves are told in words)"};
+  }
   const json* node = json_member(record, "chosen_node");
   return node != nullptr && node->is_string() ? placed_charts(record, id)
                                               : failed_charts(record, id);

@@ -42,14 +42,15 @@ std::string replay_timeline_csv(std::span<const sim::ReplayResult> results) {
 }
 
 void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResult> results) {
-  fmt::print(out,
-             "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
-             "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,gpu_power,"
-             "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
-             "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
-             "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
-             "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
-             "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours\n");
+  fmt::print(
+      out,
+      "policy,seed,queue,pods_total,pods_started,pods_never_started,pods_requeued,"
+      "mean_queue_delay_s,p99_queue_delay_s,energy_kwh,makespan_s,gpu_power,"
+      "power_down_idle_s,wake_delay_s,target_load_pct,offered_load_pct,window_s,"
+      "energy_floor_kwh,energy_over_floor,kwh_per_gpu_hour,gpu_alloc_pct,"
+      "mean_nodes_awake,wakeups,ls_pods,ls_mean_delay_s,ls_p99_delay_s,be_pods,"
+      "be_mean_delay_s,be_p99_delay_s,window_start_s,migrate_budget_pct,pods_migrated,"
+      "pods_rescued,lost_gpu_hours,lost_energy_kwh,pending_gpu_hours,consolidate,nodes_drained\n");
   for (const sim::ReplayResult& r : results) {
     const auto& c = r.config;
     fmt::print(out, "{},{},{},{},{},{},{},{:.3f},{:.3f},{:.6f},{:.3f},", c.policy, c.seed,
@@ -66,8 +67,9 @@ void write_replay_summary_csv(std::ostream& out, std::span<const sim::ReplayResu
     fmt::print(out, "{},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},", r.delay_ls.pods, r.delay_ls.mean_s,
                r.delay_ls.p99_s, r.delay_be.pods, r.delay_be.mean_s, r.delay_be.p99_s,
                r.window_start_s);
-    fmt::print(out, "{},{},{},{:.4f},{:.4f},{:.4f}\n", c.migrate_budget_pct, r.pods_migrated,
-               r.pods_rescued, r.lost_gpu_hours, r.lost_energy_kwh, r.pending_gpu_hours);
+    fmt::print(out, "{},{},{},{:.4f},{:.4f},{:.4f},{},{}\n", c.migrate_budget_pct, r.pods_migrated,
+               r.pods_rescued, r.lost_gpu_hours, r.lost_energy_kwh, r.pending_gpu_hours,
+               c.consolidate ? 1 : 0, r.nodes_drained);
   }
 }
 

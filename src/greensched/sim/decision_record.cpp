@@ -329,6 +329,41 @@ json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
           {"freed", {{"gpu_milli", freed_gpu}, {"cpu_milli", freed_cpu}}}};
 }
 
+nlohmann::json drain_record(std::string_view policy, NodeIndex node,
+                            const std::vector<defrag::Move>& moves,
+                            const std::vector<int64_t>& lost_s, const Cluster& cluster,
+                            const std::function<const PodSpec*(PodId)>& pod_of,
+                            const DrainEstimate& estimate, int64_t step, double time_s,
+                            double busy_until_s) {
+  json out = json::array();
+  for (std::size_t i = 0; i < moves.size(); ++i) {
+    const defrag::Move& m = moves[i];
+    const PodSpec* p = pod_of ? pod_of(m.pod) : nullptr;
+    out.push_back({{"pod", p != nullptr ? p->name : fmt::format("pod {}", m.pod)},
+                   {"from", cluster.spec(m.from).name},
+                   {"from_gpus", gpu_list(m.from_gpus)},
+                   {"to", cluster.spec(m.to).name},
+                   {"to_gpus", gpu_list(m.to_gpus)},
+                   {"gpu_milli", m.gpu_milli},
+                   {"cpu_milli", p != nullptr ? p->cpu_milli : 0},
+                   {"lost_s", i < lost_s.size() ? lost_s[i] : 0}});
+  }
+  const auto kwh = [](double j) { return j / 3.6e6; };
+  return {{"kind", "drain"},
+          {"step", step},
+          {"time_s", time_s},
+          {"policy", std::string(policy)},
+          {"node", cluster.spec(node).name},
+          {"busy_until_s", busy_until_s},
+          {"moves", std::move(out)},
+          {"estimate",
+           {{"spared_kwh", kwh(estimate.spared_j)},
+            {"moved_saving_kwh", kwh(estimate.moved_saving_j)},
+            {"lost_kwh", kwh(estimate.lost_j)},
+            {"kept_awake_kwh", kwh(estimate.kept_awake_j)},
+            {"net_kwh", kwh(estimate.net_j())}}}};
+}
+
 std::string tag_run_records(std::string_view records, std::string_view key, std::string_view name,
                             uint64_t seed) {
   const std::string prefix =

@@ -14,6 +14,12 @@
 //   nowhere but was placed after moving others (simulate --migrate-budget), rescued_by_moves
 //   {node, gpus [indices], moves [{pod, from, from_gpus, to, to_gpus, gpu_milli, cpu_milli}],
 //   freed {gpu_milli: on the GPUs the pod took, cpu_milli: on its node, net}}.
+// A node emptied so that it sleeps (replay --consolidate) has a record of its own:
+//   kind "drain", step, time_s, policy, node, busy_until_s (when its last job would have
+//   ended), moves [{pod, from, from_gpus, to, to_gpus, gpu_milli, cpu_milli, lost_s}],
+//   estimate {spared_kwh (idle energy the sleep spares), moved_saving_kwh (the jobs' power here
+//   over there, above the node's idle power, over their run left), lost_kwh (run time lost),
+//   kept_awake_kwh (destinations awake past their own jobs), net_kwh}.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +60,24 @@ nlohmann::json gpu_list(GpuMask mask);
 // A record's rescued_by_moves: the plan, carried out on `cluster`, that placed a pod.
 nlohmann::json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
                            const std::function<const PodSpec*(PodId)>& pod_of);
+
+// The estimate behind a drain, joules (SiteEngineConfig::consolidate).
+struct DrainEstimate {
+  double spared_j = 0;
+  double moved_saving_j = 0;
+  double lost_j = 0;
+  double kept_awake_j = 0;
+  double net_j() const { return spared_j + moved_saving_j - lost_j - kept_awake_j; }
+};
+
+// The record of a drain carried out on `cluster`: node `node` emptied by `moves`, each losing
+// lost_s[i] seconds of run.
+nlohmann::json drain_record(std::string_view policy, NodeIndex node,
+                            const std::vector<defrag::Move>& moves,
+                            const std::vector<int64_t>& lost_s, const Cluster& cluster,
+                            const std::function<const PodSpec*(PodId)>& pod_of,
+                            const DrainEstimate& estimate, int64_t step, double time_s,
+                            double busy_until_s);
 
 // The request of `pod` as in a record.
 nlohmann::json request_json(const PodSpec& pod, const GpuModelRegistry& models);

@@ -231,6 +231,7 @@ Status Replay::run(const std::vector<ResolvedEvent>& events, ReplayResult& resul
   result.kwh_per_gpu_hour = result.gpu_hours > 0 ? result.energy_kwh / result.gpu_hours : 0.0;
   result.pods_migrated = engine_.migrated();
   result.pods_rescued = engine_.rescued();
+  result.nodes_drained = engine_.drained();
   result.lost_gpu_hours = scaled(1) * engine_.lost_gpu_seconds() / 3600.0;
   result.lost_energy_kwh = result.lost_gpu_hours * result.kwh_per_gpu_hour;
   result.pending_gpu_hours = window_pending_milli_s_ / kGpuMilli / 3600.0;
@@ -369,6 +370,7 @@ Result<std::vector<ReplayResult>> replay_accounted(
   engine_config.migrate_budget_pct = config.migrate_budget_pct;
   engine_config.max_moves = config.max_moves;
   engine_config.checkpoint_interval_s = config.checkpoint_interval_s;
+  engine_config.consolidate = config.consolidate;
   SiteEngine engine(cluster, scheduler, rng, cluster_power, jobs, keys, key_count, engine_config);
   engine.set_policy_name(config.policy);
   Replay replay(workload, config, engine, cluster, pue, std::move(order));

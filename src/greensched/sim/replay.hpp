@@ -65,6 +65,7 @@ struct ReplayConfig {
   double migrate_budget_pct = 0;
   int max_moves = 4;
   int64_t checkpoint_interval_s = 1800;
+  bool consolidate = false;  // with power-down: drain lightly used nodes so they sleep
 };
 
 // Queueing delay of one class of pods (first start - creation), over those that started.
@@ -110,6 +111,7 @@ struct ReplayResult {
   int64_t wakeups = 0;           // nodes woken from sleep (whole run)
   int64_t pods_migrated = 0;     // moves of running pods (whole run)
   int64_t pods_rescued = 0;      // pods started thanks to moves
+  int64_t nodes_drained = 0;     // nodes emptied by moves to sleep (consolidate)
   double lost_gpu_hours = 0;     // run time lost to moves (since the last checkpoint) x GPUs
   double lost_energy_kwh = 0;    // those GPU-hours at the run's kwh_per_gpu_hour
   double pending_gpu_hours = 0;  // GPU requests waiting in the queue, integrated (window)

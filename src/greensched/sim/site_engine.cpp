@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "greensched/defrag/drain.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/power_delta.hpp"
 
@@ -232,50 +234,164 @@ Status SiteEngine::stop(PodId id, NodeIndex node, int64_t now, bool finished) {
   return Status::Ok();
 }
 
+int64_t SiteEngine::moves_allowed() const {
+  return static_cast<int64_t>(config_.migrate_budget_pct / 100.0 * static_cast<double>(started_)) -
+         migrated_;
+}
+
+int64_t SiteEngine::lost_s(PodId j, int64_t now) const {
+  const int64_t ran = now - start_[j];
+  return config_.checkpoint_interval_s > 0 ? ran % config_.checkpoint_interval_s : ran;
+}
+
+int64_t SiteEngine::moved(const defrag::Move& m, int64_t now) {
+  // The job restarts on its new node from its last checkpoint: the run since is lost.
+  const PodId j = m.pod;
+  const int64_t lost = lost_s(j, now);
+  const PodSpec& q = pod(j);
+  floor_watts_ -= power::pod_floor_watts(cluster_.spec(m.from), power_.node_power(m.from), q);
+  floor_watts_ += power::pod_floor_watts(cluster_.spec(m.to), power_.node_power(m.to), q);
+  std::vector<PodId>& on = node_jobs_[m.from];
+  on.erase(std::find(on.begin(), on.end(), j));
+  node_jobs_[m.to].push_back(j);
+  node_of_[j] = m.to;
+  update_power(m.from);
+  update_power(m.to);
+  freed(m.from);
+  lost_gpu_s_ += static_cast<double>(lost) * static_cast<double>(q.total_gpu_milli()) / kGpuMilli;
+  ++generation_[j];
+  end_[j] += lost;
+  start_[j] = now;
+  departures_.push(Departure{end_[j], j, generation_[j]});
+  if (listener_ != nullptr) {
+    listener_->on_stop(j, m.from, now, false);
+    listener_->on_start(j, m.to, now);
+  }
+  ++migrated_;
+  return lost;
+}
+
 bool SiteEngine::migrate_for(PodId id, int64_t now) {
   const PodSpec& p = pod(id);
   if (!planner_ || !p.needs_gpu()) return false;
-  const int64_t allowed =
-      static_cast<int64_t>(config_.migrate_budget_pct / 100.0 * static_cast<double>(started_)) -
-      migrated_;
   defrag::PlannerLimits limits;
-  limits.max_moves = static_cast<int>(std::min<int64_t>(config_.max_moves, allowed));
+  limits.max_moves = static_cast<int>(std::min<int64_t>(config_.max_moves, moves_allowed()));
   if (limits.max_moves <= 0) return false;
   std::optional<defrag::FitPlan> plan = planner_->fit(cluster_, id, p, scheduler_, rng_, limits);
   if (!plan) return false;
   for (const defrag::Move& m : plan->moves) {
-    // The job restarts on its new node from its last checkpoint: the run since is lost.
-    const PodId j = m.pod;
-    const int64_t ran = now - start_[j];
-    const int64_t lost =
-        config_.checkpoint_interval_s > 0 ? ran % config_.checkpoint_interval_s : ran;
-    const PodSpec& q = pod(j);
-    floor_watts_ -= power::pod_floor_watts(cluster_.spec(m.from), power_.node_power(m.from), q);
-    floor_watts_ += power::pod_floor_watts(cluster_.spec(m.to), power_.node_power(m.to), q);
-    std::vector<PodId>& on = node_jobs_[m.from];
-    on.erase(std::find(on.begin(), on.end(), j));
-    node_jobs_[m.to].push_back(j);
-    node_of_[j] = m.to;
-    update_power(m.from);
-    update_power(m.to);
-    freed(m.from);
-    lost_gpu_s_ += static_cast<double>(lost) * static_cast<double>(q.total_gpu_milli()) / kGpuMilli;
-    ++generation_[j];
-    end_[j] += lost;
-    start_[j] = now;
-    departures_.push(Departure{end_[j], j, generation_[j]});
-    if (listener_ != nullptr) {
-      listener_->on_stop(j, m.from, now, false);
-      listener_->on_start(j, m.to, now);
-    }
+    (void)moved(m, now);
     if (cluster_.state(m.from).pods == 0) node_empty(m.from, now);
   }
   update_power(plan->node);
   started(id, plan->node, now);
-  migrated_ += static_cast<int64_t>(plan->moves.size());
   ++rescued_;
   last_rescue_ = std::move(plan);
   return true;
+}
+
+double SiteEngine::idle_watts(NodeIndex n) const {
+  const NodeSpec& spec = cluster_.spec(n);
+  const std::vector<int32_t> all_free(static_cast<std::size_t>(spec.gpu_count), kGpuMilli);
+  return power::node_power_watts(spec, power_.node_power(n), spec.cpu_milli, all_free.data());
+}
+
+int64_t SiteEngine::busy_until(NodeIndex n, int64_t now) const {
+  int64_t until = now;
+  for (const PodId j : node_jobs_[n]) until = std::max(until, end_[j]);
+  return until;
+}
+
+Status SiteEngine::consolidate(int64_t now) {
+  const std::size_t from = std::exchange(drain_scan_from_, freed_.size());
+  if (!config_.consolidate || !planner_ || !power_down() || !queue_.empty()) return Status::Ok();
+  // Half the budget stays for starting jobs that fit nowhere.
+  const int64_t budget =
+      static_cast<int64_t>(config_.migrate_budget_pct / 100.0 * static_cast<double>(started_));
+  const int max_moves =
+      static_cast<int>(std::min<int64_t>(config_.max_moves, moves_allowed() - budget / 2));
+  if (max_moves <= 0) return Status::Ok();
+  // Candidates: nodes a departure freed since the last pass, by the idle energy their sleep
+  // would spare: asleep from now rather than idle_s after their last job, less a wake-up.
+  std::vector<std::pair<double, NodeIndex>> candidates;
+  for (std::size_t i = from; i < freed_.size(); ++i) {
+    const NodeIndex n = freed_[i];
+    const std::vector<PodId>& on = node_jobs_[n];
+    if (on.empty() || static_cast<int>(on.size()) > max_moves || !cluster_.state(n).online ||
+        cluster_.state(n).pods != static_cast<int32_t>(on.size())) {
+      continue;  // empty, too many jobs, asleep or held, or room reserved for a job on its way
+    }
+    const int64_t awake_s =
+        busy_until(n, now) - now + config_.power_down_idle_s - config_.wake_delay_s;
+    candidates.emplace_back(idle_watts(n) * static_cast<double>(awake_s), n);
+  }
+  if (candidates.empty()) return Status::Ok();
+  // One trial a pass: the candidate sparing the most.
+  const NodeIndex n = std::max_element(candidates.begin(), candidates.end())->second;
+  DrainEstimate e;
+  e.spared_j = std::max_element(candidates.begin(), candidates.end())->first;
+  const std::vector<PodId> on = node_jobs_[n];
+  const double here_w = power_.node_watts(n);  // booked before the drain
+  double remaining_s = 0;  // mean over the jobs of the run each has left, lost time included
+  std::vector<int64_t> lost;
+  for (const PodId j : on) {
+    lost.push_back(lost_s(j, now));
+    e.lost_j += static_cast<double>(lost.back()) *
+                power::pod_floor_watts(cluster_.spec(n), power_.node_power(n), pod(j));
+    remaining_s +=
+        static_cast<double>(end_[j] + lost.back() - now) / static_cast<double>(on.size());
+  }
+  std::optional<std::vector<defrag::Move>> moves = defrag::drain_node(
+      cluster_, n, [this](PodId id) -> const PodSpec* { return jobs_[id].pod; },
+      [this](PodId id) { return node_of_[id] >= 0; }, scheduler_, rng_, max_moves,
+      /*same_gpu_model=*/true);
+  if (!moves) return Status::Ok();
+  // The jobs' power where they went against what they drew here above the node's idle power,
+  // and destinations kept awake past their own jobs' ends.
+  std::vector<NodeIndex> to;
+  for (const defrag::Move& m : *moves) {
+    if (std::find(to.begin(), to.end(), m.to) == to.end()) to.push_back(m.to);
+  }
+  double there_w = 0;
+  for (const NodeIndex d : to) {
+    there_w += empty_node_watts(d) - power_.node_watts(d);
+    const int64_t until = busy_until(d, now);
+    int64_t then = until;
+    for (const defrag::Move& m : *moves) {
+      if (m.to == d) then = std::max(then, end_[m.pod] + lost_s(m.pod, now));
+    }
+    e.kept_awake_j += idle_watts(d) * static_cast<double>(then - until);
+  }
+  e.moved_saving_j = (here_w - idle_watts(n) - there_w) * remaining_s;
+  if (e.net_j() <= 0) {
+    for (const defrag::Move& m : *moves) (void)cluster_.release(m.pod);
+    for (const defrag::Move& m : *moves) {
+      if (Status s = cluster_.allocate(m.pod, pod(m.pod), m.from, m.from_gpus); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  if (records_ != nullptr) {
+    // Moves are in the drain's order, largest first; lost_s in the node's job order.
+    std::vector<int64_t> lost_by_move;
+    for (const defrag::Move& m : *moves) {
+      lost_by_move.push_back(lost[std::find(on.begin(), on.end(), m.pod) - on.begin()]);
+    }
+    const nlohmann::json r = drain_record(
+        policy_name_, n, *moves, lost_by_move, cluster_,
+        [this](PodId j) -> const PodSpec* { return jobs_[j].pod; }, e, record_step_,
+        record_time_(now), record_time_(busy_until(n, now)));
+    *records_ += r.dump();
+    *records_ += '\n';
+    ++record_step_;
+  }
+  for (const defrag::Move& m : *moves) (void)moved(m, now);
+  planner_->forget_failures();
+  if (Status s = go_offline(n); !s.ok()) return s;
+  sleeping_[n] = true;
+  ++sleeping_count_;
+  ++sleeps_;
+  ++drained_;
+  return Status::Ok();
 }
 
 void SiteEngine::node_empty(NodeIndex n, int64_t now) {
@@ -653,7 +769,7 @@ Status SiteEngine::schedule(int64_t now) {
     if (Status s = depart_at(now); !s.ok()) return s;
     if (Status s = pass(now); !s.ok()) return s;
   }
-  return Status::Ok();
+  return consolidate(now);
 }
 
 }  // namespace greensched::sim

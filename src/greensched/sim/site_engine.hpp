@@ -77,6 +77,19 @@ struct SiteEngineConfig {
   double migrate_budget_pct = 0;
   int max_moves = 4;
   int64_t checkpoint_interval_s = 1800;
+  // Consolidation (needs power-down and a migration budget, of which it may spend half: the
+  // rest stays for jobs that fit nowhere): when no job waits, after departures, the engine may
+  // empty one lightly used node per pass by moving its jobs to awake nodes (defrag/drain.hpp;
+  // GPU jobs to nodes of the same GPU model) and put it to sleep at once, as an operator
+  // drains and powers off a node. Of the nodes a departure freed since the last pass, with no
+  // more jobs than a plan may move, it tries the one whose sleep would spare the most idle
+  // energy: its idle power from now until its last job would have ended plus the idle time
+  // before it would have slept, less one wake-up. It keeps the drain only where the estimate
+  // of the energy saved exceeds what the moves cost: the run time they lose (each job's share
+  // of the node's power since its last checkpoint), the jobs' power where they went against
+  // what they drew here, and the idle power of destinations kept awake past their own jobs'
+  // ends; else it undoes the moves.
+  bool consolidate = false;
 };
 
 // What the driver books when a job starts or stops.
@@ -153,9 +166,10 @@ class SiteEngine {
   int64_t requeued() const { return requeued_; }  // evictions by node-down events
   int64_t preempted() const { return preempted_; }
   int64_t wakeups() const { return wakeups_; }
-  int64_t migrated() const { return migrated_; }                    // moves of running jobs
-  int64_t rescued() const { return rescued_; }                      // jobs started thanks to moves
-  double lost_gpu_seconds() const { return lost_gpu_s_; }           // run time lost to moves x GPUs
+  int64_t migrated() const { return migrated_; }           // moves of running jobs
+  int64_t rescued() const { return rescued_; }             // jobs started thanks to moves
+  int64_t drained() const { return drained_; }             // nodes emptied to sleep (consolidation)
+  double lost_gpu_seconds() const { return lost_gpu_s_; }  // run time lost to moves x GPUs
   int64_t queued_gpu_milli() const { return queued_gpu_milli_; }    // GPU requests waiting
   int64_t first_start(PodId id) const { return first_start_[id]; }  // -1 before it
   int64_t start_of(PodId id) const { return start_[id]; }           // this run's; -1 if none
@@ -191,6 +205,8 @@ class SiteEngine {
   void update_power(NodeIndex n);
   bool fits_awake(NodeIndex n, const PodSpec& p) const;
   bool fits_when_awake(NodeIndex n, const PodSpec& p) const;
+  // The node's power as the cluster stands (an empty node's: its idle power), whatever
+  // power_ last booked for it.
   double empty_node_watts(NodeIndex n) const;
   void freed(NodeIndex n) {
     freed_.push_back(n);
@@ -218,6 +234,17 @@ class SiteEngine {
   bool preempt_for(PodId id, int64_t now);
   // Moves that start waiting job `id`, within the budget; false (nothing changed) if none.
   bool migrate_for(PodId id, int64_t now);
+  double idle_watts(NodeIndex n) const;                // with nothing on it
+  int64_t busy_until(NodeIndex n, int64_t now) const;  // when its last job ends (now if none)
+  // The run time running job j would lose if it moved now (since its last checkpoint).
+  int64_t lost_s(PodId j, int64_t now) const;
+  // Moves allowed by the budget now.
+  int64_t moves_allowed() const;
+  // The bookkeeping of a move the planner carried out: the job restarts on its new node from
+  // its last checkpoint. Returns the run time lost, seconds.
+  int64_t moved(const defrag::Move& m, int64_t now);
+  // Consolidation (SiteEngineConfig::consolidate): drains at most one node.
+  [[nodiscard]] Status consolidate(int64_t now);
   void queue_insert(PodId id);
   [[nodiscard]] Status pass(int64_t now);
 
@@ -272,6 +299,8 @@ class SiteEngine {
   int64_t wakeups_ = 0;
   int64_t migrated_ = 0;
   int64_t rescued_ = 0;
+  int64_t drained_ = 0;
+  std::size_t drain_scan_from_ = 0;  // freed_ entries before this were considered for draining
   double lost_gpu_s_ = 0;
   int64_t queued_gpu_milli_ = 0;
   std::vector<int64_t> end_;  // per running job: when it departs
