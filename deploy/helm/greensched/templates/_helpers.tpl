@@ -49,6 +49,13 @@ app.kubernetes.io/part-of: greensched
 {{- define "greensched.scheduler.enabled" -}}
 {{- if and .Values.extender.enabled .Values.scheduler.enabled }}true{{ end }}
 {{- end }}
+{{- define "greensched.descheduler.enabled" -}}
+{{- if .Values.descheduler.enabled }}
+{{- if not .Values.extender.enabled }}
+{{- fail "descheduler.enabled needs extender.enabled: the descheduler carries out the defragmentation plan of this chart's extender (with an extender installed otherwise, run `greensched deschedule --server URL` yourself: docs/SERVE.md)" }}
+{{- end }}true
+{{- end }}
+{{- end }}
 
 {{/* Where a Secret comes from: "existing", "values" or "generate"; both an existing Secret
      and values is an error. (dict "what" "dispatch.tls" "existing" .existingSecret
@@ -69,6 +76,9 @@ app.kubernetes.io/part-of: greensched
 {{- end }}
 {{- define "greensched.schedulerTLSSource" -}}
 {{- include "greensched.source" (dict "what" "scheduler.tls" "existing" .Values.scheduler.tls.existingSecret "values" (list .Values.scheduler.tls.cert .Values.scheduler.tls.key .Values.scheduler.tls.serverCA)) }}
+{{- end }}
+{{- define "greensched.deschedulerTLSSource" -}}
+{{- include "greensched.source" (dict "what" "descheduler.tls" "existing" .Values.descheduler.tls.existingSecret "values" (list .Values.descheduler.tls.cert .Values.descheduler.tls.key .Values.descheduler.tls.serverCA)) }}
 {{- end }}
 {{- define "greensched.dispatchTLSSource" -}}
 {{- include "greensched.source" (dict "what" "dispatch.tls" "existing" .Values.dispatch.tls.existingSecret "values" (list .Values.dispatch.tls.cert .Values.dispatch.tls.key .Values.dispatch.tls.ca .Values.dispatch.tls.clientCA)) }}
@@ -102,6 +112,9 @@ app.kubernetes.io/part-of: greensched
 {{- define "greensched.schedulerTLSSecret" -}}
 {{- default (printf "%s-scheduler-tls" (include "greensched.fullname" .)) .Values.scheduler.tls.existingSecret }}
 {{- end }}
+{{- define "greensched.deschedulerTLSSecret" -}}
+{{- default (printf "%s-descheduler-tls" (include "greensched.fullname" .)) .Values.descheduler.tls.existingSecret }}
+{{- end }}
 {{- define "greensched.workersSecret" -}}
 {{- default (printf "%s-workers" (include "greensched.fullname" .)) .Values.dispatch.workers.existingSecret }}
 {{- end }}
@@ -133,6 +146,9 @@ app.kubernetes.io/part-of: greensched
 {{- define "greensched.extenderHost" -}}
 {{- printf "%s-extender.%s.svc" (include "greensched.fullname" .) .Release.Namespace }}
 {{- end }}
+{{- define "greensched.extenderURL" -}}
+{{- printf "%s://%s:%v" (ternary "https" "http" .Values.extender.tls.enabled) (include "greensched.extenderHost" .) .Values.extender.port }}
+{{- end }}
 {{- define "greensched.dispatchHost" -}}
 {{- printf "%s-dispatch.%s.svc" (include "greensched.fullname" .) .Release.Namespace }}
 {{- end }}
@@ -160,6 +176,7 @@ app.kubernetes.io/part-of: greensched
 {{- if and .Values.dispatch.tls.clientAuth (not .Values.dispatch.tls.enabled) }}
 {{- fail "dispatch.tls.clientAuth needs dispatch.tls.enabled" }}
 {{- end }}
+{{- $_ := include "greensched.descheduler.enabled" . }}
 {{- if gt (int .Values.kueue.replicas) 1 }}{{ if not .Values.kueue.leaderElect }}
 {{- fail "kueue.replicas > 1 needs kueue.leaderElect (two leaders would nominate the same Workloads)" }}
 {{- end }}{{ end }}
