@@ -6,7 +6,10 @@
 // values as an existing one (a key named existing*), and the chart renders none of those;
 // dispatch serves TLS with the bearer token; greensched-kueue runs 2 replicas with leader
 // election; NetworkPolicies admit only the components' clients; no role reaches Secrets
-// beyond get; the scheduler calls the extender's Service over TLS with files it mounts.
+// beyond get; the scheduler calls the extender's Service over TLS with files it mounts; the
+// descheduler CronJob, where the values turn it on, calls that Service with a client
+// certificate it mounts and may only get pods and evict them (and nothing of it is rendered
+// where it is off).
 //
 // Needs a helm binary: $HELM (tests/helm/build.sh builds it); skipped without it.
 package manifest
@@ -25,6 +28,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -49,6 +53,9 @@ type rendered struct {
 	claims          map[string]corev1.PersistentVolumeClaim
 	services        map[string]corev1.Service
 	deployments     map[string]appsv1.Deployment
+	cronJobs        map[string]batchv1.CronJob
+	// components counts the objects by their app.kubernetes.io/component label.
+	components      map[string]int
 	policies        []networkingv1.NetworkPolicy
 	roles           []rbacv1.Role
 	clusterRoles    []rbacv1.ClusterRole
@@ -86,7 +93,12 @@ func helmTemplate(t *testing.T, helm, release, valuesFile string) string {
 
 func render(t *testing.T, helm string, valuesFile string) *rendered {
 	t.Helper()
-	out := helmTemplate(t, helm, "gs", valuesFile)
+	return decode(t, helmTemplate(t, helm, "gs", valuesFile))
+}
+
+// decode splits a rendering into its objects, each decoded strictly.
+func decode(t *testing.T, out string) *rendered {
+	t.Helper()
 	r := &rendered{
 		serviceAccounts: map[string]corev1.ServiceAccount{},
 		secrets:         map[string]corev1.Secret{},
@@ -94,13 +106,16 @@ func render(t *testing.T, helm string, valuesFile string) *rendered {
 		claims:          map[string]corev1.PersistentVolumeClaim{},
 		services:        map[string]corev1.Service{},
 		deployments:     map[string]appsv1.Deployment{},
+		cronJobs:        map[string]batchv1.CronJob{},
+		components:      map[string]int{},
 	}
 	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(out, -1) {
 		var head struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
-				Name      string `json:"name"`
-				Namespace string `json:"namespace"`
+				Name      string            `json:"name"`
+				Namespace string            `json:"namespace"`
+				Labels    map[string]string `json:"labels"`
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
@@ -113,6 +128,7 @@ func render(t *testing.T, helm string, valuesFile string) *rendered {
 			continue
 		}
 		where := fmt.Sprintf("document %d (%s %s)", i+1, head.Kind, head.Metadata.Name)
+		r.components[head.Metadata.Labels["app.kubernetes.io/component"]]++
 		b := []byte(doc)
 		switch head.Kind {
 		case "ServiceAccount":
@@ -127,6 +143,8 @@ func render(t *testing.T, helm string, valuesFile string) *rendered {
 			r.services[head.Metadata.Name] = strict[corev1.Service](t, where, b)
 		case "Deployment":
 			r.deployments[head.Metadata.Name] = strict[appsv1.Deployment](t, where, b)
+		case "CronJob":
+			r.cronJobs[head.Metadata.Name] = strict[batchv1.CronJob](t, where, b)
 		case "NetworkPolicy":
 			r.policies = append(r.policies, strict[networkingv1.NetworkPolicy](t, where, b))
 		case "Role":
@@ -234,55 +252,13 @@ func checkReferences(t *testing.T, r *rendered, existing map[string]bool) {
 		}
 	}
 	for name, d := range r.deployments {
-		spec := d.Spec.Template.Spec
 		if !matches(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 			t.Errorf("Deployment %s: its selector does not match its pods", name)
 		}
-		if _, ok := r.serviceAccounts[spec.ServiceAccountName]; !ok {
-			t.Errorf("Deployment %s: ServiceAccount %q is not rendered", name, spec.ServiceAccountName)
-		}
-		volumes := map[string]corev1.Volume{}
-		for _, v := range spec.Volumes {
-			volumes[v.Name] = v
-			switch {
-			case v.Secret != nil:
-				s, ok := r.secrets[v.Secret.SecretName]
-				if !ok && !existing[v.Secret.SecretName] {
-					t.Errorf("Deployment %s: Secret %q is neither rendered nor given as existing", name, v.Secret.SecretName)
-				}
-				for _, item := range v.Secret.Items {
-					_, inData := s.Data[item.Key]
-					_, inString := s.StringData[item.Key]
-					if ok && !inData && !inString {
-						t.Errorf("Deployment %s: Secret %s has no key %q", name, v.Secret.SecretName, item.Key)
-					}
-				}
-			case v.ConfigMap != nil:
-				if _, ok := r.configMaps[v.ConfigMap.Name]; !ok && !existing[v.ConfigMap.Name] {
-					t.Errorf("Deployment %s: ConfigMap %q is neither rendered nor given as existing", name, v.ConfigMap.Name)
-				}
-			case v.PersistentVolumeClaim != nil:
-				if _, ok := r.claims[v.PersistentVolumeClaim.ClaimName]; !ok && !existing[v.PersistentVolumeClaim.ClaimName] {
-					t.Errorf("Deployment %s: PersistentVolumeClaim %q is neither rendered nor given as existing", name, v.PersistentVolumeClaim.ClaimName)
-				}
-			default:
-				t.Errorf("Deployment %s: volume %s of a kind this test does not check", name, v.Name)
-			}
-		}
-		for _, c := range spec.Containers {
-			for _, m := range c.VolumeMounts {
-				if _, ok := volumes[m.Name]; !ok {
-					t.Errorf("Deployment %s: container %s mounts %s, no such volume", name, c.Name, m.Name)
-				}
-			}
-			if c.ReadinessProbe == nil || c.LivenessProbe == nil {
-				t.Errorf("Deployment %s: container %s needs readiness and liveness probes", name, c.Name)
-			}
-			if c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil ||
-				*c.SecurityContext.AllowPrivilegeEscalation {
-				t.Errorf("Deployment %s: container %s must not allow privilege escalation", name, c.Name)
-			}
-		}
+		checkPod(t, r, existing, "Deployment "+name, d.Spec.Template.Spec, true)
+	}
+	for name, c := range r.cronJobs {
+		checkPod(t, r, existing, "CronJob "+name, c.Spec.JobTemplate.Spec.Template.Spec, false)
 	}
 	for _, b := range r.bindings {
 		for _, s := range b.Subjects {
@@ -296,6 +272,58 @@ func checkReferences(t *testing.T, r *rendered, existing map[string]bool) {
 			if _, ok := r.serviceAccounts[s.Name]; s.Kind == "ServiceAccount" && !ok {
 				t.Errorf("ClusterRoleBinding %s: ServiceAccount %s is not rendered", b.Name, s.Name)
 			}
+		}
+	}
+}
+
+// checkPod: a pod's ServiceAccount, Secrets (and their keys), ConfigMaps and claims are
+// rendered or existing, its mounts name its volumes, its containers do not escalate
+// privileges and, for a long-running pod (probes), have readiness and liveness probes.
+func checkPod(t *testing.T, r *rendered, existing map[string]bool, name string, spec corev1.PodSpec, probes bool) {
+	t.Helper()
+	if _, ok := r.serviceAccounts[spec.ServiceAccountName]; !ok {
+		t.Errorf("%s: ServiceAccount %q is not rendered", name, spec.ServiceAccountName)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+		switch {
+		case v.Secret != nil:
+			s, ok := r.secrets[v.Secret.SecretName]
+			if !ok && !existing[v.Secret.SecretName] {
+				t.Errorf("%s: Secret %q is neither rendered nor given as existing", name, v.Secret.SecretName)
+			}
+			for _, item := range v.Secret.Items {
+				_, inData := s.Data[item.Key]
+				_, inString := s.StringData[item.Key]
+				if ok && !inData && !inString {
+					t.Errorf("%s: Secret %s has no key %q", name, v.Secret.SecretName, item.Key)
+				}
+			}
+		case v.ConfigMap != nil:
+			if _, ok := r.configMaps[v.ConfigMap.Name]; !ok && !existing[v.ConfigMap.Name] {
+				t.Errorf("%s: ConfigMap %q is neither rendered nor given as existing", name, v.ConfigMap.Name)
+			}
+		case v.PersistentVolumeClaim != nil:
+			if _, ok := r.claims[v.PersistentVolumeClaim.ClaimName]; !ok && !existing[v.PersistentVolumeClaim.ClaimName] {
+				t.Errorf("%s: PersistentVolumeClaim %q is neither rendered nor given as existing", name, v.PersistentVolumeClaim.ClaimName)
+			}
+		default:
+			t.Errorf("%s: volume %s of a kind this test does not check", name, v.Name)
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if _, ok := volumes[m.Name]; !ok {
+				t.Errorf("%s: container %s mounts %s, no such volume", name, c.Name, m.Name)
+			}
+		}
+		if probes && (c.ReadinessProbe == nil || c.LivenessProbe == nil) {
+			t.Errorf("%s: container %s needs readiness and liveness probes", name, c.Name)
+		}
+		if c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil ||
+			*c.SecurityContext.AllowPrivilegeEscalation {
+			t.Errorf("%s: container %s must not allow privilege escalation", name, c.Name)
 		}
 	}
 }
@@ -331,10 +359,22 @@ func checkRBAC(t *testing.T, r *rendered) {
 	}
 }
 
+// pods are the pods of a Deployment or CronJob: its name and its pod template's labels.
+type pods struct {
+	name   string
+	labels map[string]string
+}
+
+func podsOf(d *appsv1.Deployment) pods { return pods{d.Name, d.Spec.Template.Labels} }
+
+func jobPodsOf(c *batchv1.CronJob) pods {
+	return pods{c.Name, c.Spec.JobTemplate.Spec.Template.Labels}
+}
+
 // checkNetworkPolicy: a policy selects the component's pods and admits only the given ones.
-func checkNetworkPolicy(t *testing.T, r *rendered, target *appsv1.Deployment, from ...*appsv1.Deployment) {
+func checkNetworkPolicy(t *testing.T, r *rendered, target pods, from ...pods) {
 	t.Helper()
-	labels := target.Spec.Template.Labels
+	labels := target.labels
 	for _, p := range r.policies {
 		if !matches(p.Spec.PodSelector.MatchLabels, labels) {
 			continue
@@ -354,10 +394,10 @@ func checkNetworkPolicy(t *testing.T, r *rendered, target *appsv1.Deployment, fr
 		for _, f := range from {
 			found := false
 			for _, sel := range peers {
-				found = found || matches(sel, f.Spec.Template.Labels)
+				found = found || matches(sel, f.labels)
 			}
 			if !found {
-				t.Errorf("NetworkPolicy %s does not admit %s", p.Name, f.Name)
+				t.Errorf("NetworkPolicy %s does not admit %s", p.Name, f.name)
 			}
 		}
 		if len(peers) != len(from) {
@@ -365,7 +405,34 @@ func checkNetworkPolicy(t *testing.T, r *rendered, target *appsv1.Deployment, fr
 		}
 		return
 	}
-	t.Errorf("no NetworkPolicy selects the pods of %s", target.Name)
+	t.Errorf("no NetworkPolicy selects the pods of %s", target.name)
+}
+
+// serviceOf finds the Service that selects the pods.
+func (r *rendered) serviceOf(t *testing.T, p pods) *corev1.Service {
+	t.Helper()
+	for _, s := range r.services {
+		if matches(s.Spec.Selector, p.labels) {
+			return &s
+		}
+	}
+	t.Fatalf("no Service selects the pods of %s", p.name)
+	return nil
+}
+
+// secretFiles are the paths of the Secret files the pod's container i mounts.
+func secretFiles(spec corev1.PodSpec, i int) map[string]bool {
+	mounted := map[string]bool{}
+	for _, m := range spec.Containers[i].VolumeMounts {
+		for _, v := range spec.Volumes {
+			if v.Name == m.Name && v.Secret != nil {
+				for _, item := range v.Secret.Items {
+					mounted[filepath.Join(m.MountPath, item.Path)] = true
+				}
+			}
+		}
+	}
+	return mounted
 }
 
 // checkSchedulerConfig: the scheduler config decodes strictly as
@@ -389,15 +456,7 @@ func checkSchedulerConfig(t *testing.T, r *rendered) {
 		t.Fatalf("scheduler-config.yaml: want one extender, got %d", len(config.Extenders))
 	}
 	e := config.Extenders[0]
-	var svc *corev1.Service
-	for _, s := range r.services {
-		if matches(s.Spec.Selector, extender.Spec.Template.Labels) {
-			svc = &s
-		}
-	}
-	if svc == nil {
-		t.Fatalf("no Service selects the extender's pods")
-	}
+	svc := r.serviceOf(t, podsOf(extender))
 	want := fmt.Sprintf("https://%s.%s.svc:%d/", svc.Name, svc.Namespace, svc.Spec.Ports[0].Port)
 	if e.URLPrefix != want || !e.EnableHTTPS || e.TLSConfig == nil {
 		t.Fatalf("scheduler-config.yaml: extender %s (https %v), want %s over TLS", e.URLPrefix, e.EnableHTTPS, want)
@@ -412,17 +471,7 @@ func checkSchedulerConfig(t *testing.T, r *rendered) {
 		}
 	}
 	// The client files kube-scheduler reads are mounted.
-	mounted := map[string]bool{}
-	spec := sched.Spec.Template.Spec
-	for _, m := range spec.Containers[0].VolumeMounts {
-		for _, v := range spec.Volumes {
-			if v.Name == m.Name && v.Secret != nil {
-				for _, item := range v.Secret.Items {
-					mounted[filepath.Join(m.MountPath, item.Path)] = true
-				}
-			}
-		}
-	}
+	mounted := secretFiles(sched.Spec.Template.Spec, 0)
 	for _, f := range []string{e.TLSConfig.CertFile, e.TLSConfig.KeyFile, e.TLSConfig.CAFile} {
 		if !mounted[f] {
 			t.Errorf("scheduler-config.yaml names %s, which the scheduler does not mount", f)
@@ -460,7 +509,7 @@ func toJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func checkChart(t *testing.T, r *rendered, existing map[string]bool) {
+func checkChart(t *testing.T, r *rendered, existing map[string]bool, deschedulerOn bool) {
 	checkReferences(t, r, existing)
 	checkRBAC(t, r)
 
@@ -516,8 +565,13 @@ func checkChart(t *testing.T, r *rendered, existing map[string]bool) {
 	if a, b := secretOf(dispatch, flagValue(args, "--auth-token-file")), secretOf(kueue, flagValue(kargs, "--dispatch-token-file")); a != b {
 		t.Errorf("dispatch reads the token of Secret %s, greensched-kueue of %s", a, b)
 	}
-	checkNetworkPolicy(t, r, dispatch, kueue)
-	checkNetworkPolicy(t, r, extender, scheduler)
+	checkNetworkPolicy(t, r, podsOf(dispatch), podsOf(kueue))
+	extenderClients := []pods{podsOf(scheduler)}
+	if desched := checkDescheduler(t, r, deschedulerOn); desched != nil {
+		extenderClients = append(extenderClients, jobPodsOf(desched))
+		checkNetworkPolicy(t, r, jobPodsOf(desched))
+	}
+	checkNetworkPolicy(t, r, podsOf(extender), extenderClients...)
 	checkSchedulerConfig(t, r)
 	// dispatch's config files are JSON.
 	for _, v := range dispatch.Spec.Template.Spec.Volumes {
@@ -550,7 +604,7 @@ func TestHelmChart(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := render(t, helm, f)
-			checkChart(t, r, existingNames(t, f))
+			checkChart(t, r, existingNames(t, f), deschedulerOn(t, f))
 		})
 	}
 }

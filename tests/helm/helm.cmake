@@ -8,9 +8,10 @@
 # STEP template: helm template with the default values and with each tests/helm/values-*.yaml
 #   (every component and option on; everything from existing objects), written to WORK.
 # STEP manifests: tests/deploy_manifest's TestHelmChart decodes those renderings strictly and
-#   checks their references, TLS, token, replicas, leader election and NetworkPolicies; and
-#   TestHelmChartRBACMatchesKueueManifest, that deploy/kueue/greensched-kueue.yaml grants
-#   greensched-kueue what the chart does.
+#   checks their references, TLS, token, replicas, leader election, NetworkPolicies and the
+#   descheduler CronJob; TestHelmChartDescheduler, the descheduler over plain HTTP and the
+#   combinations the chart refuses; and TestHelmChartRBACMatchesKueueManifest, that
+#   deploy/kueue/greensched-kueue.yaml grants greensched-kueue what the chart does.
 # Skips with a message when Go 1.26 or the modules (no network) are missing, or, after the
 # build step skipped, when helm is not built; fails instead when CI=true.
 include(${CMAKE_CURRENT_LIST_DIR}/../script_skip.cmake)
