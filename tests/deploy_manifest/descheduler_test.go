@@ -1,17 +1,22 @@
 // Checks the chart's descheduler (descheduler.enabled): a CronJob that runs
 // `greensched deschedule` against the extender's Service. TestHelmChart calls
 // checkDescheduler on each rendering; TestHelmChartDescheduler renders the cases no values
-// file of tests/helm holds: plain HTTP to the extender, and the combinations the chart
-// refuses.
+// file of tests/helm holds: certificates given as PEM values, plain HTTP to the extender, and
+// the combinations the chart refuses.
 //
 // Needs a helm binary: $HELM (tests/helm/build.sh builds it); skipped without it.
 package manifest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -244,14 +250,18 @@ func checkDeschedulerCertificate(t *testing.T, r *rendered, extender, desched co
 	}
 }
 
-// helmTemplateSet is `helm template gs` of the chart with --set arguments; it returns the
-// output, or the error's message.
+// helmTemplateSet is `helm template gs` of the chart with --set arguments (--set-file for
+// one of the form @key=path); it returns the output, or the error's message.
 func helmTemplateSet(t *testing.T, helm string, set ...string) (string, error) {
 	t.Helper()
 	args := []string{"template", "gs", filepath.Join(repoDir(), "deploy", "helm", "greensched"),
 		"--namespace", namespace}
 	for _, s := range set {
-		args = append(args, "--set", s)
+		if f, ok := strings.CutPrefix(s, "@"); ok {
+			args = append(args, "--set-file", f)
+		} else {
+			args = append(args, "--set", s)
+		}
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(helm, args...)
@@ -274,6 +284,44 @@ func TestHelmChartDescheduler(t *testing.T) {
 		}
 		r := decode(t, out)
 		checkChart(t, r, existingNames(t, ""), true)
+	})
+	t.Run("pem-values", func(t *testing.T) {
+		// The extender's, kube-scheduler's and the descheduler's certificates as PEM values,
+		// from one CA: the chart makes the three Secrets, and the chains hold.
+		dir := t.TempDir()
+		ca := newCert(t, "test CA", nil, nil)
+		host := fmt.Sprintf("gs-greensched-extender.%s.svc", namespace)
+		files := map[string][]byte{
+			"ca.crt": ca.certPEM,
+		}
+		for name, c := range map[string]*testCert{
+			"extender":    newCert(t, host, []string{host}, ca),
+			"scheduler":   newCert(t, "scheduler", nil, ca),
+			"descheduler": newCert(t, "descheduler", nil, ca),
+		} {
+			files[name+".crt"], files[name+".key"] = c.certPEM, c.keyPEM
+		}
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := func(name string) string { return filepath.Join(dir, name) }
+		out, err := helmTemplateSet(t, helm, "descheduler.enabled=true",
+			"@extender.tls.cert="+f("extender.crt"), "@extender.tls.key="+f("extender.key"),
+			"@extender.tls.clientCA="+f("ca.crt"),
+			"@scheduler.tls.cert="+f("scheduler.crt"), "@scheduler.tls.key="+f("scheduler.key"),
+			"@scheduler.tls.serverCA="+f("ca.crt"),
+			"@descheduler.tls.cert="+f("descheduler.crt"), "@descheduler.tls.key="+f("descheduler.key"),
+			"@descheduler.tls.serverCA="+f("ca.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, out)
+		checkChart(t, r, existingNames(t, ""), true)
+		if _, ok := r.secrets["gs-greensched-descheduler-tls"]; !ok {
+			t.Errorf("the chart did not make the descheduler's Secret from descheduler.tls")
+		}
 	})
 	t.Run("plain-http", func(t *testing.T) {
 		out, err := helmTemplateSet(t, helm, "descheduler.enabled=true",
@@ -313,4 +361,57 @@ func TestHelmChartDescheduler(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testCert is a certificate and its key, PEM.
+type testCert struct {
+	cert    *x509.Certificate
+	key     *ecdsa.PrivateKey
+	certPEM []byte
+	keyPEM  []byte
+}
+
+// newCert makes a CA (parent nil) or a leaf for servers and clients that parent signs.
+func newCert(t *testing.T, cn string, dnsNames []string, parent *testCert) *testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: cn},
+		DNSNames:     dnsNames,
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	signer, signerKey := tmpl, key
+	if parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+		tmpl.ExtKeyUsage = nil
+	} else {
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCert{cert, key,
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})}
 }

@@ -9,8 +9,8 @@
 #   (every component and option on; everything from existing objects), written to WORK.
 # STEP manifests: tests/deploy_manifest's TestHelmChart decodes those renderings strictly and
 #   checks their references, TLS, token, replicas, leader election, NetworkPolicies and the
-#   descheduler CronJob; TestHelmChartDescheduler, the descheduler over plain HTTP and the
-#   combinations the chart refuses; and TestHelmChartRBACMatchesKueueManifest, that
+#   descheduler CronJob; TestHelmChartDescheduler, the descheduler with PEM values, over
+#   plain HTTP, and the combinations the chart refuses; and TestHelmChartRBACMatchesKueueManifest, that
 #   deploy/kueue/greensched-kueue.yaml grants greensched-kueue what the chart does.
 # Skips with a message when Go 1.26 or the modules (no network) are missing, or, after the
 # build step skipped, when helm is not built; fails instead when CI=true.
