@@ -1,0 +1,147 @@
+#include "greensched/forecast/learned.hpp"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "greensched/core/utc_time.hpp"
+
+namespace greensched::forecast {
+
+LearnedModel::LearnedModel(Booster booster, std::string kind, int64_t trained_until_s,
+                           int max_horizon_h, std::size_t exog_columns, std::size_t rows)
+    : booster_(std::move(booster)),
+      kind_(std::move(kind)),
+      trained_until_s_(trained_until_s),
+      max_horizon_h_(max_horizon_h),
+      exog_columns_(exog_columns),
+      rows_(rows) {}
+
+Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, const TrainOptions& o) {
+  if (zones.empty()) return Error{"training: no series"};
+  if (o.max_horizon_h < 1 || o.max_horizon_h > kMaxHorizonH || o.issue_every_h < 1) {
+    return Error{fmt::format("training: horizon {} h must be in 1..{}, issue step {} h >= 1",
+                             o.max_horizon_h, kMaxHorizonH, o.issue_every_h)};
+  }
+  const std::size_t exog = zones.front().exog != nullptr ? zones.front().exog->size() : 0;
+  Matrix x;
+  x.cols = kBaseFeatures + exog;
+  std::vector<float> labels;
+  for (const ZoneSeries& z : zones) {
+    const Series& s = *z.series;
+    if (Status st = validate_series(s); !st.ok()) return st.error();
+    if ((z.exog != nullptr ? z.exog->size() : 0) != exog) {
+      return Error{fmt::format("training: series {} has {} exogenous columns, the first has {}",
+                               s.name, z.exog != nullptr ? z.exog->size() : 0, exog)};
+    }
+    // Samples [first, end) may be read: from from_s, and ending at or before until_s.
+    const std::size_t first = o.from_s <= s.start_s ? 0 : known_count(s, o.from_s);
+    const std::size_t end = known_count(s, o.until_s);
+    for (std::size_t known = first + kMinHistoryH; known < end;
+         known += static_cast<std::size_t>(o.issue_every_h)) {
+      const double scale = scale_at(s, known);
+      for (int h = 1; h <= o.max_horizon_h; ++h) {
+        const std::size_t i = target_index(known, h);
+        if (i >= end) break;
+        append_row(s, z.exog, known, h, scale, x.values);
+        labels.push_back(static_cast<float>(s.values[i] / scale));
+      }
+    }
+  }
+  if (labels.empty()) {
+    return Error{
+        fmt::format("training: no rows before {} (each needs {} h of history and a known target)",
+                    format_utc_time(o.until_s), kMinHistoryH)};
+  }
+  const std::map<std::string, std::string> attrs = {
+      {"greensched_kind", o.kind},
+      {"greensched_feature_version", fmt::format("{}", kFeatureVersion)},
+      {"greensched_trained_until", fmt::format("{}", o.until_s)},
+      {"greensched_max_horizon_h", fmt::format("{}", o.max_horizon_h)},
+      {"greensched_exog_columns", fmt::format("{}", exog)},
+      {"greensched_rows", fmt::format("{}", labels.size())},
+  };
+  auto booster = Booster::train(x, labels, o.trees, attrs);
+  if (!booster.ok()) return booster.status().error();
+  return LearnedModel(std::move(booster.value()), o.kind, o.until_s, o.max_horizon_h, exog,
+                      labels.size());
+}
+
+Result<LearnedModel> LearnedModel::load(const std::string& path) {
+  auto b = Booster::load(path);
+  if (!b.ok()) return b.status().error();
+  const auto number = [&](const char* key) -> std::optional<int64_t> {
+    const auto v = b.value().attribute(key);
+    if (!v) return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const long long n = std::stoll(*v, &used);
+      if (used != v->size()) return std::nullopt;
+      return n;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+  const auto version = number("greensched_feature_version");
+  const auto until = number("greensched_trained_until");
+  const auto horizon = number("greensched_max_horizon_h");
+  const auto exog = number("greensched_exog_columns");
+  const auto rows = number("greensched_rows");
+  if (!version || !until || !horizon || !exog || !rows) {
+    return Error{
+        fmt::format("{}: not a greensched forecast model (its greensched_* attributes "
+                    "are missing)",
+                    path)};
+  }
+  if (*version != kFeatureVersion) {
+    return Error{
+        fmt::format("{}: feature version {}, this build reads version {}; retrain it "
+                    "(greensched forecast train)",
+                    path, *version, kFeatureVersion)};
+  }
+  if (*horizon < 1 || *horizon > kMaxHorizonH || *exog < 0) {
+    return Error{fmt::format("{}: horizon {} h or {} exogenous columns out of range", path,
+                             *horizon, *exog)};
+  }
+  std::string kind = b.value().attribute("greensched_kind").value_or("");
+  return LearnedModel(std::move(b.value()), std::move(kind), *until, static_cast<int>(*horizon),
+                      static_cast<std::size_t>(*exog), static_cast<std::size_t>(*rows));
+}
+
+Status LearnedModel::save(const std::string& path) const {
+  return booster_.save(path);
+}
+
+Result<std::vector<double>> LearnedModel::forecast(const ZoneSeries& z, int64_t now,
+                                                   std::span<const int> horizons) const {
+  const Series& s = *z.series;
+  const std::size_t known = known_count(s, now);
+  if (known < kMinHistoryH) {
+    return Error{fmt::format("series {}: {} h complete at {}; a learned forecast needs {} h",
+                             s.name, known, format_utc_time(now), kMinHistoryH)};
+  }
+  const std::size_t exog = z.exog != nullptr ? z.exog->size() : 0;
+  if (exog != exog_columns_) {
+    return Error{fmt::format("series {}: {} exogenous columns, the model was trained with {}",
+                             s.name, exog, exog_columns_)};
+  }
+  Matrix x;
+  x.cols = kBaseFeatures + exog;
+  const double scale = scale_at(s, known);
+  for (int h : horizons) {
+    if (h < 1 || h > max_horizon_h_) {
+      return Error{fmt::format("horizon {} h is outside the model's 1..{}", h, max_horizon_h_)};
+    }
+    append_row(s, z.exog, known, h, scale, x.values);
+  }
+  auto p = booster_.predict(x);
+  if (!p.ok()) return p.status().error();
+  std::vector<double> out(horizons.size());
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(p.value()[k]) * scale;
+  return out;
+}
+
+}  // namespace greensched::forecast
