@@ -4,6 +4,7 @@
 //   forecast train      the shipped model of a series (models/forecast/)
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -237,6 +238,7 @@ Result<forecast::TrainOptions> train_options(const ForecastCliOptions& o) {
   t.trees.trees = o.trees;
   t.trees.max_depth = o.depth;
   t.trees.eta = o.eta;
+  if (const char* obj = std::getenv("GS_OBJ")) t.trees.objective = obj;
   t.issue_every_h = o.issue_every_h;
   t.max_horizon_h = 96;
   t.kind = o.info == "past" ? o.series : o.series + "+" + o.info;

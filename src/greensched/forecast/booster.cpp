@@ -34,6 +34,26 @@ Status make_dmatrix(const Matrix& x, DMatrix& out) {
                              static_cast<bst_ulong>(x.cols), std::nanf(""), &out.handle) != 0) {
     return xgb_error("creating the feature matrix");
   }
+  if (!x.base_margin.empty()) {
+    if (x.base_margin.size() != x.rows()) {
+      return Error{fmt::format("{} base margins for {} rows", x.base_margin.size(), x.rows()),
+                   ErrorCode::kInternal};
+    }
+    if (XGDMatrixSetFloatInfo(out.handle, "base_margin", x.base_margin.data(),
+                              static_cast<bst_ulong>(x.base_margin.size())) != 0) {
+      return xgb_error("setting the base margins");
+    }
+  }
+  if (!x.weights.empty()) {
+    if (x.weights.size() != x.rows()) {
+      return Error{fmt::format("{} weights for {} rows", x.weights.size(), x.rows()),
+                   ErrorCode::kInternal};
+    }
+    if (XGDMatrixSetFloatInfo(out.handle, "weight", x.weights.data(),
+                              static_cast<bst_ulong>(x.weights.size())) != 0) {
+      return xgb_error("setting the row weights");
+    }
+  }
   return Status::Ok();
 }
 
@@ -79,7 +99,7 @@ Result<Booster> Booster::train(const Matrix& x, const std::vector<float>& labels
       {"seed", fmt::format("{}", p.seed)},
       {"seed_per_iteration", "false"},
       {"tree_method", "hist"},
-      {"objective", "reg:squarederror"},
+      {"objective", p.objective},
       {"max_depth", fmt::format("{}", p.max_depth)},
       {"eta", fmt::format("{}", p.eta)},
       {"subsample", fmt::format("{}", p.subsample)},

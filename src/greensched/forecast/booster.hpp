@@ -23,12 +23,17 @@ struct TreeParams {
   double min_child_weight = 1.0;
   int max_bin = 256;
   uint64_t seed = 42;
+  std::string objective = "reg:squarederror";
 };
 
 // Rows of `cols` features, row-major; NaN is a missing value.
 struct Matrix {
   std::size_t cols = 0;
   std::vector<float> values;
+  // Per row, where the trees start from (XGBoost's base_margin); empty: from 0.5.
+  std::vector<float> base_margin;
+  // Per row, its weight in training; empty: 1 each.
+  std::vector<float> weights;
   std::size_t rows() const { return cols == 0 ? 0 : values.size() / cols; }
 };
 

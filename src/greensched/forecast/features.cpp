@@ -18,8 +18,9 @@ double mean_of(const std::vector<double>& v, std::size_t from, std::size_t to) {
 }  // namespace
 
 std::array<std::string, kBaseFeatures> base_feature_names() {
-  return {"horizon_h", "hour_local", "dow_local", "last",      "lag2",       "lag24",   "mean24",
-          "std24",     "day_back",   "day_back2", "week_back", "same_hour7", "mean168", "trend24"};
+  return {"horizon_h", "hour_local", "dow_local", "last",         "lag2",      "lag24",
+          "mean24",    "std24",      "day_back",  "day_back2",    "week_back", "same_hour7",
+          "mean168",   "trend24",    "sd168",     "naive_err168", "anomaly6"};
 }
 
 double scale_at(const Series& s, std::size_t known) {
@@ -59,8 +60,17 @@ void append_row(const Series& s, const Exogenous* exog, std::size_t known, int h
   double same = 0;
   for (std::size_t k = 0; k < 7; ++k) same += v[i - 24 * (d + k)];
   push(same / 7.0 / scale);
-  push(mean_of(v, known - 168, known) / scale);
+  const double m168 = mean_of(v, known - 168, known);
+  push(m168 / scale);
   push((m24 - mean_of(v, known - 48, known - 24)) / scale);
+  double var168 = 0, naive_err = 0;
+  for (std::size_t j = known - 168; j < known; ++j) {
+    var168 += (v[j] - m168) * (v[j] - m168);
+    naive_err += std::abs(v[j] - v[j - 24]);
+  }
+  push(std::sqrt(var168 / 168.0) / scale);
+  push(naive_err / 168.0 / scale);
+  push((mean_of(v, known - 6, known) - mean_of(v, known - 30, known - 24)) / scale);
   if (exog != nullptr) {
     for (const auto& col : exog->columns) {
       const bool seen = h <= exog->lead_h && i < col.size();

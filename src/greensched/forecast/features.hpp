@@ -19,7 +19,12 @@
 //   11 same_hour7       the mean of i - 24 (d + k), k = 0 .. 6 (the same-hour forecast)
 //   12 mean168          the signed mean of the last 168 samples (1 for a positive series)
 //   13 trend24          mean24 minus the mean of the 24 samples before them
-//   14.. exogenous      each exogenous column's value at the target hour, as issued at `now`
+//   14 sd168            the standard deviation of the last 168 samples
+//   15 naive_err168     the mean |x[j] - x[j - 24]| over the last 168 samples: how far the
+//                       seasonal-naive forecast has been off this week (small for a flat zone)
+//   16 anomaly6         the mean of the last 6 samples minus the mean of the same 6 hours a
+//                       day earlier: how today differs from yesterday right now
+//   17.. exogenous      each exogenous column's value at the target hour, as issued at `now`
 //                       (a weather forecast); NaN beyond its lead (missing to the trees)
 // Only samples with index < known are read: a feature row never depends on the series after
 // `now`.
@@ -35,7 +40,11 @@
 
 namespace greensched::forecast {
 
-inline constexpr std::size_t kBaseFeatures = 14;
+inline constexpr std::size_t kBaseFeatures = 17;
+// The trees start from this feature (day_back: the seasonal-naive forecast) and learn the
+// correction to it (XGBoost's base_margin), so a model never strays from the seasonal-naive
+// forecast where its rows show no reason to.
+inline constexpr std::size_t kBaseIndex = 8;
 inline constexpr std::size_t kMinHistoryH = 168 + 48;  // samples a row needs before `now`
 inline constexpr int kMaxHorizonH = 168;
 // Bumped when the features change; a model file records the version it was trained on.

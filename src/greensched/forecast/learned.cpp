@@ -10,6 +10,13 @@
 #include "greensched/core/utc_time.hpp"
 
 namespace greensched::forecast {
+namespace {
+
+// Targets below this share of the trailing week's scale weigh as if they were this large, so
+// that a zero (a price, a night of solar) cannot dominate the training.
+constexpr double kMinRelativeTarget = 0.05;
+
+}  // namespace
 
 LearnedModel::LearnedModel(Booster booster, std::string kind, int64_t trained_until_s,
                            int max_horizon_h, std::size_t exog_columns, std::size_t rows)
@@ -47,7 +54,13 @@ Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, cons
         const std::size_t i = target_index(known, h);
         if (i >= end) break;
         append_row(s, z.exog, known, h, scale, x.values);
+        x.base_margin.push_back(x.values[x.values.size() - x.cols + kBaseIndex]);
         labels.push_back(static_cast<float>(s.values[i] / scale));
+        if (o.relative_loss) {
+          // Squared error over |target|: the loss of a relative error, as the MAPE weighs it.
+          const double r = std::max(std::abs(s.values[i]) / scale, kMinRelativeTarget);
+          x.weights.push_back(static_cast<float>(1.0 / r));
+        }
       }
     }
   }
@@ -136,6 +149,7 @@ Result<std::vector<double>> LearnedModel::forecast(const ZoneSeries& z, int64_t 
       return Error{fmt::format("horizon {} h is outside the model's 1..{}", h, max_horizon_h_)};
     }
     append_row(s, z.exog, known, h, scale, x.values);
+    x.base_margin.push_back(x.values[x.values.size() - x.cols + kBaseIndex]);
   }
   auto p = booster_.predict(x);
   if (!p.ok()) return p.status().error();

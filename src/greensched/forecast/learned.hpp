@@ -34,6 +34,9 @@ struct TrainOptions {
   int64_t from_s = INT64_MIN;  // earliest sample read
   int64_t until_s = 0;         // training reads only samples that end at or before this
   std::string kind;            // "carbon", "price", ... recorded in the model file
+  // Rows weigh 1 / max(|target / scale|, 0.05): the squared error of the relative error, the
+  // loss closest to the MAPE the forecasts are judged by. False: plain squared error.
+  bool relative_loss = true;
 };
 
 class LearnedModel {
