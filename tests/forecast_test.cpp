@@ -251,7 +251,7 @@ TEST(ForecastLearned, BeatsSeasonalNaiveOnADailyPatternWithTrend) {
   o.horizons = {24};
   o.retrain_days = 20;
   o.train = small_training(0);
-  o.train.trees.trees = 60;
+  o.train.trees = TreeParams{};  // the defaults: 200 trees of depth 6, eta 0.05
   o.train.max_horizon_h = 24;
   auto r = evaluate(zones, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -285,6 +285,32 @@ TEST(ForecastEvaluate, RefusesTooLittleHistory) {
   auto r = evaluate(zones, o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("short"), std::string::npos);
+}
+
+TEST(ForecastEvaluate, NegativePricesAreKeptAndScored) {
+  // A price series that dips below zero every afternoon (surplus solar): the scale is the mean
+  // |price|, the MAPE leaves out hours near zero, and every number is finite.
+  std::vector<EvalZone> zones(1);
+  zones[0].series = daily_series(24 * 60, "neg", 0.02, 0, 9);
+  for (double& v : zones[0].series.values) v /= 1000.0;  // about -0.04 .. 0.08 USD/kWh
+  std::size_t negative = 0;
+  for (double v : zones[0].series.values) negative += v < 0 ? 1 : 0;
+  ASSERT_GT(negative, 100u);
+  EXPECT_GT(scale_at(zones[0].series, 300), 0.0);
+  EvalOptions o;
+  o.start_s = kT0 + 40 * kDayS;
+  o.days = 10;
+  o.horizons = {24};
+  o.retrain_days = 10;
+  o.train = small_training(0);
+  o.train.max_horizon_h = 24;
+  auto r = evaluate(zones, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const Metrics& m : r.value().metrics[0][0]) {
+    EXPECT_TRUE(std::isfinite(m.mae));
+    EXPECT_TRUE(std::isfinite(m.mape_pct));
+    EXPECT_LE(m.mape_hours, m.hours);
+  }
 }
 
 TEST(ForecastRealData, TwoCarbonZonesShortWindow) {

@@ -3,6 +3,7 @@
 //   forecast evaluate   MAPE, MAE and the saving-weighted errors per zone and horizon
 //   forecast train      the shipped model of a series (models/forecast/)
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include "greensched/multi/generation_forecast.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/site_energy.hpp"
+#include "greensched/report/column_key.hpp"
 
 namespace greensched::app {
 namespace {
@@ -186,9 +188,6 @@ Result<forecast::EvalZone> load_zone(const ForecastCliOptions& o, const std::str
       z.exog.columns[1][i] = fc.forecast_wind_speed_ms(t);
     }
   } else if (o.info == "day-ahead") {
-    if (o.series != "price") {
-      return Error{"--info day-ahead: only prices are published a day ahead (use --series price)"};
-    }
     const int64_t offset = z.series.utc_offset_s;
     z.known_until = [offset](int64_t now) {
       return energy::day_ahead_published_until(now, offset);
@@ -206,6 +205,10 @@ std::optional<int> check_choices(ForecastCliOptions& o) {
   }
   if (o.info != "past" && o.info != "weather" && o.info != "day-ahead") {
     return fail(fmt::format("--info '{}': expected past, weather or day-ahead", o.info),
+                kExitUsage);
+  }
+  if (o.info == "day-ahead" && o.series != "price") {
+    return fail("--info day-ahead: only prices are published a day ahead (use --series price)",
                 kExitUsage);
   }
   const auto known = available_zones(o.series, o.data_dir);
@@ -330,9 +333,9 @@ int run_forecast_evaluate(ForecastCliOptions o) {
   if (o.quiet) return 0;
   fmt::print("{} forecasts, {} days from {} (issued 00:00 UTC, info {}), retrained every {} days\n",
              o.series, o.days, o.start, o.info, o.retrain_days);
-  fmt::print("{:<14} {:>4}  {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10}  {:>8} {:>8}\n", "zone", "h",
-             "learned", "s-naive", "same-h", "oracle", "mae lrn", "mae s-nv", "sel lrn",
-             "miss lrn");
+  fmt::print("{:<14} {:>9}  {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10}  {:>8} {:>8}\n", "zone",
+             "horizon_h", "learned", "s-naive", "same-h", "oracle", "mae-lrn", "mae-s-nv",
+             "sel-lrn", "miss-lrn");
   std::vector<std::array<double, forecast::kModels>> mean(o.horizons.size());
   for (std::size_t zi = 0; zi < o.zones.size(); ++zi) {
     for (std::size_t hi = 0; hi < o.horizons.size(); ++hi) {
@@ -341,17 +344,30 @@ int run_forecast_evaluate(ForecastCliOptions o) {
         mean[hi][m] += x[m].mape_pct / static_cast<double>(o.zones.size());
       }
       fmt::print(
-          "{:<14} {:>4}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  {:>10.4g} {:>10.4g}  "
+          "{:<14} {:>9}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  {:>10.4g} {:>10.4g}  "
           "{:>7.2f}% {:>7.1f}%\n",
           o.zones[zi], o.horizons[hi], x[0].mape_pct, x[1].mape_pct, x[2].mape_pct, x[3].mape_pct,
           x[0].mae, x[1].mae, x[0].sel_mape_pct, x[0].missed_saving_pct);
     }
   }
   for (std::size_t hi = 0; hi < o.horizons.size(); ++hi) {
-    fmt::print("{:<14} {:>4}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  (mean MAPE of {} zones)\n",
+    fmt::print("{:<14} {:>9}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  (mean MAPE of {} zones)\n",
                "mean", o.horizons[hi], mean[hi][0], mean[hi][1], mean[hi][2], mean[hi][3],
                o.zones.size());
   }
+  static constexpr report::ColumnKey kKey[] = {
+      {"zone", "zone", "the zone"},
+      {"horizon_h", "horizon_h", "hours ahead of each 00:00 UTC issue, all scored"},
+      {"learned", "mape_pct", "MAPE of the rows of model learned, %"},
+      {"s-naive", "mape_pct", "MAPE of model seasonal-naive, %"},
+      {"same-h", "mape_pct", "MAPE of model same-hour, %"},
+      {"oracle", "mape_pct", "MAPE of model oracle (0: a check), %"},
+      {"mae-lrn", "mae", "MAE of learned, in the series' unit"},
+      {"mae-s-nv", "mae", "MAE of seasonal-naive"},
+      {"sel-lrn", "sel_mape_pct", "learned's MAPE on the k lowest-forecast hours a day, %"},
+      {"miss-lrn", "missed_saving_pct", "share of the k-best-hours saving learned missed, %"},
+  };
+  fmt::print("{}", report::column_key("forecast_eval.csv", kKey));
   return 0;
 }
 
