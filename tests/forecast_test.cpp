@@ -64,8 +64,11 @@ TEST(ForecastSeries, KnownCountAndTargets) {
   bad.values[4] = std::nan("");
   EXPECT_FALSE(validate_series(bad).ok());
   bad = s;
-  bad.start_s += 60;
+  bad.step_s = 1800;
   EXPECT_FALSE(validate_series(bad).ok());
+  bad = s;
+  bad.start_s += 1800;  // stamped at :30 (IN-WE's weather): still hourly
+  EXPECT_TRUE(validate_series(bad).ok());
 }
 
 TEST(ForecastBaselines, HandComputedOnARamp) {

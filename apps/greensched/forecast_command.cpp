@@ -419,9 +419,11 @@ void add_series_options(CLI::App* cmd, ForecastCliOptions& o) {
   cmd->add_option("--trees", o.trees, "boosting rounds")->capture_default_str();
   cmd->add_option("--depth", o.depth, "maximum tree depth")->capture_default_str();
   cmd->add_option("--eta", o.eta, "learning rate")->capture_default_str();
-  cmd->add_option("--issue-every", o.issue_every_h,
-                  "hours between the issue times of training rows (each gives horizons 1-96)")
-      ->capture_default_str();
+  as_duration(cmd->add_option("--issue-every", o.issue_every_h,
+                              "time between the issue times of training rows (each gives "
+                              "horizons 1-96)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 3600});
   add_seeds_option(cmd, o.seeds, "the trees' seed", true);
   add_data_dir_option(cmd, o.data_dir);
   cmd->add_flag("-q,--quiet", o.quiet, "print no table or progress");
@@ -473,7 +475,8 @@ Action add_forecast_command(CLI::App& app) {
   evaluate->add_option("--k", opts->k_lowest, "hours a day a scheduler picks (sel, miss)")
       ->capture_default_str();
   evaluate->add_option("--jobs,-j", opts->jobs, "retrainings in parallel (default: all cores)");
-  evaluate->add_option("--out", opts->out, "folder to write forecast_eval.csv into");
+  evaluate->add_option("--out", opts->out, "folder to write forecast_eval.csv into")
+      ->type_name("DIR");
   evaluate->add_flag("--json", opts->json,
                      "print {zone: {horizon_h: {model: {mape_pct, mae, ...}}}} as JSON");
 
@@ -488,7 +491,9 @@ Action add_forecast_command(CLI::App& app) {
   train->add_option("--until", opts->until, "train only on samples that end before this time")
       ->type_name("DATE")
       ->required();
-  train->add_option("--out", opts->out, "folder to write the model into")->required();
+  train->add_option("--out", opts->out, "folder to write the model into")
+      ->type_name("DIR")
+      ->required();
 
   return [opts, evaluate, train] {
     if (evaluate->parsed()) return run_forecast_evaluate(*opts);

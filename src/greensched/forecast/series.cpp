@@ -20,10 +20,6 @@ Status validate_series(const Series& s) {
     return Error{fmt::format("series {}: step {} s; only hourly series (3600 s) are forecast",
                              s.name, s.step_s)};
   }
-  if (floor_mod(s.start_s, kHourS) != 0) {
-    return Error{fmt::format("series {}: starts at {}, not on the hour", s.name,
-                             format_utc_time(s.start_s))};
-  }
   if (s.values.empty()) return Error{fmt::format("series {}: no values", s.name)};
   for (std::size_t i = 0; i < s.values.size(); ++i) {
     if (!std::isfinite(s.values[i])) {

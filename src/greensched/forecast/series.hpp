@@ -16,8 +16,10 @@ inline constexpr int64_t kHourS = 3600;
 inline constexpr int64_t kDayS = 86400;
 
 struct Series {
-  std::string name;          // the zone or site, for messages
-  int64_t start_s = 0;       // UTC epoch second of sample 0, on the hour
+  std::string name;  // the zone or site, for messages
+  // UTC epoch second of sample 0: on the hour, or at a fixed offset past it (a weather file
+  // stamped in local time at UTC+5:30 starts at :30)
+  int64_t start_s = 0;
   int64_t step_s = kHourS;   // only hourly series are forecast
   int64_t utc_offset_s = 0;  // local time = UTC + this (hour-of-day and day-of-week features)
   std::vector<double> values;
@@ -38,7 +40,7 @@ inline std::size_t target_index(std::size_t known, int h) {
   return known + static_cast<std::size_t>(h) - 1;
 }
 
-// Hourly (step 3600 s), start on the hour, at least one value, every value finite. Errors name
+// Hourly (step 3600 s), at least one value, every value finite. Errors name
 // the series and the first bad sample.
 Status validate_series(const Series& series);
 
