@@ -472,7 +472,9 @@ Action add_forecast_command(CLI::App& app) {
       ->add_option("--retrain-days", opts->retrain_days,
                    "days between retrainings on the expanding window")
       ->capture_default_str();
-  evaluate->add_option("--k", opts->k_lowest, "hours a day a scheduler picks (sel, miss)")
+  evaluate
+      ->add_option("--k", opts->k_lowest,
+                   "how many hours of each day a scheduler picks (sel, miss)")
       ->capture_default_str();
   evaluate->add_option("--jobs,-j", opts->jobs, "retrainings in parallel (default: all cores)");
   evaluate->add_option("--out", opts->out, "folder to write forecast_eval.csv into")

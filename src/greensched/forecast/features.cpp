@@ -20,7 +20,7 @@ double mean_of(const std::vector<double>& v, std::size_t from, std::size_t to) {
 std::array<std::string, kBaseFeatures> base_feature_names() {
   return {"horizon_h", "hour_local", "dow_local", "last",         "lag2",      "lag24",
           "mean24",    "std24",      "day_back",  "day_back2",    "week_back", "same_hour7",
-          "mean168",   "trend24",    "sd168",     "naive_err168", "anomaly6"};
+          "mean168",   "trend24",    "sd168",     "naive_err168", "anomaly6",  "zone"};
 }
 
 double scale_at(const Series& s, std::size_t known) {
@@ -33,7 +33,7 @@ double scale_at(const Series& s, std::size_t known) {
 }
 
 void append_row(const Series& s, const Exogenous* exog, std::size_t known, int h, double scale,
-                std::vector<float>& row) {
+                double zone_code, std::vector<float>& row) {
   assert(known >= kMinHistoryH && h >= 1 && h <= kMaxHorizonH);
   const std::vector<double>& v = s.values;
   const std::size_t i = target_index(known, h);
@@ -71,6 +71,7 @@ void append_row(const Series& s, const Exogenous* exog, std::size_t known, int h
   push(std::sqrt(var168 / 168.0) / scale);
   push(naive_err / 168.0 / scale);
   push((mean_of(v, known - 6, known) - mean_of(v, known - 30, known - 24)) / scale);
+  push(zone_code);
   if (exog != nullptr) {
     for (const auto& col : exog->columns) {
       const bool seen = h <= exog->lead_h && i < col.size();

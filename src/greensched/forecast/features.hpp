@@ -24,7 +24,10 @@
 //                       seasonal-naive forecast has been off this week (small for a flat zone)
 //   16 anomaly6         the mean of the last 6 samples minus the mean of the same 6 hours a
 //                       day earlier: how today differs from yesterday right now
-//   17.. exogenous      each exogenous column's value at the target hour, as issued at `now`
+//   17 zone             the zone's place in the model's list of training zones (by
+//                       Series::name; NaN, missing to the trees, for a zone it was not trained
+//                       on), so that one model can still learn a zone's own habits
+//   18.. exogenous      each exogenous column's value at the target hour, as issued at `now`
 //                       (a weather forecast); NaN beyond its lead (missing to the trees)
 // Only samples with index < known are read: a feature row never depends on the series after
 // `now`.
@@ -40,7 +43,7 @@
 
 namespace greensched::forecast {
 
-inline constexpr std::size_t kBaseFeatures = 17;
+inline constexpr std::size_t kBaseFeatures = 18;
 // The trees start from this feature (day_back: the seasonal-naive forecast) and learn the
 // correction to it (XGBoost's base_margin), so a model never strays from the seasonal-naive
 // forecast where its rows show no reason to.
@@ -66,7 +69,8 @@ double scale_at(const Series& series, std::size_t known);
 
 // Appends the feature row of horizon h at `known` complete samples to `row` (kBaseFeatures +
 // exog columns). Needs known >= kMinHistoryH and 1 <= h <= kMaxHorizonH; `scale` from scale_at.
+// `zone_code`: feature 17.
 void append_row(const Series& series, const Exogenous* exog, std::size_t known, int h, double scale,
-                std::vector<float>& row);
+                double zone_code, std::vector<float>& row);
 
 }  // namespace greensched::forecast

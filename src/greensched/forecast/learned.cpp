@@ -1,5 +1,6 @@
 #include "greensched/forecast/learned.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -15,6 +16,28 @@ namespace {
 // Targets below this share of the trailing week's scale weigh as if they were this large, so
 // that a zero (a price, a night of solar) cannot dominate the training.
 constexpr double kMinRelativeTarget = 0.05;
+// The week's seasonal-naive error (feature naive_err168, a share of the scale) weighs as if it
+// were at least this, so that a flat week cannot dominate either.
+constexpr double kMinNaiveError = 0.002;
+constexpr std::size_t kNaiveErrorIndex = 15;
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from <= text.size() && !text.empty()) {
+    const std::size_t comma = text.find(',', from);
+    out.push_back(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -37,9 +60,17 @@ Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, cons
   Matrix x;
   x.cols = kBaseFeatures + exog;
   std::vector<float> labels;
+  std::vector<std::string> names;
   for (const ZoneSeries& z : zones) {
     const Series& s = *z.series;
     if (Status st = validate_series(s); !st.ok()) return st.error();
+    if (s.name.empty() || s.name.find(',') != std::string::npos ||
+        std::find(names.begin(), names.end(), s.name) != names.end()) {
+      return Error{
+          fmt::format("training: series name '{}' is empty, has a comma or repeats", s.name)};
+    }
+    names.push_back(s.name);
+    const auto code = static_cast<double>(names.size() - 1);
     if ((z.exog != nullptr ? z.exog->size() : 0) != exog) {
       return Error{fmt::format("training: series {} has {} exogenous columns, the first has {}",
                                s.name, z.exog != nullptr ? z.exog->size() : 0, exog)};
@@ -53,13 +84,14 @@ Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, cons
       for (int h = 1; h <= o.max_horizon_h; ++h) {
         const std::size_t i = target_index(known, h);
         if (i >= end) break;
-        append_row(s, z.exog, known, h, scale, x.values);
-        x.base_margin.push_back(x.values[x.values.size() - x.cols + kBaseIndex]);
+        append_row(s, z.exog, known, h, scale, code, x.values);
+        const float* row = x.values.data() + (x.values.size() - x.cols);
+        x.base_margin.push_back(row[kBaseIndex]);
         labels.push_back(static_cast<float>(s.values[i] / scale));
         if (o.relative_loss) {
-          // Squared error over |target|: the loss of a relative error, as the MAPE weighs it.
           const double r = std::max(std::abs(s.values[i]) / scale, kMinRelativeTarget);
-          x.weights.push_back(static_cast<float>(1.0 / r));
+          const double naive = std::max(static_cast<double>(row[kNaiveErrorIndex]), kMinNaiveError);
+          x.weights.push_back(static_cast<float>(1.0 / (r * naive)));
         }
       }
     }
@@ -76,11 +108,14 @@ Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, cons
       {"greensched_max_horizon_h", fmt::format("{}", o.max_horizon_h)},
       {"greensched_exog_columns", fmt::format("{}", exog)},
       {"greensched_rows", fmt::format("{}", labels.size())},
+      {"greensched_zones", join_names(names)},
   };
   auto booster = Booster::train(x, labels, o.trees, attrs);
   if (!booster.ok()) return booster.status().error();
-  return LearnedModel(std::move(booster.value()), o.kind, o.until_s, o.max_horizon_h, exog,
-                      labels.size());
+  LearnedModel model(std::move(booster.value()), o.kind, o.until_s, o.max_horizon_h, exog,
+                     labels.size());
+  model.zones_ = std::move(names);
+  return model;
 }
 
 Result<LearnedModel> LearnedModel::load(const std::string& path) {
@@ -120,8 +155,12 @@ Result<LearnedModel> LearnedModel::load(const std::string& path) {
                              *horizon, *exog)};
   }
   std::string kind = b.value().attribute("greensched_kind").value_or("");
-  return LearnedModel(std::move(b.value()), std::move(kind), *until, static_cast<int>(*horizon),
-                      static_cast<std::size_t>(*exog), static_cast<std::size_t>(*rows));
+  std::vector<std::string> zones =
+      split_names(b.value().attribute("greensched_zones").value_or(""));
+  LearnedModel model(std::move(b.value()), std::move(kind), *until, static_cast<int>(*horizon),
+                     static_cast<std::size_t>(*exog), static_cast<std::size_t>(*rows));
+  model.zones_ = std::move(zones);
+  return model;
 }
 
 Status LearnedModel::save(const std::string& path) const {
@@ -144,11 +183,14 @@ Result<std::vector<double>> LearnedModel::forecast(const ZoneSeries& z, int64_t 
   Matrix x;
   x.cols = kBaseFeatures + exog;
   const double scale = scale_at(s, known);
+  const auto named = std::find(zones_.begin(), zones_.end(), s.name);
+  const double code =
+      named == zones_.end() ? std::nan("") : static_cast<double>(named - zones_.begin());
   for (int h : horizons) {
     if (h < 1 || h > max_horizon_h_) {
       return Error{fmt::format("horizon {} h is outside the model's 1..{}", h, max_horizon_h_)};
     }
-    append_row(s, z.exog, known, h, scale, x.values);
+    append_row(s, z.exog, known, h, scale, code, x.values);
     x.base_margin.push_back(x.values[x.values.size() - x.cols + kBaseIndex]);
   }
   auto p = booster_.predict(x);

@@ -34,8 +34,10 @@ struct TrainOptions {
   int64_t from_s = INT64_MIN;  // earliest sample read
   int64_t until_s = 0;         // training reads only samples that end at or before this
   std::string kind;            // "carbon", "price", ... recorded in the model file
-  // Rows weigh 1 / max(|target / scale|, 0.05): the squared error of the relative error, the
-  // loss closest to the MAPE the forecasts are judged by. False: plain squared error.
+  // Rows weigh 1 / (max(|target / scale|, 0.05) x max(naive_err168, 0.002)): the squared
+  // error over |target| is the loss of a relative error, as the MAPE judges the forecasts, and
+  // dividing by the week's seasonal-naive error (feature 15, a share of the scale) lets a calm
+  // zone's small corrections count beside a volatile zone's large ones. False: every row 1.
   bool relative_loss = true;
 };
 
@@ -63,6 +65,9 @@ class LearnedModel {
   int max_horizon_h() const { return max_horizon_h_; }
   std::size_t exog_columns() const { return exog_columns_; }
   std::size_t training_rows() const { return rows_; }
+  // The zones it was trained on, in order (their Series::name): feature 17 is the place in this
+  // list; a series of another name forecasts with that feature missing.
+  const std::vector<std::string>& zones() const { return zones_; }
 
  private:
   Booster booster_;
@@ -71,6 +76,7 @@ class LearnedModel {
   int max_horizon_h_ = 96;
   std::size_t exog_columns_ = 0;
   std::size_t rows_ = 0;
+  std::vector<std::string> zones_;
 };
 
 }  // namespace greensched::forecast
