@@ -13,7 +13,7 @@ PACKAGES := g++ cmake ninja-build pkg-config clang-format libfmt-dev nlohmann-js
             libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev \
             libcpp-httplib-dev libssl-dev openssl \
             chromium \
-            coinor-libclp-dev coinor-libcbc-dev \
+            coinor-libclp-dev coinor-libcbc-dev libxgboost-dev \
             libsqlite3-dev librsvg2-dev clang libclang-rt-14-dev golang-1.19-go black python3-venv
 
 SOURCES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')

@@ -46,7 +46,7 @@ run(help ARGS --help)
 string(REGEX MATCHALL "\n" newlines "${help_out}")
 list(LENGTH newlines help_lines)
 check(help_rc EQUAL 0 AND help_lines LESS 45 MESSAGE "greensched --help: exit ${help_rc}, ${help_lines} lines:\n${help_out}")
-foreach(cmd simulate multi explain report monitor profile calibrate serve deschedule bound train dispatch convert)
+foreach(cmd simulate multi explain report monitor profile calibrate serve deschedule bound train dispatch convert forecast)
   check(help_out MATCHES "\n  ${cmd} +[A-Z][^\n]+\n" MESSAGE "greensched --help lacks a line for ${cmd}:\n${help_out}")
 endforeach()
 check(help_out MATCHES "Exit codes: 0 done. 1 bad input" MESSAGE "greensched --help lacks the exit codes")
@@ -153,7 +153,8 @@ check(dir_data_rc EQUAL 0 MESSAGE "multi --data-dir: exit ${dir_data_rc}\n${dir_
 
 # --- one vocabulary, in every command's --help -----------------------------------------------------
 foreach(cmd simulate multi explain report compare merge monitor profile calibrate serve deschedule
-        bound train dispatch convert "convert kubectl" "convert sacct")
+        bound train dispatch convert "convert kubectl" "convert sacct" forecast "forecast evaluate"
+        "forecast train")
   separate_arguments(words UNIX_COMMAND "${cmd}")
   run(h ARGS ${words} --help)
   check(h_rc EQUAL 0 MESSAGE "greensched ${cmd} --help: exit ${h_rc}")

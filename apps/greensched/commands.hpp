@@ -25,5 +25,6 @@ Action add_bound_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
 Action add_dispatch_command(CLI::App& app);
 Action add_convert_command(CLI::App& app);
+Action add_forecast_command(CLI::App& app);
 
 }  // namespace greensched::app

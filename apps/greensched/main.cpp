@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   auto train = greensched::app::add_train_command(app);
   auto dispatch = greensched::app::add_dispatch_command(app);
   auto convert = greensched::app::add_convert_command(app);
+  auto forecast = greensched::app::add_forecast_command(app);
   auto completion = greensched::app::add_completion_command(app);
   auto cli_docs = greensched::app::add_cli_docs_command(app);
   greensched::app::name_values(app);
@@ -68,6 +69,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("train")) return train();
   if (app.got_subcommand("dispatch")) return dispatch();
   if (app.got_subcommand("convert")) return convert();
+  if (app.got_subcommand("forecast")) return forecast();
   if (app.got_subcommand("completion")) return completion();
   if (app.got_subcommand("cli-docs")) return cli_docs();
   return greensched::app::kExitUsage;

@@ -1,0 +1,507 @@
+// greensched forecast: learned forecasts of carbon intensity, prices and on-site generation
+// (src/greensched/forecast), trained and measured by rolling origin against the baselines.
+//   forecast evaluate   MAPE, MAE and the saving-weighted errors per zone and horizon
+//   forecast train      the shipped model of a series (models/forecast/)
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_conventions.hpp"
+#include "command_util.hpp"
+#include "commands.hpp"
+#include "greensched/core/text_file.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/energy/price_series.hpp"
+#include "greensched/energy/weather.hpp"
+#include "greensched/forecast/evaluate.hpp"
+#include "greensched/multi/generation_forecast.hpp"
+#include "greensched/multi/series_readers.hpp"
+#include "greensched/multi/site_energy.hpp"
+#include "greensched/report/column_key.hpp"
+
+namespace greensched::app {
+namespace {
+
+struct ForecastCliOptions {
+  std::string series = "carbon";
+  std::vector<std::string> zones;
+  std::string info = "past";
+  std::string start = "2023-07-01";
+  int days = 184;
+  std::vector<int> horizons = {24, 96};
+  int retrain_days = 30;
+  int k_lowest = 4;
+  std::string from;
+  std::string until;
+  int trees = 200;
+  int depth = 6;
+  double eta = 0.05;
+  int issue_every_h = 24;
+  std::string seeds = "42";
+  int jobs = 0;
+  std::string data_dir;
+  std::string out;
+  bool json = false;
+  bool quiet = false;
+};
+
+const std::vector<std::string> kSeriesKinds = {"carbon", "carbon-lca", "price", "pv", "wind"};
+
+// UTC offsets (standard time) of the price zones without a weather file.
+const std::map<std::string, int64_t> kPriceZoneOffsets = {
+    {"AT", 3600}, {"BE", 3600}, {"CH", 3600}, {"ES", 3600}, {"FR", 3600}, {"NL", 3600}, {"PT", 0}};
+
+std::string carbon_file(const std::string& data_dir, const std::string& zone) {
+  return fmt::format("{}/carbon/emaps2023/{}_2023_hourly.csv", data_dir, zone);
+}
+
+// The file a zone's series is read from.
+std::string zone_file(const std::string& kind, const std::string& data_dir,
+                      const std::string& zone) {
+  if (kind == "carbon" || kind == "carbon-lca") return carbon_file(data_dir, zone);
+  if (kind == "price") return energy::price_file(data_dir, zone);
+  return energy::weather_file(data_dir, zone);
+}
+
+// Every zone whose file is in the data, sorted.
+std::vector<std::string> available_zones(const std::string& kind, const std::string& data_dir) {
+  std::string dir, suffix;
+  if (kind == "carbon" || kind == "carbon-lca") {
+    dir = data_dir + "/carbon/emaps2023";
+    suffix = "_2023_hourly.csv";
+  } else if (kind == "price") {
+    dir = data_dir + "/energy/prices2023";
+    suffix = "_electricity_prices_2023.csv";
+  } else {
+    dir = data_dir + "/energy/weather2023";
+    suffix = "_2023.json";
+  }
+  std::vector<std::string> zones;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      zones.push_back(name.substr(0, name.size() - suffix.size()));
+    }
+  }
+  std::sort(zones.begin(), zones.end());
+  return zones;
+}
+
+forecast::Series from_time_series(const multi::TimeSeries& t, const std::string& zone) {
+  forecast::Series s;
+  s.name = zone;
+  s.start_s = t.start_s();
+  s.step_s = t.step_s();
+  s.values = t.values();
+  return s;
+}
+
+// A site of 1 kW of PV and 1 kW of wind at the zone's weather point: generation per kW.
+Result<multi::SiteEnergy> unit_site(const std::string& data_dir, const std::string& zone,
+                                    energy::Weather& weather) {
+  auto w = energy::read_weather(energy::weather_file(data_dir, zone));
+  if (!w.ok()) return w.status().error();
+  weather = std::move(w.value());
+  multi::SiteEnergy site;
+  site.pv_kw = 1.0;
+  site.wind_kw = 1.0;
+  site.utc_offset_s = weather.utc_offset_seconds;
+  multi::derive_hourly_series(site, weather);
+  return site;
+}
+
+// A flat series has nothing to forecast and would divide by zero in the MAPE: refused.
+Status refuse_flat(const forecast::Series& s, const std::string& path) {
+  const auto [lo, hi] = std::minmax_element(s.values.begin(), s.values.end());
+  if (*lo == *hi) {
+    return Error{
+        fmt::format("{}: the series is flat (every value is {}): nothing to forecast", path, *lo)};
+  }
+  return Status::Ok();
+}
+
+// One zone's series (and, in the weather mode, its weather forecast as issued).
+Result<forecast::EvalZone> load_zone(const ForecastCliOptions& o, const std::string& zone,
+                                     std::size_t index) {
+  forecast::EvalZone z;
+  const std::string path = zone_file(o.series, o.data_dir, zone);
+  std::optional<multi::SiteEnergy> site;
+  energy::Weather weather;
+  const std::string wpath = energy::weather_file(o.data_dir, zone);
+  const bool has_weather = std::filesystem::exists(wpath);
+  if (has_weather) {
+    auto s = unit_site(o.data_dir, zone, weather);
+    if (!s.ok()) return s.status().error();
+    site = std::move(s.value());
+  }
+  if (o.series == "carbon" || o.series == "carbon-lca") {
+    auto t = multi::read_emaps_csv(path, o.series == "carbon" ? "direct" : "lca");
+    if (!t.ok()) return t.status().error();
+    z.series = from_time_series(t.value(), zone);
+  } else if (o.series == "price") {
+    auto p = energy::read_price_series(path);
+    if (!p.ok()) return p.status().error();
+    z.series.name = zone;
+    z.series.start_s = p.value().usd_per_kwh.start_s;
+    z.series.values = p.value().usd_per_kwh.values;
+  } else {
+    z.series = from_time_series(o.series == "pv" ? site->pv_kwh : site->wind_kwh, zone);
+  }
+  z.series.utc_offset_s = site ? site->utc_offset_s : 0;
+  if (!site) {
+    const auto it = kPriceZoneOffsets.find(zone);
+    if (it != kPriceZoneOffsets.end()) z.series.utc_offset_s = it->second;
+  }
+  if (Status s = refuse_flat(z.series, path); !s.ok()) return s.error();
+
+  if (o.info == "weather") {
+    if (!site) {
+      return Error{
+          fmt::format("{}: no weather file for zone {}; --info weather needs one", wpath, zone)};
+    }
+    // The weather forecast of multi/generation_forecast.hpp (the actual weather plus an AR(1)
+    // error, one realisation per site from the seed), for the zone's 1 kW of PV and wind.
+    multi::GenerationForecastOptions g;
+    g.kind = multi::GenerationForecastKind::kWeather;
+    auto seed = parse_one_seed(o.seeds);
+    g.seed = seed.ok() ? seed.value() : 42;
+    const multi::GenerationForecast fc(*site, g, static_cast<int>(index));
+    z.exog.names = {"pv_forecast_kwh_per_kw", "wind_speed_forecast_ms"};
+    z.exog.lead_h = g.weather_lead_h;
+    z.exog.columns.assign(2, std::vector<double>(z.series.size(), std::nan("")));
+    for (std::size_t i = 0; i < z.series.size(); ++i) {
+      const int64_t t = z.series.time_of(i);
+      const int64_t j = site->pv_kwh.index_of(t);
+      if (j < 0 || j >= static_cast<int64_t>(site->pv_kwh.values().size())) continue;
+      z.exog.columns[0][i] = fc.forecast_pv_kwh(t);
+      z.exog.columns[1][i] = fc.forecast_wind_speed_ms(t);
+    }
+  } else if (o.info == "day-ahead") {
+    const int64_t offset = z.series.utc_offset_s;
+    z.known_until = [offset](int64_t now) {
+      return energy::day_ahead_published_until(now, offset);
+    };
+  }
+  return z;
+}
+
+// Checks --series, --info and every zone (exit 2 for a name the data does not have).
+std::optional<int> check_choices(ForecastCliOptions& o) {
+  if (std::find(kSeriesKinds.begin(), kSeriesKinds.end(), o.series) == kSeriesKinds.end()) {
+    return fail(
+        fmt::format("--series '{}': expected carbon, carbon-lca, price, pv or wind", o.series),
+        kExitUsage);
+  }
+  if (o.info != "past" && o.info != "weather" && o.info != "day-ahead") {
+    return fail(fmt::format("--info '{}': expected past, weather or day-ahead", o.info),
+                kExitUsage);
+  }
+  if (o.info == "day-ahead" && o.series != "price") {
+    return fail("--info day-ahead: only prices are published a day ahead (use --series price)",
+                kExitUsage);
+  }
+  const auto known = available_zones(o.series, o.data_dir);
+  if (known.empty()) {
+    return fail(
+        fmt::format(
+            "{}: no {} series found (set --data-dir or GREENSCHED_DATA)",
+            std::filesystem::path(zone_file(o.series, o.data_dir, "X")).parent_path().string(),
+            o.series),
+        kExitInput);
+  }
+  if (o.zones.empty()) o.zones = known;
+  for (const std::string& zone : o.zones) {
+    if (std::find(known.begin(), known.end(), zone) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ",") + k;
+      return fail(fmt::format("--zones: unknown zone '{}' for --series {} (known: {})", zone,
+                              o.series, list),
+                  kExitUsage);
+    }
+  }
+  return std::nullopt;
+}
+
+Result<forecast::TrainOptions> train_options(const ForecastCliOptions& o) {
+  forecast::TrainOptions t;
+  auto seed = parse_one_seed(o.seeds);
+  if (!seed.ok()) return seed.status().error();
+  t.trees.seed = seed.value();
+  t.trees.trees = o.trees;
+  t.trees.max_depth = o.depth;
+  t.trees.eta = o.eta;
+  if (const char* obj = std::getenv("GS_OBJ")) t.trees.objective = obj;
+  t.issue_every_h = o.issue_every_h;
+  t.max_horizon_h = 96;
+  t.kind = o.info == "past" ? o.series : o.series + "+" + o.info;
+  if (!o.from.empty()) {
+    auto from = parse_utc_time(o.from);
+    if (!from.ok()) return Error{fmt::format("--from: {}", from.error())};
+    t.from_s = from.value();
+  }
+  return t;
+}
+
+Result<std::vector<forecast::EvalZone>> load_zones(const ForecastCliOptions& o) {
+  std::vector<forecast::EvalZone> zones;
+  for (std::size_t i = 0; i < o.zones.size(); ++i) {
+    auto z = load_zone(o, o.zones[i], i);
+    if (!z.ok()) return z.status().error();
+    zones.push_back(std::move(z.value()));
+  }
+  return zones;
+}
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+int run_forecast_evaluate(ForecastCliOptions o) {
+  if (auto rc = check_choices(o)) return *rc;
+  auto start = parse_utc_time(o.start);
+  if (!start.ok()) return fail(fmt::format("--start: {}", start.error()), kExitUsage);
+  if (o.days < 1 || o.retrain_days < 1 || o.k_lowest < 1 || o.k_lowest > 24) {
+    return fail(fmt::format("--days {}, --retrain-days {} must be >= 1 and --k {} in 1..24", o.days,
+                            o.retrain_days, o.k_lowest),
+                kExitUsage);
+  }
+  for (int h : o.horizons) {
+    if (h < 1 || h > 96) return fail(fmt::format("--horizon {}: must be in 1..96", h), kExitUsage);
+  }
+  auto train = train_options(o);
+  if (!train.ok()) return fail(train.status().message(), kExitUsage);
+  auto zones = load_zones(o);
+  if (!zones.ok()) return fail(zones);
+
+  forecast::EvalOptions e;
+  e.start_s = start.value();
+  e.days = o.days;
+  e.horizons = o.horizons;
+  e.retrain_days = o.retrain_days;
+  e.k_lowest = o.k_lowest;
+  e.train = train.value();
+  e.jobs = o.jobs;
+  auto result = forecast::evaluate(zones.value(), e);
+  if (!result.ok()) return fail(result);
+  const forecast::EvalResult& r = result.value();
+  if (!o.quiet) {
+    double total = 0;
+    for (const auto& t : r.retrains) total += t.seconds;
+    fmt::print(stderr, "trained {} models (every {} days from {}, {:.1f} s of training)\n",
+               r.retrains.size(), o.retrain_days, format_utc_time(e.start_s), total);
+  }
+
+  std::string csv =
+      "zone,horizon_h,model,mape_pct,mae,sel_mape_pct,missed_saving_pct,hours,mape_hours\n";
+  nlohmann::json json = nlohmann::json::object();
+  for (std::size_t zi = 0; zi < o.zones.size(); ++zi) {
+    for (std::size_t hi = 0; hi < o.horizons.size(); ++hi) {
+      for (std::size_t m = 0; m < forecast::kModels; ++m) {
+        const forecast::Metrics& x = r.metrics[zi][hi][m];
+        csv += fmt::format("{},{},{},{:.4f},{:.6g},{:.4f},{:.4f},{},{}\n", o.zones[zi],
+                           o.horizons[hi], forecast::kModelNames[m], x.mape_pct, x.mae,
+                           x.sel_mape_pct, x.missed_saving_pct, x.hours, x.mape_hours);
+        json[o.zones[zi]][std::to_string(o.horizons[hi])][forecast::kModelNames[m]] = {
+            {"mape_pct", finite_or_null(x.mape_pct)},
+            {"mae", finite_or_null(x.mae)},
+            {"sel_mape_pct", finite_or_null(x.sel_mape_pct)},
+            {"missed_saving_pct", finite_or_null(x.missed_saving_pct)},
+            {"hours", x.hours}};
+      }
+    }
+  }
+  if (!o.out.empty()) {
+    auto file = create_out_file(o.out, "forecast_eval.csv", ".csv");
+    if (!file.ok()) return fail(file.status());
+    if (Status s = write_text_file(file.value().path, csv); !s.ok()) return fail(s);
+  }
+  if (o.json) {
+    fmt::print("{}\n", json.dump(2));
+    return 0;
+  }
+  if (o.quiet) return 0;
+  fmt::print("{} forecasts, {} days from {} (issued 00:00 UTC, info {}), retrained every {} days\n",
+             o.series, o.days, o.start, o.info, o.retrain_days);
+  fmt::print("{:<14} {:>9}  {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10}  {:>8} {:>8}\n", "zone",
+             "horizon_h", "learned", "s-naive", "same-h", "oracle", "mae-lrn", "mae-s-nv",
+             "sel-lrn", "miss-lrn");
+  std::vector<std::array<double, forecast::kModels>> mean(o.horizons.size());
+  for (std::size_t zi = 0; zi < o.zones.size(); ++zi) {
+    for (std::size_t hi = 0; hi < o.horizons.size(); ++hi) {
+      const auto& x = r.metrics[zi][hi];
+      for (std::size_t m = 0; m < forecast::kModels; ++m) {
+        mean[hi][m] += x[m].mape_pct / static_cast<double>(o.zones.size());
+      }
+      fmt::print(
+          "{:<14} {:>9}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  {:>10.4g} {:>10.4g}  "
+          "{:>7.2f}% {:>7.1f}%\n",
+          o.zones[zi], o.horizons[hi], x[0].mape_pct, x[1].mape_pct, x[2].mape_pct, x[3].mape_pct,
+          x[0].mae, x[1].mae, x[0].sel_mape_pct, x[0].missed_saving_pct);
+    }
+  }
+  for (std::size_t hi = 0; hi < o.horizons.size(); ++hi) {
+    fmt::print("{:<14} {:>9}  {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%  (mean MAPE of {} zones)\n",
+               "mean", o.horizons[hi], mean[hi][0], mean[hi][1], mean[hi][2], mean[hi][3],
+               o.zones.size());
+  }
+  static constexpr report::ColumnKey kKey[] = {
+      {"zone", "zone", "the zone"},
+      {"horizon_h", "horizon_h", "hours ahead of each 00:00 UTC issue, all scored"},
+      {"learned", "mape_pct", "MAPE of the rows of model learned, %"},
+      {"s-naive", "mape_pct", "MAPE of model seasonal-naive, %"},
+      {"same-h", "mape_pct", "MAPE of model same-hour, %"},
+      {"oracle", "mape_pct", "MAPE of model oracle (0: a check), %"},
+      {"mae-lrn", "mae", "MAE of learned, in the series' unit"},
+      {"mae-s-nv", "mae", "MAE of seasonal-naive"},
+      {"sel-lrn", "sel_mape_pct", "learned's MAPE on the k lowest-forecast hours a day, %"},
+      {"miss-lrn", "missed_saving_pct", "share of the k-best-hours saving learned missed, %"},
+  };
+  fmt::print("{}", report::column_key("forecast_eval.csv", kKey));
+  return 0;
+}
+
+int run_forecast_train(ForecastCliOptions o) {
+  if (auto rc = check_choices(o)) return *rc;
+  auto until = parse_utc_time(o.until);
+  if (!until.ok()) return fail(fmt::format("--until: {}", until.error()), kExitUsage);
+  auto train = train_options(o);
+  if (!train.ok()) return fail(train.status().message(), kExitUsage);
+  train.value().until_s = until.value();
+  auto zones = load_zones(o);
+  if (!zones.ok()) return fail(zones);
+  std::vector<forecast::ZoneSeries> inputs;
+  for (const auto& z : zones.value()) {
+    inputs.push_back({&z.series, z.exog.size() > 0 ? &z.exog : nullptr});
+  }
+  auto model = forecast::LearnedModel::train(inputs, train.value());
+  if (!model.ok()) return fail(model);
+  const std::string name = (o.info == "past" ? o.series : o.series + "-" + o.info) + ".ubj";
+  auto file = create_out_file(o.out, name, ".ubj");
+  if (!file.ok()) return fail(file.status());
+  if (Status s = model.value().save(file.value().path); !s.ok()) return fail(s);
+  if (!o.quiet) {
+    fmt::print("wrote {}: {} trees of depth {} on {} rows from {} zones, data before {}\n",
+               file.value().path, o.trees, o.depth, model.value().training_rows(), o.zones.size(),
+               format_utc_time(until.value()));
+  }
+  return 0;
+}
+
+void add_series_options(CLI::App* cmd, ForecastCliOptions& o) {
+  cmd->add_option("--series", o.series,
+                  "what to forecast: carbon (direct gCO2/kWh), carbon-lca (life-cycle), price "
+                  "(USD/kWh), pv or wind (kWh per kW installed, from the zone's weather)")
+      ->type_name("carbon|carbon-lca|price|pv|wind")
+      ->capture_default_str();
+  cmd->add_option("--zones", o.zones, "comma list of zones (default: every zone the data has)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  cmd->add_option("--info", o.info,
+                  "what is known at issue time: past (the series' past only), weather (plus a "
+                  "weather forecast: the weather with the generation forecasts' error model, 48 h "
+                  "ahead), day-ahead (prices only: hours a day-ahead auction has published are "
+                  "known)")
+      ->type_name("past|weather|day-ahead")
+      ->capture_default_str();
+  cmd->add_option("--from", o.from, "earliest sample training reads (default: the series' start)")
+      ->type_name("DATE");
+  cmd->add_option("--trees", o.trees, "boosting rounds")->capture_default_str();
+  cmd->add_option("--depth", o.depth, "maximum tree depth")->capture_default_str();
+  cmd->add_option("--eta", o.eta, "learning rate")->capture_default_str();
+  as_duration(cmd->add_option("--issue-every", o.issue_every_h,
+                              "time between the issue times of training rows (each gives "
+                              "horizons 1-96)")
+                  ->capture_default_str(),
+              {.bare_unit_s = 3600});
+  add_seeds_option(cmd, o.seeds, "the trees' seed", true);
+  add_data_dir_option(cmd, o.data_dir);
+  cmd->add_flag("-q,--quiet", o.quiet, "print no table or progress");
+}
+
+}  // namespace
+
+Action add_forecast_command(CLI::App& app) {
+  auto opts = std::make_shared<ForecastCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "forecast", "Learned forecasts of carbon, prices and generation, measured by rolling origin");
+  cmd->require_subcommand(1);
+  cmd->footer(
+      "Gradient-boosted trees (XGBoost) on features known at issue time (hour, weekday, lags, "
+      "rolling\nmeans, each divided by the trailing week's mean), one model per series across "
+      "zones.\nSee docs/FORECAST.md.\n\n"
+      "Examples:\n"
+      "  greensched forecast evaluate --series carbon --zones DE-LU,GB --start 2023-07-01 "
+      "--days 184\n"
+      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast");
+
+  CLI::App* evaluate = cmd->add_subcommand(
+      "evaluate", "Rolling-origin errors of the learned forecast and the baselines");
+  evaluate->footer(
+      "Each day of the window a forecast is issued at 00:00 UTC for the next H hours by learned,\n"
+      "seasonal-naive (the same hour of the latest complete day), same-hour (its mean over 7\n"
+      "days) and oracle (the actual values). The learned model is retrained every --retrain-days\n"
+      "days on all data before that day (an expanding window), so no forecast comes from a model\n"
+      "that saw its day. Errors: MAPE (hours below 1 % of the zone's mean |value| left out), "
+      "MAE,\nsel = MAPE on the --k lowest-forecast hours of each day (those a scheduler "
+      "picks), miss =\nshare of the k-best-hours saving the forecast missed. --out writes "
+      "forecast_eval.csv.\n\n"
+      "Example:\n"
+      "  greensched forecast evaluate --series carbon --zones DE-LU,GB --start 2023-07-01 "
+      "--days 184 \\\n      --horizon 24,96 --out eval");
+  add_series_options(evaluate, *opts);
+  evaluate->add_option("--start", opts->start, "first issue day (00:00 UTC)")
+      ->type_name("DATE")
+      ->capture_default_str();
+  evaluate->add_option("--days", opts->days, "issue days in the window")->capture_default_str();
+  evaluate->add_option("--horizon", opts->horizons, "comma list of horizons in hours, 1-96")
+      ->delimiter(',')
+      ->type_name("LIST")
+      ->default_str("24,96");
+  evaluate
+      ->add_option("--retrain-days", opts->retrain_days,
+                   "days between retrainings on the expanding window")
+      ->capture_default_str();
+  evaluate
+      ->add_option("--k", opts->k_lowest,
+                   "how many hours of each day a scheduler picks (sel, miss)")
+      ->capture_default_str();
+  evaluate->add_option("--jobs,-j", opts->jobs, "retrainings in parallel (default: all cores)");
+  evaluate->add_option("--out", opts->out, "folder to write forecast_eval.csv into")
+      ->type_name("DIR");
+  evaluate->add_flag("--json", opts->json,
+                     "print {zone: {horizon_h: {model: {mape_pct, mae, ...}}}} as JSON");
+
+  CLI::App* train = cmd->add_subcommand("train", "Train a series' model on data before a date");
+  train->footer(
+      "Writes OUT/<series>.ubj (OUT/<series>-<info>.ubj for --info weather or day-ahead): XGBoost\n"
+      "UBJSON with the training's end and feature version stored in it. One thread and a fixed\n"
+      "seed: the same data and options give the same bytes.\n\n"
+      "Example:\n"
+      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast");
+  add_series_options(train, *opts);
+  train->add_option("--until", opts->until, "train only on samples that end before this time")
+      ->type_name("DATE")
+      ->required();
+  train->add_option("--out", opts->out, "folder to write the model into")
+      ->type_name("DIR")
+      ->required();
+
+  return [opts, evaluate, train] {
+    if (evaluate->parsed()) return run_forecast_evaluate(*opts);
+    if (train->parsed()) return run_forecast_train(*opts);
+    return fail("name a step: evaluate or train", kExitUsage);
+  };
+}
+
+}  // namespace greensched::app

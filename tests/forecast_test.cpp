@@ -1,0 +1,364 @@
+// The forecast library: baselines and features on tiny series by hand, the error measures on
+// known numbers, no look-ahead, determinism of training, a learned model that must beat the
+// seasonal-naive forecast on a series with a daily pattern and a trend, and a short
+// rolling-origin evaluation on the public carbon data.
+#include <cmath>
+#include <filesystem>
+#include <numbers>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "greensched/core/text_file.hpp"
+#include "greensched/core/utc_time.hpp"
+#include "greensched/forecast/baselines.hpp"
+#include "greensched/forecast/evaluate.hpp"
+#include "greensched/forecast/features.hpp"
+#include "greensched/forecast/learned.hpp"
+#include "greensched/multi/series_readers.hpp"
+#include "scratch_dir.hpp"
+#include "test_data.hpp"
+
+namespace greensched::forecast {
+namespace {
+
+constexpr int64_t kT0 = 1688169600;  // 2023-07-01 00:00 UTC, a Saturday
+
+// Values 0, 1, 2, ...: sample i is i.
+Series ramp_series(std::size_t n) {
+  Series s;
+  s.name = "ramp";
+  s.start_s = kT0;
+  for (std::size_t i = 0; i < n; ++i) s.values.push_back(static_cast<double>(i));
+  return s;
+}
+
+// A daily cycle with a slow trend and some noise (deterministic), level around 200.
+Series daily_series(std::size_t n, const std::string& name, double level, double trend,
+                    uint64_t seed) {
+  Series s;
+  s.name = name;
+  s.start_s = kT0;
+  uint64_t state = seed;
+  double noise = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5;
+    noise = 0.7 * noise + 0.3 * 40.0 * u;  // correlated hour to hour
+    const double hour = static_cast<double>(i % 24);
+    s.values.push_back(level + trend * static_cast<double>(i) +
+                       60.0 * std::sin(2 * std::numbers::pi * hour / 24.0) + noise);
+  }
+  return s;
+}
+
+TEST(ForecastSeries, KnownCountAndTargets) {
+  const Series s = ramp_series(10);
+  EXPECT_EQ(known_count(s, kT0 - 1), 0u);
+  EXPECT_EQ(known_count(s, kT0), 0u);
+  EXPECT_EQ(known_count(s, kT0 + 3599), 0u);  // hour 0 not yet complete
+  EXPECT_EQ(known_count(s, kT0 + 3600), 1u);
+  EXPECT_EQ(known_count(s, kT0 + 100 * 3600), 10u);
+  EXPECT_EQ(target_index(3, 1), 3u);
+  Series bad = s;
+  bad.values[4] = std::nan("");
+  EXPECT_FALSE(validate_series(bad).ok());
+  bad = s;
+  bad.step_s = 1800;
+  EXPECT_FALSE(validate_series(bad).ok());
+  bad = s;
+  bad.start_s += 1800;  // stamped at :30 (IN-WE's weather): still hourly
+  EXPECT_TRUE(validate_series(bad).ok());
+}
+
+TEST(ForecastBaselines, HandComputedOnARamp) {
+  const Series s = ramp_series(100);
+  const int64_t now = kT0 + 50 * 3600;  // samples 0..49 known
+  const std::vector<int> hs = {1, 24, 25, 48, 49};
+  // seasonal-naive: i - 24 d, d = (h - 1) / 24 + 1; i = 49 + h.
+  const auto sn = seasonal_naive(s, now, hs);
+  EXPECT_EQ(sn, (std::vector<double>{26, 49, 26, 49, 26}));
+  // same-hour over 2 days: mean of i - 24 d and i - 24 (d + 1).
+  const auto sh = same_hour(s, now, hs, 2);
+  EXPECT_EQ(sh, (std::vector<double>{14, 37, 14, 37, 14}));
+  // With 7 days asked but only the days the series has: h = 1, i = 50: 26, 2 -> 14.
+  EXPECT_EQ(same_hour(s, now, std::vector<int>{1}, 7), (std::vector<double>{14}));
+  EXPECT_EQ(oracle(s, now, std::vector<int>{1, 50, 51}).at(0), 50);
+  EXPECT_EQ(oracle(s, now, std::vector<int>{1, 50, 51}).at(1), 99);
+  EXPECT_TRUE(std::isnan(oracle(s, now, std::vector<int>{51}).at(0)));
+  // Nothing a day back: NaN, never a read of the future.
+  EXPECT_TRUE(std::isnan(seasonal_naive(s, kT0 + 10 * 3600, std::vector<int>{1}).at(0)));
+}
+
+TEST(ForecastFeatures, RowOfARampByHand) {
+  const Series s = ramp_series(400);
+  const std::size_t known = 300;  // samples 0..299
+  const double scale = scale_at(s, known);
+  EXPECT_DOUBLE_EQ(scale, (132.0 + 299.0) / 2.0);  // mean of 132..299
+  std::vector<float> row;
+  append_row(s, nullptr, known, 30, scale, 3.0, row);
+  ASSERT_EQ(row.size(), kBaseFeatures);
+  const std::size_t i = 329;  // target
+  const auto sc = [&](double v) { return static_cast<float>(v / scale); };
+  EXPECT_EQ(row[0], 30);
+  // Target 2023-07-01 + 329 h = 2023-07-14 17:00 UTC, a Friday (4).
+  EXPECT_EQ(row[1], 17);
+  EXPECT_EQ(row[2], 4);
+  EXPECT_EQ(row[3], sc(299));
+  EXPECT_EQ(row[4], sc(298));
+  EXPECT_EQ(row[5], sc(276));
+  EXPECT_EQ(row[6], sc(287.5));                                 // mean of 276..299
+  EXPECT_FLOAT_EQ(row[7], sc(std::sqrt(47.9166666666666667)));  // sd of 24 consecutive integers
+  EXPECT_EQ(row[8], sc(i - 48));                                // d = 2
+  EXPECT_EQ(row[9], sc(i - 72));
+  EXPECT_EQ(row[10], sc(i - 168));
+  EXPECT_FLOAT_EQ(row[11], sc(i - 48 - 72));  // mean of i - 48 .. i - 192 step 24
+  EXPECT_EQ(row[12], sc(215.5));              // signed mean of 132..299
+  EXPECT_EQ(row[13], sc(24));                 // trend
+  // Local time moves the calendar features.
+  Series local = s;
+  local.utc_offset_s = 9 * 3600;
+  row.clear();
+  append_row(local, nullptr, known, 30, scale, 3.0, row);
+  EXPECT_EQ(row[1], 2);  // 02:00 on Saturday
+  EXPECT_EQ(row[2], 5);
+}
+
+TEST(ForecastMetrics, KnownNumbers) {
+  // MAPE and MAE over hours, the 1 % floor, the saving-weighted error on one day.
+  ErrorSums sums(/*mape_floor=*/1.0, /*k_lowest=*/1);
+  std::vector<double> actual(24, 100.0), fc(24, 100.0);
+  actual[3] = 50;   // the best hour
+  fc[3] = 60;       // found, with a 20 % error
+  fc[7] = 80;       // an error of 20 on a 100 hour
+  actual[9] = 0.5;  // below the floor: not in the MAPE
+  fc[9] = 10;
+  sums.add(fc, actual);
+  const Metrics m = sums.finish();
+  EXPECT_EQ(m.hours, 24u);
+  EXPECT_EQ(m.mape_hours, 23u);
+  EXPECT_NEAR(m.mae, (10.0 + 20.0 + 9.5) / 24.0, 1e-12);
+  EXPECT_NEAR(m.mape_pct, 100.0 * (0.2 + 0.2) / 23.0, 1e-12);
+  // The lowest forecast is hour 9 (10): actual 0.5, below the floor: no chosen hour in the
+  // MAPE; the best actual hour is 9 too, so nothing was missed.
+  EXPECT_TRUE(std::isnan(m.sel_mape_pct));
+  EXPECT_NEAR(m.missed_saving_pct, 0.0, 1e-12);
+
+  ErrorSums miss(1.0, 1);
+  std::vector<double> a2(24, 100.0), f2(24, 100.0);
+  a2[3] = 50;
+  f2[5] = 40;  // picks hour 5 (actual 100) instead of 3 (50)
+  miss.add(f2, a2);
+  const Metrics m2 = miss.finish();
+  EXPECT_NEAR(m2.sel_mape_pct, 60.0, 1e-12);  // hour 5: 40 vs 100
+  // Chosen 100, best 50, day mean (23 x 100 + 50) / 24: worse than the day's mean, over 100 %.
+  EXPECT_NEAR(m2.missed_saving_pct, 100.0 * 50.0 / ((2350.0 / 24.0) - 50.0), 1e-9);
+}
+
+TEST(ForecastMetrics, SelectedHoursError) {
+  ErrorSums sums(1.0, 2);
+  std::vector<double> a(24, 100.0), f(24, 100.0);
+  f[1] = 50;  // actual 100: 50 %
+  f[2] = 90;  // actual 100: 10 %
+  a[4] = 40;  // missed
+  sums.add(f, a);
+  const Metrics m = sums.finish();
+  EXPECT_NEAR(m.sel_mape_pct, 30.0, 1e-12);
+  // chosen mean 100, best mean (40 + 100) / 2 = 70, day mean (23 * 100 + 40) / 24 = 97.5.
+  EXPECT_NEAR(m.missed_saving_pct, 100.0 * 30.0 / 27.5, 1e-9);
+}
+
+TrainOptions small_training(int64_t until) {
+  TrainOptions t;
+  t.trees.trees = 40;
+  t.trees.max_depth = 4;
+  t.trees.eta = 0.2;
+  t.issue_every_h = 24;
+  t.max_horizon_h = 48;
+  t.until_s = until;
+  t.kind = "test";
+  return t;
+}
+
+TEST(ForecastLearned, NoLookAhead) {
+  const Series s = daily_series(24 * 40, "a", 200, 0.05, 7);
+  const ZoneSeries zs{&s, nullptr};
+  auto model =
+      LearnedModel::train(std::span<const ZoneSeries>(&zs, 1), small_training(kT0 + 30 * kDayS));
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const int64_t now = kT0 + 32 * kDayS + 5 * 3600;
+  const std::vector<int> hs = {1, 2, 24, 48};
+  auto before = model.value().forecast(zs, now, hs);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  Series changed = s;
+  for (std::size_t i = known_count(s, now); i < changed.size(); ++i) changed.values[i] = 1e6;
+  const ZoneSeries zc{&changed, nullptr};
+  auto after = model.value().forecast(zc, now, hs);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(before.value(), after.value());
+  EXPECT_EQ(seasonal_naive(s, now, hs), seasonal_naive(changed, now, hs));
+  EXPECT_EQ(same_hour(s, now, hs), same_hour(changed, now, hs));
+  // Training reads nothing at or after until_s either: the same model from a changed future.
+  Series late = s;
+  for (std::size_t i = known_count(s, kT0 + 30 * kDayS); i < late.size(); ++i) late.values[i] = -5;
+  const ZoneSeries zl{&late, nullptr};
+  auto model2 =
+      LearnedModel::train(std::span<const ZoneSeries>(&zl, 1), small_training(kT0 + 30 * kDayS));
+  ASSERT_TRUE(model2.ok());
+  EXPECT_EQ(model.value().bytes().value(), model2.value().bytes().value());
+}
+
+TEST(ForecastLearned, DeterministicModelFiles) {
+  const Series s = daily_series(24 * 40, "a", 200, 0.05, 11);
+  const ZoneSeries zs{&s, nullptr};
+  TrainOptions t = small_training(kT0 + 35 * kDayS);
+  t.trees.subsample = 0.8;  // the seed matters
+  auto a = LearnedModel::train(std::span<const ZoneSeries>(&zs, 1), t);
+  auto b = LearnedModel::train(std::span<const ZoneSeries>(&zs, 1), t);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const testing::ScratchDir dir("forecast-determinism");
+  const std::string pa = dir.path() + "/a.ubj", pb = dir.path() + "/b.ubj";
+  ASSERT_TRUE(a.value().save(pa).ok());
+  ASSERT_TRUE(b.value().save(pb).ok());
+  EXPECT_EQ(read_file(pa).value(), read_file(pb).value());
+  // Loading keeps what the file says and forecasts the same.
+  auto loaded = LearnedModel::load(pa);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded.value().trained_until_s(), t.until_s);
+  EXPECT_EQ(loaded.value().max_horizon_h(), 48);
+  const std::vector<int> hs = {1, 12, 48};
+  EXPECT_EQ(loaded.value().forecast(zs, kT0 + 36 * kDayS, hs).value(),
+            a.value().forecast(zs, kT0 + 36 * kDayS, hs).value());
+  // The zones it was trained on; a series of another name still forecasts.
+  EXPECT_EQ(loaded.value().zones(), (std::vector<std::string>{"a"}));
+  Series other = s;
+  other.name = "elsewhere";
+  const ZoneSeries zo{&other, nullptr};
+  auto elsewhere = loaded.value().forecast(zo, kT0 + 36 * kDayS, hs);
+  ASSERT_TRUE(elsewhere.ok());
+  for (double v : elsewhere.value()) EXPECT_TRUE(std::isfinite(v));
+  // Another seed: another model.
+  t.trees.seed = 43;
+  auto c = LearnedModel::train(std::span<const ZoneSeries>(&zs, 1), t);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c.value().bytes().value(), a.value().bytes().value());
+  // Not a model: an error naming the file.
+  ASSERT_TRUE(write_text_file(dir.path() + "/junk.ubj", "not a model").ok());
+  auto junk = LearnedModel::load(dir.path() + "/junk.ubj");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.status().message().find("junk.ubj"), std::string::npos);
+}
+
+TEST(ForecastLearned, BeatsSeasonalNaiveOnADailyPatternWithTrend) {
+  // Two zones of different levels, 120 days; evaluated by rolling origin over the last 40. The
+  // noise is independent from day to day, so the seasonal-naive forecast carries two days' noise
+  // and the best forecast (the pattern plus the trend) one: a model that learned the pattern is
+  // better by more than 5 %; one that learned nothing is seasonal-naive itself (its base).
+  std::vector<EvalZone> zones(2);
+  zones[0].series = daily_series(24 * 120, "low", 80, 0.02, 3);
+  zones[1].series = daily_series(24 * 120, "high", 400, -0.03, 5);
+  EvalOptions o;
+  o.start_s = kT0 + 78 * kDayS;
+  o.days = 40;
+  o.horizons = {24};
+  o.retrain_days = 20;
+  o.train = small_training(0);
+  o.train.trees = TreeParams{};  // the defaults: 200 trees of depth 6, eta 0.05
+  o.train.max_horizon_h = 24;
+  auto r = evaluate(zones, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (std::size_t z = 0; z < 2; ++z) {
+    const auto& m = r.value().metrics[z][0];
+    EXPECT_LT(m[0].mape_pct, 0.95 * m[1].mape_pct)
+        << zones[z].series.name << ": learned " << m[0].mape_pct << " % vs seasonal-naive "
+        << m[1].mape_pct << " %, same-hour " << m[2].mape_pct << " %";
+    EXPECT_EQ(m[3].mape_pct, 0.0);
+    EXPECT_EQ(m[0].hours, 40u * 24u);
+  }
+  // Every forecast came from a model trained on data before its issue day.
+  ASSERT_EQ(r.value().issues.size(), 80u);
+  for (const IssueRecord& issue : r.value().issues) {
+    EXPECT_LE(issue.model_trained_until_s, issue.issue_s);
+    EXPECT_EQ(floor_mod(issue.issue_s, kDayS), 0);
+  }
+  ASSERT_EQ(r.value().retrains.size(), 2u);
+  EXPECT_EQ(r.value().retrains[1].trained_until_s, o.start_s + 20 * kDayS);
+  EXPECT_GT(r.value().retrains[1].rows, r.value().retrains[0].rows);
+}
+
+TEST(ForecastEvaluate, RefusesTooLittleHistory) {
+  std::vector<EvalZone> zones(1);
+  zones[0].series = daily_series(24 * 20, "short", 100, 0, 1);
+  EvalOptions o;
+  o.start_s = kT0 + 5 * kDayS;
+  o.days = 3;
+  o.horizons = {24};
+  o.train = small_training(0);
+  auto r = evaluate(zones, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("short"), std::string::npos);
+}
+
+TEST(ForecastEvaluate, NegativePricesAreKeptAndScored) {
+  // A price series that dips below zero every afternoon (surplus solar): the scale is the mean
+  // |price|, the MAPE leaves out hours near zero, and every number is finite.
+  std::vector<EvalZone> zones(1);
+  zones[0].series = daily_series(24 * 60, "neg", 0.02, 0, 9);
+  for (double& v : zones[0].series.values) v /= 1000.0;  // about -0.04 .. 0.08 USD/kWh
+  std::size_t negative = 0;
+  for (double v : zones[0].series.values) negative += v < 0 ? 1 : 0;
+  ASSERT_GT(negative, 100u);
+  EXPECT_GT(scale_at(zones[0].series, 300), 0.0);
+  EvalOptions o;
+  o.start_s = kT0 + 40 * kDayS;
+  o.days = 10;
+  o.horizons = {24};
+  o.retrain_days = 10;
+  o.train = small_training(0);
+  o.train.max_horizon_h = 24;
+  auto r = evaluate(zones, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const Metrics& m : r.value().metrics[0][0]) {
+    EXPECT_TRUE(std::isfinite(m.mae));
+    EXPECT_TRUE(std::isfinite(m.mape_pct));
+    EXPECT_LE(m.mape_hours, m.hours);
+  }
+}
+
+TEST(ForecastRealData, TwoCarbonZonesShortWindow) {
+  const std::string dir = testing::shared_data_dir() + "/carbon/emaps2023/";
+  GREENSCHED_REQUIRE_SHARED_FILE(dir + "DE-LU_2023_hourly.csv");
+  std::vector<EvalZone> zones;
+  for (const char* zone : {"DE-LU", "US-CAL-CISO"}) {
+    auto t = multi::read_emaps_csv(dir + zone + "_2023_hourly.csv");
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EvalZone z;
+    z.series.name = zone;
+    z.series.start_s = t.value().start_s();
+    z.series.values = t.value().values();
+    zones.push_back(std::move(z));
+  }
+  EvalOptions o;
+  o.start_s = parse_utc_time("2023-03-01").value();
+  o.days = 14;
+  o.horizons = {24, 96};
+  o.retrain_days = 7;
+  o.train = small_training(0);
+  o.train.max_horizon_h = 96;
+  auto r = evaluate(zones, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (std::size_t z = 0; z < zones.size(); ++z) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t m = 0; m < kModels; ++m) {
+        const Metrics& x = r.value().metrics[z][h][m];
+        EXPECT_TRUE(std::isfinite(x.mape_pct) && std::isfinite(x.mae)) << zones[z].series.name;
+        EXPECT_GT(x.hours, 0u);
+      }
+      EXPECT_GT(r.value().metrics[z][h][0].mape_pct, 0.0);
+      EXPECT_LT(r.value().metrics[z][h][0].mape_pct, 100.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace greensched::forecast
