@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <utility>
 
 #include "greensched/policy/filter.hpp"
@@ -28,28 +29,162 @@ void MovePlanner::index_pods(const Cluster& cluster) {
   cluster.for_each_allocation([&](PodId id, const Allocation& a) {
     pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
   });
-  ++memo_generation_;  // every request's room is measured again
+}
+
+Status MovePlanner::take_out(Cluster& cluster, PodId id) {
+  const std::optional<Allocation> a = cluster.allocation_of(id);
+  if (Status st = cluster.release(id); !st.ok()) return st;
+  auto& here = pods_on_[static_cast<std::size_t>(a->node)];
+  here.erase(std::find_if(here.begin(), here.end(), [&](const auto& x) { return x.first == id; }));
+  return Status::Ok();
+}
+
+Status MovePlanner::put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node,
+                        GpuMask gpus) {
+  if (Status st = cluster.allocate(id, pod, node, gpus); !st.ok()) return st;
+  auto& here = pods_on_[static_cast<std::size_t>(node)];
+  const auto at = std::lower_bound(here.begin(), here.end(), id,
+                                   [](const auto& x, PodId v) { return x.first < v; });
+  here.emplace(at, id, *cluster.allocation_of(id));
+  return Status::Ok();
+}
+
+const MovePlanner::NodeSummary& MovePlanner::summary(const Cluster& cluster, NodeIndex node) {
+  NodeSummary& m = summaries_[static_cast<std::size_t>(node)];
+  const uint32_t version = cluster.state(node).version;
+  if (m.valid && m.version == version) return m;
+  m.valid = true;
+  m.version = version;
+  m.prefix.clear();
+  const auto& here = pods_on_[static_cast<std::size_t>(node)];
+  const int gpu_count = cluster.spec(node).gpu_count;
+  std::array<int32_t, kMaxPodsPerNode> shares{};
+  for (int g = 0; g < gpu_count; ++g) {
+    std::size_t count = 0;
+    for (const auto& [id, a] : here) {
+      if (((a.gpus >> g) & 1U) != 0 && count < shares.size()) shares[count++] = a.gpu_milli_each;
+    }
+    std::sort(shares.begin(), shares.begin() + static_cast<std::ptrdiff_t>(count),
+              std::greater<>());
+    m.begin[static_cast<std::size_t>(g)] = static_cast<uint16_t>(m.prefix.size());
+    m.pods_on_gpu[static_cast<std::size_t>(g)] = static_cast<uint8_t>(count);
+    int32_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) m.prefix.push_back(sum += shares[i]);
+  }
+  m.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(m.prefix.size());
+  return m;
+}
+
+std::optional<uint64_t> MovePlanner::bound_key(const Cluster& cluster, NodeIndex node,
+                                               const PodSpec& pod, int max_moves, uint32_t rank) {
+  const NodeSpec& spec = cluster.spec(node);
+  const NodeState& s = cluster.state(node);
+  if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
+      spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
+    return std::nullopt;
+  }
+  if (pods_on_[static_cast<std::size_t>(node)].size() > kMaxPodsPerNode) return std::nullopt;
+  const NodeSummary& m = summary(cluster, node);
+  int cost = 0;
+  int64_t milli = 0;
+  if (pod.gpu_milli >= kGpuMilli) {
+    // k whole GPUs: every pod on each of them leaves, so at least the k-th smallest count of
+    // pods on a GPU, and at least the k smallest GPU uses.
+    std::array<int, kMaxGpusPerNode> pods{};
+    std::array<int32_t, kMaxGpusPerNode> used{};
+    const auto gpus = static_cast<std::size_t>(spec.gpu_count);
+    for (std::size_t g = 0; g < gpus; ++g) {
+      pods[g] = m.pods_on_gpu[g];
+      used[g] = kGpuMilli - s.gpu_free_milli[g];
+    }
+    const auto k = static_cast<std::size_t>(pod.num_gpu);
+    std::sort(pods.begin(), pods.begin() + static_cast<std::ptrdiff_t>(gpus));
+    std::sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(gpus));
+    cost = pods[k - 1];
+    for (std::size_t g = 0; g < k; ++g) milli += used[g];
+  } else {
+    // A share: on the GPU that needs the fewest evictions, largest shares first, at least that
+    // many pods leave, holding at least what is missing.
+    cost = std::numeric_limits<int>::max();
+    milli = std::numeric_limits<int64_t>::max();
+    for (std::size_t g = 0; g < static_cast<std::size_t>(spec.gpu_count); ++g) {
+      const int64_t need = int64_t{pod.gpu_milli} - s.gpu_free_milli[g];
+      int c = 0;
+      if (need > 0) {
+        const uint16_t b = m.begin[g];
+        const uint16_t e = m.begin[g + 1];
+        c = -1;
+        for (uint16_t i = b; i < e; ++i) {
+          if (m.prefix[i] >= need) {
+            c = i - b + 1;
+            break;
+          }
+        }
+        if (c < 0) continue;
+      }
+      cost = std::min(cost, c);
+      milli = std::min(milli, std::max<int64_t>(need, 0));
+    }
+    if (cost == std::numeric_limits<int>::max()) return std::nullopt;
+  }
+  cost = std::max(cost, 1);  // a set that evicts nothing is no plan
+  if (cost > max_moves) return std::nullopt;
+  return rank_key(cost, milli, rank);
 }
 
 bool MovePlanner::fits_somewhere(const Cluster& cluster, const PodSpec& pod) const {
   // Another GPU of its own node counts: moving within a node may free the GPU. Per request
-  // shape (the pod's dense shape id, its fields checked): the most free memory
-  // among the nodes that fit the rest of the request. The pod fits somewhere iff its memory is
-  // within it. One filter pass per shape and search.
+  // shape (the pod's dense shape id, its fields checked): the most free memory among the nodes
+  // that fit the rest of the request. The pod fits somewhere iff its memory is within it. One
+  // filter pass per shape; after that the nodes changed since (the cluster's journal) update
+  // it, unless the node that had the most lost room.
   const PodShape shape = pod.shape_fields();
   if (pod.shape >= room_memo_.size()) room_memo_.resize(std::size_t{pod.shape} + 1);
   RoomMemo& m = room_memo_[pod.shape];
-  if (m.generation != memo_generation_ || m.shape != shape) {
-    PodSpec any_memory = pod;
-    any_memory.memory_mib = 0;
-    fitting_.resize(cluster.size());
-    const std::size_t count = policy::fitting_nodes(cluster, any_memory, fitting_);
-    int64_t most = -1;
-    for (std::size_t i = 0; i < count; ++i) {
-      most = std::max(most, cluster.state(fitting_[i]).memory_free_mib);
+  const uint64_t now = cluster.change_count();
+  if (m.valid && m.shape == shape && m.seq == now) return pod.memory_mib <= m.most_free_memory_mib;
+  probe_.cpu_milli = pod.cpu_milli;
+  probe_.memory_mib = 0;
+  probe_.num_gpu = pod.num_gpu;
+  probe_.gpu_milli = pod.gpu_milli;
+  probe_.gpu_spec = pod.gpu_spec;
+  bool exact = m.valid && m.shape == shape;
+  if (exact) {
+    const auto changed = cluster.changes_since(m.seq);
+    exact = changed.has_value();
+    if (exact) {
+      for (const NodeIndex n : *changed) {
+        const NodeState& s = cluster.state(n);
+        const bool fits =
+            policy::filter_node(cluster.spec(n), s, probe_) == policy::FilterReason::kFits;
+        if (n == m.most_at) {
+          if (!fits || s.memory_free_mib < m.most_free_memory_mib) {
+            exact = false;  // the most may now be elsewhere: measure again
+            break;
+          }
+          m.most_free_memory_mib = s.memory_free_mib;
+        } else if (fits && s.memory_free_mib > m.most_free_memory_mib) {
+          m.most_free_memory_mib = s.memory_free_mib;
+          m.most_at = n;
+        }
+      }
     }
-    m = RoomMemo{memo_generation_, shape, most};
   }
+  if (!exact) {
+    fitting_.resize(cluster.size());
+    const std::size_t count = policy::fitting_nodes(cluster, probe_, fitting_);
+    int64_t most = -1;
+    NodeIndex at = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      const int64_t free = cluster.state(fitting_[i]).memory_free_mib;
+      if (free > most) {
+        most = free;
+        at = fitting_[i];
+      }
+    }
+    m = RoomMemo{true, now, shape, most, at};
+  }
+  m.seq = now;
   return pod.memory_mib <= m.most_free_memory_mib;
 }
 
@@ -121,14 +256,17 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
       // A share: on one GPU, evict its largest shares first until the share fits.
       for (int g = 0; g < spec.gpu_count; ++g) {
         int64_t free = s.gpu_free_milli[g];
-        std::vector<std::pair<int64_t, int>> users;  // (milli on this GPU, local index)
+        std::array<std::pair<int64_t, int>, kMaxPodsPerNode> users;  // (milli here, local index)
+        std::size_t count = 0;
         for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
           const int i = std::countr_zero(b);
-          users.emplace_back(here[static_cast<std::size_t>(i)].second.gpu_milli_each, i);
+          users[count++] = {here[static_cast<std::size_t>(i)].second.gpu_milli_each, i};
         }
-        std::sort(users.begin(), users.end(), std::greater<>());
+        std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
+                  std::greater<>());
         uint64_t set = 0;
-        for (const auto& [milli, i] : users) {
+        for (std::size_t u = 0; u < count; ++u) {
+          const auto [milli, i] = users[u];
           if (free >= pod.gpu_milli) break;
           if (((movable >> i) & 1U) == 0) continue;
           set |= uint64_t{1} << i;
@@ -195,7 +333,7 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     const int64_t mb = held_gpu_milli(b.second);
     return ma != mb ? ma > mb : a.second.cpu_milli > b.second.cpu_milli;
   });
-  for (const auto& [p, a] : evicted) (void)cluster.release(p);
+  for (const auto& [p, a] : evicted) (void)take_out(cluster, p);
 
   std::vector<Move> moves;
   bool ok = false;
@@ -204,13 +342,13 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
   if (policy::filter_node(cluster.spec(e.node), cluster.state(e.node), pod) ==
       policy::FilterReason::kFits) {
     gpus = scheduler.policy().select_gpus(cluster, e.node, pod, rng);
-    ok = placed = cluster.allocate(id, pod, e.node, gpus).ok();
+    ok = placed = put(cluster, id, pod, e.node, gpus).ok();
   }
   if (ok) {
     for (const auto& [p, a] : evicted) {
       const PodSpec& spec = *pod_of_(p);
       const policy::Decision d = scheduler.schedule(cluster, spec, rng);
-      if (d.node >= 0 && cluster.allocate(p, spec, d.node, d.gpus).ok()) {
+      if (d.node >= 0 && put(cluster, p, spec, d.node, d.gpus).ok()) {
         moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
         continue;
       }
@@ -239,14 +377,14 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     return true;
   }
   // Undo: every pod moved or evicted back where it was, the pod out.
-  for (const Move& m : moves) (void)cluster.release(m.pod);
-  if (placed) (void)cluster.release(id);
+  for (const Move& m : moves) (void)take_out(cluster, m.pod);
+  if (placed) (void)take_out(cluster, id);
   for (const Move& m : moves) {
     const bool evictee = std::any_of(evicted.begin(), evicted.end(),
                                      [&](const auto& x) { return x.first == m.pod; });
-    if (!evictee) (void)cluster.allocate(m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
+    if (!evictee) (void)put(cluster, m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
   }
-  for (const auto& [p, a] : evicted) (void)cluster.allocate(p, *pod_of_(p), a.node, a.gpus);
+  for (const auto& [p, a] : evicted) (void)put(cluster, p, *pod_of_(p), a.node, a.gpus);
   return false;
 }
 
@@ -267,6 +405,12 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return std::nullopt;
     }
   }
+  index_pods(cluster);
+  if (summary_instance_ != cluster.instance() || summaries_.size() != cluster.size()) {
+    summaries_.assign(cluster.size(), NodeSummary{});
+    room_memo_.clear();
+    summary_instance_ = cluster.instance();
+  }
   chain_searches_left_ = kChainSearches;
   auto plan = search(cluster, id, pod, scheduler, rng, limits, 0);
   if (plan) {
@@ -278,29 +422,41 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
 }
 
 // One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
-// levels (chains) run inside a trial, on the state it has made.
+// levels (chains) run inside a trial, on the state it has made. Only the best sets are tried,
+// so a node's set is built only while its bound could still rank among them.
 std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
                                            policy::Scheduler& scheduler, Rng& rng,
                                            const PlannerLimits& limits, int depth) {
-  index_pods(cluster);
   const bool chains = depth < limits.chain_depth;
-  std::vector<Eviction> sets;
-  for (std::size_t n = 0; n < cluster.size(); ++n) {
-    if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves, chains)) {
-      sets.push_back(std::move(*e));
-    }
-  }
   const auto& rank = scheduler.tie_rank();
-  std::sort(sets.begin(), sets.end(), [&](const Eviction& a, const Eviction& b) {
-    if (a.cost != b.cost) return a.cost < b.cost;
-    if (a.gpu_milli != b.gpu_milli) return a.gpu_milli < b.gpu_milli;
-    return rank[a.node] < rank[b.node];
-  });
+  const std::size_t nodes = cluster.size();
+  node_at_rank_.resize(nodes);
+  std::vector<uint64_t> bounds;
+  bounds.reserve(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const auto node = static_cast<NodeIndex>(n);
+    node_at_rank_[rank[n]] = node;
+    if (auto key = bound_key(cluster, node, pod, limits.max_moves, rank[n])) bounds.push_back(*key);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  const auto trials =
+      static_cast<std::size_t>(depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4));
+  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending.
+  std::vector<std::pair<uint64_t, Eviction>> best;
   FitPlan plan;
-  plan.candidates = static_cast<int32_t>(sets.size());
-  const int trials = depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4);
-  for (const Eviction& e : sets) {
-    if (plan.trials >= trials) break;
+  for (const uint64_t bound : bounds) {
+    if (best.size() >= trials && bound > best.back().first) break;  // no set left ranks higher
+    const NodeIndex node = node_at_rank_[static_cast<uint32_t>(bound)];
+    auto e = eviction_for(cluster, node, pod, limits.max_moves, chains);
+    if (!e) continue;
+    ++plan.candidates;
+    const uint64_t key = rank_key(e->cost, e->gpu_milli, rank[static_cast<std::size_t>(node)]);
+    const auto at = std::upper_bound(best.begin(), best.end(), key,
+                                     [](uint64_t k, const auto& x) { return k < x.first; });
+    best.emplace(at, key, std::move(*e));
+    if (best.size() > trials) best.pop_back();
+  }
+  for (const auto& [key, e] : best) {
     ++plan.trials;
     if (try_eviction(cluster, pod, id, e, scheduler, rng, limits, depth, plan)) return plan;
   }

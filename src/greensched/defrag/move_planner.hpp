@@ -22,6 +22,8 @@
 // chain.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -99,6 +101,30 @@ class MovePlanner {
     int cost = 0;  // moves it is expected to take: 1 per pod, 2 per pod needing a chain
   };
   void index_pods(const Cluster& cluster);
+  // Release and allocate through these while planning, so that pods_on_ stays current.
+  Status take_out(Cluster& cluster, PodId id);
+  Status put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus);
+  // What a node's pods hold on each GPU, rebuilt when the node's version moves on.
+  struct NodeSummary {
+    bool valid = false;
+    uint32_t version = 0;
+    std::array<uint8_t, kMaxGpusPerNode> pods_on_gpu{};
+    // GPU g's shares, largest first, as running sums: prefix[begin[g]] .. prefix[begin[g+1]).
+    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
+    std::vector<int32_t> prefix;
+  };
+  const NodeSummary& summary(const Cluster& cluster, NodeIndex node);
+  // Eviction sets rank by (moves, GPU milli moved, tie order), packed so that a smaller key
+  // ranks first.
+  static uint64_t rank_key(int cost, int64_t milli, uint32_t rank) {
+    constexpr int64_t kMilliMax = (int64_t{1} << 24) - 1;
+    return (uint64_t(std::min(cost, 255)) << 56) |
+           (uint64_t(std::clamp<int64_t>(milli, 0, kMilliMax)) << 32) | rank;
+  }
+  // A key no greater than that of the node's eviction set for `pod`, from the node's summary
+  // alone; nullopt when the node has no set within `max_moves`.
+  std::optional<uint64_t> bound_key(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
+                                    int max_moves, uint32_t rank);
   std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
                                        int max_moves, bool chains) const;
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
@@ -114,19 +140,26 @@ class MovePlanner {
   int chain_searches_left_ = 0;
   PodLookup pod_of_;
   Movable movable_;
-  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;  // per node, scratch
+  // Per node, its pods in id order: indexed when fit starts, kept current while it plans.
+  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;
+  std::vector<NodeSummary> summaries_;
+  uint64_t summary_instance_ = 0;
+  std::vector<NodeIndex> node_at_rank_;  // scratch: the inverse of the tie order
   struct FitKey {
     PodShape shape;
     int64_t memory_mib = 0;
   };
-  // Per request shape: whether it fits somewhere, this search (fits_somewhere).
+  // Per request shape: the most free memory among the nodes that fit the rest of it (at
+  // `most_at`), as of the cluster's change `seq` (fits_somewhere).
   struct RoomMemo {
-    uint64_t generation = 0;
+    bool valid = false;
+    uint64_t seq = 0;
     PodShape shape;
     int64_t most_free_memory_mib = -1;
+    NodeIndex most_at = -1;
   };
   mutable std::vector<RoomMemo> room_memo_;
-  uint64_t memo_generation_ = 0;
+  mutable PodSpec probe_;                   // scratch: a request without its memory
   mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
