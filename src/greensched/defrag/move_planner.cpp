@@ -49,30 +49,76 @@ Status MovePlanner::put(Cluster& cluster, PodId id, const PodSpec& pod, NodeInde
   return Status::Ok();
 }
 
-const MovePlanner::NodeSummary& MovePlanner::summary(const Cluster& cluster, NodeIndex node) {
-  NodeSummary& m = summaries_[static_cast<std::size_t>(node)];
+const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIndex node) {
+  NodeCache& c = cache_[static_cast<std::size_t>(node)];
   const uint32_t version = cluster.state(node).version;
-  if (m.valid && m.version == version) return m;
-  m.valid = true;
-  m.version = version;
-  m.prefix.clear();
-  const auto& here = pods_on_[static_cast<std::size_t>(node)];
-  const int gpu_count = cluster.spec(node).gpu_count;
-  std::array<int32_t, kMaxPodsPerNode> shares{};
-  for (int g = 0; g < gpu_count; ++g) {
-    std::size_t count = 0;
-    for (const auto& [id, a] : here) {
-      if (((a.gpus >> g) & 1U) != 0 && count < shares.size()) shares[count++] = a.gpu_milli_each;
+  if (!c.valid || c.version != version) {
+    c.valid = true;
+    c.version = version;
+    c.movable_stamp = 0;
+    c.pods.clear();
+    c.order.clear();
+    c.prefix.clear();
+    c.on_gpu.fill(0);
+    c.known = 0;
+    const auto& here = pods_on_[static_cast<std::size_t>(node)];
+    c.too_many = here.size() > kMaxPodsPerNode;
+    if (c.too_many) return c;
+    for (std::size_t i = 0; i < here.size(); ++i) {
+      const auto& [id, a] = here[i];
+      const PodSpec* spec = pod_of_(id);
+      LocalPod l;
+      l.id = id;
+      l.spec = spec;
+      if (spec != nullptr) {
+        c.known |= uint64_t{1} << i;
+        l.shape = spec->shape;
+        l.fields = spec->shape_fields();
+        l.memory_request = spec->memory_mib;
+      }
+      l.cpu_milli = a.cpu_milli;
+      l.memory_mib = a.memory_mib;
+      l.held_milli = held_gpu_milli(a);
+      l.milli_each = a.gpu_milli_each;
+      c.pods.push_back(l);
+      for (int g = 0; g < kMaxGpusPerNode; ++g) {
+        if ((a.gpus >> g) & 1U) c.on_gpu[static_cast<std::size_t>(g)] |= uint64_t{1} << i;
+      }
     }
-    std::sort(shares.begin(), shares.begin() + static_cast<std::ptrdiff_t>(count),
-              std::greater<>());
-    m.begin[static_cast<std::size_t>(g)] = static_cast<uint16_t>(m.prefix.size());
-    m.pods_on_gpu[static_cast<std::size_t>(g)] = static_cast<uint8_t>(count);
-    int32_t sum = 0;
-    for (std::size_t i = 0; i < count; ++i) m.prefix.push_back(sum += shares[i]);
+    // Each GPU's pods, largest share first (then the later pod first), as running sums.
+    const int gpu_count = cluster.spec(node).gpu_count;
+    for (int g = 0; g < gpu_count; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      std::array<std::pair<int32_t, int>, kMaxPodsPerNode> users;
+      std::size_t count = 0;
+      for (uint64_t b = c.on_gpu[gi]; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        users[count++] = {c.pods[static_cast<std::size_t>(i)].milli_each, i};
+      }
+      std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
+                std::greater<>());
+      c.begin[gi] = static_cast<uint16_t>(c.order.size());
+      c.pods_on_gpu[gi] = static_cast<uint8_t>(count);
+      int32_t sum = 0;
+      for (std::size_t u = 0; u < count; ++u) {
+        c.order.push_back(static_cast<uint8_t>(users[u].second));
+        c.prefix.push_back(sum += users[u].first);
+      }
+    }
+    c.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(c.order.size());
   }
-  m.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(m.prefix.size());
-  return m;
+  // Which may move is asked once per fit (it may change while a node does not).
+  if (c.movable_stamp != fit_stamp_) {
+    c.movable_stamp = fit_stamp_;
+    c.movable = c.known;
+    if (movable_) {
+      for (uint64_t b = c.known; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        if (!movable_(c.pods[static_cast<std::size_t>(i)].id)) c.movable &= ~(uint64_t{1} << i);
+      }
+    }
+  }
+  return c;
 }
 
 std::optional<uint64_t> MovePlanner::bound_key(const Cluster& cluster, NodeIndex node,
@@ -83,8 +129,8 @@ std::optional<uint64_t> MovePlanner::bound_key(const Cluster& cluster, NodeIndex
       spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
     return std::nullopt;
   }
-  if (pods_on_[static_cast<std::size_t>(node)].size() > kMaxPodsPerNode) return std::nullopt;
-  const NodeSummary& m = summary(cluster, node);
+  const NodeCache& m = cached(cluster, node);
+  if (m.too_many) return std::nullopt;
   int cost = 0;
   int64_t milli = 0;
   if (pod.gpu_milli >= kGpuMilli) {
@@ -132,22 +178,21 @@ std::optional<uint64_t> MovePlanner::bound_key(const Cluster& cluster, NodeIndex
   return rank_key(cost, milli, rank);
 }
 
-bool MovePlanner::fits_somewhere(const Cluster& cluster, const PodSpec& pod) const {
+int64_t MovePlanner::room_of(const Cluster& cluster, uint32_t shape_id, const PodShape& shape) {
   // Another GPU of its own node counts: moving within a node may free the GPU. Per request
   // shape (the pod's dense shape id, its fields checked): the most free memory among the nodes
   // that fit the rest of the request. The pod fits somewhere iff its memory is within it. One
   // filter pass per shape; after that the nodes changed since (the cluster's journal) update
   // it, unless the node that had the most lost room.
-  const PodShape shape = pod.shape_fields();
-  if (pod.shape >= room_memo_.size()) room_memo_.resize(std::size_t{pod.shape} + 1);
-  RoomMemo& m = room_memo_[pod.shape];
+  if (shape_id >= room_memo_.size()) room_memo_.resize(std::size_t{shape_id} + 1);
+  RoomMemo& m = room_memo_[shape_id];
   const uint64_t now = cluster.change_count();
-  if (m.valid && m.shape == shape && m.seq == now) return pod.memory_mib <= m.most_free_memory_mib;
-  probe_.cpu_milli = pod.cpu_milli;
+  if (m.valid && m.shape == shape && m.seq == now) return m.most_free_memory_mib;
+  probe_.cpu_milli = shape.cpu_milli;
   probe_.memory_mib = 0;
-  probe_.num_gpu = pod.num_gpu;
-  probe_.gpu_milli = pod.gpu_milli;
-  probe_.gpu_spec = pod.gpu_spec;
+  probe_.num_gpu = shape.num_gpu;
+  probe_.gpu_milli = shape.gpu_milli;
+  probe_.gpu_spec = shape.gpu_spec;
   bool exact = m.valid && m.shape == shape;
   if (exact) {
     const auto changed = cluster.changes_since(m.seq);
@@ -185,138 +230,120 @@ bool MovePlanner::fits_somewhere(const Cluster& cluster, const PodSpec& pod) con
     m = RoomMemo{true, now, shape, most, at};
   }
   m.seq = now;
-  return pod.memory_mib <= m.most_free_memory_mib;
+  return m.most_free_memory_mib;
 }
 
 std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
                                                                NodeIndex node, const PodSpec& pod,
-                                                               int max_moves, bool chains) const {
+                                                               int max_moves, bool chains) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
       spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
     return std::nullopt;
   }
-  const auto& here = pods_on_[static_cast<std::size_t>(node)];
-  if (here.size() > kMaxPodsPerNode) return std::nullopt;
+  const NodeCache& c = cached(cluster, node);
+  if (c.too_many) return std::nullopt;
+  const auto& here = c.pods;
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
-  // themselves; with chains, the others too, at twice the cost), and which use each GPU.
-  uint64_t movable = 0;
+  // themselves; with chains, the others too, at twice the cost).
   uint64_t direct = 0;
-  std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
-  for (std::size_t i = 0; i < here.size(); ++i) {
-    const auto& [id, a] = here[i];
-    const PodSpec* spec_of = pod_of_(id);
-    if (spec_of != nullptr && (!movable_ || movable_(id))) {
-      const bool fits = fits_somewhere(cluster, *spec_of);
-      if (fits) direct |= uint64_t{1} << i;
-      if (fits || chains) movable |= uint64_t{1} << i;
-    }
-    for (int g = 0; g < spec.gpu_count; ++g) {
-      if ((a.gpus >> g) & 1U) on_gpu[g] |= uint64_t{1} << i;
-    }
+  for (uint64_t b = c.movable; b != 0; b &= b - 1) {
+    const int i = std::countr_zero(b);
+    const LocalPod& l = here[static_cast<std::size_t>(i)];
+    if (l.memory_request <= room_of(cluster, l.shape, l.fields)) direct |= uint64_t{1} << i;
   }
+  const uint64_t movable = chains ? c.movable : direct;
+  const auto& on_gpu = c.on_gpu;
   const auto cost_of = [&](uint64_t set) {
     return std::popcount(set) + std::popcount(set & ~direct);
   };
   const auto moved_milli = [&](uint64_t set) {
     int64_t m = 0;
-    for (uint64_t b = set; b != 0; b &= b - 1)
-      m += held_gpu_milli(here[std::countr_zero(b)].second);
+    for (uint64_t b = set; b != 0; b &= b - 1) m += here[std::countr_zero(b)].held_milli;
     return m;
   };
-  // Better: fewer expected moves, then less GPU milli moved.
-  const auto better = [&](uint64_t a, uint64_t b) {
-    const int ca = cost_of(a);
-    const int cb = cost_of(b);
-    return ca != cb ? ca < cb : moved_milli(a) < moved_milli(b);
-  };
 
-  // The smallest set of movable pods whose eviction lets the pod in, if any.
-  const auto choose = [&](uint64_t movable) -> std::optional<uint64_t> {
-    uint64_t best = 0;
-    bool found = false;
-    if (pod.gpu_milli >= kGpuMilli) {
-      // k whole GPUs: every k-subset of the node's GPUs (ascending, by Gosper's hack: among
-      // equal sets the one of the lowest GPU indexes), the union of their pods evicted.
-      const int k = pod.num_gpu;
-      const uint32_t end = uint32_t{1} << spec.gpu_count;
-      for (uint32_t m = (uint32_t{1} << k) - 1; m < end;) {
-        uint64_t set = 0;
-        for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
-        if ((set & ~movable) == 0 && (!found || better(set, best))) {
-          best = set;
-          found = true;
-        }
-        const uint32_t low = m & (0U - m);
-        const uint32_t ripple = m + low;
-        m = ripple | (((m ^ ripple) >> 2) / low);
-      }
-    } else {
-      // A share: on one GPU, evict its largest shares first until the share fits.
-      for (int g = 0; g < spec.gpu_count; ++g) {
-        int64_t free = s.gpu_free_milli[g];
-        std::array<std::pair<int64_t, int>, kMaxPodsPerNode> users;  // (milli here, local index)
-        std::size_t count = 0;
-        for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
-          const int i = std::countr_zero(b);
-          users[count++] = {here[static_cast<std::size_t>(i)].second.gpu_milli_each, i};
-        }
-        std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
-                  std::greater<>());
-        uint64_t set = 0;
-        for (std::size_t u = 0; u < count; ++u) {
-          const auto [milli, i] = users[u];
-          if (free >= pod.gpu_milli) break;
-          if (((movable >> i) & 1U) == 0) continue;
-          set |= uint64_t{1} << i;
-          free += milli;
-        }
-        if (free < pod.gpu_milli) continue;
-        if (!found || better(set, best)) {
-          best = set;
-          found = true;
-        }
-      }
+  // The smallest set of movable pods whose eviction lets the pod in, if any. Better: fewer
+  // expected moves, then less GPU milli moved.
+  uint64_t best = 0;
+  int best_cost = 0;
+  int64_t best_milli = 0;
+  bool found = false;
+  const auto consider = [&](uint64_t set) {
+    const int cost = cost_of(set);
+    if (found && cost > best_cost) return;
+    const int64_t milli = moved_milli(set);
+    if (!found || cost < best_cost || milli < best_milli) {
+      best = set;
+      best_cost = cost;
+      best_milli = milli;
+      found = true;
     }
-    if (!found) return std::nullopt;
-    // CPU and memory: add the movable pods that free the most of what still binds.
-    const auto freed = [&](uint64_t set, int64_t Allocation::*field) {
-      int64_t f = 0;
-      for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].second.*field;
-      return f;
-    };
-    for (auto [field, have, need] :
-         {std::tuple{&Allocation::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
-          std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
-      int64_t room = have + freed(best, field);
-      if (room >= need) continue;
-      // Pods that move directly first, then the most of what binds.
-      std::vector<std::tuple<bool, int64_t, int>> rest;  // (direct, amount, local index)
-      for (std::size_t i = 0; i < here.size(); ++i) {
-        if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
-          rest.emplace_back(((direct >> i) & 1U) != 0, here[i].second.*field, static_cast<int>(i));
-        }
-      }
-      std::sort(rest.begin(), rest.end(), std::greater<>());
-      for (const auto& [is_direct, amount, i] : rest) {
-        if (room >= need) break;
-        best |= uint64_t{1} << i;
-        room += amount;
-      }
-      if (room < need) return std::nullopt;
-    }
-    return best;
   };
-  const std::optional<uint64_t> chosen = choose(movable);
-  if (!chosen) return std::nullopt;
-  const uint64_t best = *chosen;
+  if (pod.gpu_milli >= kGpuMilli) {
+    // k whole GPUs: every k-subset of the node's GPUs (ascending, by Gosper's hack: among
+    // equal sets the one of the lowest GPU indexes), the union of their pods evicted.
+    const int k = pod.num_gpu;
+    const uint32_t end = uint32_t{1} << spec.gpu_count;
+    for (uint32_t m = (uint32_t{1} << k) - 1; m < end;) {
+      uint64_t set = 0;
+      for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
+      if ((set & ~movable) == 0) consider(set);
+      const uint32_t low = m & (0U - m);
+      const uint32_t ripple = m + low;
+      m = ripple | (((m ^ ripple) >> 2) / low);
+    }
+  } else {
+    // A share: on one GPU, evict its largest shares first until the share fits.
+    for (std::size_t g = 0; g < static_cast<std::size_t>(spec.gpu_count); ++g) {
+      int64_t free = s.gpu_free_milli[g];
+      uint64_t set = 0;
+      for (uint16_t u = c.begin[g]; u < c.begin[g + 1]; ++u) {
+        if (free >= pod.gpu_milli) break;
+        const int i = c.order[u];
+        if (((movable >> i) & 1U) == 0) continue;
+        set |= uint64_t{1} << i;
+        free += here[static_cast<std::size_t>(i)].milli_each;
+      }
+      if (free < pod.gpu_milli) continue;
+      consider(set);
+    }
+  }
+  if (!found) return std::nullopt;
+  // CPU and memory: add the movable pods that free the most of what still binds.
+  const auto freed = [&](uint64_t set, int64_t LocalPod::*field) {
+    int64_t f = 0;
+    for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].*field;
+    return f;
+  };
+  for (auto [field, have, need] :
+       {std::tuple{&LocalPod::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
+        std::tuple{&LocalPod::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
+    int64_t room = have + freed(best, field);
+    if (room >= need) continue;
+    // Pods that move directly first, then the most of what binds.
+    std::array<std::tuple<bool, int64_t, int>, kMaxPodsPerNode> rest;  // (direct, amount, index)
+    std::size_t count = 0;
+    for (uint64_t b = movable & ~best; b != 0; b &= b - 1) {
+      const int i = std::countr_zero(b);
+      rest[count++] = {((direct >> i) & 1U) != 0, here[static_cast<std::size_t>(i)].*field, i};
+    }
+    std::sort(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(count), std::greater<>());
+    for (std::size_t r = 0; r < count; ++r) {
+      if (room >= need) break;
+      const auto& [is_direct, amount, i] = rest[r];
+      best |= uint64_t{1} << i;
+      room += amount;
+    }
+    if (room < need) return std::nullopt;
+  }
   if (best == 0 || cost_of(best) > max_moves) return std::nullopt;
   Eviction e;
   e.node = node;
   e.cost = cost_of(best);
   for (uint64_t b = best; b != 0; b &= b - 1) {
-    e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].first);
+    e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].id);
   }
   e.gpu_milli = moved_milli(best);
   return e;
@@ -406,8 +433,9 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
     }
   }
   index_pods(cluster);
-  if (summary_instance_ != cluster.instance() || summaries_.size() != cluster.size()) {
-    summaries_.assign(cluster.size(), NodeSummary{});
+  ++fit_stamp_;
+  if (summary_instance_ != cluster.instance() || cache_.size() != cluster.size()) {
+    cache_.assign(cluster.size(), NodeCache{});
     room_memo_.clear();
     summary_instance_ = cluster.instance();
   }

@@ -104,16 +104,37 @@ class MovePlanner {
   // Release and allocate through these while planning, so that pods_on_ stays current.
   Status take_out(Cluster& cluster, PodId id);
   Status put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus);
-  // What a node's pods hold on each GPU, rebuilt when the node's version moves on.
-  struct NodeSummary {
-    bool valid = false;
-    uint32_t version = 0;
-    std::array<uint8_t, kMaxGpusPerNode> pods_on_gpu{};
-    // GPU g's shares, largest first, as running sums: prefix[begin[g]] .. prefix[begin[g+1]).
-    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
-    std::vector<int32_t> prefix;
+  // A node's pods, in id order, with what planning reads of them.
+  struct LocalPod {
+    PodId id = 0;
+    const PodSpec* spec = nullptr;
+    uint32_t shape = 0;  // the spec's dense shape id, fields and memory request
+    PodShape fields;
+    int64_t memory_request = 0;
+    int64_t cpu_milli = 0;  // what it holds
+    int64_t memory_mib = 0;
+    int64_t held_milli = 0;
+    int32_t milli_each = 0;
   };
-  const NodeSummary& summary(const Cluster& cluster, NodeIndex node);
+  // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
+  // GPU's pods largest share first with their running sums.
+  struct NodeCache {
+    bool valid = false;
+    bool too_many = false;  // more pods than eviction sets consider
+    uint32_t version = 0;
+    std::vector<LocalPod> pods;
+    std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
+    uint64_t known = 0;  // pods with a spec
+    // GPU g's pods: order[begin[g]] .. order[begin[g+1]), with prefix the running sums.
+    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
+    std::array<uint8_t, kMaxGpusPerNode> pods_on_gpu{};
+    std::vector<uint8_t> order;
+    std::vector<int32_t> prefix;
+    // Pods that may move (known and movable), as asked in the fit `movable_stamp`.
+    uint64_t movable = 0;
+    uint64_t movable_stamp = 0;
+  };
+  const NodeCache& cached(const Cluster& cluster, NodeIndex node);
   // Eviction sets rank by (moves, GPU milli moved, tie order), packed so that a smaller key
   // ranks first.
   static uint64_t rank_key(int cost, int64_t milli, uint32_t rank) {
@@ -126,11 +147,12 @@ class MovePlanner {
   std::optional<uint64_t> bound_key(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
                                     int max_moves, uint32_t rank);
   std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                       int max_moves, bool chains) const;
+                                       int max_moves, bool chains);
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
-  bool fits_somewhere(const Cluster& cluster, const PodSpec& pod) const;
+  // The most free memory among the nodes that fit a request of this shape but for its memory.
+  int64_t room_of(const Cluster& cluster, uint32_t shape_id, const PodShape& shape);
   bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
                     policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits, int depth,
                     FitPlan& plan);
@@ -142,7 +164,8 @@ class MovePlanner {
   Movable movable_;
   // Per node, its pods in id order: indexed when fit starts, kept current while it plans.
   std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;
-  std::vector<NodeSummary> summaries_;
+  std::vector<NodeCache> cache_;
+  uint64_t fit_stamp_ = 0;
   uint64_t summary_instance_ = 0;
   std::vector<NodeIndex> node_at_rank_;  // scratch: the inverse of the tie order
   struct FitKey {
@@ -150,7 +173,7 @@ class MovePlanner {
     int64_t memory_mib = 0;
   };
   // Per request shape: the most free memory among the nodes that fit the rest of it (at
-  // `most_at`), as of the cluster's change `seq` (fits_somewhere).
+  // `most_at`), as of the cluster's change `seq` (room_of).
   struct RoomMemo {
     bool valid = false;
     uint64_t seq = 0;
@@ -158,9 +181,9 @@ class MovePlanner {
     int64_t most_free_memory_mib = -1;
     NodeIndex most_at = -1;
   };
-  mutable std::vector<RoomMemo> room_memo_;
-  mutable PodSpec probe_;                   // scratch: a request without its memory
-  mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
+  std::vector<RoomMemo> room_memo_;
+  PodSpec probe_;                   // scratch: a request without its memory
+  std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
   // everything as one of them (and no more GPU models) finds no plan either.
