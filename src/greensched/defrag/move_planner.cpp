@@ -233,9 +233,9 @@ int64_t MovePlanner::room_of(const Cluster& cluster, uint32_t shape_id, const Po
   return m.most_free_memory_mib;
 }
 
-std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
-                                                               NodeIndex node, const PodSpec& pod,
-                                                               int max_moves, bool chains) {
+std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& cluster, NodeIndex node,
+                                                             const PodSpec& pod, int max_moves,
+                                                             bool chains) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
@@ -339,14 +339,7 @@ std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cl
     if (room < need) return std::nullopt;
   }
   if (best == 0 || cost_of(best) > max_moves) return std::nullopt;
-  Eviction e;
-  e.node = node;
-  e.cost = cost_of(best);
-  for (uint64_t b = best; b != 0; b &= b - 1) {
-    e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].id);
-  }
-  e.gpu_milli = moved_milli(best);
-  return e;
+  return Choice{best, cost_of(best), moved_milli(best)};
 }
 
 bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
@@ -457,34 +450,46 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
                                            const PlannerLimits& limits, int depth) {
   const bool chains = depth < limits.chain_depth;
   const auto& rank = scheduler.tie_rank();
-  const std::size_t nodes = cluster.size();
-  node_at_rank_.resize(nodes);
-  std::vector<uint64_t> bounds;
-  bounds.reserve(nodes);
-  for (std::size_t n = 0; n < nodes; ++n) {
-    const auto node = static_cast<NodeIndex>(n);
-    node_at_rank_[rank[n]] = node;
-    if (auto key = bound_key(cluster, node, pod, limits.max_moves, rank[n])) bounds.push_back(*key);
-  }
-  std::sort(bounds.begin(), bounds.end());
   const auto trials =
       static_cast<std::size_t>(depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4));
-  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending.
-  std::vector<std::pair<uint64_t, Eviction>> best;
+  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending. A node whose
+  // bound ranks below all of them already is passed over without building its set.
+  struct Ranked {
+    uint64_t key;
+    NodeIndex node;
+    uint64_t set;
+    int cost;
+  };
+  std::vector<Ranked> ranked;
   FitPlan plan;
-  for (const uint64_t bound : bounds) {
-    if (best.size() >= trials && bound > best.back().first) break;  // no set left ranks higher
-    const NodeIndex node = node_at_rank_[static_cast<uint32_t>(bound)];
-    auto e = eviction_for(cluster, node, pod, limits.max_moves, chains);
-    if (!e) continue;
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    const auto node = static_cast<NodeIndex>(n);
+    const auto bound = bound_key(cluster, node, pod, limits.max_moves, rank[n]);
+    if (!bound || (ranked.size() >= trials && *bound > ranked.back().key)) continue;
+    const auto chosen = eviction_for(cluster, node, pod, limits.max_moves, chains);
+    if (!chosen) continue;
     ++plan.candidates;
-    const uint64_t key = rank_key(e->cost, e->gpu_milli, rank[static_cast<std::size_t>(node)]);
-    const auto at = std::upper_bound(best.begin(), best.end(), key,
-                                     [](uint64_t k, const auto& x) { return k < x.first; });
-    best.emplace(at, key, std::move(*e));
-    if (best.size() > trials) best.pop_back();
+    const uint64_t key = rank_key(chosen->cost, chosen->gpu_milli, rank[n]);
+    if (ranked.size() >= trials && key > ranked.back().key) continue;
+    const auto at = std::upper_bound(ranked.begin(), ranked.end(), key,
+                                     [](uint64_t k, const Ranked& x) { return k < x.key; });
+    ranked.insert(at, Ranked{key, node, chosen->set, chosen->cost});
+    if (ranked.size() > trials) ranked.pop_back();
   }
-  for (const auto& [key, e] : best) {
+  std::vector<Eviction> best;
+  for (const Ranked& r : ranked) {
+    Eviction e;
+    e.node = r.node;
+    e.cost = r.cost;
+    const auto& here = cache_[static_cast<std::size_t>(r.node)].pods;
+    for (uint64_t b = r.set; b != 0; b &= b - 1) {
+      const LocalPod& l = here[static_cast<std::size_t>(std::countr_zero(b))];
+      e.pods.push_back(l.id);
+      e.gpu_milli += l.held_milli;
+    }
+    best.push_back(std::move(e));
+  }
+  for (const Eviction& e : best) {
     ++plan.trials;
     if (try_eviction(cluster, pod, id, e, scheduler, rng, limits, depth, plan)) return plan;
   }

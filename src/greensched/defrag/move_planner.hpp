@@ -146,8 +146,14 @@ class MovePlanner {
   // alone; nullopt when the node has no set within `max_moves`.
   std::optional<uint64_t> bound_key(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
                                     int max_moves, uint32_t rank);
-  std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                       int max_moves, bool chains);
+  // A node's eviction set: its pods by local index (in the node's cache).
+  struct Choice {
+    uint64_t set = 0;
+    int cost = 0;
+    int64_t gpu_milli = 0;
+  };
+  std::optional<Choice> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
+                                     int max_moves, bool chains);
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
@@ -167,7 +173,6 @@ class MovePlanner {
   std::vector<NodeCache> cache_;
   uint64_t fit_stamp_ = 0;
   uint64_t summary_instance_ = 0;
-  std::vector<NodeIndex> node_at_rank_;  // scratch: the inverse of the tie order
   struct FitKey {
     PodShape shape;
     int64_t memory_mib = 0;
