@@ -13,12 +13,22 @@ namespace {
 // Pods on one node beyond this are not considered for eviction sets (the masks are 64-bit).
 constexpr std::size_t kMaxPodsPerNode = 64;
 
+// std::popcount without a popcount instruction to rely on (the build targets plain x86-64).
+int count_bits(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
 // The GPU milli a placed pod holds.
 int64_t held_gpu_milli(const Allocation& a) {
   return int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
 }
 
 }  // namespace
+
+const MovePlanner::RoomMemo MovePlanner::kNoMemo{};
 
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
@@ -57,6 +67,7 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
     c.version = version;
     c.movable_stamp = 0;
     c.pods.clear();
+    c.rooms.clear();
     c.order.clear();
     c.prefix.clear();
     c.on_gpu.fill(0);
@@ -81,6 +92,19 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
       l.held_milli = held_gpu_milli(a);
       l.milli_each = a.gpu_milli_each;
       c.pods.push_back(l);
+      RoomNeed r{l.shape, l.memory_request};
+      if (spec != nullptr) {
+        // A shape id whose pods differ in their fields is looked up with them every time.
+        if (l.shape >= shape_seen_.size()) shape_seen_.resize(std::size_t{l.shape} + 1);
+        auto& [seen, fields] = shape_seen_[l.shape];
+        if (seen == 0) {
+          seen = 1;
+          fields = l.fields;
+        } else if (seen == 1 && fields != l.fields) {
+          seen = 2;
+        }
+      }
+      c.rooms.push_back(r);
       for (int g = 0; g < kMaxGpusPerNode; ++g) {
         if ((a.gpus >> g) & 1U) c.on_gpu[static_cast<std::size_t>(g)] |= uint64_t{1} << i;
       }
@@ -248,16 +272,20 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
   // themselves; with chains, the others too, at twice the cost).
   uint64_t direct = 0;
+  const uint64_t now = cluster.change_count();
   for (uint64_t b = c.movable; b != 0; b &= b - 1) {
     const int i = std::countr_zero(b);
-    const LocalPod& l = here[static_cast<std::size_t>(i)];
-    if (l.memory_request <= room_of(cluster, l.shape, l.fields)) direct |= uint64_t{1} << i;
+    const RoomNeed& r = c.rooms[static_cast<std::size_t>(i)];
+    // The memo as of now, for a shape id of one set of fields: no need to compare them.
+    const RoomMemo& m = room_memo_.size() > r.shape ? room_memo_[r.shape] : kNoMemo;
+    const int64_t room = m.valid && m.seq == now && shape_seen_[r.shape].first == 1
+                             ? m.most_free_memory_mib
+                             : room_of(cluster, r.shape, here[static_cast<std::size_t>(i)].fields);
+    if (r.memory <= room) direct |= uint64_t{1} << i;
   }
   const uint64_t movable = chains ? c.movable : direct;
   const auto& on_gpu = c.on_gpu;
-  const auto cost_of = [&](uint64_t set) {
-    return std::popcount(set) + std::popcount(set & ~direct);
-  };
+  const auto cost_of = [&](uint64_t set) { return count_bits(set) + count_bits(set & ~direct); };
   const auto moved_milli = [&](uint64_t set) {
     int64_t m = 0;
     for (uint64_t b = set; b != 0; b &= b - 1) m += here[std::countr_zero(b)].held_milli;

@@ -116,6 +116,11 @@ class MovePlanner {
     int64_t held_milli = 0;
     int32_t milli_each = 0;
   };
+  // What deciding whether a pod fits elsewhere reads (kept apart: it is read per pod and search).
+  struct RoomNeed {
+    uint32_t shape = 0;
+    int64_t memory = 0;
+  };
   // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
   // GPU's pods largest share first with their running sums.
   struct NodeCache {
@@ -123,6 +128,7 @@ class MovePlanner {
     bool too_many = false;  // more pods than eviction sets consider
     uint32_t version = 0;
     std::vector<LocalPod> pods;
+    std::vector<RoomNeed> rooms;  // per pod
     std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
     uint64_t known = 0;  // pods with a spec
     // GPU g's pods: order[begin[g]] .. order[begin[g+1]), with prefix the running sums.
@@ -187,6 +193,9 @@ class MovePlanner {
     NodeIndex most_at = -1;
   };
   std::vector<RoomMemo> room_memo_;
+  static const RoomMemo kNoMemo;
+  // Per shape id: 0 unseen, 1 seen with these fields, 2 seen with different ones.
+  std::vector<std::pair<uint8_t, PodShape>> shape_seen_;
   PodSpec probe_;                   // scratch: a request without its memory
   std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
