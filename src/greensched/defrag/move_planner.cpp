@@ -69,7 +69,6 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
     c.pods.clear();
     c.rooms.clear();
     c.order.clear();
-    c.prefix.clear();
     c.on_gpu.fill(0);
     c.known = 0;
     const auto& here = pods_on_[static_cast<std::size_t>(node)];
@@ -109,7 +108,7 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
         if ((a.gpus >> g) & 1U) c.on_gpu[static_cast<std::size_t>(g)] |= uint64_t{1} << i;
       }
     }
-    // Each GPU's pods, largest share first (then the later pod first), as running sums.
+    // Each GPU's pods, largest share first (then the later pod first).
     const int gpu_count = cluster.spec(node).gpu_count;
     for (int g = 0; g < gpu_count; ++g) {
       const auto gi = static_cast<std::size_t>(g);
@@ -122,12 +121,8 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
       std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
                 std::greater<>());
       c.begin[gi] = static_cast<uint16_t>(c.order.size());
-      c.pods_on_gpu[gi] = static_cast<uint8_t>(count);
-      int32_t sum = 0;
-      for (std::size_t u = 0; u < count; ++u) {
+      for (std::size_t u = 0; u < count; ++u)
         c.order.push_back(static_cast<uint8_t>(users[u].second));
-        c.prefix.push_back(sum += users[u].first);
-      }
     }
     c.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(c.order.size());
   }
@@ -143,63 +138,6 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
     }
   }
   return c;
-}
-
-std::optional<uint64_t> MovePlanner::bound_key(const Cluster& cluster, NodeIndex node,
-                                               const PodSpec& pod, int max_moves, uint32_t rank) {
-  const NodeSpec& spec = cluster.spec(node);
-  const NodeState& s = cluster.state(node);
-  if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
-      spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
-    return std::nullopt;
-  }
-  const NodeCache& m = cached(cluster, node);
-  if (m.too_many) return std::nullopt;
-  int cost = 0;
-  int64_t milli = 0;
-  if (pod.gpu_milli >= kGpuMilli) {
-    // k whole GPUs: every pod on each of them leaves, so at least the k-th smallest count of
-    // pods on a GPU, and at least the k smallest GPU uses.
-    std::array<int, kMaxGpusPerNode> pods{};
-    std::array<int32_t, kMaxGpusPerNode> used{};
-    const auto gpus = static_cast<std::size_t>(spec.gpu_count);
-    for (std::size_t g = 0; g < gpus; ++g) {
-      pods[g] = m.pods_on_gpu[g];
-      used[g] = kGpuMilli - s.gpu_free_milli[g];
-    }
-    const auto k = static_cast<std::size_t>(pod.num_gpu);
-    std::sort(pods.begin(), pods.begin() + static_cast<std::ptrdiff_t>(gpus));
-    std::sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(gpus));
-    cost = pods[k - 1];
-    for (std::size_t g = 0; g < k; ++g) milli += used[g];
-  } else {
-    // A share: on the GPU that needs the fewest evictions, largest shares first, at least that
-    // many pods leave, holding at least what is missing.
-    cost = std::numeric_limits<int>::max();
-    milli = std::numeric_limits<int64_t>::max();
-    for (std::size_t g = 0; g < static_cast<std::size_t>(spec.gpu_count); ++g) {
-      const int64_t need = int64_t{pod.gpu_milli} - s.gpu_free_milli[g];
-      int c = 0;
-      if (need > 0) {
-        const uint16_t b = m.begin[g];
-        const uint16_t e = m.begin[g + 1];
-        c = -1;
-        for (uint16_t i = b; i < e; ++i) {
-          if (m.prefix[i] >= need) {
-            c = i - b + 1;
-            break;
-          }
-        }
-        if (c < 0) continue;
-      }
-      cost = std::min(cost, c);
-      milli = std::min(milli, std::max<int64_t>(need, 0));
-    }
-    if (cost == std::numeric_limits<int>::max()) return std::nullopt;
-  }
-  cost = std::max(cost, 1);  // a set that evicts nothing is no plan
-  if (cost > max_moves) return std::nullopt;
-  return rank_key(cost, milli, rank);
 }
 
 int64_t MovePlanner::room_of(const Cluster& cluster, uint32_t shape_id, const PodShape& shape) {
@@ -271,6 +209,7 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
   const auto& here = c.pods;
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
   // themselves; with chains, the others too, at twice the cost).
+  if (c.movable == 0) return std::nullopt;  // no set but the empty one
   uint64_t direct = 0;
   const uint64_t now = cluster.change_count();
   for (uint64_t b = c.movable; b != 0; b &= b - 1) {
@@ -284,6 +223,7 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
     if (r.memory <= room) direct |= uint64_t{1} << i;
   }
   const uint64_t movable = chains ? c.movable : direct;
+  if (movable == 0) return std::nullopt;
   const auto& on_gpu = c.on_gpu;
   const auto cost_of = [&](uint64_t set) { return count_bits(set) + count_bits(set & ~direct); };
   const auto moved_milli = [&](uint64_t set) {
@@ -471,8 +411,8 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
 }
 
 // One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
-// levels (chains) run inside a trial, on the state it has made. Only the best sets are tried,
-// so a node's set is built only while its bound could still rank among them.
+// levels (chains) run inside a trial, on the state it has made. Only the best `trials` sets
+// are kept (no sort of them all).
 std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
                                            policy::Scheduler& scheduler, Rng& rng,
                                            const PlannerLimits& limits, int depth) {
@@ -480,8 +420,7 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   const auto& rank = scheduler.tie_rank();
   const auto trials =
       static_cast<std::size_t>(depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4));
-  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending. A node whose
-  // bound ranks below all of them already is passed over without building its set.
+  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending.
   struct Ranked {
     uint64_t key;
     NodeIndex node;
@@ -492,8 +431,6 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   FitPlan plan;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
     const auto node = static_cast<NodeIndex>(n);
-    const auto bound = bound_key(cluster, node, pod, limits.max_moves, rank[n]);
-    if (!bound || (ranked.size() >= trials && *bound > ranked.back().key)) continue;
     const auto chosen = eviction_for(cluster, node, pod, limits.max_moves, chains);
     if (!chosen) continue;
     ++plan.candidates;

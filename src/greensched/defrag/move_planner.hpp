@@ -122,7 +122,7 @@ class MovePlanner {
     int64_t memory = 0;
   };
   // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
-  // GPU's pods largest share first with their running sums.
+  // GPU's pods largest share first.
   struct NodeCache {
     bool valid = false;
     bool too_many = false;  // more pods than eviction sets consider
@@ -131,11 +131,9 @@ class MovePlanner {
     std::vector<RoomNeed> rooms;  // per pod
     std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
     uint64_t known = 0;  // pods with a spec
-    // GPU g's pods: order[begin[g]] .. order[begin[g+1]), with prefix the running sums.
+    // GPU g's pods (local indexes), largest share first: order[begin[g]] .. order[begin[g+1]).
     std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
-    std::array<uint8_t, kMaxGpusPerNode> pods_on_gpu{};
     std::vector<uint8_t> order;
-    std::vector<int32_t> prefix;
     // Pods that may move (known and movable), as asked in the fit `movable_stamp`.
     uint64_t movable = 0;
     uint64_t movable_stamp = 0;
@@ -148,10 +146,6 @@ class MovePlanner {
     return (uint64_t(std::min(cost, 255)) << 56) |
            (uint64_t(std::clamp<int64_t>(milli, 0, kMilliMax)) << 32) | rank;
   }
-  // A key no greater than that of the node's eviction set for `pod`, from the node's summary
-  // alone; nullopt when the node has no set within `max_moves`.
-  std::optional<uint64_t> bound_key(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                    int max_moves, uint32_t rank);
   // A node's eviction set: its pods by local index (in the node's cache).
   struct Choice {
     uint64_t set = 0;
