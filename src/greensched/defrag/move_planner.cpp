@@ -278,7 +278,8 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
       consider(set);
     }
   }
-  if (!found) return std::nullopt;
+  // The CPU and memory step only adds pods: a set already too large stays so.
+  if (!found || best_cost > max_moves) return std::nullopt;
   // CPU and memory: add the movable pods that free the most of what still binds.
   const auto freed = [&](uint64_t set, int64_t LocalPod::*field) {
     int64_t f = 0;
@@ -290,19 +291,27 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
         std::tuple{&LocalPod::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
     int64_t room = have + freed(best, field);
     if (room >= need) continue;
-    // Pods that move directly first, then the most of what binds.
-    std::array<std::tuple<bool, int64_t, int>, kMaxPodsPerNode> rest;  // (direct, amount, index)
-    std::size_t count = 0;
-    for (uint64_t b = movable & ~best; b != 0; b &= b - 1) {
-      const int i = std::countr_zero(b);
-      rest[count++] = {((direct >> i) & 1U) != 0, here[static_cast<std::size_t>(i)].*field, i};
-    }
-    std::sort(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(count), std::greater<>());
-    for (std::size_t r = 0; r < count; ++r) {
-      if (room >= need) break;
-      const auto& [is_direct, amount, i] = rest[r];
-      best |= uint64_t{1} << i;
-      room += amount;
+    // Pods that move directly first, then the most of what binds (then the later pod), picked
+    // one by one: few are needed.
+    uint64_t rest = movable & ~best;
+    while (room < need && rest != 0) {
+      int pick = -1;
+      bool pick_direct = false;
+      int64_t pick_amount = 0;
+      for (uint64_t b = rest; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        const bool is_direct = ((direct >> i) & 1U) != 0;
+        const int64_t amount = here[static_cast<std::size_t>(i)].*field;
+        if (pick < 0 || std::tie(is_direct, amount, i) > std::tie(pick_direct, pick_amount, pick)) {
+          pick = i;
+          pick_direct = is_direct;
+          pick_amount = amount;
+        }
+      }
+      best |= uint64_t{1} << pick;
+      rest &= ~(uint64_t{1} << pick);
+      room += pick_amount;
+      if (cost_of(best) > max_moves) return std::nullopt;
     }
     if (room < need) return std::nullopt;
   }
