@@ -8,18 +8,31 @@
 //     k whole GPUs, the k GPUs whose pods' union is smallest (every k-subset of the node's
 //     GPUs; at most C(8,4) = 70); for a share, the one GPU needing the fewest evictions,
 //     largest shares first; then, if CPU or memory still binds, the pods that free the most of
-//     it. Only movable pods (a caller's predicate) may be evicted.
+//     it. Only movable pods (a caller's predicate) may be evicted. A pod that fits nowhere else
+//     as the cluster stands costs two moves (it needs a chain, step 4), one that does costs one.
 //  2. Candidates are ranked by moves, then by GPU milli moved (less work disturbed), then by
-//     the scheduler's tie order; sets larger than the caller's limit are dropped.
-//  3. The best `max_trials` are tried for real, in order: evict the set, place P on the node
-//     with the policy's GPU choice, then re-place each evicted pod (largest first) where the
-//     policy's own scheduling cycle puts it. The first trial in which every pod lands is the
-//     plan; a failed trial is undone exactly.
+//     the scheduler's tie order; sets larger than the caller's limit are dropped. Only the best
+//     `max_trials` are kept as the nodes are passed over (no sort of them all).
+//  3. They are tried for real, in order: evict the set, place P on the node with the policy's
+//     GPU choice, then re-place each evicted pod (largest first) where the policy's own
+//     scheduling cycle puts it. The first trial in which every pod lands is the plan; a failed
+//     trial is undone exactly.
+//  4. Chains: an evicted pod that lands nowhere is given room by the same search one level
+//     down (chain_depth), within the moves left, moving only pods that fit elsewhere, with a
+//     quarter of the trials; at most 4 such searches per plan.
 // The search is bounded because every step is: eviction sets are closed-form per node, moves
-// per plan are capped by the budget, and at most max_trials placements are simulated, so a
-// plan costs O(nodes x C(gpus, k) + max_trials x a scheduling cycle) whatever the cluster's
-// state. It is greedy, not optimal: a plan may miss one that moves the evicted pods in a
-// chain.
+// per plan are capped by the budget, at most max_trials placements are simulated per level
+// and at most 4 chain searches per plan, so a plan costs at most 5 x (O(nodes x C(gpus, k)) +
+// max_trials x a scheduling cycle) whatever the cluster's state. It is greedy, not optimal.
+//
+// What makes a pass over the nodes cheap, without changing what it finds: what a node's
+// eviction set reads of its pods (their GPUs, shares largest first, CPU, memory, shape) is
+// kept per node and rebuilt only when the node's version moves on (Cluster bumps it on every
+// allocation and release), and whether a pod of some shape fits elsewhere is kept per shape,
+// brought up to date from the nodes the cluster's journal says changed since (measured again
+// only when the node that had the most room lost some). A request that found no plan is not
+// searched again until a pod leaves or moves (forget_failures), nor is any request for as much
+// or more.
 #pragma once
 
 #include <algorithm>
@@ -72,6 +85,8 @@ using Movable = std::function<bool(PodId)>;
 
 class MovePlanner {
  public:
+  // `pod_of` must give the same spec for a placed pod while it stays on its node (the planner
+  // keeps what it read until the node changes); `movable` is asked again at every fit.
   MovePlanner(PodLookup pod_of, Movable movable = {});
 
   // The plan that lets `pod` fit with the fewest moves within `limits`, carried out on
