@@ -133,6 +133,33 @@ BENCHMARK_CAPTURE(BM_PolicyRun, bestfit, "bestfit")->Unit(benchmark::kMillisecon
 BENCHMARK_CAPTURE(BM_PolicyRun, pwr, "pwr")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PolicyRun, pwr_fgd_mix, "pwr:200+fgd:800")->Unit(benchmark::kMillisecond);
 
+// (b') The FGD run of (b) with bounded migration (`--migrate-budget 1`): what planning moves
+// adds to a run (the planner's searches for pods that fit nowhere, and their trials).
+void BM_FgdRunWithMoves(benchmark::State& state) {
+  const Prepared& p = prepared();
+  if (!p.scenario.ok()) {
+    state.SkipWithError(p.scenario.error().c_str());
+    return;
+  }
+  int64_t pods = 0;
+  int64_t migrated = 0;
+  for (auto _ : state) {
+    sim::RunSpec spec("fgd", kSeed, kTune);
+    spec.migrate_budget_pct = 1;
+    auto result = sim::run_inflation(p.scenario.value(), spec);
+    if (!result.ok()) {
+      state.SkipWithError(result.error().c_str());
+      break;
+    }
+    pods += result.value().pods_arrived;
+    migrated = result.value().pods_migrated;
+  }
+  set_pod_rate(state, pods);
+  state.counters["pods_migrated"] = static_cast<double>(migrated);
+  state.SetLabel(workload_label());
+}
+BENCHMARK(BM_FgdRunWithMoves)->Unit(benchmark::kMillisecond);
+
 // (d) The default matrix: 6 policies x seeds 42-51, spread over all cores.
 void BM_FullMatrix(benchmark::State& state) {
   const Prepared& p = prepared();

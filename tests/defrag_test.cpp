@@ -241,6 +241,78 @@ TEST_F(Defrag, PlansNeverLoseOrOvercommit) {
   EXPECT_GT(planned, 10);  // the property was exercised
 }
 
+// Property: a planner that has planned before (its per-node caches and room memos carried
+// over, the cluster changed in between by arrivals, departures and its own moves) finds the
+// same plan as a fresh planner on a copy of the cluster, over a long random sequence.
+TEST_F(Defrag, CachedPlansEqualFreshPlans) {
+  Rng rng(11);
+  auto random = policy::make_policy("random", {});
+  ASSERT_TRUE(random.ok());
+  std::vector<NodeSpec> nodes;
+  for (int n = 0; n < 6; ++n) nodes.push_back(NodeSpec{"n", 24000, 64000, n % 2 == 0 ? 4 : 8, 0});
+  make_cluster(nodes);
+  policy::Scheduler filler(*random.value(), scheduler_->tie_rank());
+  const auto lookup = [this](PodId id) -> const PodSpec* {
+    auto it = pods_.find(id);
+    return it == pods_.end() ? nullptr : &it->second;
+  };
+  defrag::MovePlanner kept(lookup);
+  std::vector<PodId> placed;
+  PodId next = 0;
+  int planned = 0;
+  int compared = 0;
+  for (int step = 0; step < 600; ++step) {
+    // A few arrivals and departures; shapes repeat (a dense id per shape, as traces have).
+    for (int i = 0; i < 4; ++i) {
+      if (!placed.empty() && rng.uniform(3) == 0) {
+        const std::size_t k = rng.uniform(placed.size());
+        ASSERT_TRUE(cluster_->release(placed[k]).ok());
+        placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(k));
+        continue;
+      }
+      const int kind = static_cast<int>(rng.uniform(5));
+      PodSpec pod = kind == 0   ? gpu_pod(2000, 1, 1000)
+                    : kind == 1 ? gpu_pod(3000, 2, 1000)
+                                : gpu_pod(1000 * (1 + kind), 1, 250 * kind);
+      pod.shape = static_cast<uint32_t>(kind);
+      const policy::Decision d = filler.schedule(*cluster_, pod, rng);
+      if (d.node < 0) continue;
+      place(next, pod, d.node, d.gpus);
+      placed.push_back(next++);
+    }
+    PodSpec want = rng.uniform(2) == 0 ? gpu_pod(2000, 1 + static_cast<int>(rng.uniform(2)), 1000)
+                                       : gpu_pod(4000, 1, 800);
+    want.shape = want.gpu_milli == 1000 ? 10U + static_cast<uint32_t>(want.num_gpu) : 13U;
+    if (scheduler_->schedule(*cluster_, want, rng_).node >= 0) continue;
+    Cluster copy = *cluster_;
+    defrag::MovePlanner fresh(lookup);
+    const PodId id = next++;
+    pods_[id] = want;
+    const defrag::PlannerLimits limits{.max_moves = 3};
+    Rng r1(static_cast<uint64_t>(step));
+    Rng r2(static_cast<uint64_t>(step));
+    kept.forget_failures();  // compare the search itself, not the memo of failures
+    const auto a = kept.fit(*cluster_, id, want, *scheduler_, r1, limits);
+    const auto b = fresh.fit(copy, id, want, *scheduler_, r2, limits);
+    ++compared;
+    ASSERT_EQ(a.has_value(), b.has_value()) << "step " << step;
+    if (!a) continue;
+    ++planned;
+    EXPECT_EQ(a->node, b->node);
+    EXPECT_EQ(a->gpus, b->gpus);
+    EXPECT_EQ(a->candidates, b->candidates);
+    ASSERT_EQ(a->moves.size(), b->moves.size()) << "step " << step;
+    for (std::size_t m = 0; m < a->moves.size(); ++m) {
+      EXPECT_EQ(a->moves[m].pod, b->moves[m].pod);
+      EXPECT_EQ(a->moves[m].to, b->moves[m].to);
+      EXPECT_EQ(a->moves[m].to_gpus, b->moves[m].to_gpus);
+    }
+    placed.push_back(id);  // the plan stays carried out on the kept cluster
+  }
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(planned, 20);  // the property was exercised
+}
+
 // Plans on a copy (plan_defrag), the cluster of OneMoveFreesAWholeGpu with two whole-GPU pods
 // waiting. w1 as there: pod 0 moves to node 0's GPU 1, w1 takes GPU 0; what that frees on
 // node 0 is one whole GPU (the moved half stays on the node). w2, planned after it: node 0's

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <utility>
 
 #include "greensched/policy/filter.hpp"
@@ -12,12 +13,22 @@ namespace {
 // Pods on one node beyond this are not considered for eviction sets (the masks are 64-bit).
 constexpr std::size_t kMaxPodsPerNode = 64;
 
+// std::popcount without a popcount instruction to rely on (the build targets plain x86-64).
+int count_bits(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
 // The GPU milli a placed pod holds.
 int64_t held_gpu_milli(const Allocation& a) {
   return int64_t{gpu_mask_count(a.gpus)} * a.gpu_milli_each;
 }
 
 }  // namespace
+
+const MovePlanner::RoomMemo MovePlanner::kNoMemo{};
 
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
@@ -28,160 +39,284 @@ void MovePlanner::index_pods(const Cluster& cluster) {
   cluster.for_each_allocation([&](PodId id, const Allocation& a) {
     pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
   });
-  ++memo_generation_;  // every request's room is measured again
 }
 
-bool MovePlanner::fits_somewhere(const Cluster& cluster, const PodSpec& pod) const {
-  // Another GPU of its own node counts: moving within a node may free the GPU. Per request
-  // shape (the pod's dense shape id, its fields checked): the most free memory
-  // among the nodes that fit the rest of the request. The pod fits somewhere iff its memory is
-  // within it. One filter pass per shape and search.
-  const PodShape shape = pod.shape_fields();
-  if (pod.shape >= room_memo_.size()) room_memo_.resize(std::size_t{pod.shape} + 1);
-  RoomMemo& m = room_memo_[pod.shape];
-  if (m.generation != memo_generation_ || m.shape != shape) {
-    PodSpec any_memory = pod;
-    any_memory.memory_mib = 0;
-    fitting_.resize(cluster.size());
-    const std::size_t count = policy::fitting_nodes(cluster, any_memory, fitting_);
-    int64_t most = -1;
-    for (std::size_t i = 0; i < count; ++i) {
-      most = std::max(most, cluster.state(fitting_[i]).memory_free_mib);
+Status MovePlanner::take_out(Cluster& cluster, PodId id) {
+  const std::optional<Allocation> a = cluster.allocation_of(id);
+  if (Status st = cluster.release(id); !st.ok()) return st;
+  auto& here = pods_on_[static_cast<std::size_t>(a->node)];
+  here.erase(std::find_if(here.begin(), here.end(), [&](const auto& x) { return x.first == id; }));
+  return Status::Ok();
+}
+
+Status MovePlanner::put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node,
+                        GpuMask gpus) {
+  if (Status st = cluster.allocate(id, pod, node, gpus); !st.ok()) return st;
+  auto& here = pods_on_[static_cast<std::size_t>(node)];
+  const auto at = std::lower_bound(here.begin(), here.end(), id,
+                                   [](const auto& x, PodId v) { return x.first < v; });
+  here.emplace(at, id, *cluster.allocation_of(id));
+  return Status::Ok();
+}
+
+const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIndex node) {
+  NodeCache& c = cache_[static_cast<std::size_t>(node)];
+  const uint32_t version = cluster.state(node).version;
+  if (!c.valid || c.version != version) {
+    c.valid = true;
+    c.version = version;
+    c.movable_stamp = 0;
+    c.pods.clear();
+    c.rooms.clear();
+    c.order.clear();
+    c.on_gpu.fill(0);
+    c.known = 0;
+    const auto& here = pods_on_[static_cast<std::size_t>(node)];
+    c.too_many = here.size() > kMaxPodsPerNode;
+    if (c.too_many) return c;
+    for (std::size_t i = 0; i < here.size(); ++i) {
+      const auto& [id, a] = here[i];
+      const PodSpec* spec = pod_of_(id);
+      LocalPod l;
+      l.id = id;
+      l.spec = spec;
+      if (spec != nullptr) {
+        c.known |= uint64_t{1} << i;
+        l.shape = spec->shape;
+        l.fields = spec->shape_fields();
+        l.memory_request = spec->memory_mib;
+      }
+      l.cpu_milli = a.cpu_milli;
+      l.memory_mib = a.memory_mib;
+      l.held_milli = held_gpu_milli(a);
+      l.milli_each = a.gpu_milli_each;
+      c.pods.push_back(l);
+      RoomNeed r{l.shape, l.memory_request};
+      if (spec != nullptr) {
+        // A shape id whose pods differ in their fields is looked up with them every time.
+        if (l.shape >= shape_seen_.size()) shape_seen_.resize(std::size_t{l.shape} + 1);
+        auto& [seen, fields] = shape_seen_[l.shape];
+        if (seen == 0) {
+          seen = 1;
+          fields = l.fields;
+        } else if (seen == 1 && fields != l.fields) {
+          seen = 2;
+        }
+      }
+      c.rooms.push_back(r);
+      for (int g = 0; g < kMaxGpusPerNode; ++g) {
+        if ((a.gpus >> g) & 1U) c.on_gpu[static_cast<std::size_t>(g)] |= uint64_t{1} << i;
+      }
     }
-    m = RoomMemo{memo_generation_, shape, most};
+    // Each GPU's pods, largest share first (then the later pod first).
+    const int gpu_count = cluster.spec(node).gpu_count;
+    for (int g = 0; g < gpu_count; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      std::array<std::pair<int32_t, int>, kMaxPodsPerNode> users;
+      std::size_t count = 0;
+      for (uint64_t b = c.on_gpu[gi]; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        users[count++] = {c.pods[static_cast<std::size_t>(i)].milli_each, i};
+      }
+      std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
+                std::greater<>());
+      c.begin[gi] = static_cast<uint16_t>(c.order.size());
+      for (std::size_t u = 0; u < count; ++u)
+        c.order.push_back(static_cast<uint8_t>(users[u].second));
+    }
+    c.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(c.order.size());
   }
-  return pod.memory_mib <= m.most_free_memory_mib;
+  // Which may move is asked once per fit (it may change while a node does not).
+  if (c.movable_stamp != fit_stamp_) {
+    c.movable_stamp = fit_stamp_;
+    c.movable = c.known;
+    if (movable_) {
+      for (uint64_t b = c.known; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        if (!movable_(c.pods[static_cast<std::size_t>(i)].id)) c.movable &= ~(uint64_t{1} << i);
+      }
+    }
+  }
+  return c;
 }
 
-std::optional<MovePlanner::Eviction> MovePlanner::eviction_for(const Cluster& cluster,
-                                                               NodeIndex node, const PodSpec& pod,
-                                                               int max_moves, bool chains) const {
+int64_t MovePlanner::room_of(const Cluster& cluster, uint32_t shape_id, const PodShape& shape) {
+  // Another GPU of its own node counts: moving within a node may free the GPU. Per request
+  // shape (the pod's dense shape id, its fields checked): the most free memory among the nodes
+  // that fit the rest of the request. The pod fits somewhere iff its memory is within it. One
+  // filter pass per shape; after that the nodes changed since (the cluster's journal) update
+  // it, unless the node that had the most lost room.
+  if (shape_id >= room_memo_.size()) room_memo_.resize(std::size_t{shape_id} + 1);
+  RoomMemo& m = room_memo_[shape_id];
+  const uint64_t now = cluster.change_count();
+  if (m.valid && m.shape == shape && m.seq == now) return m.most_free_memory_mib;
+  probe_.cpu_milli = shape.cpu_milli;
+  probe_.memory_mib = 0;
+  probe_.num_gpu = shape.num_gpu;
+  probe_.gpu_milli = shape.gpu_milli;
+  probe_.gpu_spec = shape.gpu_spec;
+  bool exact = m.valid && m.shape == shape;
+  if (exact) {
+    const auto changed = cluster.changes_since(m.seq);
+    exact = changed.has_value();
+    if (exact) {
+      for (const NodeIndex n : *changed) {
+        const NodeState& s = cluster.state(n);
+        const bool fits =
+            policy::filter_node(cluster.spec(n), s, probe_) == policy::FilterReason::kFits;
+        if (n == m.most_at) {
+          if (!fits || s.memory_free_mib < m.most_free_memory_mib) {
+            exact = false;  // the most may now be elsewhere: measure again
+            break;
+          }
+          m.most_free_memory_mib = s.memory_free_mib;
+        } else if (fits && s.memory_free_mib > m.most_free_memory_mib) {
+          m.most_free_memory_mib = s.memory_free_mib;
+          m.most_at = n;
+        }
+      }
+    }
+  }
+  if (!exact) {
+    fitting_.resize(cluster.size());
+    const std::size_t count = policy::fitting_nodes(cluster, probe_, fitting_);
+    int64_t most = -1;
+    NodeIndex at = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      const int64_t free = cluster.state(fitting_[i]).memory_free_mib;
+      if (free > most) {
+        most = free;
+        at = fitting_[i];
+      }
+    }
+    m = RoomMemo{true, now, shape, most, at};
+  }
+  m.seq = now;
+  return m.most_free_memory_mib;
+}
+
+std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& cluster, NodeIndex node,
+                                                             const PodSpec& pod, int max_moves,
+                                                             bool chains) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
       spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
     return std::nullopt;
   }
-  const auto& here = pods_on_[static_cast<std::size_t>(node)];
-  if (here.size() > kMaxPodsPerNode) return std::nullopt;
+  const NodeCache& c = cached(cluster, node);
+  if (c.too_many) return std::nullopt;
+  const auto& here = c.pods;
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
-  // themselves; with chains, the others too, at twice the cost), and which use each GPU.
-  uint64_t movable = 0;
+  // themselves; with chains, the others too, at twice the cost).
+  if (c.movable == 0) return std::nullopt;  // no set but the empty one
   uint64_t direct = 0;
-  std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
-  for (std::size_t i = 0; i < here.size(); ++i) {
-    const auto& [id, a] = here[i];
-    const PodSpec* spec_of = pod_of_(id);
-    if (spec_of != nullptr && (!movable_ || movable_(id))) {
-      const bool fits = fits_somewhere(cluster, *spec_of);
-      if (fits) direct |= uint64_t{1} << i;
-      if (fits || chains) movable |= uint64_t{1} << i;
-    }
-    for (int g = 0; g < spec.gpu_count; ++g) {
-      if ((a.gpus >> g) & 1U) on_gpu[g] |= uint64_t{1} << i;
-    }
+  const uint64_t now = cluster.change_count();
+  for (uint64_t b = c.movable; b != 0; b &= b - 1) {
+    const int i = std::countr_zero(b);
+    const RoomNeed& r = c.rooms[static_cast<std::size_t>(i)];
+    // The memo as of now, for a shape id of one set of fields: no need to compare them.
+    const RoomMemo& m = room_memo_.size() > r.shape ? room_memo_[r.shape] : kNoMemo;
+    const int64_t room = m.valid && m.seq == now && shape_seen_[r.shape].first == 1
+                             ? m.most_free_memory_mib
+                             : room_of(cluster, r.shape, here[static_cast<std::size_t>(i)].fields);
+    if (r.memory <= room) direct |= uint64_t{1} << i;
   }
-  const auto cost_of = [&](uint64_t set) {
-    return std::popcount(set) + std::popcount(set & ~direct);
-  };
+  const uint64_t movable = chains ? c.movable : direct;
+  if (movable == 0) return std::nullopt;
+  const auto& on_gpu = c.on_gpu;
+  const auto cost_of = [&](uint64_t set) { return count_bits(set) + count_bits(set & ~direct); };
   const auto moved_milli = [&](uint64_t set) {
     int64_t m = 0;
-    for (uint64_t b = set; b != 0; b &= b - 1)
-      m += held_gpu_milli(here[std::countr_zero(b)].second);
+    for (uint64_t b = set; b != 0; b &= b - 1) m += here[std::countr_zero(b)].held_milli;
     return m;
   };
-  // Better: fewer expected moves, then less GPU milli moved.
-  const auto better = [&](uint64_t a, uint64_t b) {
-    const int ca = cost_of(a);
-    const int cb = cost_of(b);
-    return ca != cb ? ca < cb : moved_milli(a) < moved_milli(b);
-  };
 
-  // The smallest set of movable pods whose eviction lets the pod in, if any.
-  const auto choose = [&](uint64_t movable) -> std::optional<uint64_t> {
-    uint64_t best = 0;
-    bool found = false;
-    if (pod.gpu_milli >= kGpuMilli) {
-      // k whole GPUs: every k-subset of the node's GPUs (ascending, by Gosper's hack: among
-      // equal sets the one of the lowest GPU indexes), the union of their pods evicted.
-      const int k = pod.num_gpu;
-      const uint32_t end = uint32_t{1} << spec.gpu_count;
-      for (uint32_t m = (uint32_t{1} << k) - 1; m < end;) {
-        uint64_t set = 0;
-        for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
-        if ((set & ~movable) == 0 && (!found || better(set, best))) {
-          best = set;
-          found = true;
-        }
-        const uint32_t low = m & (0U - m);
-        const uint32_t ripple = m + low;
-        m = ripple | (((m ^ ripple) >> 2) / low);
-      }
-    } else {
-      // A share: on one GPU, evict its largest shares first until the share fits.
-      for (int g = 0; g < spec.gpu_count; ++g) {
-        int64_t free = s.gpu_free_milli[g];
-        std::vector<std::pair<int64_t, int>> users;  // (milli on this GPU, local index)
-        for (uint64_t b = on_gpu[g]; b != 0; b &= b - 1) {
-          const int i = std::countr_zero(b);
-          users.emplace_back(here[static_cast<std::size_t>(i)].second.gpu_milli_each, i);
-        }
-        std::sort(users.begin(), users.end(), std::greater<>());
-        uint64_t set = 0;
-        for (const auto& [milli, i] : users) {
-          if (free >= pod.gpu_milli) break;
-          if (((movable >> i) & 1U) == 0) continue;
-          set |= uint64_t{1} << i;
-          free += milli;
-        }
-        if (free < pod.gpu_milli) continue;
-        if (!found || better(set, best)) {
-          best = set;
-          found = true;
-        }
-      }
+  // The smallest set of movable pods whose eviction lets the pod in, if any. Better: fewer
+  // expected moves, then less GPU milli moved.
+  uint64_t best = 0;
+  int best_cost = 0;
+  int64_t best_milli = 0;
+  bool found = false;
+  const auto consider = [&](uint64_t set) {
+    const int cost = cost_of(set);
+    if (found && cost > best_cost) return;
+    const int64_t milli = moved_milli(set);
+    if (!found || cost < best_cost || milli < best_milli) {
+      best = set;
+      best_cost = cost;
+      best_milli = milli;
+      found = true;
     }
-    if (!found) return std::nullopt;
-    // CPU and memory: add the movable pods that free the most of what still binds.
-    const auto freed = [&](uint64_t set, int64_t Allocation::*field) {
-      int64_t f = 0;
-      for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].second.*field;
-      return f;
-    };
-    for (auto [field, have, need] :
-         {std::tuple{&Allocation::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
-          std::tuple{&Allocation::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
-      int64_t room = have + freed(best, field);
-      if (room >= need) continue;
-      // Pods that move directly first, then the most of what binds.
-      std::vector<std::tuple<bool, int64_t, int>> rest;  // (direct, amount, local index)
-      for (std::size_t i = 0; i < here.size(); ++i) {
-        if (((movable >> i) & 1U) != 0 && ((best >> i) & 1U) == 0) {
-          rest.emplace_back(((direct >> i) & 1U) != 0, here[i].second.*field, static_cast<int>(i));
-        }
-      }
-      std::sort(rest.begin(), rest.end(), std::greater<>());
-      for (const auto& [is_direct, amount, i] : rest) {
-        if (room >= need) break;
-        best |= uint64_t{1} << i;
-        room += amount;
-      }
-      if (room < need) return std::nullopt;
-    }
-    return best;
   };
-  const std::optional<uint64_t> chosen = choose(movable);
-  if (!chosen) return std::nullopt;
-  const uint64_t best = *chosen;
-  if (best == 0 || cost_of(best) > max_moves) return std::nullopt;
-  Eviction e;
-  e.node = node;
-  e.cost = cost_of(best);
-  for (uint64_t b = best; b != 0; b &= b - 1) {
-    e.pods.push_back(here[static_cast<std::size_t>(std::countr_zero(b))].first);
+  if (pod.gpu_milli >= kGpuMilli) {
+    // k whole GPUs: every k-subset of the node's GPUs (ascending, by Gosper's hack: among
+    // equal sets the one of the lowest GPU indexes), the union of their pods evicted.
+    const int k = pod.num_gpu;
+    const uint32_t end = uint32_t{1} << spec.gpu_count;
+    for (uint32_t m = (uint32_t{1} << k) - 1; m < end;) {
+      uint64_t set = 0;
+      for (uint32_t b = m; b != 0; b &= b - 1) set |= on_gpu[std::countr_zero(b)];
+      if ((set & ~movable) == 0) consider(set);
+      const uint32_t low = m & (0U - m);
+      const uint32_t ripple = m + low;
+      m = ripple | (((m ^ ripple) >> 2) / low);
+    }
+  } else {
+    // A share: on one GPU, evict its largest shares first until the share fits.
+    for (std::size_t g = 0; g < static_cast<std::size_t>(spec.gpu_count); ++g) {
+      int64_t free = s.gpu_free_milli[g];
+      uint64_t set = 0;
+      for (uint16_t u = c.begin[g]; u < c.begin[g + 1]; ++u) {
+        if (free >= pod.gpu_milli) break;
+        const int i = c.order[u];
+        if (((movable >> i) & 1U) == 0) continue;
+        set |= uint64_t{1} << i;
+        free += here[static_cast<std::size_t>(i)].milli_each;
+      }
+      if (free < pod.gpu_milli) continue;
+      consider(set);
+    }
   }
-  e.gpu_milli = moved_milli(best);
-  return e;
+  // The CPU and memory step only adds pods: a set already too large stays so.
+  if (!found || best_cost > max_moves) return std::nullopt;
+  // CPU and memory: add the movable pods that free the most of what still binds.
+  const auto freed = [&](uint64_t set, int64_t LocalPod::*field) {
+    int64_t f = 0;
+    for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].*field;
+    return f;
+  };
+  for (auto [field, have, need] :
+       {std::tuple{&LocalPod::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
+        std::tuple{&LocalPod::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
+    int64_t room = have + freed(best, field);
+    if (room >= need) continue;
+    // Pods that move directly first, then the most of what binds (then the later pod), picked
+    // one by one: few are needed.
+    uint64_t rest = movable & ~best;
+    while (room < need && rest != 0) {
+      int pick = -1;
+      bool pick_direct = false;
+      int64_t pick_amount = 0;
+      for (uint64_t b = rest; b != 0; b &= b - 1) {
+        const int i = std::countr_zero(b);
+        const bool is_direct = ((direct >> i) & 1U) != 0;
+        const int64_t amount = here[static_cast<std::size_t>(i)].*field;
+        if (pick < 0 || std::tie(is_direct, amount, i) > std::tie(pick_direct, pick_amount, pick)) {
+          pick = i;
+          pick_direct = is_direct;
+          pick_amount = amount;
+        }
+      }
+      best |= uint64_t{1} << pick;
+      rest &= ~(uint64_t{1} << pick);
+      room += pick_amount;
+      if (cost_of(best) > max_moves) return std::nullopt;
+    }
+    if (room < need) return std::nullopt;
+  }
+  if (best == 0 || cost_of(best) > max_moves) return std::nullopt;
+  return Choice{best, cost_of(best), moved_milli(best)};
 }
 
 bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
@@ -195,7 +330,7 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     const int64_t mb = held_gpu_milli(b.second);
     return ma != mb ? ma > mb : a.second.cpu_milli > b.second.cpu_milli;
   });
-  for (const auto& [p, a] : evicted) (void)cluster.release(p);
+  for (const auto& [p, a] : evicted) (void)take_out(cluster, p);
 
   std::vector<Move> moves;
   bool ok = false;
@@ -204,13 +339,13 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
   if (policy::filter_node(cluster.spec(e.node), cluster.state(e.node), pod) ==
       policy::FilterReason::kFits) {
     gpus = scheduler.policy().select_gpus(cluster, e.node, pod, rng);
-    ok = placed = cluster.allocate(id, pod, e.node, gpus).ok();
+    ok = placed = put(cluster, id, pod, e.node, gpus).ok();
   }
   if (ok) {
     for (const auto& [p, a] : evicted) {
       const PodSpec& spec = *pod_of_(p);
       const policy::Decision d = scheduler.schedule(cluster, spec, rng);
-      if (d.node >= 0 && cluster.allocate(p, spec, d.node, d.gpus).ok()) {
+      if (d.node >= 0 && put(cluster, p, spec, d.node, d.gpus).ok()) {
         moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
         continue;
       }
@@ -239,14 +374,14 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     return true;
   }
   // Undo: every pod moved or evicted back where it was, the pod out.
-  for (const Move& m : moves) (void)cluster.release(m.pod);
-  if (placed) (void)cluster.release(id);
+  for (const Move& m : moves) (void)take_out(cluster, m.pod);
+  if (placed) (void)take_out(cluster, id);
   for (const Move& m : moves) {
     const bool evictee = std::any_of(evicted.begin(), evicted.end(),
                                      [&](const auto& x) { return x.first == m.pod; });
-    if (!evictee) (void)cluster.allocate(m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
+    if (!evictee) (void)put(cluster, m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
   }
-  for (const auto& [p, a] : evicted) (void)cluster.allocate(p, *pod_of_(p), a.node, a.gpus);
+  for (const auto& [p, a] : evicted) (void)put(cluster, p, *pod_of_(p), a.node, a.gpus);
   return false;
 }
 
@@ -267,6 +402,13 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return std::nullopt;
     }
   }
+  index_pods(cluster);
+  ++fit_stamp_;
+  if (summary_instance_ != cluster.instance() || cache_.size() != cluster.size()) {
+    cache_.assign(cluster.size(), NodeCache{});
+    room_memo_.clear();
+    summary_instance_ = cluster.instance();
+  }
   chain_searches_left_ = kChainSearches;
   auto plan = search(cluster, id, pod, scheduler, rng, limits, 0);
   if (plan) {
@@ -278,29 +420,50 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
 }
 
 // One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
-// levels (chains) run inside a trial, on the state it has made.
+// levels (chains) run inside a trial, on the state it has made. Only the best `trials` sets
+// are kept (no sort of them all).
 std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
                                            policy::Scheduler& scheduler, Rng& rng,
                                            const PlannerLimits& limits, int depth) {
-  index_pods(cluster);
   const bool chains = depth < limits.chain_depth;
-  std::vector<Eviction> sets;
-  for (std::size_t n = 0; n < cluster.size(); ++n) {
-    if (auto e = eviction_for(cluster, static_cast<NodeIndex>(n), pod, limits.max_moves, chains)) {
-      sets.push_back(std::move(*e));
-    }
-  }
   const auto& rank = scheduler.tie_rank();
-  std::sort(sets.begin(), sets.end(), [&](const Eviction& a, const Eviction& b) {
-    if (a.cost != b.cost) return a.cost < b.cost;
-    if (a.gpu_milli != b.gpu_milli) return a.gpu_milli < b.gpu_milli;
-    return rank[a.node] < rank[b.node];
-  });
+  const auto trials =
+      static_cast<std::size_t>(depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4));
+  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending.
+  struct Ranked {
+    uint64_t key;
+    NodeIndex node;
+    uint64_t set;
+    int cost;
+  };
+  std::vector<Ranked> ranked;
   FitPlan plan;
-  plan.candidates = static_cast<int32_t>(sets.size());
-  const int trials = depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4);
-  for (const Eviction& e : sets) {
-    if (plan.trials >= trials) break;
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    const auto node = static_cast<NodeIndex>(n);
+    const auto chosen = eviction_for(cluster, node, pod, limits.max_moves, chains);
+    if (!chosen) continue;
+    ++plan.candidates;
+    const uint64_t key = rank_key(chosen->cost, chosen->gpu_milli, rank[n]);
+    if (ranked.size() >= trials && key > ranked.back().key) continue;
+    const auto at = std::upper_bound(ranked.begin(), ranked.end(), key,
+                                     [](uint64_t k, const Ranked& x) { return k < x.key; });
+    ranked.insert(at, Ranked{key, node, chosen->set, chosen->cost});
+    if (ranked.size() > trials) ranked.pop_back();
+  }
+  std::vector<Eviction> best;
+  for (const Ranked& r : ranked) {
+    Eviction e;
+    e.node = r.node;
+    e.cost = r.cost;
+    const auto& here = cache_[static_cast<std::size_t>(r.node)].pods;
+    for (uint64_t b = r.set; b != 0; b &= b - 1) {
+      const LocalPod& l = here[static_cast<std::size_t>(std::countr_zero(b))];
+      e.pods.push_back(l.id);
+      e.gpu_milli += l.held_milli;
+    }
+    best.push_back(std::move(e));
+  }
+  for (const Eviction& e : best) {
     ++plan.trials;
     if (try_eviction(cluster, pod, id, e, scheduler, rng, limits, depth, plan)) return plan;
   }

@@ -8,20 +8,35 @@
 //     k whole GPUs, the k GPUs whose pods' union is smallest (every k-subset of the node's
 //     GPUs; at most C(8,4) = 70); for a share, the one GPU needing the fewest evictions,
 //     largest shares first; then, if CPU or memory still binds, the pods that free the most of
-//     it. Only movable pods (a caller's predicate) may be evicted.
+//     it. Only movable pods (a caller's predicate) may be evicted. A pod that fits nowhere else
+//     as the cluster stands costs two moves (it needs a chain, step 4), one that does costs one.
 //  2. Candidates are ranked by moves, then by GPU milli moved (less work disturbed), then by
-//     the scheduler's tie order; sets larger than the caller's limit are dropped.
-//  3. The best `max_trials` are tried for real, in order: evict the set, place P on the node
-//     with the policy's GPU choice, then re-place each evicted pod (largest first) where the
-//     policy's own scheduling cycle puts it. The first trial in which every pod lands is the
-//     plan; a failed trial is undone exactly.
+//     the scheduler's tie order; sets larger than the caller's limit are dropped. Only the best
+//     `max_trials` are kept as the nodes are passed over (no sort of them all).
+//  3. They are tried for real, in order: evict the set, place P on the node with the policy's
+//     GPU choice, then re-place each evicted pod (largest first) where the policy's own
+//     scheduling cycle puts it. The first trial in which every pod lands is the plan; a failed
+//     trial is undone exactly.
+//  4. Chains: an evicted pod that lands nowhere is given room by the same search one level
+//     down (chain_depth), within the moves left, moving only pods that fit elsewhere, with a
+//     quarter of the trials; at most 4 such searches per plan.
 // The search is bounded because every step is: eviction sets are closed-form per node, moves
-// per plan are capped by the budget, and at most max_trials placements are simulated, so a
-// plan costs O(nodes x C(gpus, k) + max_trials x a scheduling cycle) whatever the cluster's
-// state. It is greedy, not optimal: a plan may miss one that moves the evicted pods in a
-// chain.
+// per plan are capped by the budget, at most max_trials placements are simulated per level
+// and at most 4 chain searches per plan, so a plan costs at most 5 x (O(nodes x C(gpus, k)) +
+// max_trials x a scheduling cycle) whatever the cluster's state. It is greedy, not optimal.
+//
+// What makes a pass over the nodes cheap, without changing what it finds: what a node's
+// eviction set reads of its pods (their GPUs, shares largest first, CPU, memory, shape) is
+// kept per node and rebuilt only when the node's version moves on (Cluster bumps it on every
+// allocation and release), and whether a pod of some shape fits elsewhere is kept per shape,
+// brought up to date from the nodes the cluster's journal says changed since (measured again
+// only when the node that had the most room lost some). A request that found no plan is not
+// searched again until a pod leaves or moves (forget_failures), nor is any request for as much
+// or more.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -70,6 +85,8 @@ using Movable = std::function<bool(PodId)>;
 
 class MovePlanner {
  public:
+  // `pod_of` must give the same spec for a placed pod while it stays on its node (the planner
+  // keeps what it read until the node changes); `movable` is asked again at every fit.
   MovePlanner(PodLookup pod_of, Movable movable = {});
 
   // The plan that lets `pod` fit with the fewest moves within `limits`, carried out on
@@ -99,12 +116,64 @@ class MovePlanner {
     int cost = 0;  // moves it is expected to take: 1 per pod, 2 per pod needing a chain
   };
   void index_pods(const Cluster& cluster);
-  std::optional<Eviction> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                       int max_moves, bool chains) const;
+  // Release and allocate through these while planning, so that pods_on_ stays current.
+  Status take_out(Cluster& cluster, PodId id);
+  Status put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus);
+  // A node's pods, in id order, with what planning reads of them.
+  struct LocalPod {
+    PodId id = 0;
+    const PodSpec* spec = nullptr;
+    uint32_t shape = 0;  // the spec's dense shape id, fields and memory request
+    PodShape fields;
+    int64_t memory_request = 0;
+    int64_t cpu_milli = 0;  // what it holds
+    int64_t memory_mib = 0;
+    int64_t held_milli = 0;
+    int32_t milli_each = 0;
+  };
+  // What deciding whether a pod fits elsewhere reads (kept apart: it is read per pod and search).
+  struct RoomNeed {
+    uint32_t shape = 0;
+    int64_t memory = 0;
+  };
+  // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
+  // GPU's pods largest share first.
+  struct NodeCache {
+    bool valid = false;
+    bool too_many = false;  // more pods than eviction sets consider
+    uint32_t version = 0;
+    std::vector<LocalPod> pods;
+    std::vector<RoomNeed> rooms;  // per pod
+    std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
+    uint64_t known = 0;  // pods with a spec
+    // GPU g's pods (local indexes), largest share first: order[begin[g]] .. order[begin[g+1]).
+    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
+    std::vector<uint8_t> order;
+    // Pods that may move (known and movable), as asked in the fit `movable_stamp`.
+    uint64_t movable = 0;
+    uint64_t movable_stamp = 0;
+  };
+  const NodeCache& cached(const Cluster& cluster, NodeIndex node);
+  // Eviction sets rank by (moves, GPU milli moved, tie order), packed so that a smaller key
+  // ranks first.
+  static uint64_t rank_key(int cost, int64_t milli, uint32_t rank) {
+    constexpr int64_t kMilliMax = (int64_t{1} << 24) - 1;
+    return (uint64_t(std::min(cost, 255)) << 56) |
+           (uint64_t(std::clamp<int64_t>(milli, 0, kMilliMax)) << 32) | rank;
+  }
+  // A node's eviction set: its pods by local index (in the node's cache).
+  struct Choice {
+    uint64_t set = 0;
+    int cost = 0;
+    int64_t gpu_milli = 0;
+  };
+  std::optional<Choice> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
+                                     int max_moves, bool chains);
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
-  bool fits_somewhere(const Cluster& cluster, const PodSpec& pod) const;
+  // The most free memory among the nodes that fit a request of this shape but for its memory.
+  int64_t room_of(const Cluster& cluster, uint32_t shape_id, const PodShape& shape);
   bool try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, const Eviction& e,
                     policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits, int depth,
                     FitPlan& plan);
@@ -114,20 +183,30 @@ class MovePlanner {
   int chain_searches_left_ = 0;
   PodLookup pod_of_;
   Movable movable_;
-  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;  // per node, scratch
+  // Per node, its pods in id order: indexed when fit starts, kept current while it plans.
+  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;
+  std::vector<NodeCache> cache_;
+  uint64_t fit_stamp_ = 0;
+  uint64_t summary_instance_ = 0;
   struct FitKey {
     PodShape shape;
     int64_t memory_mib = 0;
   };
-  // Per request shape: whether it fits somewhere, this search (fits_somewhere).
+  // Per request shape: the most free memory among the nodes that fit the rest of it (at
+  // `most_at`), as of the cluster's change `seq` (room_of).
   struct RoomMemo {
-    uint64_t generation = 0;
+    bool valid = false;
+    uint64_t seq = 0;
     PodShape shape;
     int64_t most_free_memory_mib = -1;
+    NodeIndex most_at = -1;
   };
-  mutable std::vector<RoomMemo> room_memo_;
-  uint64_t memo_generation_ = 0;
-  mutable std::vector<NodeIndex> fitting_;  // scratch for the filter pass
+  std::vector<RoomMemo> room_memo_;
+  static const RoomMemo kNoMemo;
+  // Per shape id: 0 unseen, 1 seen with these fields, 2 seen with different ones.
+  std::vector<std::pair<uint8_t, PodShape>> shape_seen_;
+  PodSpec probe_;                   // scratch: a request without its memory
+  std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
   // everything as one of them (and no more GPU models) finds no plan either.
