@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -177,6 +178,47 @@ TEST(ForecastServe, SeasonalNaiveNeedsADayOfHistory) {
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f.value().method, "seasonal-naive");
   EXPECT_EQ(f.value().values, (std::vector<double>{100, 100, 100}));
+}
+
+// The learned forecaster: the model where it may and can forecast, seasonal-naive (saying why)
+// before the model's training end and where the history is too short for the model.
+TEST(ForecastServe, LearnedForecasterFallsBackToSeasonalNaive) {
+  forecast::Series s;
+  s.name = "AA";
+  s.start_s = kT0;
+  for (int i = 0; i < 24 * 40; ++i) {
+    s.values.push_back(200 + 50 * std::sin(i * 2 * M_PI / 24) + (i / 24) % 7);
+  }
+  forecast::TrainOptions t;
+  t.trees.trees = 10;
+  t.until_s = kT0 + 30 * forecast::kDayS;
+  t.kind = "carbon";
+  const forecast::ZoneSeries zs{&s, nullptr};
+  auto model = forecast::LearnedModel::train(std::span<const forecast::ZoneSeries>(&zs, 1), t);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Forecaster f =
+      learned_forecaster(std::make_shared<const forecast::LearnedModel>(std::move(model.value())));
+
+  auto learned = f(s, kT0 + 31 * forecast::kDayS, 96);
+  ASSERT_TRUE(learned.ok()) << learned.status().message();
+  EXPECT_EQ(learned.value().method, "learned");
+  EXPECT_EQ(learned.value().values.size(), 96u);
+  EXPECT_TRUE(learned.value().note.empty());
+
+  auto early = f(s, kT0 + 20 * forecast::kDayS, 4);
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early.value().method, "seasonal-naive");
+  EXPECT_NE(early.value().note.find("trained on data until 2023-01-31"), std::string::npos)
+      << early.value().note;
+
+  forecast::Series young = s;  // 100 hours from the training's end: too little for the model
+  young.start_s = kT0 + 30 * forecast::kDayS;
+  young.values.resize(100);
+  auto short_history = f(young, young.start_s + 50 * 3600, 4);
+  ASSERT_TRUE(short_history.ok()) << short_history.status().message();
+  EXPECT_EQ(short_history.value().method, "seasonal-naive");
+  EXPECT_FALSE(short_history.value().note.empty());
+  EXPECT_EQ(short_history.value().values[0], young.values[50 - 24]);
 }
 
 // Issued at 2023-01-03 00:00: 101, 102, 103, 104 for hours 48..51 whose truth is 100, 200, 50,
