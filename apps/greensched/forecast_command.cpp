@@ -549,7 +549,8 @@ Action add_forecast_command(CLI::App& app) {
       "Examples:\n"
       "  greensched forecast evaluate --series carbon --zones DE-LU,GB --start 2023-07-01 "
       "--days 184\n"
-      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast");
+      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast\n"
+      "  greensched forecast serve --help   (a replay needs a model trained before its start)");
 
   CLI::App* evaluate = cmd->add_subcommand(
       "evaluate", "Rolling-origin errors of the learned forecast and the baselines");
