@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The listeners of greensched serve and dispatch as a user starts them: a non-loopback
+"""The listeners of greensched serve, dispatch and forecast serve as a user starts them: a non-loopback
 --listen without TLS and authentication exits 2 and says what is missing and what to add;
 flags that do not go together, and an empty token file, exit 2; --insecure starts with a
 warning; serve listens on 127.0.0.1 by default; with --tls-cert, --tls-key and
@@ -182,8 +182,50 @@ def main():
     def serve(state):
         return [binary, "serve", "--nodes", nodes, "--state", os.path.join(work, state)]
 
+    # forecast serve on a zone of 30 days written here, with a model trained before the replay.
+    data = os.path.join(work, "data")
+    os.makedirs(os.path.join(data, "carbon", "emaps2023"))
+    with open(os.path.join(data, "carbon", "emaps2023", "AA_2023_hourly.csv"), "w") as f:
+        f.write(
+            "Datetime (UTC),Country,Zone Name,Zone Id,Carbon Intensity gCO2eq/kWh (direct),"
+            "Carbon Intensity gCO2eq/kWh (LCA),Low Carbon Percentage,Renewable Percentage,"
+            "Data Source,Data Estimated,Data Estimation Method\n"
+        )
+        for day in range(1, 31):
+            for hour in range(24):
+                v = 100 + 2 * hour + day
+                f.write(f"2023-06-{day:02d} {hour:02d}:00:00,X,X,X,{v},{v},0,0,test,false,\n")
+    subprocess.run(
+        [
+            binary,
+            "forecast",
+            "train",
+            "--data-dir",
+            data,
+            "--until",
+            "2023-06-20",
+            "--trees",
+            "10",
+            "--out",
+            os.path.join(work, "model"),
+            "-q",
+        ],
+        check=True,
+    )
+    forecast = [
+        binary,
+        "forecast",
+        "serve",
+        "--data-dir",
+        data,
+        "--model",
+        os.path.join(work, "model", "carbon.ubj"),
+        "--clock-start",
+        "2023-06-25",
+    ]
+
     # 1. Refused: a non-loopback address without TLS and authentication, exit 2, what to add.
-    for args, command in ((dispatch, "dispatch"), (serve("s1"), "serve")):
+    for args, command in ((dispatch, "dispatch"), (serve("s1"), "serve"), (forecast, "forecast")):
         for address, host in (("0.0.0.0:0", "0.0.0.0"), ("[::]:0", "::")):
             expect_error(
                 args + ["--listen", address],
@@ -216,12 +258,17 @@ def main():
     for args, name in (
         (dispatch + ["--listen", "0.0.0.0:0", "--insecure"], "dispatch-insecure"),
         (serve("s2") + ["--listen", "0.0.0.0:0", "--insecure"], "serve-insecure"),
+        (forecast + ["--listen", "0.0.0.0:0", "--insecure"], "forecast-insecure"),
     ):
         s = Started(args, work, name)
         healthy(name, f"http://127.0.0.1:{s.port}")
         rc = s.stop()
         if rc != 0 or "warning: --insecure: listening on 0.0.0.0" not in s.stderr():
             fail(f"{name}: exit {rc}, stderr:\n{s.stderr()}")
+    s = Started(forecast, work, "forecast-default")
+    rc = s.stop()
+    if rc != 0 or f"greensched forecast serve: http://127.0.0.1:{s.port} " not in s.stderr():
+        fail(f"forecast serve without --listen: exit {rc}, not on 127.0.0.1:\n{s.stderr()}")
     s = Started(serve("s3"), work, "serve-default")
     rc = s.stop()
     if rc != 0 or f"greensched serve: http://127.0.0.1:{s.port}/ " not in s.stderr():
@@ -242,6 +289,7 @@ def main():
     for args, name, path in (
         (dispatch + tls, "dispatch-tls", "/v1/clusters"),
         (serve("s4") + tls, "serve-tls", "/pods"),
+        (forecast + tls, "forecast-tls", "/emissions/forecasts/current?location=AA"),
     ):
         s = Started(args, work, name)
         url = f"https://127.0.0.1:{s.port}"

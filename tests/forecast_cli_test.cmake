@@ -140,4 +140,16 @@ file(SHA256 "${WORK}/m2/carbon.ubj" h2)
 if(NOT h1 STREQUAL h2)
   message(FATAL_ERROR "forecast train: two trainings wrote different model files")
 endif()
+
+# serve: refused before it listens. A model trained on data after the clock's start (look-ahead),
+# an unknown zone, a live clock past the series' end, a public address without TLS: exit 2.
+set(serve serve --data-dir ${DATA} --model ${WORK}/m1/carbon.ubj --listen 127.0.0.1:0 -q)
+expect_error(RC 2 MATCH "--model .*carbon.ubj: the model was trained on data until 2023-06-20 00:00:00, after the signal clock's start 2023-06-10 00:00:00: .*look-ahead.*--until 2023-06-10"
+             ARGS ${serve} --clock-start 2023-06-10)
+expect_error(RC 2 MATCH "--zones: unknown zone 'ZZ'" ARGS ${serve} --zones AA,ZZ --clock-start 2023-06-25)
+expect_error(RC 2 MATCH "--zones AA: its series ends at 2023-07-01 00:00:00, before the signal time"
+             ARGS ${serve} --zones AA)
+expect_error(RC 2 MATCH "--clock-speed: must be > 0" ARGS ${serve} --clock-start 2023-06-25 --clock-speed 0)
+expect_error(RC 2 MATCH ".*TLS" ARGS serve --data-dir ${DATA} --model ${WORK}/m1/carbon.ubj --listen 0.0.0.0:0)
+expect_error(RC 1 MATCH "--model ${WORK}/none.ubj: " ARGS serve --data-dir ${DATA} --model ${WORK}/none.ubj --clock-start 2023-06-25)
 message(STATUS "forecast CLI: all cases passed")

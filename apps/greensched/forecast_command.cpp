@@ -2,9 +2,11 @@
 // (src/greensched/forecast), trained and measured by rolling origin against the baselines.
 //   forecast evaluate   MAPE, MAE and the saving-weighted errors per zone and horizon
 //   forecast train      the shipped model of a series (models/forecast/)
+//   forecast serve      the carbon forecasts over the Carbon Aware SDK WebAPI
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_conventions.hpp"
@@ -21,6 +24,8 @@
 #include "commands.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
+#include "greensched/dispatch/dispatch_server.hpp"
+#include "greensched/dispatch/forecast_server.hpp"
 #include "greensched/energy/price_series.hpp"
 #include "greensched/energy/weather.hpp"
 #include "greensched/forecast/evaluate.hpp"
@@ -28,6 +33,8 @@
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/site_energy.hpp"
 #include "greensched/report/column_key.hpp"
+#include "greensched/serve/listener_security.hpp"
+#include "listener_options.hpp"
 
 namespace greensched::app {
 namespace {
@@ -53,6 +60,15 @@ struct ForecastCliOptions {
   std::string out;
   bool json = false;
   bool quiet = false;
+  // serve
+  std::string model;
+  std::string listen = "127.0.0.1:8095";
+  std::string clock_start;
+  std::string clock_origin;
+  double clock_speed = 1.0;
+  double timeout_s = 5;
+  std::string port_file;
+  serve::ListenerSecurity security;
 };
 
 const std::vector<std::string> kSeriesKinds = {"carbon", "carbon-lca", "price", "pv", "wind"};
@@ -398,6 +414,96 @@ int run_forecast_train(ForecastCliOptions o) {
   return 0;
 }
 
+int run_forecast_serve(ForecastCliOptions o) {
+  std::string host;
+  int port = 0;
+  if (!serve::split_listen_address(o.listen, host, port)) {
+    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8095", o.listen),
+                kExitUsage);
+  }
+  if (int code = check_listener(host, o.security, "docs/FORECAST.md"); code != 0) return code;
+  if (!(o.timeout_s > 0)) return fail("--timeout: must be > 0", kExitUsage);
+  o.series = "carbon";
+  o.info = "past";
+  if (auto rc = check_choices(o)) return *rc;
+  auto loaded = forecast::LearnedModel::load(o.model);
+  if (!loaded.ok())
+    return fail(fmt::format("--model {}: {}", o.model, loaded.status().message()),
+                exit_code(loaded.status().code()));
+  if (loaded.value().kind() != "carbon" || loaded.value().exog_columns() != 0) {
+    return fail(fmt::format("--model {}: a model of '{}'; forecast serve needs a carbon model "
+                            "trained with --info past (forecast train --series carbon)",
+                            o.model, loaded.value().kind()),
+                kExitUsage);
+  }
+  const int64_t wall_now = dispatch::wall_clock_s();
+  dispatch::SignalClock clock;
+  int64_t signal_start = wall_now;
+  if (!o.clock_start.empty()) {
+    auto start = parse_utc_time(o.clock_start);
+    if (!start.ok()) return fail(fmt::format("--clock-start: {}", start.error()), kExitUsage);
+    if (!(o.clock_speed > 0)) return fail("--clock-speed: must be > 0", kExitUsage);
+    int64_t origin = wall_now;
+    if (!o.clock_origin.empty()) {
+      auto t = parse_utc_time(o.clock_origin);
+      if (!t.ok()) return fail(fmt::format("--clock-origin: {}", t.error()), kExitUsage);
+      origin = t.value();
+    }
+    clock = dispatch::SignalClock(start.value(), o.clock_speed, origin);
+    signal_start = clock.signal_s(wall_now);
+  } else if (!o.clock_origin.empty()) {
+    return fail("--clock-origin: needs --clock-start", kExitUsage);
+  }
+  if (Status s = dispatch::check_no_look_ahead(loaded.value().trained_until_s(), signal_start);
+      !s.ok()) {
+    return fail(fmt::format("--model {}: {}", o.model, s.message()), kExitUsage);
+  }
+  auto zones = load_zones(o);
+  if (!zones.ok()) return fail(zones);
+  std::map<std::string, forecast::Series> series;
+  for (auto& z : zones.value()) {
+    if (signal_start >= z.series.end_s()) {
+      return fail(fmt::format("--zones {}: its series ends at {}, before the signal time {}; "
+                              "replay it with --clock-start (e.g. --clock-start 2023-04-03)",
+                              z.series.name, format_utc_time(z.series.end_s()),
+                              format_utc_time(signal_start)),
+                  kExitUsage);
+    }
+    series.emplace(z.series.name, std::move(z.series));
+  }
+  auto model = std::make_shared<const forecast::LearnedModel>(std::move(loaded.value()));
+  dispatch::ForecastService service(std::move(series), dispatch::learned_forecaster(model), clock);
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  dispatch::ForecastServer server(service, o.security, o.timeout_s);
+  auto bound = server.start(host, port);
+  if (!bound.ok()) return fail(bound);
+  if (!o.port_file.empty()) {
+    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
+        !s.ok()) {
+      server.stop();
+      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
+    }
+  }
+  if (!o.quiet) {
+    fmt::print(stderr,
+               "greensched forecast serve: {}://{}:{} | zones: {} | model trained until {} | "
+               "signal time {} (speed {})\n",
+               o.security.tls() ? "https" : "http", host, bound.value(), fmt::join(o.zones, ","),
+               format_utc_time(model->trained_until_s()),
+               format_utc_time(service.signal_s(dispatch::wall_clock_s())), clock.speed());
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (!o.quiet) fmt::print(stderr, "greensched forecast serve: signal {}, stopping\n", sig);
+  server.stop();
+  return 0;
+}
+
 void add_series_options(CLI::App* cmd, ForecastCliOptions& o) {
   cmd->add_option("--series", o.series,
                   "what to forecast: carbon (direct gCO2/kWh), carbon-lca (life-cycle), price "
@@ -443,7 +549,8 @@ Action add_forecast_command(CLI::App& app) {
       "Examples:\n"
       "  greensched forecast evaluate --series carbon --zones DE-LU,GB --start 2023-07-01 "
       "--days 184\n"
-      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast");
+      "  greensched forecast train --series carbon --until 2024-01-01 --out models/forecast\n"
+      "  greensched forecast serve --help   (a replay needs a model trained before its start)");
 
   CLI::App* evaluate = cmd->add_subcommand(
       "evaluate", "Rolling-origin errors of the learned forecast and the baselines");
@@ -497,10 +604,66 @@ Action add_forecast_command(CLI::App& app) {
       ->type_name("DIR")
       ->required();
 
-  return [opts, evaluate, train] {
+  CLI::App* serve_cmd = cmd->add_subcommand(
+      "serve", "Serve carbon forecasts over the Carbon Aware SDK WebAPI (dispatch reads them)");
+  serve_cmd->footer(
+      "Answers GET /emissions/forecasts/current?location=Z[&location=..][&dataStartAt=\n"
+      "&dataEndAt=&windowSize=] and GET /emissions/bylocations/best?location=A&location=B\n"
+      "[&time=&toTime=] as the Carbon Aware SDK's WebAPI does, from the learned model issued at\n"
+      "the start of the signal clock's hour (seasonal-naive where the model cannot forecast:\n"
+      "forecastMethod and the X-Greensched-Forecast-Method header say which); GET /metrics: \n"
+      "requests, latency and the live forecast error as the truth arrives; GET /healthz.\n"
+      "The model must be trained on data before the clock's start (no look-ahead), else exit "
+      "2.\n\n" +
+      listener_help("docs/FORECAST.md") +
+      "\n\nExample: replay 2023 from April 3rd, an hour a second\n"
+      "  greensched forecast train --series carbon --zones DE-LU,GB --until 2023-04-03 --out fc\n"
+      "  greensched forecast serve --model fc/carbon.ubj --zones DE-LU,GB \\\n"
+      "      --clock-start 2023-04-03T00:00:00Z --clock-speed 3600\n"
+      "  curl -s 'localhost:8095/emissions/forecasts/current?location=DE-LU'");
+  serve_cmd
+      ->add_option("--model", opts->model, "carbon model file (forecast train --series carbon)")
+      ->type_name("FILE")
+      ->required();
+  serve_cmd
+      ->add_option("--zones", opts->zones,
+                   "comma list of zones served (default: every zone the data has)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  add_data_dir_option(serve_cmd, opts->data_dir);
+  serve_cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--clock-start", opts->clock_start,
+                   "replay the series from this UTC time (default: now, live)")
+      ->type_name("TIME");
+  serve_cmd
+      ->add_option("--clock-origin", opts->clock_origin,
+                   "the UTC wall time at which the replay is at --clock-start (default: when "
+                   "the service starts)")
+      ->type_name("TIME");
+  serve_cmd
+      ->add_option("--clock-speed", opts->clock_speed,
+                   "signal seconds per wall second with --clock-start (3600: an hour a "
+                   "second)")
+      ->capture_default_str();
+  as_duration(
+      serve_cmd
+          ->add_option("--timeout", opts->timeout_s, "read and write deadline of every request")
+          ->capture_default_str(),
+      {.bare_unit_s = 1, .whole = false});
+  serve_cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file")
+      ->type_name("FILE");
+  serve_cmd->add_flag("-q,--quiet", opts->quiet, "no startup line on stderr");
+  add_listener_options(serve_cmd, opts->security,
+                       "file holding the bearer token every request but GET /healthz must carry "
+                       "(re-read when it changes)");
+
+  return [opts, evaluate, train, serve_cmd] {
     if (evaluate->parsed()) return run_forecast_evaluate(*opts);
     if (train->parsed()) return run_forecast_train(*opts);
-    return fail("name a step: evaluate or train", kExitUsage);
+    if (serve_cmd->parsed()) return run_forecast_serve(*opts);
+    return fail("name a step: evaluate, train or serve", kExitUsage);
   };
 }
 
