@@ -28,11 +28,12 @@ Result<std::optional<forecast::LearnedModel>> train_kind(
     const std::vector<forecast::Series>& series, const std::string& kind, int64_t until_s,
     int max_horizon_h, const forecast::TreeParams& trees, std::vector<std::string>& notes) {
   std::vector<forecast::ZoneSeries> zones;
-  std::size_t most_days = 0;
+  std::size_t most_days = 0, most_known = 0;
   for (const forecast::Series& s : series) {
     if (s.values.empty()) continue;
     zones.push_back({&s, nullptr});
     const std::size_t known = forecast::known_count(s, until_s);
+    most_known = std::max(most_known, known);
     if (known > forecast::kMinHistoryH) {
       most_days = std::max(most_days, (known - forecast::kMinHistoryH) / 24);
     }
@@ -42,7 +43,7 @@ Result<std::optional<forecast::LearnedModel>> train_kind(
     notes.push_back(
         fmt::format("{}: {} days of history before {} leave {} days to learn from, fewer than {}: "
                     "seasonal-naive {} forecast",
-                    kind, (forecast::kMinHistoryH / 24) + most_days, format_utc_time(until_s),
+                    kind, most_known / 24, format_utc_time(until_s),
                     most_days, kMinTrainingIssueDays, kind));
     return std::optional<forecast::LearnedModel>{};
   }
