@@ -674,7 +674,7 @@ TEST(MpcForecast, TooLittleHistoryKeepsSeasonalNaive) {
   EXPECT_FALSE(m.value().carbon.has_value());
   ASSERT_EQ(m.value().notes.size(), 2U);
   EXPECT_TRUE(has(m.value().notes[1],
-                  "price: 20 days of history before 2023-01-22 00:00:00 "
+                  "price: 480 h of history before 2023-01-22 00:00:00 "
                   "leave 11 days to learn from, fewer than 14: "
                   "seasonal-naive price forecast"))
       << m.value().notes[1];

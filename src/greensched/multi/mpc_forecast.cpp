@@ -40,11 +40,10 @@ Result<std::optional<forecast::LearnedModel>> train_kind(
   }
   if (zones.empty()) return std::optional<forecast::LearnedModel>{};
   if (most_days < static_cast<std::size_t>(kMinTrainingIssueDays)) {
-    notes.push_back(
-        fmt::format("{}: {} days of history before {} leave {} days to learn from, fewer than {}: "
-                    "seasonal-naive {} forecast",
-                    kind, most_known / 24, format_utc_time(until_s),
-                    most_days, kMinTrainingIssueDays, kind));
+    notes.push_back(fmt::format(
+        "{}: {} h of history before {} leave {} days to learn from, fewer than {}: "
+        "seasonal-naive {} forecast",
+        kind, most_known, format_utc_time(until_s), most_days, kMinTrainingIssueDays, kind));
     return std::optional<forecast::LearnedModel>{};
   }
   forecast::TrainOptions o;
