@@ -60,7 +60,7 @@ SiteEnergyHours site_inputs(const SiteSpec& site, const std::vector<double>& dem
 // The learned forecasts of hours t .. t + ahead.size() - 1 of site i (hour 0 at hour0_s) over
 // the seasonal-naive ones, where a model has them: horizons within its range, and the site's
 // series with the model's history complete at the hour.
-Status learned_ahead(const MpcForecastModels& m, std::size_t i, int64_t now,
+Status learned_ahead(const MpcForecastModels& m, std::size_t i, int64_t now, bool weighs_carbon,
                      std::vector<energy::HourInput>& ahead) {
   if (now < m.window_start_s) {
     return Error{fmt::format("learned forecast issued at {}, before the window's start {}",
@@ -89,9 +89,12 @@ Status learned_ahead(const MpcForecastModels& m, std::size_t i, int64_t now,
     }
     return Status::Ok();
   };
-  if (Status s = apply(m.carbon, m.carbon_series, &energy::HourInput::carbon_g_per_kwh, 0.0);
-      !s.ok()) {
-    return s;
+  // Without a carbon price the plan does not depend on carbon: no carbon forecast is needed.
+  if (weighs_carbon) {
+    if (Status s = apply(m.carbon, m.carbon_series, &energy::HourInput::carbon_g_per_kwh, 0.0);
+        !s.ok()) {
+      return s;
+    }
   }
   return apply(m.price, m.price_series, &energy::HourInput::price_usd_per_kwh,
                -std::numeric_limits<double>::infinity());
@@ -150,9 +153,11 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
                           hour0 + 3600 * static_cast<int64_t>(h));
     };
     if (learned != nullptr) {
-      o.mpc_forecast = [learned, i, hour0 = o.hour0_utc_s](
+      o.mpc_forecast = [learned, i, hour0 = o.hour0_utc_s,
+                        weighs_carbon = o.carbon_price_usd_per_t != 0](
                            std::size_t t, std::vector<energy::HourInput>& ahead) -> Status {
-        return learned_ahead(*learned, i, hour0 + 3600 * static_cast<int64_t>(t), ahead);
+        return learned_ahead(*learned, i, hour0 + 3600 * static_cast<int64_t>(t), weighs_carbon,
+                             ahead);
       };
     }
     const energy::BatterySpec battery = site.energy ? site.energy->battery : energy::BatterySpec{};
