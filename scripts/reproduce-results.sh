@@ -34,8 +34,8 @@ sections=(
   "fleet-foresight|fleet-foresight|9 min (both cores)"
   "fleet-sites|fleet-sites|16 s"
   "energy-sites|energy-sites|45 s"
-  "energy-forecasts|energy-forecasts|2.5 min"
-  "energy-seasons|energy-seasons|7 min"
+  "energy-forecasts|energy-forecasts|2 min"
+  "energy-seasons|energy-seasons|6.5 min"
   "bound-families|bound-families|80 s"
   "defrag-lists|defrag-lists|4 min"
   "defrag-replay|defrag-replay|1 min"
@@ -201,14 +201,16 @@ section_energy_sites() {
 }
 
 # The forecasts an operator may have, cumulatively: past only, + day-ahead prices,
-# + a day-ahead weather forecast, + exact weather.
-forecast_variants=(past prices weather exact)
+# + a day-ahead weather forecast, + exact weather; and past only and + weather forecast with
+# mpc's price and carbon forecasts learned (trained on the sites' series before the window).
+forecast_variants=(past prices weather exact past-learned weather-learned)
 forecast_flags() {
   case $1 in
     past) echo "--generation-forecast past" ;;
     prices) echo "--day-ahead-prices --generation-forecast past" ;;
     weather) echo "--day-ahead-prices --generation-forecast weather --wind-forecast-error 1 --solar-forecast-error 0.35" ;;
     exact) echo "--day-ahead-prices --generation-forecast exact" ;;
+    *-learned) echo "$(forecast_flags "${1%-learned}") --mpc-forecast learned" ;;
   esac
 }
 

@@ -509,6 +509,14 @@ FORECASTS = [
     ("weather", "+ day-ahead weather forecast (default error)"),
     ("exact", "+ exact weather"),
 ]
+# The same with mpc's price and carbon forecasts learned (--mpc-forecast learned).
+LEARNED = [
+    ("past-learned", "past only, learned price and carbon forecasts"),
+    (
+        "weather-learned",
+        "+ day-ahead prices + weather forecast, learned price and carbon forecasts",
+    ),
+]
 
 
 def controller_rows(folder):
@@ -528,7 +536,7 @@ def mpc_share(rows, agent):
 def energy_forecasts(work):
     agents = ["local", "green-cost", "green-cost-carbon"]
     out = []
-    for key, label in FORECASTS:
+    for key, label in FORECASTS + LEARNED:
         rows = controller_rows(f"{work}/{key}")
         out.append([label] + [f"{mpc_share(rows, a):.1f} %" for a in agents])
     return {"energy-forecasts": table(["forecasts"] + [f"`{a}`" for a in agents], out)}
@@ -539,9 +547,13 @@ def energy_seasons(work):
     green = ["green-cost", "green-cost-carbon"]
     out = []
     for w in windows:
-        runs = {key: controller_rows(f"{work}/{w}/{key}") for key, _ in FORECASTS}
+        runs = {key: controller_rows(f"{work}/{w}/{key}") for key, _ in FORECASTS + LEARNED}
         shares = [
             " / ".join(f"{mpc_share(runs[k], a):.1f}" for k, _ in FORECASTS) + " %"
+            for a in ["local"] + green
+        ]
+        learned = [
+            " / ".join(f"{mpc_share(runs[k], a):.1f}" for k, _ in LEARNED) + " %"
             for a in ["local"] + green
         ]
         past = runs["past"]
@@ -555,13 +567,19 @@ def energy_seasons(work):
             for k in ("past", "weather")
         )
         out.append(
-            [w] + shares + [cheaper, violations, past[("local", "none")]["ls_slo_violations"]]
+            [w]
+            + shares
+            + learned
+            + [cheaper, violations, past[("local", "none")]["ls_slo_violations"]]
         )
     return {
         "energy-seasons": table(
             [
                 "window",
                 "mpc share of the oracle's saving, `local`: past / + day-ahead prices / + weather forecast / + exact weather",
+                "the same under `green-cost`",
+                "under `green-cost-carbon`",
+                "with learned price and carbon forecasts, `local`: past / + day-ahead prices + weather forecast",
                 "the same under `green-cost`",
                 "under `green-cost-carbon`",
                 "`green-cost` / `green-cost-carbon` + mpc vs `local` + none (past)",

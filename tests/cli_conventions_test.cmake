@@ -110,6 +110,10 @@ string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" off_out "${off_out}")
 string(REGEX REPLACE "\"wall_seconds\": [-+.e0-9]+" "" never_out "${never_out}")
 check(off_rc EQUAL 0 AND off_out STREQUAL never_out MESSAGE "multi --power-down-idle off differs from the default (off)")
 
+# --- --mpc-forecast: a name multi knows; --mpc-forecast-models only with learned -------------
+expect_error(RC 2 ARGS multi --mpc-forecast oracle -q MATCH "^greensched multi: --mpc-forecast: unknown forecast 'oracle' \\(seasonal-naive\\|learned\\)")
+expect_error(RC 2 ARGS multi --mpc-forecast-models ${WORK} -q MATCH "^greensched multi: --mpc-forecast-models needs --mpc-forecast learned")
+
 # --- --tune: one default, 1.3 ---------------------------------------------------------------------
 run(tune ARGS simulate --policy fgd --seeds 1 -q --json)
 check(tune_rc EQUAL 0 AND tune_out MATCHES "\"tune\": 1\\.3" MESSAGE "simulate's default tune is not 1.3:\n${tune_out}")

@@ -550,3 +550,140 @@ TEST(MultiNetSignal, GreenCostCountsWhatTheBatteryStoredEarlier) {
 
 }  // namespace
 }  // namespace greensched::multi
+
+// ---- The mpc controller on learned price and carbon forecasts (mpc_forecast.hpp) ----
+namespace greensched::multi {
+namespace {
+
+constexpr int64_t kMonday = 1672617600;  // 2023-01-02T00:00Z, a Monday
+
+// One site on 84 days of a weekly price pattern: on weekdays 0.05 USD/kWh at night and 0.40
+// from 17:00 to 20:59 UTC, at weekends a flat 0.10; a flat 300 g/kWh. A 100 kWh battery.
+Fleet weekly_price_site() {
+  Fleet fleet;
+  fleet.start_s = kMonday;
+  SiteSpec s;
+  s.name = "a";
+  std::vector<double> price(84 * 24), carbon(84 * 24, 300.0);
+  for (std::size_t i = 0; i < price.size(); ++i) {
+    const std::size_t day = i / 24 % 7, hour = i % 24;
+    price[i] = day >= 5 ? 0.10 : hour >= 17 && hour < 21 ? 0.40 : 0.05;
+  }
+  s.price = TimeSeries(kMonday, 3600, price);
+  s.carbon = TimeSeries(kMonday, 3600, carbon);
+  SiteEnergy e;
+  e.battery.capacity_kwh = 100;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 25;
+  e.battery.round_trip_efficiency = 0.9;
+  s.energy = e;
+  fleet.sites.push_back(std::move(s));
+  return fleet;
+}
+
+// A run whose measured window starts on day `day` and lasts 14 days at 10 kWh an hour.
+MultiResult window_from_day(int day) {
+  MultiResult run;
+  run.energy_hour0_s = kMonday + 86400 * static_cast<int64_t>(day);
+  run.site_hourly_kwh = {std::vector<double>(14 * 24, 10.0)};
+  run.site_carbon_kg = {0.0};
+  return run;
+}
+
+forecast::TreeParams small_trees() {
+  forecast::TreeParams t;
+  t.trees = 60;
+  t.max_depth = 4;
+  t.eta = 0.3;
+  return t;
+}
+
+TEST(MpcForecast, ParsesItsNames) {
+  EXPECT_EQ(parse_mpc_forecast("learned").value(), MpcForecastKind::kLearned);
+  EXPECT_EQ(parse_mpc_forecast("seasonal-naive").value(), MpcForecastKind::kSeasonalNaive);
+  auto bad = parse_mpc_forecast("oracle");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(has(bad.error(), "unknown forecast 'oracle' (seasonal-naive|learned)"))
+      << bad.error();
+}
+
+// Yesterday's prices (forecast_days 1) expect Monday as flat as Sunday and Saturday as dear as
+// Friday evening; the learned model has the weekday. Trained on the 56 days before the window
+// (day 56, a Monday), it pays no more than the seasonal-naive forecast over the next 14 days,
+// and less than it by at least a cent a day.
+TEST(MpcForecast, LearnedPaysNoMoreThanSeasonalNaiveOnAWeeklyPattern) {
+  const Fleet fleet = weekly_price_site();
+  const MultiResult run = window_from_day(56);
+  auto models = train_mpc_forecasts(fleet, run.energy_hour0_s, 24, small_trees());
+  ASSERT_TRUE(models.ok()) << models.error();
+  ASSERT_TRUE(models.value().price.has_value());
+  EXPECT_TRUE(models.value().notes.empty());
+  EXPECT_LE(models.value().price->trained_until_s(), run.energy_hour0_s);
+  const energy::ControllerOptions options;  // forecast_days 1
+  auto naive = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, options);
+  auto learned =
+      run_site_controllers(fleet, run, energy::ControllerKind::kMpc, options, {}, &models.value());
+  auto none = run_site_controllers(fleet, run, energy::ControllerKind::kNone, options);
+  ASSERT_TRUE(naive.ok()) << naive.error();
+  ASSERT_TRUE(learned.ok()) << learned.error();
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_LT(naive.value().cost_usd, none.value().cost_usd);
+  EXPECT_LT(learned.value().cost_usd, naive.value().cost_usd - 0.14);
+}
+
+// A model trained on data past the window's start would see the hours it forecasts: the
+// controller refuses it, and so does loading one from a folder.
+TEST(MpcForecast, RefusesAModelTrainedPastTheWindowStart) {
+  const Fleet fleet = weekly_price_site();
+  auto late = train_mpc_forecasts(fleet, kMonday + 70 * 86400, 24, small_trees());
+  ASSERT_TRUE(late.ok()) << late.error();
+  ASSERT_TRUE(late.value().price.has_value());
+  // The same models over a window from day 56, before their training ended.
+  MpcForecastModels moved = std::move(late.value());
+  const MultiResult run = window_from_day(56);
+  moved.window_start_s = run.energy_hour0_s;
+  auto refused = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, {}, {}, &moved);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(has(refused.error(),
+                  "carbon forecast: the model was trained on data until "
+                  "2023-03-13 00:00:00, after the window's start "
+                  "2023-02-27 00:00:00: its forecasts would see the hours"))
+      << refused.error();
+  EXPECT_TRUE(check_trained_before(*moved.price, kMonday + 70 * 86400, "x").ok());
+
+  const std::string dir = ::testing::TempDir() + "mpc-forecast-late";
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(moved.price->save(dir + "/price.ubj").ok());
+  auto loaded = load_mpc_forecasts(fleet, run.energy_hour0_s, dir);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_TRUE(has(loaded.error(), "price.ubj: the model was trained on data until"))
+      << loaded.error();
+  auto fine = load_mpc_forecasts(fleet, kMonday + 70 * 86400, dir);
+  ASSERT_TRUE(fine.ok()) << fine.error();
+  EXPECT_TRUE(fine.value().price.has_value());
+  EXPECT_FALSE(fine.value().carbon.has_value());  // no carbon.ubj: a note, seasonal-naive
+  EXPECT_EQ(fine.value().notes.size(), 1U);
+}
+
+// With too little history before the window (2023-01-02 in data from that day) no model is
+// trained: the mpc keeps the seasonal-naive forecast and a note says so.
+TEST(MpcForecast, TooLittleHistoryKeepsSeasonalNaive) {
+  const Fleet fleet = weekly_price_site();
+  auto m = train_mpc_forecasts(fleet, kMonday + 20 * 86400, 24, small_trees());
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_FALSE(m.value().price.has_value());
+  EXPECT_FALSE(m.value().carbon.has_value());
+  ASSERT_EQ(m.value().notes.size(), 2U);
+  EXPECT_TRUE(has(m.value().notes[1],
+                  "price: 480 h of history before 2023-01-22 00:00:00 "
+                  "leave 11 days to learn from, fewer than 14: "
+                  "seasonal-naive price forecast"))
+      << m.value().notes[1];
+  const MultiResult run = window_from_day(20);
+  auto naive = run_site_controllers(fleet, run, energy::ControllerKind::kMpc);
+  auto learned = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, {}, {}, &m.value());
+  ASSERT_TRUE(learned.ok()) << learned.error();
+  EXPECT_DOUBLE_EQ(learned.value().cost_usd, naive.value().cost_usd);
+}
+
+}  // namespace
+}  // namespace greensched::multi

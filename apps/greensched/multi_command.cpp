@@ -28,6 +28,7 @@
 #include "greensched/multi/fleet_bound.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/mpc_forecast.hpp"
 #include "greensched/multi/site_controller.hpp"
 #include "greensched/multi/site_fill.hpp"
 #include "greensched/report/energy_writer.hpp"
@@ -87,6 +88,8 @@ struct MultiCliOptions {
   std::string energy_controllers = "none";
   double carbon_price = 100;  // USD/t, green-cost-carbon
   std::string generation_forecast = "past";
+  std::string mpc_forecast = "seasonal-naive";
+  std::string mpc_forecast_models;
   multi::GenerationForecastOptions generation;
   bool day_ahead_prices = false;
   energy::ControllerOptions controller = [] {
@@ -170,7 +173,37 @@ struct MultiArgs {
   multi::GenerationForecastOptions generation;  // --generation-forecast and its errors
   std::vector<uint64_t> seeds;                  // --seeds, each a whole run of the plan
   int64_t power_down_idle_s = -1;               // --power-down-idle; -1: off
+  multi::MpcForecastKind mpc_forecast = multi::MpcForecastKind::kSeasonalNaive;
+  // --mpc-forecast learned: the models of each window, trained (or loaded) once when a run of
+  // that window first needs them.
+  struct LearnedCache {
+    std::mutex mutex;
+    std::map<int64_t, std::shared_ptr<const multi::MpcForecastModels>> windows;
+  };
+  std::shared_ptr<LearnedCache> learned = std::make_shared<LearnedCache>();
 };
+
+// The learned mpc forecasts of the window that starts at `window_start_s`, trained on the
+// fleet's series before it (or loaded from --mpc-forecast-models); notes on stderr say which
+// series keep the seasonal-naive forecast.
+Result<std::shared_ptr<const multi::MpcForecastModels>> learned_forecasts(const MultiCliOptions& o,
+                                                                          const MultiArgs& a,
+                                                                          const multi::Fleet& fleet,
+                                                                          int64_t window_start_s) {
+  std::lock_guard<std::mutex> lock(a.learned->mutex);
+  auto it = a.learned->windows.find(window_start_s);
+  if (it != a.learned->windows.end()) return it->second;
+  auto m = o.mpc_forecast_models.empty()
+               ? multi::train_mpc_forecasts(fleet, window_start_s, o.controller.mpc_horizon_h)
+               : multi::load_mpc_forecasts(fleet, window_start_s, o.mpc_forecast_models);
+  if (!m.ok()) return Error{fmt::format("--mpc-forecast learned: {}", m.error())};
+  for (const std::string& note : m.value().notes) {
+    fmt::print(stderr, "note: --mpc-forecast learned: {}\n", note);
+  }
+  auto shared = std::make_shared<const multi::MpcForecastModels>(std::move(m.value()));
+  a.learned->windows.emplace(window_start_s, shared);
+  return shared;
+}
 
 Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   MultiArgs a;
@@ -197,6 +230,12 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   auto slack_list = sim::parse_number_list(o.slack_h, "--slack", 0, 24 * 366, false);
   if (!slack_list.ok()) return Error{slack_list.error()};
   a.slacks = slack_list.value();
+  auto mpc_forecast = multi::parse_mpc_forecast(o.mpc_forecast);
+  if (!mpc_forecast.ok()) return Error{"--mpc-forecast: " + mpc_forecast.error()};
+  a.mpc_forecast = mpc_forecast.value();
+  if (!o.mpc_forecast_models.empty() && a.mpc_forecast != multi::MpcForecastKind::kLearned) {
+    return Error{"--mpc-forecast-models needs --mpc-forecast learned"};
+  }
   auto generation = multi::parse_generation_forecast(o.generation_forecast);
   if (!generation.ok()) return Error{"--generation-forecast: " + generation.error()};
   a.generation = o.generation;
@@ -386,7 +425,15 @@ Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiAr
       multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
   controller.mpc_day_ahead = opts.day_ahead_prices;
   for (energy::ControllerKind kind : a.controllers) {
-    auto e = multi::run_site_controllers(fleet, result, kind, controller, opts.generation_forecast);
+    std::shared_ptr<const multi::MpcForecastModels> learned;
+    if (kind == energy::ControllerKind::kMpc &&
+        a.mpc_forecast == multi::MpcForecastKind::kLearned) {
+      auto m = learned_forecasts(o, a, fleet, result.energy_hour0_s);
+      if (!m.ok()) return Error{m.error()};
+      learned = m.value();
+    }
+    auto e = multi::run_site_controllers(fleet, result, kind, controller, opts.generation_forecast,
+                                         learned.get());
     if (!e.ok()) return Error{e.error()};
     result.energy.push_back(std::move(e.value()));
   }
@@ -826,6 +873,19 @@ Action add_multi_command(CLI::App& app) {
                   "past days the mpc controller's seasonal-naive forecast averages")
       ->capture_default_str()
       ->check(CLI::Range(1, 60));
+  cmd->add_option("--mpc-forecast", o->mpc_forecast,
+                  "the price and carbon forecast the mpc controller plans on: seasonal-naive "
+                  "(the mean of the same hour over --mpc-forecast-days past days) or learned "
+                  "(gradient-boosted trees trained when the run starts on the sites' own series "
+                  "before the measured window, past values only; a series with under "
+                  "two weeks of history to learn from keeps seasonal-naive, with a note)")
+      ->type_name("seasonal-naive|learned")
+      ->capture_default_str();
+  cmd->add_option("--mpc-forecast-models", o->mpc_forecast_models,
+                  "with --mpc-forecast learned: load carbon.ubj and price.ubj from this folder "
+                  "(greensched forecast train --info past) instead of training; refused when a "
+                  "model was trained on data at or after the window's start")
+      ->type_name("DIR");
   as_duration(cmd->add_option("--mpc-known-price", o->controller.mpc_known_price_h,
                               "how far from now, the current hour first, the mpc controller "
                               "knows the price (published day-ahead) instead of forecasting it, "

@@ -65,6 +65,12 @@ struct ControllerOptions {
   // index into the hours given) as known at the start of hour t; h >= t. Unset: the
   // seasonal-naive forecast of past generation, as for the other series.
   std::function<double(std::size_t t, std::size_t h)> generation_forecast;
+  // mpc: a forecast of the import price and carbon intensity that replaces the seasonal-naive
+  // one (a learned forecaster's): mpc_forecast(t, ahead) is called at the start of hour t with
+  // ahead[k] the seasonal-naive forecast of hour t + k, and overwrites what it forecasts. It
+  // must read only hours before t. Prices published day-ahead, demand and the generation
+  // forecast are applied after it. Unset: the seasonal-naive forecast.
+  std::function<Status(std::size_t t, std::vector<HourInput>& ahead)> mpc_forecast;
   int greedy_window_h = 24;            // trailing past prices for the quantiles, >= 1
   double greedy_low_quantile = 0.25;   // charge from the grid at or below
   double greedy_high_quantile = 0.75;  // discharge at or above

@@ -113,6 +113,11 @@ Result<ControllerRun> run_mpc(const std::vector<HourInput>& hours, const Battery
         if (t == 0) return BatteryRequest{};  // no past to forecast from
         std::vector<HourInput> ahead =
             forecast(hours, t, options.mpc_horizon_h, options.forecast_days);
+        if (options.mpc_forecast) {
+          if (Status s = options.mpc_forecast(t, ahead); !s.ok()) {
+            return Error{fmt::format("mpc: hour {}: forecast: {}", t, s.message())};
+          }
+        }
         know_ahead(hours, t, options, ahead);
         double mean_price = 0;
         for (const HourInput& f : ahead) mean_price += effective_import_price(f, options);

@@ -42,8 +42,9 @@ Result<DispatchPlan> solve_dispatch_lp(std::span<const HourInput> hours, const B
 //   from hours before t only: hour j is the mean of hours j - 24 m for the forecast_days
 //   smallest m with j - 24 m < t (for j = t..t+23 that is yesterday's same hour); where none
 //   exists yet, the mean of all past hours; with no past at all (t = 0) the battery idles.
-//   Demand is the last hour's, held; generation the options' generation_forecast where set;
-//   prices published day-ahead (mpc_known_price_h, mpc_day_ahead) the actual ones.
+//   The options' mpc_forecast, where set, then replaces what it forecasts (a learned price and
+//   carbon forecast). Demand is the last hour's, held; generation the options' generation_forecast
+//   where set; prices published day-ahead (mpc_known_price_h, mpc_day_ahead) the actual ones.
 //   Energy left stored at the horizon's end is valued at eta_d times the forecast mean import
 //   price (at least 0), so the plan does not empty the battery just because the horizon ends.
 //   The first hour runs as planned, except that where the hour turns out to have more to

@@ -1,6 +1,11 @@
 #include "greensched/multi/site_controller.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
+
+#include "greensched/core/utc_time.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -52,13 +57,73 @@ SiteEnergyHours site_inputs(const SiteSpec& site, const std::vector<double>& dem
   return out;
 }
 
+// The learned forecasts of hours t .. t + ahead.size() - 1 of site i (hour 0 at hour0_s) over
+// the seasonal-naive ones, where a model has them: horizons within its range, and the site's
+// series with the model's history complete at the hour.
+Status learned_ahead(const MpcForecastModels& m, std::size_t i, int64_t now, bool weighs_carbon,
+                     std::vector<energy::HourInput>& ahead) {
+  if (now < m.window_start_s) {
+    return Error{fmt::format("learned forecast issued at {}, before the window's start {}",
+                             format_utc_time(now), format_utc_time(m.window_start_s))};
+  }
+  const auto apply = [&](const std::optional<forecast::LearnedModel>& model,
+                         const std::vector<forecast::Series>& series,
+                         double energy::HourInput::*field, double floor) -> Status {
+    if (!model || i >= series.size() || series[i].values.empty()) return Status::Ok();
+    const forecast::Series& s = series[i];
+    if (forecast::known_count(s, now) < forecast::kMinHistoryH) return Status::Ok();
+    std::vector<int> horizons;
+    for (std::size_t k = 0; k < ahead.size(); ++k) {
+      const int h = static_cast<int>(k) + 1;
+      if (h > model->max_horizon_h() ||
+          forecast::target_index(forecast::known_count(s, now), h) >= s.size()) {
+        break;
+      }
+      horizons.push_back(h);
+    }
+    if (horizons.empty()) return Status::Ok();
+    auto f = model->forecast({&s, nullptr}, now, horizons);
+    if (!f.ok()) return f.status();
+    for (std::size_t k = 0; k < horizons.size(); ++k) {
+      ahead[k].*field = std::max(floor, f.value()[k]);
+    }
+    return Status::Ok();
+  };
+  // Without a carbon price the plan does not depend on carbon: no carbon forecast is needed.
+  if (weighs_carbon) {
+    if (Status s = apply(m.carbon, m.carbon_series, &energy::HourInput::carbon_g_per_kwh, 0.0);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return apply(m.price, m.price_series, &energy::HourInput::price_usd_per_kwh,
+               -std::numeric_limits<double>::infinity());
+}
+
 }  // namespace
 
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
                                           const energy::ControllerOptions& options,
-                                          const GenerationForecastOptions& generation) {
+                                          const GenerationForecastOptions& generation,
+                                          const MpcForecastModels* learned) {
   if (Status s = validate(generation); !s.ok()) return Error{s.message()};
+  if (learned != nullptr) {
+    // No look-ahead: the models saw nothing at or after the window's start.
+    if (learned->window_start_s > run.energy_hour0_s) {
+      return Error{fmt::format("learned forecasts for a window from {}, the run's starts at {}",
+                               format_utc_time(learned->window_start_s),
+                               format_utc_time(run.energy_hour0_s))};
+    }
+    for (const auto* model : {&learned->carbon, &learned->price}) {
+      if (!*model) continue;
+      if (Status s = check_trained_before(**model, run.energy_hour0_s,
+                                          fmt::format("{} forecast", (*model)->kind()));
+          !s.ok()) {
+        return Error{s.message()};
+      }
+    }
+  }
   EnergyResult result;
   result.controller = std::string(energy::controller_name(kind));
   result.carbon_kg = run.carbon_kg;
@@ -87,6 +152,14 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
       return forecast.kwh(hour0 + 3600 * static_cast<int64_t>(t),
                           hour0 + 3600 * static_cast<int64_t>(h));
     };
+    if (learned != nullptr) {
+      o.mpc_forecast = [learned, i, hour0 = o.hour0_utc_s,
+                        weighs_carbon = o.carbon_price_usd_per_t != 0](
+                           std::size_t t, std::vector<energy::HourInput>& ahead) -> Status {
+        return learned_ahead(*learned, i, hour0 + 3600 * static_cast<int64_t>(t), weighs_carbon,
+                             ahead);
+      };
+    }
     const energy::BatterySpec battery = site.energy ? site.energy->battery : energy::BatterySpec{};
     auto ran = energy::run_controller(kind, inputs, battery, o);
     if (!ran.ok()) return Error{fmt::format("site {}: {}", site.name, ran.error())};

@@ -10,6 +10,7 @@
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/generation_forecast.hpp"
+#include "greensched/multi/mpc_forecast.hpp"
 
 namespace greensched::multi {
 
@@ -17,10 +18,13 @@ namespace greensched::multi {
 // Sites without a price series pay 0. `options.allow_export` is taken per site from its block.
 // `options.carbon_price_usd_per_t` is the run's agent's (controller_carbon_price_usd_per_t in
 // agent.hpp): 0 makes every controller minimise cost alone. The mpc controller reads each
-// site's generation from a GenerationForecast made with `generation` (the agents' own).
+// site's generation from a GenerationForecast made with `generation` (the agents' own), and
+// plans on `learned`'s price and carbon forecasts where given (null: seasonal-naive); an error
+// when a learned model was trained on data after the window's start (run.energy_hour0_s).
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
                                           const energy::ControllerOptions& options = {},
-                                          const GenerationForecastOptions& generation = {});
+                                          const GenerationForecastOptions& generation = {},
+                                          const MpcForecastModels* learned = nullptr);
 
 }  // namespace greensched::multi
