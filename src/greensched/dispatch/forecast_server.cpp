@@ -145,6 +145,19 @@ ForecastService::ForecastService(std::map<std::string, forecast::Series> zones,
   for (const auto& [name, series] : zones_) state_[name];
 }
 
+std::optional<ForecastReply> ForecastService::check_locations(
+    const std::vector<std::string>& locations) const {
+  if (locations.empty()) return bad_request("location is required (location=ZONE, repeatable)");
+  for (const std::string& loc : locations) {
+    if (!zones_.contains(loc)) {
+      std::string known;
+      for (const auto& [name, s] : zones_) known += (known.empty() ? "" : ", ") + name;
+      return bad_request(fmt::format("unknown location '{}' (known: {})", loc, known));
+    }
+  }
+  return std::nullopt;
+}
+
 ForecastReply ForecastService::bad_request(const std::string& detail) const {
   ForecastReply r;
   r.status = 400;
@@ -213,14 +226,7 @@ void ForecastService::settle(const std::string& zone, ZoneState& st, int64_t sig
 ForecastReply ForecastService::current(const Params& params, int64_t wall_s) {
   const int64_t now = clock_.signal_s(wall_s);
   const auto locations = values_of(params, "location");
-  if (locations.empty()) return bad_request("location is required (location=ZONE, repeatable)");
-  for (const std::string& loc : locations) {
-    if (!zones_.contains(loc)) {
-      std::string known;
-      for (const auto& [name, s] : zones_) known += (known.empty() ? "" : ", ") + name;
-      return bad_request(fmt::format("unknown location '{}' (known: {})", loc, known));
-    }
-  }
+  if (auto bad = check_locations(locations)) return *bad;
   auto start = time_param(params, "dataStartAt");
   if (!start.ok()) return bad_request(start.status().message());
   auto end = time_param(params, "dataEndAt");
@@ -305,14 +311,7 @@ ForecastReply ForecastService::current(const Params& params, int64_t wall_s) {
 ForecastReply ForecastService::best(const Params& params, int64_t wall_s) {
   const int64_t now = clock_.signal_s(wall_s);
   const auto locations = values_of(params, "location");
-  if (locations.empty()) return bad_request("location is required (location=ZONE, repeatable)");
-  for (const std::string& loc : locations) {
-    if (!zones_.contains(loc)) {
-      std::string known;
-      for (const auto& [name, s] : zones_) known += (known.empty() ? "" : ", ") + name;
-      return bad_request(fmt::format("unknown location '{}' (known: {})", loc, known));
-    }
-  }
+  if (auto bad = check_locations(locations)) return *bad;
   auto from = time_param(params, "time");
   if (!from.ok()) return bad_request(from.status().message());
   auto to = time_param(params, "toTime");

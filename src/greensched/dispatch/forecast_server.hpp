@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -111,6 +112,8 @@ class ForecastService {
   };
   void settle(const std::string& zone, ZoneState& state, int64_t signal_s);  // mu_ held
   ForecastReply bad_request(const std::string& detail) const;
+  // A 400 reply when no location is given or one is not served.
+  std::optional<ForecastReply> check_locations(const std::vector<std::string>& locations) const;
 
   std::map<std::string, forecast::Series> zones_;
   Forecaster forecaster_;

@@ -431,6 +431,17 @@ std::string gpu_amount(int64_t milli) {
   return gpu_share(milli);
 }
 
+// One move of a record ("Pod P (... ) moved from A (GPU 0) to B (GPU 1)"), then `tail`.
+std::string move_sentence(const json& mv, const std::string& tail) {
+  const std::string from_gpus = gpu_indices(member_or_empty(mv, "from_gpus"));
+  const std::string to_gpus = gpu_indices(member_or_empty(mv, "to_gpus"));
+  return fmt::format("Pod {} ({} vCPU, {}) moved from {}{} to {}{}{}.",
+                     mv["pod"].get<std::string>(), number(as_int(mv, "cpu_milli") / 1000.0),
+                     gpu_amount(as_int(mv, "gpu_milli")), mv["from"].get<std::string>(),
+                     from_gpus.empty() ? "" : " (" + from_gpus + ")", mv["to"].get<std::string>(),
+                     to_gpus.empty() ? "" : " (" + to_gpus + ")", tail);
+}
+
 // A pod that fit nowhere, placed after moving others (rescued_by_moves).
 std::vector<std::string> rescued_sentences(const json& r) {
   const json& m = r["rescued_by_moves"];
@@ -446,15 +457,7 @@ std::vector<std::string> rescued_sentences(const json& r) {
                         : fmt::format("{} running pods were", moves.size()),
       m["node"].get<std::string>(), gpus.empty() ? "" : ", " + gpus + ",",
       r.value("policy", std::string("the policy"))));
-  for (const json& mv : moves) {
-    const std::string from_gpus = gpu_indices(member_or_empty(mv, "from_gpus"));
-    const std::string to_gpus = gpu_indices(member_or_empty(mv, "to_gpus"));
-    s.push_back(
-        fmt::format("Pod {} ({} vCPU, {}) moved from {}{} to {}{}.", mv["pod"].get<std::string>(),
-                    number(as_int(mv, "cpu_milli") / 1000.0), gpu_amount(as_int(mv, "gpu_milli")),
-                    mv["from"].get<std::string>(), from_gpus.empty() ? "" : " (" + from_gpus + ")",
-                    mv["to"].get<std::string>(), to_gpus.empty() ? "" : " (" + to_gpus + ")"));
-  }
+  for (const json& mv : moves) s.push_back(move_sentence(mv, ""));
   const json& freed = member_or_empty(m, "freed");
   s.push_back(fmt::format("On {} the moves freed {} on the GPUs it took, and {} vCPU.",
                           m["node"].get<std::string>(), gpu_amount(as_int(freed, "gpu_milli")),
@@ -474,16 +477,10 @@ std::vector<std::string> drain_sentences(const json& r) {
       moves.size() == 1 ? std::string("its one pod") : fmt::format("its {} pods", moves.size()),
       number(r["busy_until_s"].get<double>(), 1)));
   for (const json& mv : moves) {
-    const std::string from_gpus = gpu_indices(member_or_empty(mv, "from_gpus"));
-    const std::string to_gpus = gpu_indices(member_or_empty(mv, "to_gpus"));
     const int64_t lost = as_int(mv, "lost_s");
-    s.push_back(fmt::format(
-        "Pod {} ({} vCPU, {}) moved from {}{} to {}{}, {}.", mv["pod"].get<std::string>(),
-        number(as_int(mv, "cpu_milli") / 1000.0), gpu_amount(as_int(mv, "gpu_milli")),
-        mv["from"].get<std::string>(), from_gpus.empty() ? "" : " (" + from_gpus + ")",
-        mv["to"].get<std::string>(), to_gpus.empty() ? "" : " (" + to_gpus + ")",
-        lost > 0 ? fmt::format("losing {} s of run since its last checkpoint", lost)
-                 : std::string("losing no run time")));
+    s.push_back(move_sentence(
+        mv, lost > 0 ? fmt::format(", losing {} s of run since its last checkpoint", lost)
+                     : std::string(", losing no run time")));
   }
   const auto kwh = [&](const char* key) {
     return number(e.contains(key) && e[key].is_number() ? e[key].get<double>() : 0.0);
@@ -548,6 +545,18 @@ Status check_objects(const json& object, const char* key, std::string_view where
     if (Status s = check_fields((*array)[i], item, rules); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+// The moves of a record (rescued_by_moves.moves, a drain's moves), as move_sentence reads them.
+Status check_moves(const json& object, std::string_view where) {
+  return check_objects(object, "moves", where,
+                       {{"pod", JsonKind::kString, true, false},
+                        {"from", JsonKind::kString, true, false},
+                        {"to", JsonKind::kString, true, false},
+                        {"from_gpus", JsonKind::kArray},
+                        {"to_gpus", JsonKind::kArray},
+                        {"gpu_milli", JsonKind::kNumber},
+                        {"cpu_milli", JsonKind::kNumber}});
 }
 
 // Every value of object `key` (when present) has `kind`.
@@ -678,15 +687,7 @@ Status check_placement(const json& r) {
         !s.ok()) {
       return s;
     }
-    if (Status s = check_objects(*m, "moves", "rescued_by_moves",
-                                 {{"pod", JsonKind::kString, true, false},
-                                  {"from", JsonKind::kString, true, false},
-                                  {"to", JsonKind::kString, true, false},
-                                  {"from_gpus", JsonKind::kArray},
-                                  {"to_gpus", JsonKind::kArray},
-                                  {"gpu_milli", JsonKind::kNumber},
-                                  {"cpu_milli", JsonKind::kNumber}});
-        !s.ok()) {
+    if (Status s = check_moves(*m, "rescued_by_moves"); !s.ok()) {
       return s;
     }
     if (const json* f = json_member(*m, "freed")) {
@@ -738,16 +739,8 @@ Status check_drain(const json& r) {
       !s.ok()) {
     return s;
   }
-  if (Status s = check_objects(r, "moves", "",
-                               {{"pod", JsonKind::kString, true, false},
-                                {"from", JsonKind::kString, true, false},
-                                {"to", JsonKind::kString, true, false},
-                                {"from_gpus", JsonKind::kArray},
-                                {"to_gpus", JsonKind::kArray},
-                                {"gpu_milli", JsonKind::kNumber},
-                                {"cpu_milli", JsonKind::kNumber},
-                                {"lost_s", JsonKind::kNumber}});
-      !s.ok()) {
+  if (Status s = check_moves(r, ""); !s.ok()) return s;
+  if (Status s = check_objects(r, "moves", "", {{"lost_s", JsonKind::kNumber}}); !s.ok()) {
     return s;
   }
   if (const json* e = json_member(r, "estimate")) {

@@ -293,25 +293,30 @@ json make_record(const RecordInputs& in, const PodSpec& pod, const policy::Decis
   return r;
 }
 
+namespace {
+
+// A move as records write it (rescued_by_moves.moves and a drain's moves).
+json move_json(const defrag::Move& m, const Cluster& cluster, const PodSpec* p) {
+  return {{"pod", p != nullptr ? p->name : fmt::format("pod {}", m.pod)},
+          {"from", cluster.spec(m.from).name},
+          {"from_gpus", gpu_list(m.from_gpus)},
+          {"to", cluster.spec(m.to).name},
+          {"to_gpus", gpu_list(m.to_gpus)},
+          {"gpu_milli", m.gpu_milli},
+          {"cpu_milli", p != nullptr ? p->cpu_milli : 0}};
+}
+
+}  // namespace
+
 json rescue_json(const defrag::FitPlan& plan, const Cluster& cluster,
                  const std::function<const PodSpec*(PodId)>& pod_of) {
-  const auto pod_name = [&](PodId id) {
-    const PodSpec* p = pod_of ? pod_of(id) : nullptr;
-    return p != nullptr ? p->name : fmt::format("pod {}", id);
-  };
   json moves = json::array();
   int64_t freed_gpu = 0;
   int64_t freed_cpu = 0;
   for (const defrag::Move& m : plan.moves) {
     const PodSpec* p = pod_of ? pod_of(m.pod) : nullptr;
     const int64_t cpu = p != nullptr ? p->cpu_milli : 0;
-    moves.push_back({{"pod", pod_name(m.pod)},
-                     {"from", cluster.spec(m.from).name},
-                     {"from_gpus", gpu_list(m.from_gpus)},
-                     {"to", cluster.spec(m.to).name},
-                     {"to_gpus", gpu_list(m.to_gpus)},
-                     {"gpu_milli", m.gpu_milli},
-                     {"cpu_milli", cpu}});
+    moves.push_back(move_json(m, cluster, p));
     // GPU freed on the GPUs the pod took; CPU freed on its node, net of pods moved onto it.
     const int64_t each = m.gpu_milli / std::max(1, gpu_mask_count(m.from_gpus));
     if (m.from == plan.node) {
@@ -338,15 +343,9 @@ nlohmann::json drain_record(std::string_view policy, NodeIndex node,
   json out = json::array();
   for (std::size_t i = 0; i < moves.size(); ++i) {
     const defrag::Move& m = moves[i];
-    const PodSpec* p = pod_of ? pod_of(m.pod) : nullptr;
-    out.push_back({{"pod", p != nullptr ? p->name : fmt::format("pod {}", m.pod)},
-                   {"from", cluster.spec(m.from).name},
-                   {"from_gpus", gpu_list(m.from_gpus)},
-                   {"to", cluster.spec(m.to).name},
-                   {"to_gpus", gpu_list(m.to_gpus)},
-                   {"gpu_milli", m.gpu_milli},
-                   {"cpu_milli", p != nullptr ? p->cpu_milli : 0},
-                   {"lost_s", i < lost_s.size() ? lost_s[i] : 0}});
+    json mv = move_json(m, cluster, pod_of ? pod_of(m.pod) : nullptr);
+    mv["lost_s"] = i < lost_s.size() ? lost_s[i] : 0;
+    out.push_back(std::move(mv));
   }
   const auto kwh = [](double j) { return j / 3.6e6; };
   return {{"kind", "drain"},

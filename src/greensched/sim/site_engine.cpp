@@ -327,9 +327,9 @@ Status SiteEngine::consolidate(int64_t now) {
   }
   if (candidates.empty()) return Status::Ok();
   // One trial a pass: the candidate sparing the most.
-  const NodeIndex n = std::max_element(candidates.begin(), candidates.end())->second;
+  const auto [spared_j, n] = *std::max_element(candidates.begin(), candidates.end());
   DrainEstimate e;
-  e.spared_j = std::max_element(candidates.begin(), candidates.end())->first;
+  e.spared_j = spared_j;
   const std::vector<PodId> on = node_jobs_[n];
   const double here_w = power_.node_watts(n);  // booked before the drain
   double remaining_s = 0;  // mean over the jobs of the run each has left, lost time included
