@@ -15,12 +15,16 @@ kept in --out.
       [--fleet examples/fleet-4-regions.json] [--pods POD_LIST] [--load 70]
       [--slack 0,4,12] [--agent local,green,green-plan] [--seeds 42,43,44]
       [--windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01] [--out fleet-seasons/] [--oracle]
-      [--bound-prices]
+      [--bound-prices] [--learned] [--jobs N]
 
 --oracle adds the rows of the forecasting agents run with forecasts that see the future
 (`multi --oracle`): what perfect foresight of carbon and prices is worth to them.
 --bound-prices adds the rows of green-plan planning with the bound's capacity prices
 (`multi --bound-prices`): what knowing every job to come is worth to it.
+--learned adds the rows of the forecasting agents run on learned forecasts (`multi --forecast
+learned`, "green-plan (learned)"), from a second run of each window and seed beside the first
+(same jobs, so the same bound, which that run does not compute again).
+--jobs N runs each `multi` on N threads (default: every core).
 """
 import argparse
 import json
@@ -30,9 +34,16 @@ import subprocess
 import sys
 
 
-def run(args, window, seed):
-    path = os.path.join(args.out, f"{window}-seed{seed}.json")
+FORECASTING_AGENTS = ("carbon-forecast", "green", "green-plan")
+
+
+def run(args, window, seed, learned=False):
+    suffix = "-learned" if learned else ""
+    path = os.path.join(args.out, f"{window}-seed{seed}{suffix}.json")
     if not os.path.exists(path):
+        agents = args.agent
+        if learned:
+            agents = ",".join(a for a in args.agent.split(",") if a in FORECASTING_AGENTS)
         cmd = [
             args.greensched,
             "multi",
@@ -47,20 +58,24 @@ def run(args, window, seed):
             "--slack",
             args.slack,
             "--agent",
-            args.agent,
+            agents,
             "--seeds",
             str(seed),
             "--start",
             window,
-            "--bound",
+            "--no-bound" if learned else "--bound",
             "--json",
             "-q",
         ]
+        if args.jobs:
+            cmd += ["--jobs", str(args.jobs)]
+        if learned:
+            cmd += ["--forecast", "learned"]
         if args.pods:
             cmd += ["--pods", args.pods]
-        if args.oracle:
+        if args.oracle and not learned:
             cmd += ["--oracle"]
-        if args.bound_prices:
+        if args.bound_prices and not learned:
             cmd += ["--bound-prices"]
         print(f"{window} seed {seed}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -106,6 +121,12 @@ def main():
         action="store_true",
         help="also run green-plan on the bound's capacity prices",
     )
+    p.add_argument(
+        "--learned",
+        action="store_true",
+        help="also run the forecasting agents on learned forecasts (multi --forecast learned)",
+    )
+    p.add_argument("--jobs", type=int, default=0, help="threads of each multi run (0: every core)")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -117,11 +138,19 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for window in args.windows.split(","):
         runs = {seed: run(args, window, seed) for seed in seeds}
+        if args.learned:
+            for seed in seeds:
+                # The same jobs and slacks: each learned row takes the bound of its slack.
+                bounds = {r["slack_h"]: r["bound"] for r in runs[seed] if "bound" in r}
+                for r in run(args, window, seed, learned=True):
+                    r["bound"] = bounds[r["slack_h"]]
+                    runs[seed].append(r)
         keys = []
         for r in runs[seeds[0]]:
             key = (r["slack_h"], r["agent"])
             if key not in keys:
                 keys.append(key)
+        keys.sort(key=lambda k: k[0])  # stable: each slack's runs in the order they ran
         for slack, agent in keys:
             rows, locals_ = [], []
             for seed in seeds:

@@ -114,6 +114,11 @@ check(off_rc EQUAL 0 AND off_out STREQUAL never_out MESSAGE "multi --power-down-
 expect_error(RC 2 ARGS multi --mpc-forecast oracle -q MATCH "^greensched multi: --mpc-forecast: unknown forecast 'oracle' \\(seasonal-naive\\|learned\\)")
 expect_error(RC 2 ARGS multi --mpc-forecast-models ${WORK} -q MATCH "^greensched multi: --mpc-forecast-models needs --mpc-forecast learned")
 
+# --- --forecast: a name multi knows; learned forecasts are not the oracle's ---------------------
+expect_error(RC 2 ARGS multi --forecast oracle -q MATCH "^greensched multi: --forecast: unknown forecast 'oracle' \\(same-hour\\|learned\\)")
+expect_error(RC 2 ARGS multi --forecast learned --oracle -q MATCH "^greensched multi: --forecast learned and --oracle: --oracle adds runs whose forecasts are the actual series. choose one")
+expect_error(RC 2 ARGS multi --forecast same-hour --mpc-forecast-models ${WORK} -q MATCH "^greensched multi: --mpc-forecast-models needs --mpc-forecast learned or --forecast learned")
+
 # --- --tune: one default, 1.3 ---------------------------------------------------------------------
 run(tune ARGS simulate --policy fgd --seeds 1 -q --json)
 check(tune_rc EQUAL 0 AND tune_out MATCHES "\"tune\": 1\\.3" MESSAGE "simulate's default tune is not 1.3:\n${tune_out}")

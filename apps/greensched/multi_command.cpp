@@ -90,6 +90,7 @@ struct MultiCliOptions {
   std::string generation_forecast = "past";
   std::string mpc_forecast = "seasonal-naive";
   std::string mpc_forecast_models;
+  std::string forecast = "same-hour";  // the agents' forecasts: same-hour|learned
   multi::GenerationForecastOptions generation;
   bool day_ahead_prices = false;
   energy::ControllerOptions controller = [] {
@@ -111,6 +112,12 @@ Result<std::vector<energy::ControllerKind>> parse_controllers(const std::string&
     pos = comma + 1;
   }
   return kinds;
+}
+
+// Whether the agent reads the forecaster (multi/forecast.hpp): --oracle adds runs of these,
+// --forecast learned gives them the learned forecasts.
+bool reads_forecasts(const std::string& agent) {
+  return agent == "carbon-forecast" || agent == "green" || agent == "green-plan";
 }
 
 // One agent to run, whether its forecasts see the future (--oracle), and whether it plans with
@@ -145,7 +152,7 @@ Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool ora
   if (oracle) {
     const auto copy = runs;
     for (const AgentRun& run : copy) {
-      if (run.name == "carbon-forecast" || run.name == "green" || run.name == "green-plan") {
+      if (reads_forecasts(run.name)) {
         runs.push_back(AgentRun{run.name, true});
       }
     }
@@ -174,8 +181,9 @@ struct MultiArgs {
   std::vector<uint64_t> seeds;                  // --seeds, each a whole run of the plan
   int64_t power_down_idle_s = -1;               // --power-down-idle; -1: off
   multi::MpcForecastKind mpc_forecast = multi::MpcForecastKind::kSeasonalNaive;
-  // --mpc-forecast learned: the models of each window, trained (or loaded) once when a run of
-  // that window first needs them.
+  bool learned_agents = false;  // --forecast learned
+  // --mpc-forecast learned and --forecast learned: the models of each window, trained (or
+  // loaded) once when a run of that window first needs them, shared by the agents and the mpc.
   struct LearnedCache {
     std::mutex mutex;
     std::map<int64_t, std::shared_ptr<const multi::MpcForecastModels>> windows;
@@ -183,9 +191,9 @@ struct MultiArgs {
   std::shared_ptr<LearnedCache> learned = std::make_shared<LearnedCache>();
 };
 
-// The learned mpc forecasts of the window that starts at `window_start_s`, trained on the
+// The learned forecasts of the window that starts at `window_start_s`, trained on the
 // fleet's series before it (or loaded from --mpc-forecast-models); notes on stderr say which
-// series keep the seasonal-naive forecast.
+// series keep the seasonal-naive (mpc) or same-hour (agents) forecast.
 Result<std::shared_ptr<const multi::MpcForecastModels>> learned_forecasts(const MultiCliOptions& o,
                                                                           const MultiArgs& a,
                                                                           const multi::Fleet& fleet,
@@ -196,9 +204,20 @@ Result<std::shared_ptr<const multi::MpcForecastModels>> learned_forecasts(const 
   auto m = o.mpc_forecast_models.empty()
                ? multi::train_mpc_forecasts(fleet, window_start_s, o.controller.mpc_horizon_h)
                : multi::load_mpc_forecasts(fleet, window_start_s, o.mpc_forecast_models);
-  if (!m.ok()) return Error{fmt::format("--mpc-forecast learned: {}", m.error())};
+  const bool mpc = a.mpc_forecast == multi::MpcForecastKind::kLearned;
+  const std::string flags = mpc && a.learned_agents ? "--mpc-forecast learned, --forecast learned"
+                            : mpc                   ? "--mpc-forecast learned"
+                                                    : "--forecast learned";
+  if (!m.ok()) return Error{fmt::format("{}: {}", flags, m.error())};
   for (const std::string& note : m.value().notes) {
-    fmt::print(stderr, "note: --mpc-forecast learned: {}\n", note);
+    // The agents' fallback is the same-hour forecaster, the mpc's its seasonal-naive one.
+    std::string text = note;
+    if (!mpc) {
+      if (const auto at = text.rfind("seasonal-naive"); at != std::string::npos) {
+        text.replace(at, std::string_view("seasonal-naive").size(), "same-hour");
+      }
+    }
+    fmt::print(stderr, "note: {}: {}\n", flags, text);
   }
   auto shared = std::make_shared<const multi::MpcForecastModels>(std::move(m.value()));
   a.learned->windows.emplace(window_start_s, shared);
@@ -233,8 +252,18 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
   auto mpc_forecast = multi::parse_mpc_forecast(o.mpc_forecast);
   if (!mpc_forecast.ok()) return Error{"--mpc-forecast: " + mpc_forecast.error()};
   a.mpc_forecast = mpc_forecast.value();
-  if (!o.mpc_forecast_models.empty() && a.mpc_forecast != multi::MpcForecastKind::kLearned) {
-    return Error{"--mpc-forecast-models needs --mpc-forecast learned"};
+  if (o.forecast != "same-hour" && o.forecast != "learned") {
+    return Error{fmt::format("--forecast: unknown forecast '{}' (same-hour|learned)", o.forecast)};
+  }
+  a.learned_agents = o.forecast == "learned";
+  if (a.learned_agents && o.oracle) {
+    return Error{
+        "--forecast learned and --oracle: --oracle adds runs whose forecasts are the actual "
+        "series; choose one"};
+  }
+  if (!o.mpc_forecast_models.empty() && a.mpc_forecast != multi::MpcForecastKind::kLearned &&
+      !a.learned_agents) {
+    return Error{"--mpc-forecast-models needs --mpc-forecast learned or --forecast learned"};
   }
   auto generation = multi::parse_generation_forecast(o.generation_forecast);
   if (!generation.ok()) return Error{"--generation-forecast: " + generation.error()};
@@ -411,11 +440,26 @@ multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& 
   return opts;
 }
 
+// The first hour a run of `w` measures (MultiResult::energy_hour0_s): the models for the
+// agents are trained before it, as the mpc's are, so that one training serves both.
+int64_t measured_hour0_s(const multi::Fleet& fleet, const MultiWorkload& w) {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  for (const PodSpec& pod : w.pods)
+    first = std::min(first, std::max<int64_t>(pod.creation_time, 0));
+  if (w.pods.empty()) first = 0;
+  return floor_hour(fleet.start_s + std::max(first, w.from));
+}
+
 // One run: the agent dispatches the workload, then each site energy controller runs on the
 // sites' hourly demand.
 Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiArgs& a,
                                          const multi::Fleet& fleet, const MultiWorkload& w,
-                                         uint32_t shapes, const multi::MultiOptions& opts) {
+                                         uint32_t shapes, multi::MultiOptions opts) {
+  if (a.learned_agents && !opts.oracle && reads_forecasts(opts.agent)) {
+    auto m = learned_forecasts(o, a, fleet, measured_hour0_s(fleet, w));
+    if (!m.ok()) return Error{m.error()};
+    opts.learned_forecasts = m.value();
+  }
   auto r = multi::run_fleet(fleet, w.pods, shapes, opts);
   if (!r.ok()) return Error{r.error()};
   multi::MultiResult result = std::move(r.value());
@@ -805,6 +849,15 @@ Action add_multi_command(CLI::App& app) {
   cmd->add_flag("--oracle", o->oracle,
                 "also run carbon-forecast, green and green-plan with forecasts that see the "
                 "future");
+  cmd->add_option("--forecast", o->forecast,
+                  "the carbon and price forecasts carbon-forecast, green and green-plan plan on: "
+                  "same-hour (the mean of the same hour over the past 7 days) or learned (the "
+                  "--mpc-forecast learned models, trained once on the sites' series before the "
+                  "measured window, up to --mpc-horizon ahead, same-hour beyond and where a "
+                  "series has no model, with a note); their rows read \"(learned)\"; not with "
+                  "--oracle")
+      ->type_name("same-hour|learned")
+      ->capture_default_str();
   add_seeds_option(cmd, o->seeds,
                    "seeds of home sites, local schedulers and drawn jobs; each seed runs the "
                    "whole plan (several: OUT/seed-N per seed, rows of --json carry their seed)",
@@ -882,7 +935,8 @@ Action add_multi_command(CLI::App& app) {
       ->type_name("seasonal-naive|learned")
       ->capture_default_str();
   cmd->add_option("--mpc-forecast-models", o->mpc_forecast_models,
-                  "with --mpc-forecast learned: load carbon.ubj and price.ubj from this folder "
+                  "with --mpc-forecast learned or --forecast learned: load carbon.ubj and "
+                  "price.ubj from this folder "
                   "(greensched forecast train --info past) instead of training; refused when a "
                   "model was trained on data at or after the window's start")
       ->type_name("DIR");

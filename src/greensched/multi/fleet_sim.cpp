@@ -179,10 +179,15 @@ Status FleetSim::begin(const std::vector<PodSpec>& pods, uint32_t shape_count) {
   wall_start_ = std::chrono::steady_clock::now();
   pods_ = &pods;
   const bool given_prices = options_.agent_options.capacity_prices != nullptr;
-  result_.agent = options_.agent + (options_.oracle && given_prices ? " (oracle, bound prices)"
-                                    : options_.oracle               ? " (oracle)"
-                                    : given_prices                  ? " (bound prices)"
-                                                                    : "");
+  const char* forecasts = options_.oracle ? "oracle" : options_.learned_forecasts ? "learned" : "";
+  result_.agent = options_.agent;
+  if (*forecasts != 0 && given_prices) {
+    result_.agent += fmt::format(" ({}, bound prices)", forecasts);
+  } else if (*forecasts != 0) {
+    result_.agent += fmt::format(" ({})", forecasts);
+  } else if (given_prices) {
+    result_.agent += " (bound prices)";
+  }
   if (options_.ls_bound_s < 0 || options_.be_slack_s < 0 || options_.wake_delay_s < 0 ||
       options_.sample_s <= 0) {
     return Error{"bounds, slack and delays must be non-negative and the sample step positive"};

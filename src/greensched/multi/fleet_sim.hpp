@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,14 @@
 
 namespace greensched::multi {
 
+struct MpcForecastModels;  // mpc_forecast.hpp
+
 struct MultiOptions {
   std::string agent = "local";
-  bool oracle = false;             // forecasts see the future (an upper bound)
+  bool oracle = false;  // forecasts see the future (an upper bound)
+  // Not null (and no oracle): the agents forecast carbon and prices on these learned models
+  // (learned_forecaster.hpp; `multi --forecast learned`), trained on this run's fleet.
+  std::shared_ptr<const MpcForecastModels> learned_forecasts;
   uint64_t seed = 42;              // home sites, node tie orders, local policies
   int64_t ls_bound_s = 600;        // LS jobs must start within this of submission
   int64_t be_slack_s = 12 * 3600;  // BE jobs may start up to this late
@@ -88,8 +94,10 @@ struct JobDecision {
 };
 
 struct MultiResult {
-  // With " (oracle)" when forecasts saw the future, " (bound prices)" when it planned with
-  // the fleet bound's capacity prices (AgentOptions::capacity_prices), or both.
+  // With " (oracle)" when forecasts saw the future, " (learned)" when they were the learned
+  // models', " (bound prices)" when it planned with the fleet bound's capacity prices
+  // (AgentOptions::capacity_prices), or one of the first two and the third ("(oracle, bound
+  // prices)").
   std::string agent;
   double target_load_pct = 0;
   double be_slack_h = 0;

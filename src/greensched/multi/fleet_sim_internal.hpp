@@ -21,6 +21,7 @@
 #include "greensched/frag/fragmentation.hpp"
 #include "greensched/multi/fleet_sim.hpp"
 #include "greensched/multi/hour_ledger.hpp"
+#include "greensched/multi/learned_forecaster.hpp"
 #include "greensched/multi/net_signal.hpp"
 #include "greensched/policy/filter.hpp"
 #include "greensched/policy/scheduler.hpp"
@@ -146,7 +147,10 @@ class FleetSim final : public FleetView {
   FleetSim(const Fleet& fleet, const MultiOptions& options)
       : fleet_(fleet),
         options_(options),
-        forecaster_(options.oracle ? make_oracle_forecaster() : make_same_hour_forecaster()),
+        forecaster_(options.oracle ? make_oracle_forecaster()
+                    : options.learned_forecasts
+                        ? make_learned_forecaster(fleet, options.learned_forecasts)
+                        : make_same_hour_forecaster()),
         net_cache_(controller_carbon_price_usd_per_t(options.agent, options.agent_options),
                    options.day_ahead_prices) {}
 

@@ -1,0 +1,157 @@
+#include "greensched/multi/learned_forecaster.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace greensched::multi {
+namespace {
+
+class LearnedForecaster final : public Forecaster {
+ public:
+  LearnedForecaster(const Fleet& fleet, std::shared_ptr<const MpcForecastModels> models, int days)
+      : models_(std::move(models)), same_hour_(make_same_hour_forecaster(days)) {
+    if (!models_) return;
+    for (std::size_t i = 0; i < fleet.sites.size(); ++i) {
+      const SiteSpec& site = fleet.sites[i];
+      add(site.carbon, models_->carbon, models_->carbon_series, i, 0.0);
+      if (site.price) {
+        add(*site.price, models_->price, models_->price_series, i,
+            -std::numeric_limits<double>::infinity());
+      }
+    }
+  }
+
+  bool knows_a_day(const TimeSeries& series, int64_t now) const override {
+    return same_hour_->knows_a_day(series, now);
+  }
+
+  double at(const TimeSeries& series, int64_t now, int64_t t) const override {
+    const Issue* issue = issued(series, now);
+    if (issue != nullptr) {
+      const int64_t k = series.index_of(t) - issue->known;
+      if (k >= 0 && k < static_cast<int64_t>(issue->values.size())) {
+        return issue->values[static_cast<std::size_t>(k)];
+      }
+    }
+    return same_hour_->at(series, now, t);
+  }
+
+  // The forecast samples' sum from running sums over the hours the model covers, the
+  // same-hour mean beyond: O(1) whatever the interval, as the agents need.
+  double mean(const TimeSeries& series, int64_t now, int64_t from, int64_t to) const override {
+    if (from < now || to <= from) return Forecaster::mean(series, now, from, to);
+    const Issue* issue = issued(series, now);
+    if (issue == nullptr || issue->values.empty()) return same_hour_->mean(series, now, from, to);
+    const int64_t step = series.step_s();
+    const auto start_of = [&](int64_t i) { return series.start_s() + i * step; };
+    const int64_t known = issue->known;
+    const int64_t covered_to =
+        std::min(to, start_of(known + static_cast<int64_t>(issue->values.size())));
+    double sum = 0;
+    if (from < covered_to) {
+      const int64_t i0 = series.index_of(from);
+      const int64_t i1 = series.index_of(covered_to - 1);
+      const auto value = [&](int64_t i) {
+        return issue->values[static_cast<std::size_t>(i - known)];
+      };
+      const auto through = [&](int64_t i) {
+        return issue->prefix[static_cast<std::size_t>(i - known)];
+      };
+      if (i0 == i1) {
+        sum = value(i0) * static_cast<double>(covered_to - from);
+      } else {
+        sum = value(i0) * static_cast<double>(start_of(i0 + 1) - from) +
+              value(i1) * static_cast<double>(covered_to - start_of(i1)) +
+              (through(i1) - through(i0 + 1)) * static_cast<double>(step);
+      }
+    }
+    const int64_t rest_from = std::max(from, covered_to);
+    if (rest_from < to) {
+      sum += same_hour_->mean(series, now, rest_from, to) * static_cast<double>(to - rest_from);
+    }
+    return sum / static_cast<double>(to - from);
+  }
+
+ private:
+  struct Source {
+    const forecast::LearnedModel* model = nullptr;
+    const forecast::Series* series = nullptr;
+    double floor = 0;  // carbon intensity is never negative; prices may be
+  };
+  // The forecasts issued when `known` samples were complete: values[k] is sample known + k
+  // (horizon k + 1); prefix[k] = values[0] + ... + values[k - 1]. Empty: the model could not
+  // forecast (too little history), the same-hour forecaster answers.
+  struct Issue {
+    int64_t known = 0;
+    std::vector<double> values;
+    std::vector<double> prefix;
+  };
+  struct KeyHash {
+    std::size_t operator()(const std::pair<uint64_t, int64_t>& k) const {
+      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL ^
+                                   static_cast<uint64_t>(k.second));
+    }
+  };
+
+  void add(const TimeSeries& t, const std::optional<forecast::LearnedModel>& model,
+           const std::vector<forecast::Series>& series, std::size_t site, double floor) {
+    if (!model || site >= series.size() || t.empty()) return;
+    const forecast::Series& s = series[site];
+    // The models' copy of this very series: same samples from the same start.
+    if (s.values.empty() || s.start_s != t.start_s() || s.step_s != t.step_s() ||
+        s.values != t.values()) {
+      return;
+    }
+    sources_.emplace(t.id(), Source{&*model, &s, floor});
+  }
+
+  const Issue* issued(const TimeSeries& series, int64_t now) const {
+    const auto source = sources_.find(series.id());
+    if (source == sources_.end()) return nullptr;
+    const Source& src = source->second;
+    // Before the training's end the model has seen the hours it would forecast.
+    if (now < src.model->trained_until_s()) return nullptr;
+    const auto known = static_cast<int64_t>(forecast::known_count(*src.series, now));
+    const auto key = std::make_pair(series.id(), known);
+    if (const auto hit = cache_.find(key); hit != cache_.end()) return &hit->second;
+    if (cache_.size() >= 1 << 16) cache_.clear();  // a long run: keep the memory bounded
+    Issue& issue = cache_[key];
+    issue.known = known;
+    if (known < static_cast<int64_t>(forecast::kMinHistoryH)) return &issue;
+    std::vector<int> horizons;
+    for (int h = 1; h <= src.model->max_horizon_h(); ++h) {
+      if (forecast::target_index(static_cast<std::size_t>(known), h) >= src.series->size()) break;
+      horizons.push_back(h);
+    }
+    if (horizons.empty()) return &issue;
+    auto f = src.model->forecast({src.series, nullptr}, now, horizons);
+    if (!f.ok()) return &issue;  // the same-hour forecaster answers
+    issue.values = std::move(f.value());
+    issue.prefix.assign(issue.values.size() + 1, 0.0);
+    for (std::size_t k = 0; k < issue.values.size(); ++k) {
+      issue.values[k] = std::max(src.floor, issue.values[k]);
+      issue.prefix[k + 1] = issue.prefix[k] + issue.values[k];
+    }
+    return &issue;
+  }
+
+  std::shared_ptr<const MpcForecastModels> models_;
+  std::unique_ptr<Forecaster> same_hour_;
+  std::unordered_map<uint64_t, Source> sources_;  // by TimeSeries::id
+  mutable std::unordered_map<std::pair<uint64_t, int64_t>, Issue, KeyHash> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Forecaster> make_learned_forecaster(const Fleet& fleet,
+                                                    std::shared_ptr<const MpcForecastModels> models,
+                                                    int same_hour_days) {
+  return std::make_unique<LearnedForecaster>(fleet, std::move(models), same_hour_days);
+}
+
+}  // namespace greensched::multi
