@@ -20,24 +20,10 @@ import time
 import urllib.error
 import urllib.request
 
+from server_process import fail, stop_all, wait_for_port
+
 ZONES = {"de-lu": "DE-LU", "gb": "GB", "us-cal": "US-CAL-CISO", "sg": "SG"}
 START = "2023-04-03T14:00:00Z"
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def wait_for_port(path, proc, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path) and open(path).read().strip():
-            return int(open(path).read())
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.05)
-    return None
 
 
 def get(url):
@@ -214,10 +200,4 @@ try:
         fail("GB's forecast not issued once by the learned model:\n" + metrics)
     print("forecast serve -> dispatch: ok")
 finally:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    stop_all(procs)
