@@ -26,7 +26,6 @@
 #include "greensched/multi/series_history.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/synthetic_carbon.hpp"
-#include "greensched/multi/series_history.hpp"
 #include "greensched/multi/time_series.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"

@@ -180,8 +180,7 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
         i < run.site_hourly_kwh.size() ? run.site_hourly_kwh[i] : kNone;
     // As many past hours as the forecasts and greedy's window read, of those the data holds.
     const std::size_t history =
-        demand.empty() ? 0
-                       : site_history_h(site, run.energy_hour0_s, history_wanted_h(options));
+        demand.empty() ? 0 : site_history_h(site, run.energy_hour0_s, history_wanted_h(options));
     SiteEnergyHours hours = site_inputs(site, demand, run.energy_hour0_s, history, inputs);
     energy::ControllerOptions o = options;
     o.history_h = history;
