@@ -444,6 +444,47 @@ TEST(EnergyController, MpcSeesOnlyThePast) {
   }
 }
 
+// The seasonal-naive forecast averages the past days there are: with 2 days of history and
+// forecast_days 7, hour k of the first plan (at hour 48) is the mean of hours k and 24 + k:
+// prices k / 100 and 0.5 + k / 100 give 0.25 + k / 100, carbon 100 and 300 give 200. With no
+// history the first hour idles and the plan at hour 1 holds hour 0's values for every hour
+// (no same hour yet: the mean of the past, one hour).
+TEST(EnergyController, MpcForecastAveragesTheDaysOfHistoryThereAre) {
+  std::vector<HourInput> hours(72);
+  for (std::size_t t = 0; t < hours.size(); ++t) {
+    const double k = static_cast<double>(t % 24);
+    hours[t] = HourInput{5.0, 0.0, (t >= 24 && t < 48 ? 0.5 : 0.0) + k / 100, 0.0, 0.0};
+    hours[t].carbon_g_per_kwh = t < 24 ? 100.0 : (t < 48 ? 300.0 : 900.0);
+  }
+  ControllerOptions o;
+  o.forecast_days = 7;
+  o.history_h = 48;
+  std::vector<std::vector<HourInput>> seen(hours.size());
+  o.mpc_forecast = [&](std::size_t t, std::vector<HourInput>& ahead) {
+    seen[t] = ahead;
+    return Status::Ok();
+  };
+  ASSERT_TRUE(run_controller(ControllerKind::kMpc, hours, shifting_battery(), o).ok());
+  ASSERT_EQ(seen[48].size(), 24U);
+  for (std::size_t k = 0; k < 24; ++k) {
+    EXPECT_NEAR(seen[48][k].price_usd_per_kwh, 0.25 + static_cast<double>(k) / 100, 1e-12) << k;
+    EXPECT_NEAR(seen[48][k].carbon_g_per_kwh, 200.0, 1e-12) << k;
+  }
+  for (std::size_t t = 0; t < 48; ++t) EXPECT_TRUE(seen[t].empty()) << t;  // history: no plan
+  // No history: hour 0 idles; at hour 1 every hour ahead is hour 0's.
+  o.history_h = 0;
+  for (auto& v : seen) v.clear();
+  const auto none = run_controller(ControllerKind::kMpc, hours, shifting_battery(), o).value();
+  EXPECT_TRUE(seen[0].empty());
+  EXPECT_EQ(none.hours[0].charge_kwh, 0.0);
+  EXPECT_EQ(none.hours[0].discharge_kwh, 0.0);
+  ASSERT_EQ(seen[1].size(), 24U);
+  for (const HourInput& f : seen[1]) {
+    EXPECT_DOUBLE_EQ(f.price_usd_per_kwh, 0.0);
+    EXPECT_DOUBLE_EQ(f.carbon_g_per_kwh, 100.0);
+  }
+}
+
 // A day-ahead auction publishes the next local day's prices at 12:00 local time: at a site one
 // hour ahead of UTC, from 2023-01-01T00:00Z, the first hour (01:00 local) knows the 23 hours left
 // of today; at 11:00 local, 13; at 12:00 local (hour 11), today's 12 and tomorrow's 24.

@@ -417,6 +417,122 @@ TEST(MultiSiteController, GreenCostCarbonControllersWeighTheCarbonPrice) {
   EXPECT_GT(clean.value().cost_usd, cheap.value().cost_usd);
 }
 
+// Site a with ten days of hourly data from the fleet's start: a daily price shape with a
+// cheap 03:00 on day 0, carbon, sun and a 10 kWh battery; `spiked_end` changes the last two
+// days (price 2 USD/kWh in hours 1-3, no sun, 1000 g/kWh).
+Fleet ten_days_at_a(bool spiked_end) {
+  Fleet fleet = two_sites(100, 300);
+  std::vector<double> price(240), carbon(240), sun(240);
+  for (int t = 0; t < 240; ++t) {
+    const int h = t % 24;
+    price[t] = 0.10 + 0.05 * std::cos((h - 19) * 3.14159265358979 / 12);
+    carbon[t] = 300 + 10 * h;
+    sun[t] = h >= 7 && h < 17 ? 3.0 * std::sin((h - 7) * 3.14159265358979 / 10) : 0.0;
+    if (t == 3) price[t] = 0.01;
+    if (spiked_end && t >= 192) {
+      if (h >= 1 && h <= 3) price[t] = 2.0;
+      sun[t] = 0.0;
+      carbon[t] = 1000;
+    }
+  }
+  SiteSpec& a = fleet.sites[0];
+  a.price = TimeSeries(fleet.start_s, 3600, price);
+  a.carbon = TimeSeries(fleet.start_s, 3600, carbon);
+  SiteEnergy e;
+  e.pv_kwh = TimeSeries(fleet.start_s, 3600, sun);
+  e.battery.capacity_kwh = 10;
+  e.battery.max_charge_kw = e.battery.max_discharge_kw = 5;
+  e.allow_export = true;
+  e.export_price_usd_per_kwh = 0.01;
+  a.energy = e;
+  return fleet;
+}
+
+// A replay's demand by hand: 24 hours from hour0_s, 2 kWh an hour at site a, 0.5 at b.
+MultiResult one_day_of_demand(int64_t hour0_s) {
+  MultiResult run;
+  run.energy_hour0_s = hour0_s;
+  run.site_hourly_kwh = {std::vector<double>(24, 2.0), std::vector<double>(24, 0.5)};
+  run.site_carbon_kg = {0.0, 0.0};
+  return run;
+}
+
+void expect_same_plan(const energy::ControllerRun& x, const energy::ControllerRun& y,
+                      const std::string& what) {
+  ASSERT_EQ(x.hours.size(), y.hours.size()) << what;
+  for (std::size_t t = 0; t < x.hours.size(); ++t) {
+    EXPECT_EQ(x.hours[t].charge_kwh, y.hours[t].charge_kwh) << what << " hour " << t;
+    EXPECT_EQ(x.hours[t].discharge_kwh, y.hours[t].discharge_kwh) << what << " hour " << t;
+    EXPECT_EQ(x.hours[t].import_kwh, y.hours[t].import_kwh) << what << " hour " << t;
+  }
+}
+
+TEST(MultiSiteController, HistoryIsTheHoursTheSeriesHoldBeforeTheWindow) {
+  const Fleet fleet = ten_days_at_a(false);
+  const SiteSpec& a = fleet.sites[0];
+  EXPECT_EQ(site_history_h(a, fleet.start_s, 168), 0U);
+  EXPECT_EQ(site_history_h(a, fleet.start_s + 48 * 3600, 168), 48U);
+  EXPECT_EQ(site_history_h(a, fleet.start_s + 48 * 3600 + 1800, 168), 48U);
+  EXPECT_EQ(site_history_h(a, fleet.start_s + 200 * 3600, 168), 168U);
+  // Past the end the series repeats and the replay has gone through it: all of it is past.
+  EXPECT_EQ(site_history_h(a, fleet.start_s + 250 * 3600, 168), 168U);
+  // The latest series to start bounds it: sun from hour 30 leaves 18 of 48 hours.
+  SiteSpec late = a;
+  late.energy->pv_kwh = TimeSeries(fleet.start_s + 30 * 3600, 3600, {1.0, 2.0});
+  EXPECT_EQ(site_history_h(late, fleet.start_s + 48 * 3600, 168), 18U);
+  // Site b's carbon is one sample from the start: a single-sample series still starts there.
+  EXPECT_EQ(site_history_h(fleet.sites[1], fleet.start_s + 5 * 3600, 168), 5U);
+  energy::ControllerOptions o;
+  o.forecast_days = 7;
+  EXPECT_EQ(history_wanted_h(o), 168U);
+  const std::string note = short_history_note(fleet, fleet.start_s + 48 * 3600, o);
+  EXPECT_TRUE(has(note, "168 h of history wanted")) << note;
+  EXPECT_TRUE(has(note, "a 48 h, b 48 h")) << note;
+  EXPECT_EQ(short_history_note(fleet, fleet.start_s + 200 * 3600, o), "");
+}
+
+// A window at the series' first hour: before it nothing is known, so the plan of the first
+// day cannot depend on the series' last days (which a cyclic read would take as its past).
+TEST(MultiSiteController, WindowAtTheSeriesStartReadsNothingOfItsEnd) {
+  const Fleet plain = ten_days_at_a(false);
+  const Fleet spiked = ten_days_at_a(true);
+  const MultiResult run = one_day_of_demand(plain.start_s);
+  energy::ControllerOptions o;
+  o.forecast_days = 7;
+  o.carbon_price_usd_per_t = 100;
+  for (auto kind : {energy::ControllerKind::kMpc, energy::ControllerKind::kGreedy}) {
+    const std::string name(energy::controller_name(kind));
+    auto x = run_site_controllers(plain, run, kind, o);
+    auto y = run_site_controllers(spiked, run, kind, o);
+    ASSERT_TRUE(x.ok()) << x.error();
+    ASSERT_TRUE(y.ok()) << y.error();
+    expect_same_plan(x.value().sites[0].run, y.value().sites[0].run, name);
+    EXPECT_EQ(x.value().cost_usd, y.value().cost_usd) << name;
+  }
+  // With nothing before it, mpc idles in the window's first hour.
+  auto mpc = run_site_controllers(spiked, run, energy::ControllerKind::kMpc, o);
+  ASSERT_TRUE(mpc.ok()) << mpc.error();
+  EXPECT_EQ(mpc.value().sites[0].run.hours[0].charge_kwh, 0.0);
+  EXPECT_EQ(mpc.value().sites[0].run.hours[0].discharge_kwh, 0.0);
+}
+
+// Two days of data before the window: mpc asked for 7 days of history gets those 2, so it
+// plans exactly as when asked for 2 (the mean over the days there are), and not as with 1.
+TEST(MultiSiteController, TwoDaysOfDataGiveTwoDaysOfHistory) {
+  const Fleet fleet = ten_days_at_a(false);
+  const MultiResult run = one_day_of_demand(fleet.start_s + 48 * 3600);
+  energy::ControllerOptions o;
+  const auto plan = [&](int days) {
+    o.forecast_days = days;
+    auto r = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, o);
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? r.value().sites[0].run : energy::ControllerRun{};
+  };
+  const energy::ControllerRun seven = plan(7), two = plan(2), one = plan(1);
+  expect_same_plan(seven, two, "7 days against 2");
+  EXPECT_NE(two.cost_usd, one.cost_usd);  // day 0's cheap 03:00 counts in the 2-day mean
+}
+
 // A small built-in fleet whose first two sites have sun (a day curve), a battery and prices.
 Fleet sunny_builtin_fleet() {
   Fleet fleet = builtin_fleet();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -189,7 +190,19 @@ struct MultiArgs {
     std::map<int64_t, std::shared_ptr<const multi::MpcForecastModels>> windows;
   };
   std::shared_ptr<LearnedCache> learned = std::make_shared<LearnedCache>();
+  // Notes for stderr, each printed once however many runs give it.
+  struct Notes {
+    std::mutex mutex;
+    std::set<std::string> printed;
+  };
+  std::shared_ptr<Notes> notes = std::make_shared<Notes>();
 };
+
+void note_once(const MultiArgs& a, const std::string& note) {
+  if (note.empty()) return;
+  std::lock_guard<std::mutex> lock(a.notes->mutex);
+  if (a.notes->printed.insert(note).second) fmt::print(stderr, "note: {}\n", note);
+}
 
 // The learned forecasts of the window that starts at `window_start_s`, trained on the
 // fleet's series before it (or loaded from --mpc-forecast-models); notes on stderr say which
@@ -468,6 +481,12 @@ Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiAr
   controller.carbon_price_usd_per_t =
       multi::controller_carbon_price_usd_per_t(opts.agent, opts.agent_options);
   controller.mpc_day_ahead = opts.day_ahead_prices;
+  const bool reads_past = std::any_of(a.controllers.begin(), a.controllers.end(), [](auto kind) {
+    return kind == energy::ControllerKind::kMpc || kind == energy::ControllerKind::kGreedy;
+  });
+  if (reads_past && !result.site_hourly_kwh.empty() && !result.site_hourly_kwh[0].empty()) {
+    note_once(a, multi::short_history_note(fleet, result.energy_hour0_s, controller));
+  }
   for (energy::ControllerKind kind : a.controllers) {
     std::shared_ptr<const multi::MpcForecastModels> learned;
     if (kind == energy::ControllerKind::kMpc &&

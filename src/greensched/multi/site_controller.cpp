@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "greensched/core/utc_time.hpp"
+#include "greensched/multi/series_history.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -102,6 +103,49 @@ Status learned_ahead(const MpcForecastModels& m, std::size_t i, int64_t now, boo
 
 }  // namespace
 
+std::size_t history_wanted_h(const energy::ControllerOptions& options) {
+  return static_cast<std::size_t>(
+      std::max({0, 24 * options.forecast_days, options.greedy_window_h}));
+}
+
+std::size_t site_history_h(const SiteSpec& site, int64_t hour0_s, std::size_t wanted_h) {
+  std::size_t h = wanted_h;
+  const auto limit = [&](const TimeSeries& s) {
+    if (s.empty()) return;
+    h = std::min(h, static_cast<std::size_t>(history_s(s, hour0_s) / 3600));
+  };
+  limit(site.carbon);
+  if (site.price) limit(*site.price);
+  if (site.energy) {
+    limit(site.energy->pv_kwh);
+    limit(site.energy->wind_kwh);
+  }
+  return h;
+}
+
+std::string short_history_note(const Fleet& fleet, int64_t hour0_s,
+                               const energy::ControllerOptions& options) {
+  const std::size_t wanted = history_wanted_h(options);
+  std::string sites;
+  std::size_t fewest = wanted;
+  for (const SiteSpec& site : fleet.sites) {
+    const std::size_t h = site_history_h(site, hour0_s, wanted);
+    if (h >= wanted) continue;
+    sites += fmt::format("{}{} {} h", sites.empty() ? "" : ", ", site.name, h);
+    fewest = std::min(fewest, h);
+  }
+  if (sites.empty()) return {};
+  return fmt::format(
+      "energy controllers: {} h of history wanted before the window's start {}, the series hold "
+      "fewer ({}): mpc's seasonal-naive forecast averages the past days there are ({}), greedy "
+      "ranks the past prices there are",
+      wanted, format_utc_time(hour0_s), sites,
+      fewest >= 24 ? "at least one"
+                   : (fewest > 0 ? "none at first: the mean of the past hours"
+                                 : "none at first: the mean of the past hours, idle in the "
+                                   "window's first hour"));
+}
+
 Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult& run,
                                           energy::ControllerKind kind,
                                           const energy::ControllerOptions& options,
@@ -134,11 +178,9 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
     static const std::vector<double> kNone;
     const std::vector<double>& demand =
         i < run.site_hourly_kwh.size() ? run.site_hourly_kwh[i] : kNone;
-    // As many past hours as the forecasts and greedy's window read.
-    const std::size_t history = demand.empty()
-                                    ? 0
-                                    : static_cast<std::size_t>(std::max(24 * options.forecast_days,
-                                                                        options.greedy_window_h));
+    // As many past hours as the forecasts and greedy's window read, of those the data holds.
+    const std::size_t history =
+        demand.empty() ? 0 : site_history_h(site, run.energy_hour0_s, history_wanted_h(options));
     SiteEnergyHours hours = site_inputs(site, demand, run.energy_hour0_s, history, inputs);
     energy::ControllerOptions o = options;
     o.history_h = history;
