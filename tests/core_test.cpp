@@ -73,12 +73,55 @@ TEST(Cluster, AllocationRecordsAreReusedAndListedInIdOrder) {
   EXPECT_EQ(c.allocation_of(3)->gpus, 0b01U);
   EXPECT_EQ(c.allocation_of(9)->gpu_milli_each, 400);
   EXPECT_EQ(c.allocation_of(2)->node, 1);
+  // Each node's pods, in id order (9 placed before 3 on node 0).
+  EXPECT_EQ(std::vector<PodId>(c.pods_on(0).begin(), c.pods_on(0).end()),
+            (std::vector<PodId>{3, 9}));
+  EXPECT_EQ(std::vector<PodId>(c.pods_on(1).begin(), c.pods_on(1).end()), (std::vector<PodId>{2}));
   ASSERT_TRUE(c.release(3).ok());
   ASSERT_TRUE(c.release(2).ok());
   ASSERT_TRUE(c.release(9).ok());
   EXPECT_EQ(c.state(0).cpu_free_milli, 8000);
   EXPECT_EQ(c.state(0).whole_free_gpus, 2);
   EXPECT_FALSE(c.release(9).ok());
+}
+
+// Property: after random allocations (ids in any order, some refused) and releases, each
+// node's pod index is its pods in id order, as the allocations say, in the cluster and a copy.
+TEST(Cluster, PodIndexMatchesTheAllocations) {
+  Rng rng(5);
+  Cluster c({NodeSpec{"a", 16000, 32000, 4, 0}, NodeSpec{"b", 16000, 32000, 2, 0},
+             NodeSpec{"c", 8000, 16000, 0, kNoGpuModel}});
+  std::vector<PodId> placed;
+  int refused = 0;
+  for (int step = 0; step < 400; ++step) {
+    if (!placed.empty() && rng.uniform(3) == 0) {
+      const std::size_t k = rng.uniform(placed.size());
+      ASSERT_TRUE(c.release(placed[k]).ok());
+      placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      const auto id = static_cast<PodId>(rng.uniform(300));
+      const auto node = static_cast<NodeIndex>(rng.uniform(3));
+      const int gpu = static_cast<int>(rng.uniform(4));
+      const bool gpu_pod = node != 2 && rng.uniform(2) == 0;
+      const PodSpec p = gpu_pod ? pod(1000, 2000, 1, 250) : pod(1000, 2000, 0, 0);
+      if (c.allocate(id, p, node, gpu_pod ? GpuMask{1} << gpu : 0).ok()) {
+        placed.push_back(id);
+      } else {
+        ++refused;
+      }
+    }
+    const Cluster copy = c;
+    std::vector<std::vector<PodId>> want(3);
+    c.for_each_allocation([&](PodId id, const Allocation& a) {
+      want[static_cast<std::size_t>(a.node)].push_back(id);
+    });
+    for (NodeIndex n = 0; n < 3; ++n) {
+      EXPECT_EQ(std::vector<PodId>(c.pods_on(n).begin(), c.pods_on(n).end()), want[n]);
+      EXPECT_EQ(std::vector<PodId>(copy.pods_on(n).begin(), copy.pods_on(n).end()), want[n]);
+    }
+  }
+  EXPECT_GT(refused, 20);  // full nodes, taken ids and absent GPUs were refused
+  EXPECT_GT(placed.size(), 10U);
 }
 
 TEST(Cluster, VersionChangesOnEveryChange) {

@@ -10,6 +10,7 @@ namespace greensched {
 
 Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
   states_.resize(specs_.size());
+  pods_on_.resize(specs_.size());
   for (std::size_t n = 0; n < specs_.size(); ++n) {
     const NodeSpec& spec = specs_[n];
     NodeState& s = states_[n];
@@ -148,6 +149,13 @@ Status Cluster::allocate(PodId id, const PodSpec& pod, NodeIndex node, GpuMask g
   records_[r] = StoredAllocation{
       pod.cpu_milli, pod.memory_mib, node, gpus, want > 0 ? pod.gpu_milli : 0, tag};
   record_of_pod_[id] = r;
+  // Ids mostly arrive in increasing order: an append.
+  std::vector<PodId>& here = pods_on_[node];
+  if (here.empty() || here.back() < id) {
+    here.push_back(id);
+  } else {
+    here.insert(std::lower_bound(here.begin(), here.end(), id), id);
+  }
   return Status::Ok();
 }
 
@@ -159,6 +167,8 @@ Status Cluster::release(PodId id) {
   const Allocation a = records_[r].unpack();
   record_of_pod_[id] = kNoRecord;
   free_records_.push_back(r);
+  std::vector<PodId>& here = pods_on_[a.node];
+  here.erase(std::lower_bound(here.begin(), here.end(), id));
   NodeState& s = states_[a.node];
   s.cpu_free_milli += a.cpu_milli;
   s.memory_free_mib += a.memory_mib;

@@ -85,6 +85,9 @@ class Cluster {
   // Frees what `id` holds. Fails if it holds nothing.
   Status release(PodId id);
   std::optional<Allocation> allocation_of(PodId id) const;
+  // The pods placed on a node, in id order (kept on every allocation and release, so that a
+  // node's pods are found without a pass over every pod).
+  std::span<const PodId> pods_on(NodeIndex node) const { return pods_on_[node]; }
   // Room for pods with ids below `count` (ids are dense: a replay's job indexes), so that
   // their records are not over-allocated by growth.
   void reserve_pods(std::size_t count) { record_of_pod_.reserve(count); }
@@ -149,6 +152,7 @@ class Cluster {
   std::vector<uint32_t> record_of_pod_;  // indexed by PodId
   std::vector<StoredAllocation> records_;
   std::vector<uint32_t> free_records_;
+  std::vector<std::vector<PodId>> pods_on_;  // per node, ascending
   int64_t total_gpu_milli_ = 0;
   int64_t total_cpu_milli_ = 0;
   int64_t allocated_cpu_milli_ = 0;

@@ -33,32 +33,6 @@ const MovePlanner::RoomMemo MovePlanner::kNoMemo{};
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
 
-void MovePlanner::index_pods(const Cluster& cluster) {
-  pods_on_.resize(cluster.size());
-  for (auto& v : pods_on_) v.clear();
-  cluster.for_each_allocation([&](PodId id, const Allocation& a) {
-    pods_on_[static_cast<std::size_t>(a.node)].emplace_back(id, a);
-  });
-}
-
-Status MovePlanner::take_out(Cluster& cluster, PodId id) {
-  const std::optional<Allocation> a = cluster.allocation_of(id);
-  if (Status st = cluster.release(id); !st.ok()) return st;
-  auto& here = pods_on_[static_cast<std::size_t>(a->node)];
-  here.erase(std::find_if(here.begin(), here.end(), [&](const auto& x) { return x.first == id; }));
-  return Status::Ok();
-}
-
-Status MovePlanner::put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node,
-                        GpuMask gpus) {
-  if (Status st = cluster.allocate(id, pod, node, gpus); !st.ok()) return st;
-  auto& here = pods_on_[static_cast<std::size_t>(node)];
-  const auto at = std::lower_bound(here.begin(), here.end(), id,
-                                   [](const auto& x, PodId v) { return x.first < v; });
-  here.emplace(at, id, *cluster.allocation_of(id));
-  return Status::Ok();
-}
-
 const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIndex node) {
   NodeCache& c = cache_[static_cast<std::size_t>(node)];
   const uint32_t version = cluster.state(node).version;
@@ -71,11 +45,14 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
     c.order.clear();
     c.on_gpu.fill(0);
     c.known = 0;
-    const auto& here = pods_on_[static_cast<std::size_t>(node)];
+    c.shapes.fill(0);
+    c.gpu_shapes.fill(0);
+    const std::span<const PodId> here = cluster.pods_on(node);
     c.too_many = here.size() > kMaxPodsPerNode;
     if (c.too_many) return c;
     for (std::size_t i = 0; i < here.size(); ++i) {
-      const auto& [id, a] = here[i];
+      const PodId id = here[i];
+      const Allocation a = *cluster.allocation_of(id);
       const PodSpec* spec = pod_of_(id);
       LocalPod l;
       l.id = id;
@@ -94,14 +71,25 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
       RoomNeed r{l.shape, l.memory_request};
       if (spec != nullptr) {
         // A shape id whose pods differ in their fields is looked up with them every time.
-        if (l.shape >= shape_seen_.size()) shape_seen_.resize(std::size_t{l.shape} + 1);
+        if (l.shape >= shape_seen_.size()) {
+          shape_seen_.resize(std::size_t{l.shape} + 1);
+          shape_least_memory_.resize(std::size_t{l.shape} + 1, std::numeric_limits<int64_t>::max());
+        }
         auto& [seen, fields] = shape_seen_[l.shape];
+        int64_t& least = shape_least_memory_[l.shape];
+        // What a search under way knows of the shape may no longer hold: count it live.
+        if (seen == 0 || (seen == 1 && fields != l.fields) || l.memory_request < least) {
+          add_shape(live_, l.shape);
+        }
         if (seen == 0) {
           seen = 1;
           fields = l.fields;
         } else if (seen == 1 && fields != l.fields) {
           seen = 2;
         }
+        least = std::min(least, l.memory_request);
+        add_shape(c.shapes, l.shape);
+        if (a.gpus != 0) add_shape(c.gpu_shapes, l.shape);
       }
       c.rooms.push_back(r);
       for (int g = 0; g < kMaxGpusPerNode; ++g) {
@@ -195,16 +183,47 @@ int64_t MovePlanner::room_of(const Cluster& cluster, uint32_t shape_id, const Po
   return m.most_free_memory_mib;
 }
 
+bool MovePlanner::could_host(const Cluster& cluster, NodeIndex node, const PodSpec& pod) {
+  const NodeSpec& spec = cluster.spec(node);
+  return cluster.state(node).online && spec.gpu_count >= pod.num_gpu &&
+         spec.cpu_milli >= pod.cpu_milli && spec.memory_mib >= pod.memory_mib &&
+         model_allowed(pod.gpu_spec, spec.model);
+}
+
+int64_t MovePlanner::least_moved_milli(const Cluster& cluster, NodeIndex node, const PodSpec& pod) {
+  // A share: its GPU's pods must free what the GPU with the most free lacks. k whole GPUs: the
+  // pods on the k GPUs with the most free hold at least what those GPUs lack. Evicting more
+  // (for CPU or memory) only adds.
+  const NodeState& s = cluster.state(node);
+  if (pod.gpu_milli < kGpuMilli) return std::max<int64_t>(0, pod.gpu_milli - s.max_gpu_free_milli);
+  const int count = std::clamp(cluster.spec(node).gpu_count, 0, kMaxGpusPerNode);
+  const int k = std::min(pod.num_gpu, count);
+  std::array<int32_t, kMaxGpusPerNode> free = s.gpu_free_milli;
+  std::partial_sort(free.begin(), free.begin() + k, free.begin() + count, std::greater<>());
+  int64_t most_free = 0;
+  for (int g = 0; g < k; ++g) most_free += free[static_cast<std::size_t>(g)];
+  return std::max<int64_t>(0, int64_t{k} * kGpuMilli - most_free);
+}
+
+void MovePlanner::find_live_shapes(const Cluster& cluster) {
+  live_.fill(0);
+  for (uint32_t shape = 0; shape < shape_seen_.size(); ++shape) {
+    const auto& [seen, fields] = shape_seen_[shape];
+    if (seen == 0) continue;
+    ShapeBits bit{};
+    add_shape(bit, shape);
+    if (meet(live_, bit)) continue;  // its bit is set already
+    if (seen == 2 || shape_least_memory_[shape] <= room_of(cluster, shape, fields)) {
+      add_shape(live_, shape);
+    }
+  }
+}
+
 std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& cluster, NodeIndex node,
-                                                             const PodSpec& pod, int max_moves,
-                                                             bool chains) {
+                                                             const NodeCache& c, const PodSpec& pod,
+                                                             int max_moves, bool chains) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
-  if (!s.online || spec.gpu_count < pod.num_gpu || spec.cpu_milli < pod.cpu_milli ||
-      spec.memory_mib < pod.memory_mib || !model_allowed(pod.gpu_spec, spec.model)) {
-    return std::nullopt;
-  }
-  const NodeCache& c = cached(cluster, node);
   if (c.too_many) return std::nullopt;
   const auto& here = c.pods;
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
@@ -330,7 +349,7 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     const int64_t mb = held_gpu_milli(b.second);
     return ma != mb ? ma > mb : a.second.cpu_milli > b.second.cpu_milli;
   });
-  for (const auto& [p, a] : evicted) (void)take_out(cluster, p);
+  for (const auto& [p, a] : evicted) (void)cluster.release(p);
 
   std::vector<Move> moves;
   bool ok = false;
@@ -339,13 +358,13 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
   if (policy::filter_node(cluster.spec(e.node), cluster.state(e.node), pod) ==
       policy::FilterReason::kFits) {
     gpus = scheduler.policy().select_gpus(cluster, e.node, pod, rng);
-    ok = placed = put(cluster, id, pod, e.node, gpus).ok();
+    ok = placed = cluster.allocate(id, pod, e.node, gpus).ok();
   }
   if (ok) {
     for (const auto& [p, a] : evicted) {
       const PodSpec& spec = *pod_of_(p);
       const policy::Decision d = scheduler.schedule(cluster, spec, rng);
-      if (d.node >= 0 && put(cluster, p, spec, d.node, d.gpus).ok()) {
+      if (d.node >= 0 && cluster.allocate(p, spec, d.node, d.gpus).ok()) {
         moves.push_back(Move{p, a.node, a.gpus, d.node, d.gpus, held_gpu_milli(a)});
         continue;
       }
@@ -374,14 +393,14 @@ bool MovePlanner::try_eviction(Cluster& cluster, const PodSpec& pod, PodId id, c
     return true;
   }
   // Undo: every pod moved or evicted back where it was, the pod out.
-  for (const Move& m : moves) (void)take_out(cluster, m.pod);
-  if (placed) (void)take_out(cluster, id);
+  for (const Move& m : moves) (void)cluster.release(m.pod);
+  if (placed) (void)cluster.release(id);
   for (const Move& m : moves) {
     const bool evictee = std::any_of(evicted.begin(), evicted.end(),
                                      [&](const auto& x) { return x.first == m.pod; });
-    if (!evictee) (void)put(cluster, m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
+    if (!evictee) (void)cluster.allocate(m.pod, *pod_of_(m.pod), m.from, m.from_gpus);
   }
-  for (const auto& [p, a] : evicted) (void)put(cluster, p, *pod_of_(p), a.node, a.gpus);
+  for (const auto& [p, a] : evicted) (void)cluster.allocate(p, *pod_of_(p), a.node, a.gpus);
   return false;
 }
 
@@ -402,7 +421,6 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
       return std::nullopt;
     }
   }
-  index_pods(cluster);
   ++fit_stamp_;
   if (summary_instance_ != cluster.instance() || cache_.size() != cluster.size()) {
     cache_.assign(cluster.size(), NodeCache{});
@@ -421,7 +439,11 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
 
 // One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
 // levels (chains) run inside a trial, on the state it has made. Only the best `trials` sets
-// are kept (no sort of them all).
+// are kept (no sort of them all), and a node is passed over without building its set when the
+// least key its set could have (one move, the GPU milli its GPUs lack) ranks after all of them.
+// A search without chains also passes over a node that holds no pod of a live shape (no pod of
+// it can move). The kept sets are the same as those of a pass over every node: keys tie only
+// in equal tie ranks, and then the lower node index ranks first, as in a pass in node order.
 std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
                                            policy::Scheduler& scheduler, Rng& rng,
                                            const PlannerLimits& limits, int depth) {
@@ -429,7 +451,7 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   const auto& rank = scheduler.tie_rank();
   const auto trials =
       static_cast<std::size_t>(depth == 0 ? limits.max_trials : std::max(1, limits.max_trials / 4));
-  // The best `trials` sets by (moves, GPU milli moved, tie order), ascending.
+  // The best `trials` sets by (moves, GPU milli moved, tie order, node), ascending.
   struct Ranked {
     uint64_t key;
     NodeIndex node;
@@ -438,17 +460,64 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   };
   std::vector<Ranked> ranked;
   FitPlan plan;
-  for (std::size_t n = 0; n < cluster.size(); ++n) {
-    const auto node = static_cast<NodeIndex>(n);
-    const auto chosen = eviction_for(cluster, node, pod, limits.max_moves, chains);
-    if (!chosen) continue;
+  const auto ranks_after_all = [&](uint64_t key, NodeIndex node) {
+    if (ranked.size() < trials) return false;
+    const Ranked& last = ranked.back();
+    return key != last.key ? key > last.key : node > last.node;
+  };
+  const auto least_key = [&](NodeIndex node) {
+    return rank_key(1, least_moved_milli(cluster, node, pod), rank[static_cast<std::size_t>(node)]);
+  };
+  const auto consider = [&](NodeIndex node, const NodeCache& c) {
+    const auto chosen = eviction_for(cluster, node, c, pod, limits.max_moves, chains);
+    if (!chosen) return;
     ++plan.candidates;
-    const uint64_t key = rank_key(chosen->cost, chosen->gpu_milli, rank[n]);
-    if (ranked.size() >= trials && key > ranked.back().key) continue;
-    const auto at = std::upper_bound(ranked.begin(), ranked.end(), key,
-                                     [](uint64_t k, const Ranked& x) { return k < x.key; });
+    const uint64_t key =
+        rank_key(chosen->cost, chosen->gpu_milli, rank[static_cast<std::size_t>(node)]);
+    if (ranks_after_all(key, node)) return;
+    const auto at =
+        std::upper_bound(ranked.begin(), ranked.end(), std::pair{key, node},
+                         [](const std::pair<uint64_t, NodeIndex>& k, const Ranked& x) {
+                           return k.first != x.key ? k.first < x.key : k.second < x.node;
+                         });
     ranked.insert(at, Ranked{key, node, chosen->set, chosen->cost});
     if (ranked.size() > trials) ranked.pop_back();
+  };
+  if (exhaustive_) {
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      const auto node = static_cast<NodeIndex>(n);
+      if (could_host(cluster, node, pod)) consider(node, cached(cluster, node));
+    }
+  } else if (chains) {
+    // Nodes by their least key, best first: the pass stops at the first that ranks after all.
+    order_.clear();
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      const auto node = static_cast<NodeIndex>(n);
+      if (could_host(cluster, node, pod)) order_.emplace_back(least_key(node), node);
+    }
+    std::make_heap(order_.begin(), order_.end(), std::greater<>());
+    while (!order_.empty()) {
+      const auto [key, node] = order_.front();
+      if (ranks_after_all(key, node)) break;
+      std::pop_heap(order_.begin(), order_.end(), std::greater<>());
+      order_.pop_back();
+      consider(node, cached(cluster, node));
+    }
+  } else {
+    find_live_shapes(cluster);
+    const bool share = pod.gpu_milli < kGpuMilli;
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      const auto node = static_cast<NodeIndex>(n);
+      if (!could_host(cluster, node, pod)) continue;
+      const NodeCache& c = cached(cluster, node);
+      // Unless its GPUs have the room already, a pod on a GPU must move.
+      const NodeState& s = cluster.state(node);
+      const bool gpus_fit =
+          share ? s.max_gpu_free_milli >= pod.gpu_milli : s.whole_free_gpus >= pod.num_gpu;
+      if (!meet(gpus_fit ? c.shapes : c.gpu_shapes, live_)) continue;
+      if (ranks_after_all(least_key(node), node)) continue;
+      consider(node, c);
+    }
   }
   std::vector<Eviction> best;
   for (const Ranked& r : ranked) {

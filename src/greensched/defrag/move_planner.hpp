@@ -25,14 +25,19 @@
 // and at most 4 chain searches per plan, so a plan costs at most 5 x (O(nodes x C(gpus, k)) +
 // max_trials x a scheduling cycle) whatever the cluster's state. It is greedy, not optimal.
 //
-// What makes a pass over the nodes cheap, without changing what it finds: what a node's
-// eviction set reads of its pods (their GPUs, shares largest first, CPU, memory, shape) is
-// kept per node and rebuilt only when the node's version moves on (Cluster bumps it on every
-// allocation and release), and whether a pod of some shape fits elsewhere is kept per shape,
-// brought up to date from the nodes the cluster's journal says changed since (measured again
-// only when the node that had the most room lost some). A request that found no plan is not
-// searched again until a pod leaves or moves (forget_failures), nor is any request for as much
-// or more.
+// What makes a pass over the nodes cheap, without changing what it finds: a node's pods come
+// from the cluster's per-node index (Cluster::pods_on); what a node's eviction set reads of
+// them (their GPUs, shares largest first, CPU, memory, shape) is kept per node and rebuilt only
+// when the node's version moves on (Cluster bumps it on every allocation and release); whether
+// a pod of some shape fits elsewhere is kept per shape, brought up to date from the nodes the
+// cluster's journal says changed since (measured again only when the node that had the most
+// room lost some). Nodes are passed over without building their sets where a bound shows that
+// the set could not be kept: with chains, nodes are visited by the least key their set could
+// have (one move, the GPU milli their GPUs lack) and the pass stops once that ranks after the
+// `max_trials` best found; without chains, a node none of whose pods is of a shape that fits
+// elsewhere (its GPU pods, unless its GPUs have room already) has no set. A request that found
+// no plan is not searched again until a pod leaves or moves (forget_failures), nor is any
+// request for as much or more.
 #pragma once
 
 #include <algorithm>
@@ -66,7 +71,8 @@ struct FitPlan {
   std::vector<Move> moves;
   NodeIndex node = -1;
   GpuMask gpus = 0;
-  int32_t candidates = 0;  // nodes that could host the pod if emptied, with a small enough set
+  int32_t candidates = 0;  // nodes whose set was built and small enough (a bound may pass over
+                           // others: see MovePlanner::set_exhaustive)
   int32_t trials = 0;      // of which were tried
 };
 
@@ -108,6 +114,10 @@ class MovePlanner {
   // released and every moved pod returns where it was.
   Status undo(Cluster& cluster, PodId id, const FitPlan& plan);
 
+  // Builds the eviction set of every node that could host the pod, none ruled out by a bound
+  // first: the same plans, slower (to check the bounds against).
+  void set_exhaustive(bool on) { exhaustive_ = on; }
+
  private:
   struct Eviction {
     NodeIndex node = -1;
@@ -115,11 +125,7 @@ class MovePlanner {
     int64_t gpu_milli = 0;
     int cost = 0;  // moves it is expected to take: 1 per pod, 2 per pod needing a chain
   };
-  void index_pods(const Cluster& cluster);
-  // Release and allocate through these while planning, so that pods_on_ stays current.
-  Status take_out(Cluster& cluster, PodId id);
-  Status put(Cluster& cluster, PodId id, const PodSpec& pod, NodeIndex node, GpuMask gpus);
-  // A node's pods, in id order, with what planning reads of them.
+  // A node's pods, in id order (Cluster::pods_on), with what planning reads of them.
   struct LocalPod {
     PodId id = 0;
     const PodSpec* spec = nullptr;
@@ -138,10 +144,21 @@ class MovePlanner {
   };
   // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
   // GPU's pods largest share first.
+  // A set of shape ids, each as bit (id % 256): a shape outside it is surely not in the set.
+  using ShapeBits = std::array<uint64_t, 4>;
+  static void add_shape(ShapeBits& bits, uint32_t shape) {
+    bits[(shape >> 6) & 3U] |= uint64_t{1} << (shape & 63U);
+  }
+  static bool meet(const ShapeBits& a, const ShapeBits& b) {
+    return ((a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3])) != 0;
+  }
   struct NodeCache {
     bool valid = false;
     bool too_many = false;  // more pods than eviction sets consider
     uint32_t version = 0;
+    // The shapes of its known pods, and of those among them on a GPU.
+    ShapeBits shapes{};
+    ShapeBits gpu_shapes{};
     std::vector<LocalPod> pods;
     std::vector<RoomNeed> rooms;  // per pod
     std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
@@ -167,8 +184,14 @@ class MovePlanner {
     int cost = 0;
     int64_t gpu_milli = 0;
   };
-  std::optional<Choice> eviction_for(const Cluster& cluster, NodeIndex node, const PodSpec& pod,
-                                     int max_moves, bool chains);
+  std::optional<Choice> eviction_for(const Cluster& cluster, NodeIndex node, const NodeCache& c,
+                                     const PodSpec& pod, int max_moves, bool chains);
+  // Whether a node could host the pod if it were empty.
+  static bool could_host(const Cluster& cluster, NodeIndex node, const PodSpec& pod);
+  // The least GPU milli an eviction set of the node moves (its GPUs' free milli as they are).
+  static int64_t least_moved_milli(const Cluster& cluster, NodeIndex node, const PodSpec& pod);
+  // The shapes of which a known pod may fit elsewhere as the cluster stands (live_).
+  void find_live_shapes(const Cluster& cluster);
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
@@ -181,10 +204,9 @@ class MovePlanner {
   // Chain searches one plan may run (each a pass over every node), whatever the depth.
   static constexpr int kChainSearches = 4;
   int chain_searches_left_ = 0;
+  bool exhaustive_ = false;
   PodLookup pod_of_;
   Movable movable_;
-  // Per node, its pods in id order: indexed when fit starts, kept current while it plans.
-  std::vector<std::vector<std::pair<PodId, Allocation>>> pods_on_;
   std::vector<NodeCache> cache_;
   uint64_t fit_stamp_ = 0;
   uint64_t summary_instance_ = 0;
@@ -205,8 +227,15 @@ class MovePlanner {
   static const RoomMemo kNoMemo;
   // Per shape id: 0 unseen, 1 seen with these fields, 2 seen with different ones.
   std::vector<std::pair<uint8_t, PodShape>> shape_seen_;
-  PodSpec probe_;                   // scratch: a request without its memory
-  std::vector<NodeIndex> fitting_;  // scratch for the filter pass
+  // Per shape id: the least memory request of the pods of it seen.
+  std::vector<int64_t> shape_least_memory_;
+  // Shapes of which a pod may move directly (it fits elsewhere), as of the search under way: a
+  // search without chains passes over any node that holds none. A shape first seen, or seen
+  // with less memory, while the search runs is added (the bits only over-approximate).
+  ShapeBits live_{};
+  std::vector<std::pair<uint64_t, NodeIndex>> order_;  // scratch: nodes by their least key
+  PodSpec probe_;                                      // scratch: a request without its memory
+  std::vector<NodeIndex> fitting_;                     // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
   // everything as one of them (and no more GPU models) finds no plan either.
