@@ -101,56 +101,6 @@ TEST(GenerationForecast, PastOnlyReadsOnlyThePast) {
   }
 }
 
-// Nothing before the series' start has been seen (a cyclic read would take its last day for
-// the day before). At the start, wind is 0; two hours in, it reverts from hour 1's 8 kWh to the
-// mean of hours 0 and 1, 6 kWh. Solar without a clear-sky series is the same hour of the last
-// day seen, before a whole day the last hour seen (hour 1: 1 kWh), before any hour 0. And on
-// the first day no forecast changes when the last day does.
-TEST(GenerationForecast, PastOnlyReadsNothingBeforeTheSeriesStart) {
-  std::vector<double> wind(72, 20.0), pv(72), clear(72);
-  wind[0] = 4;
-  wind[1] = 8;
-  for (int h = 0; h < 72; ++h) {
-    pv[h] = h;
-    clear[h] = std::max(0.0, 8 * std::sin((h % 24 - 6) * 3.14159 / 12));
-  }
-  SiteEnergy e;
-  e.wind_kw = e.pv_kw = 20;
-  e.wind_kwh = TimeSeries(kJan1, kH, wind);
-  e.pv_kwh = TimeSeries(kJan1, kH, pv);
-  const GenerationForecast f(e, kind(GenerationForecastKind::kPast), 0);
-  EXPECT_EQ(f.wind_kwh(kJan1, kJan1 + 5 * kH), 0.0);
-  EXPECT_EQ(f.pv_kwh(kJan1, kJan1 + 5 * kH), 0.0);
-  const int64_t now = kJan1 + 2 * kH;
-  for (int k = 1; k <= 5; ++k) {
-    EXPECT_NEAR(f.wind_kwh(now, now + (k - 1) * kH), 6 + 2 * std::exp(-k / 6.0), 1e-12) << k;
-  }
-  EXPECT_EQ(f.pv_kwh(now, now + 5 * kH), 1.0);
-  EXPECT_EQ(f.pv_kwh(kJan1 + 30 * kH, kJan1 + 32 * kH), 8.0);  // hour 8 of the day before
-
-  SiteEnergy a = e;
-  a.pv_kwh = TimeSeries(kJan1, kH, clear);
-  a.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
-  SiteEnergy b = a;
-  std::vector<double> wind2 = wind, pv2 = clear;
-  for (int h = 48; h < 72; ++h) {
-    wind2[h] = 0;
-    pv2[h] = 0.1 * clear[h];
-  }
-  b.wind_kwh = TimeSeries(kJan1, kH, wind2);
-  b.pv_kwh = TimeSeries(kJan1, kH, pv2);
-  for (auto k : {GenerationForecastKind::kPast, GenerationForecastKind::kWeather}) {
-    const GenerationForecast fa(a, kind(k), 0);
-    const GenerationForecast fb(b, kind(k), 0);
-    for (int n = 0; n < 24; ++n) {
-      for (int h = n; h < n + 24; ++h) {
-        const int64_t at = kJan1 + n * kH;
-        EXPECT_DOUBLE_EQ(fa.kwh(at, kJan1 + h * kH), fb.kwh(at, kJan1 + h * kH)) << n << " " << h;
-      }
-    }
-  }
-}
-
 // The weather forecast over a year of hours: its 10 m wind speed error has the stated size
 // (1 m/s around 8 m/s, so rarely cut at 0) and lag-one correlation (0.8); the solar output's error
 // is 0.35 of the mean daylight output (30 kWh; clipped to [0, 60] only past 2.9 sigma) and night

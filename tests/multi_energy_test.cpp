@@ -419,7 +419,7 @@ TEST(MultiSiteController, GreenCostCarbonControllersWeighTheCarbonPrice) {
 
 // Site a with ten days of hourly data from the fleet's start: a daily price shape with a
 // cheap 03:00 on day 0, carbon, sun and a 10 kWh battery; `spiked_end` changes the last two
-// days (price 2 USD/kWh in hours 1-3, no sun, 1000 g/kWh).
+// days' price (2 USD/kWh in hours 1-3) and carbon (1000 g/kWh).
 Fleet ten_days_at_a(bool spiked_end) {
   Fleet fleet = two_sites(100, 300);
   std::vector<double> price(240), carbon(240), sun(240);
@@ -431,7 +431,6 @@ Fleet ten_days_at_a(bool spiked_end) {
     if (t == 3) price[t] = 0.01;
     if (spiked_end && t >= 192) {
       if (h >= 1 && h <= 3) price[t] = 2.0;
-      sun[t] = 0.0;
       carbon[t] = 1000;
     }
   }

@@ -10,7 +10,6 @@
 
 #include "greensched/core/rng.hpp"
 #include "greensched/energy/wind.hpp"
-#include "greensched/multi/series_history.hpp"
 
 namespace greensched::multi {
 
@@ -66,16 +65,6 @@ double normal(Rng& rng) {
 // Sample j's value (cyclic outside the span, as the series is everywhere).
 double sample(const TimeSeries& s, int64_t j) {
   return s.at(s.start_s() + j * s.step_s());
-}
-
-// Nothing before the series' start has been seen: early in the data the past-only forecasts
-// read the hours there are (solar: clearness 1 before any, or the last hour seen before a
-// whole day; wind: 0 before any hour), and the weather forecast corrects no error before the
-// first hour has ended.
-// How many of the `wanted` samples before sample j the data holds (history_s, series_history.hpp):
-// before the series' start nothing has been seen, not its last samples.
-int64_t seen_before(const TimeSeries& s, int64_t j, int64_t wanted) {
-  return std::min(wanted, history_s(s, s.start_s() + j * s.step_s()) / s.step_s());
 }
 
 }  // namespace
@@ -155,11 +144,8 @@ std::optional<double> GenerationForecast::known(const TimeSeries& actual, const 
       actual.start_s() + j * actual.step_s() >= now + 3600 * int64_t{options_.weather_lead_h}) {
     return std::nullopt;
   }
-  // The issued forecast less what persists of the error seen in the last hour that ended
-  // (none before the series' first hour has ended).
-  const double last_error = seen_before(actual, j_now, 1) > 0
-                                ? sample(weather, j_now - 1) - sample(actual, j_now - 1)
-                                : 0.0;
+  // The issued forecast less what persists of the error seen in the last hour that ended.
+  const double last_error = sample(weather, j_now - 1) - sample(actual, j_now - 1);
   const double k = static_cast<double>(j - (j_now - 1));
   return std::max(0.0, sample(weather, j) - std::pow(options_.error_correlation, k) * last_error);
 }
@@ -174,17 +160,10 @@ double GenerationForecast::pv_kwh(int64_t now, int64_t t) const {
   if (const std::optional<double> v = known(actual, pv_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
   const int64_t j_now = actual.index_of(now);
-  const int64_t recent = seen_before(actual, j_now, kRecentH);
-  if (site_->pv_clear_kwh.empty()) {
-    // The same hour of the last day seen; before a day is seen, the last hour seen; before
-    // any, nothing is known: 0.
-    const int64_t back = j - kRecentH * ((j - j_now) / kRecentH + 1);
-    if (back >= j_now - seen_before(actual, j_now, j_now - back)) return sample(actual, back);
-    return recent > 0 ? sample(actual, j_now - 1) : 0.0;
-  }
-  // The hours seen of the last 24 (none: the clear-sky output).
+  if (site_->pv_clear_kwh.empty())
+    return sample(actual, j - kRecentH * ((j - j_now) / kRecentH + 1));
   double seen = 0, clear = 0;
-  for (int64_t i = j_now - recent; i < j_now; ++i) {
+  for (int64_t i = j_now - kRecentH; i < j_now; ++i) {
     seen += sample(actual, i);
     clear += sample(site_->pv_clear_kwh, i);
   }
@@ -198,12 +177,9 @@ double GenerationForecast::wind_kwh(int64_t now, int64_t t) const {
   if (const std::optional<double> v = known(actual, wind_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
   const int64_t j_now = actual.index_of(now);
-  // The hours seen of the last 24; before any, nothing is known: 0.
-  const int64_t recent = seen_before(actual, j_now, kRecentH);
-  if (recent == 0) return 0.0;
   double mean = 0;
-  for (int64_t i = j_now - recent; i < j_now; ++i) mean += sample(actual, i);
-  mean /= static_cast<double>(recent);
+  for (int64_t i = j_now - kRecentH; i < j_now; ++i) mean += sample(actual, i);
+  mean /= kRecentH;
   const double last = sample(actual, j_now - 1);
   const double k = static_cast<double>(j - (j_now - 1));
   return mean + (last - mean) * std::exp(-k / options_.wind_reversion_h);
