@@ -13,7 +13,6 @@
 #include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
-#include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/dispatch/dispatch_server.hpp"
 #include "greensched/dispatch/dispatch_service.hpp"
@@ -53,11 +52,10 @@ struct DispatchOptions {
 int run_dispatch(const DispatchOptions& o) {
   std::string host;
   int port = 0;
-  if (!serve::split_listen_address(o.listen, host, port)) {
-    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8090", o.listen),
-                kExitUsage);
-  }
-  if (int code = check_listener(host, o.security, "docs/MULTICLUSTER.md"); code != 0) return code;
+  if (int code =
+          check_listen(o.listen, "127.0.0.1:8090", o.security, "docs/MULTICLUSTER.md", host, port);
+      code != 0)
+    return code;
   auto seed = parse_one_seed(o.seeds);
   if (!seed.ok()) return fail(seed.status().message(), kExitUsage);
   auto config = dispatch::load_dispatch_config(o.config, o.data_dir);
@@ -101,11 +99,7 @@ int run_dispatch(const DispatchOptions& o) {
     return fail("--signal-origin: needs --signal-start", kExitUsage);
   }
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = block_stop_signals();
 
   // A standby neither reads nor listens until the journal's writer is gone: it polls the
   // lock, so that SIGTERM still stops it at once.
@@ -137,12 +131,9 @@ int run_dispatch(const DispatchOptions& o) {
   dispatch::DispatchServer server(*service.value(), o.security);
   auto bound = server.start(host, port);
   if (!bound.ok()) return fail(bound);
-  if (!o.port_file.empty()) {
-    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
-        !s.ok()) {
-      server.stop();
-      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
-    }
+  if (int code = write_port_file(o.port_file, bound.value()); code != 0) {
+    server.stop();
+    return code;
   }
   if (!o.quiet) {
     const nlohmann::json clusters = service.value()->clusters(dispatch::wall_clock_s());
@@ -158,9 +149,7 @@ int run_dispatch(const DispatchOptions& o) {
                o.security.token_file.empty() ? "" : " | bearer token",
                o.security.client_ca.empty() ? "" : " | client certificates");
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
-  if (!o.quiet) fmt::print(stderr, "greensched dispatch: signal {}, stopping\n", sig);
+  wait_for_stop_signal(signals, "greensched dispatch", o.quiet);
   server.stop();
   return 0;
 }
@@ -259,7 +248,7 @@ Action add_dispatch_command(CLI::App& app) {
       {.bare_unit_s = 1});
   add_seeds_option(cmd, opts->seeds,
                    "orders each cluster's equal nodes as `multi --seeds` orders its sites'", true);
-  cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
+  add_port_file_option(cmd, opts->port_file);
   cmd->add_flag("--quiet,-q", opts->quiet, "no startup line on stderr");
   add_listener_options(cmd, opts->security,
                        "file holding the bearer token every request but GET /healthz must carry "

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -417,11 +416,10 @@ int run_forecast_train(ForecastCliOptions o) {
 int run_forecast_serve(ForecastCliOptions o) {
   std::string host;
   int port = 0;
-  if (!serve::split_listen_address(o.listen, host, port)) {
-    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8095", o.listen),
-                kExitUsage);
-  }
-  if (int code = check_listener(host, o.security, "docs/FORECAST.md"); code != 0) return code;
+  if (int code =
+          check_listen(o.listen, "127.0.0.1:8095", o.security, "docs/FORECAST.md", host, port);
+      code != 0)
+    return code;
   if (!(o.timeout_s > 0)) return fail("--timeout: must be > 0", kExitUsage);
   o.series = "carbon";
   o.info = "past";
@@ -474,20 +472,13 @@ int run_forecast_serve(ForecastCliOptions o) {
   auto model = std::make_shared<const forecast::LearnedModel>(std::move(loaded.value()));
   dispatch::ForecastService service(std::move(series), dispatch::learned_forecaster(model), clock);
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = block_stop_signals();
   dispatch::ForecastServer server(service, o.security, o.timeout_s);
   auto bound = server.start(host, port);
   if (!bound.ok()) return fail(bound);
-  if (!o.port_file.empty()) {
-    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
-        !s.ok()) {
-      server.stop();
-      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
-    }
+  if (int code = write_port_file(o.port_file, bound.value()); code != 0) {
+    server.stop();
+    return code;
   }
   if (!o.quiet) {
     fmt::print(stderr,
@@ -497,9 +488,7 @@ int run_forecast_serve(ForecastCliOptions o) {
                format_utc_time(model->trained_until_s()),
                format_utc_time(service.signal_s(dispatch::wall_clock_s())), clock.speed());
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
-  if (!o.quiet) fmt::print(stderr, "greensched forecast serve: signal {}, stopping\n", sig);
+  wait_for_stop_signal(signals, "greensched forecast serve", o.quiet);
   server.stop();
   return 0;
 }
@@ -652,8 +641,7 @@ Action add_forecast_command(CLI::App& app) {
           ->add_option("--timeout", opts->timeout_s, "read and write deadline of every request")
           ->capture_default_str(),
       {.bare_unit_s = 1, .whole = false});
-  serve_cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file")
-      ->type_name("FILE");
+  add_port_file_option(serve_cmd, opts->port_file);
   serve_cmd->add_flag("-q,--quiet", opts->quiet, "no startup line on stderr");
   add_listener_options(serve_cmd, opts->security,
                        "file holding the bearer token every request but GET /healthz must carry "

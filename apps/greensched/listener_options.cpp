@@ -1,10 +1,13 @@
 #include "listener_options.hpp"
 
+#include <pthread.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "command_util.hpp"
+#include "greensched/core/text_file.hpp"
 
 namespace greensched::app {
 
@@ -32,6 +35,45 @@ int check_listener(const std::string& host, const serve::ListenerSecurity& s,
   if (!exposure.ok()) return fail(fmt::format("{} (see {})", exposure.error(), docs), kExitUsage);
   if (!exposure.value().empty()) fmt::print(stderr, "warning: {}\n", exposure.value());
   return 0;
+}
+
+int check_listen(const std::string& listen, const std::string& example,
+                 const serve::ListenerSecurity& security, const std::string& docs,
+                 std::string& host, int& port) {
+  if (!serve::split_listen_address(listen, host, port)) {
+    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. {}", listen, example),
+                kExitUsage);
+  }
+  return check_listener(host, security, docs);
+}
+
+void add_port_file_option(CLI::App* cmd, std::string& port_file) {
+  cmd->add_option("--port-file", port_file, "write the port listened on to this file")
+      ->type_name("FILE");
+}
+
+int write_port_file(const std::string& port_file, int port) {
+  if (port_file.empty()) return 0;
+  if (Status s = write_text_file_atomic(port_file, fmt::format("{}\n", port)); !s.ok()) {
+    return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
+  }
+  return 0;
+}
+
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int wait_for_stop_signal(const sigset_t& signals, const std::string& name, bool quiet) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (!quiet) fmt::print(stderr, "{}: signal {}, stopping\n", name, sig);
+  return sig;
 }
 
 std::string listener_help(const std::string& docs) {

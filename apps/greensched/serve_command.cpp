@@ -1,7 +1,6 @@
 // greensched serve: run the scheduling policies for real, as a kube-scheduler extender beside
 // Kubernetes (see docs/SERVE.md). Listens first (answering 503 while the journal replays),
 // then serves until SIGINT or SIGTERM, and commits anything queued before it exits.
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,7 +10,6 @@
 #include "cli_conventions.hpp"
 #include "command_util.hpp"
 #include "commands.hpp"
-#include "greensched/core/text_file.hpp"
 #include "greensched/serve/http_server.hpp"
 #include "greensched/serve/kube_binder.hpp"
 #include "greensched/serve/listener_security.hpp"
@@ -45,11 +43,9 @@ struct ServeOptions {
 int run_serve(const ServeOptions& o) {
   std::string host;
   int port = 0;
-  if (!serve::split_listen_address(o.listen, host, port)) {
-    return fail(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8888", o.listen),
-                kExitUsage);
-  }
-  if (int code = check_listener(host, o.security, "docs/SERVE.md"); code != 0) return code;
+  if (int code = check_listen(o.listen, "127.0.0.1:8888", o.security, "docs/SERVE.md", host, port);
+      code != 0)
+    return code;
   serve::ServiceInputs inputs;
   inputs.nodes_csv = o.nodes;
   inputs.nodes_json = o.nodes_json;
@@ -75,23 +71,15 @@ int run_serve(const ServeOptions& o) {
     binder = std::move(made.value());
   }
 
-  // Signals are taken by sigwait below, so block them before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Signals are taken by wait_for_stop_signal below, so block them before any thread starts.
+  const sigset_t signals = block_stop_signals();
 
   serve::ExtenderServer server(inputs.config.server);
   auto bound = server.start(host, port);
   if (!bound.ok()) return fail(bound);
-  if (!o.port_file.empty()) {
-    // Atomic, so a watcher of the file never reads a half-written port.
-    if (Status s = write_text_file_atomic(o.port_file, fmt::format("{}\n", bound.value()));
-        !s.ok()) {
-      server.stop();
-      return fail(fmt::format("--port-file: {}", s.message()), exit_code(s.code()));
-    }
+  if (int code = write_port_file(o.port_file, bound.value()); code != 0) {
+    server.stop();
+    return code;
   }
 
   serve::StartupReport report;
@@ -140,9 +128,7 @@ int run_serve(const ServeOptions& o) {
                o.security.token_file.empty() ? "" : " | bearer token");
   }
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  if (!o.quiet) fmt::print(stderr, "greensched serve: signal {}, stopping\n", sig);
+  wait_for_stop_signal(signals, "greensched serve", o.quiet);
   if (watcher) watcher->stop();
   server.stop();
   server.attach(nullptr);
@@ -177,7 +163,7 @@ Action add_serve_command(CLI::App& app) {
                   fmt::format("the policy, overriding the config's: one of {}, or a mix such as "
                               "pwr:200+fgd:800",
                               policy_names()));
-  cmd->add_option("--port-file", opts->port_file, "write the port listened on to this file");
+  add_port_file_option(cmd, opts->port_file);
   cmd->add_flag("--kube-bind", opts->kube_bind,
                 "bind pods through the API server (with the gpu-index annotation)");
   cmd->add_flag("--kube-watch", opts->kube_watch,
