@@ -17,21 +17,7 @@ import sys
 import time
 import urllib.request
 
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def wait_for_port(path, proc, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path) and open(path).read().strip():
-            return int(open(path).read())
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.05)
-    return None
+from server_process import fail, stop_all, wait_for_port
 
 
 def workload(name):
@@ -107,10 +93,4 @@ try:
         fail(f"the journal's records: {names}")
     print(f"standby took over {took:.2f} s after the SIGKILL; the journal holds {names}")
 finally:
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    stop_all(procs)
