@@ -4,8 +4,9 @@ on the data before the replay's start (no look-ahead), `forecast serve` replays 
 2023-04-03 14:00 and answers the Carbon Aware SDK WebAPI, and `dispatch` reads every cluster's
 forecast from it (carbon_forecast, format carbon-aware-sdk). Checked: each cluster's carbon
 signal is the served forecast's value for the hour, a best-effort workload is decided on carbon
-(not capacity-only), the SDK's best-location route agrees with the data, and forecast serve's
-/metrics counts the dispatcher's reads.
+(not capacity-only) and its record names forecast serve as every cluster's carbon source, the
+SDK's best-location route agrees with the data, and forecast serve's /metrics counts the
+dispatcher's reads.
 
     forecast_serve_dispatch_test.py GREENSCHED_BINARY SOURCE_DIR DATA_DIR WORK_DIR
 
@@ -20,24 +21,10 @@ import time
 import urllib.error
 import urllib.request
 
+from server_process import fail, stop_all, wait_for_port
+
 ZONES = {"de-lu": "DE-LU", "gb": "GB", "us-cal": "US-CAL-CISO", "sg": "SG"}
 START = "2023-04-03T14:00:00Z"
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def wait_for_port(path, proc, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path) and open(path).read().strip():
-            return int(open(path).read())
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.05)
-    return None
 
 
 def get(url):
@@ -179,6 +166,13 @@ try:
         decision = json.load(r)
     if decision.get("mode") == "capacity-only":
         fail(f"decided by capacity alone: {decision}")
+    # Its record in the journal names where each cluster's carbon came from: forecast serve.
+    records = [json.loads(line) for line in open(os.path.join(WORK, "dispatch.jsonl"))]
+    sources = [r for r in records if r.get("kind") == "dispatch"][-1]["service"]["carbon_sources"]
+    for site, zone in ZONES.items():
+        want = f"{base}/emissions/forecasts/current?location={zone}"
+        if sources.get(site) != want:
+            fail(f"the decision record's carbon source of {site}: {sources.get(site)}, not {want}")
     print(
         f"decision: {decision.get('cluster') or decision.get('clusters')} mode "
         f"{decision.get('mode')}"
@@ -214,10 +208,4 @@ try:
         fail("GB's forecast not issued once by the learned model:\n" + metrics)
     print("forecast serve -> dispatch: ok")
 finally:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    stop_all(procs)
