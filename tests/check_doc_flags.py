@@ -4,9 +4,9 @@
   check_doc_flags.py --greensched BIN --repo REPO DOC.md [DOC.md ...]
 
 A flag is a `--name` token in the document (prose, tables and code blocks alike). It must be
-one of `greensched`'s (any subcommand's, as `greensched SUB --help` lists them), one of
-greensched-kueue's (the flag.*Var calls of kueue/cmd/greensched-kueue/main.go, and the zap
-logging flags controller-runtime adds), or one of the few flags of other tools the documents
+one of `greensched`'s (any subcommand's, as `greensched SUB --help` and `greensched SUB SUB2
+--help` list them), one of greensched-kueue's (the flag.*Var calls of
+kueue/cmd/greensched-kueue/main.go, and the zap logging flags controller-runtime adds), or one of the few flags of other tools the documents
 show (curl, kubectl, openssl, helm, ctest: listed below). A failure names the document, the
 line and the flag, so a document cannot describe a flag that does not exist.
 """
@@ -76,12 +76,11 @@ OTHER_TOOLS = {
 FLAG = re.compile(r"(?<![\w/-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 
-def greensched_flags(binary):
-    """Every long flag of every subcommand, from the --help texts."""
-    top = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
+def subcommands(help_text):
+    """The subcommand names a --help text lists."""
     subs = set()
     in_subs = False
-    for line in top.splitlines():
+    for line in help_text.splitlines():
         if line.strip().lower().startswith("subcommands"):
             in_subs = True
             continue
@@ -89,10 +88,23 @@ def greensched_flags(binary):
             m = re.match(r"\s+([a-z][a-z0-9-]*)\s", line)
             if m:
                 subs.add(m.group(1))
+    return subs
+
+
+def greensched_flags(binary):
+    """Every long flag of every subcommand (and of theirs, e.g. `forecast serve`), from the
+    --help texts."""
+    top = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
+    subs = subcommands(top)
     flags = set(FLAG.findall(top))
     for sub in sorted(subs):
         text = subprocess.run([binary, sub, "--help"], capture_output=True, text=True).stdout
         flags |= set(FLAG.findall(text))
+        for nested in sorted(subcommands(text)):
+            nested_text = subprocess.run(
+                [binary, sub, nested, "--help"], capture_output=True, text=True
+            ).stdout
+            flags |= set(FLAG.findall(nested_text))
     return {"--" + f for f in flags}, subs
 
 

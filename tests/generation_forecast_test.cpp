@@ -3,6 +3,7 @@
 // hours, and the day-ahead publication rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -98,6 +99,69 @@ TEST(GenerationForecast, PastOnlyReadsOnlyThePast) {
   const int64_t now = kJan1 + 50 * kH;
   for (int h = 0; h < 96; ++h) {
     EXPECT_DOUBLE_EQ(fa.kwh(now, kJan1 + h * kH), fb.kwh(now, kJan1 + h * kH)) << h;
+  }
+}
+
+// Before the series' first hours nothing has been seen: the past-only forecasts read only the
+// hours since the start (a cyclic read would show the series' last hours, the future). Changing
+// the last day, which such a read would see, changes no forecast of the first two days made
+// during the first; with no hour
+// seen, no wind and clear-sky sun; with five, their mean and clearness.
+TEST(GenerationForecast, NothingBeforeTheSeriesStartIsRead) {
+  std::vector<double> wind(72), pv(72), clear(72);
+  for (int h = 0; h < 72; ++h) {
+    wind[h] = 10 + h;
+    clear[h] = 4.0 + h % 24;
+    pv[h] = 0.5 * clear[h];
+  }
+  SiteEnergy a;
+  a.wind_kw = a.pv_kw = 20;
+  a.wind_kwh = TimeSeries(kJan1, kH, wind);
+  a.pv_kwh = TimeSeries(kJan1, kH, pv);
+  a.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
+  SiteEnergy b = a;
+  std::vector<double> wind2 = wind, pv2 = pv;
+  for (int h = 48; h < 72; ++h) {
+    wind2[h] = 500;
+    pv2[h] = 0;
+  }
+  b.wind_kwh = TimeSeries(kJan1, kH, wind2);
+  b.pv_kwh = TimeSeries(kJan1, kH, pv2);
+  SiteEnergy no_clear = a;  // solar forecast by the same hour of the last day seen
+  no_clear.pv_clear_kwh = TimeSeries();
+  {
+    const GenerationForecast fa(a, kind(GenerationForecastKind::kPast), 0);
+    const GenerationForecast fb(b, kind(GenerationForecastKind::kPast), 0);
+    for (int now_h = 0; now_h < 24; ++now_h) {
+      const int64_t now = kJan1 + now_h * kH;
+      for (int h = now_h; h < now_h + 60; ++h) {
+        const int64_t t = kJan1 + h * kH;
+        EXPECT_DOUBLE_EQ(fa.kwh(now, t), fb.kwh(now, t)) << now_h << " " << h;
+      }
+    }
+  }
+  // The weather forecast at the start is the one issued: no error of an hour seen to correct.
+  const GenerationForecast weather(a, kind(GenerationForecastKind::kWeather), 0);
+  for (int h = 0; h < 24; ++h) {
+    EXPECT_DOUBLE_EQ(weather.pv_kwh(kJan1, kJan1 + h * kH),
+                     std::max(0.0, weather.forecast_pv_kwh(kJan1 + h * kH)))
+        << h;
+  }
+  EXPECT_NE(weather.forecast_pv_kwh(kJan1 + 12 * kH), pv[12]);  // it has an error to correct
+  {
+    const GenerationForecast fa(a, kind(GenerationForecastKind::kPast), 0);
+    const GenerationForecast fc(no_clear, kind(GenerationForecastKind::kPast), 0);
+    const int64_t later = kJan1 + 10 * kH;
+    EXPECT_DOUBLE_EQ(fa.wind_kwh(kJan1, later), 0.0);
+    EXPECT_DOUBLE_EQ(fa.pv_kwh(kJan1, later), clear[10]);
+    EXPECT_DOUBLE_EQ(fc.pv_kwh(kJan1, later), 0.0);
+    // Five hours seen (10..14): the mean 12, the last 14, 6 hours on.
+    const int64_t now = kJan1 + 5 * kH;
+    EXPECT_NEAR(fa.wind_kwh(now, later), 12 + 2 * std::exp(-6 / 6.0), 1e-12);
+    EXPECT_NEAR(fa.pv_kwh(now, later), 0.5 * clear[10], 1e-12);
+    // A day seen: the same hour of the last day.
+    EXPECT_DOUBLE_EQ(fc.pv_kwh(kJan1 + 24 * kH, kJan1 + 34 * kH), pv[10]);
+    EXPECT_DOUBLE_EQ(fc.pv_kwh(now, kJan1 + 34 * kH), 0.0);  // hour 10 of day 1 not seen yet
   }
 }
 

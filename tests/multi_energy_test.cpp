@@ -623,9 +623,11 @@ Result<MultiResult> green_cost_one_job(const Fleet& fleet, PodSpec pod) {
 }
 
 TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
-  // Site a's grid costs 0.30 but it has 10 kWh of sun each hour for a site idling at 35 W;
-  // site b's grid costs 0.10 with no sun. Equal carbon. green-cost sends a one-hour job to a
-  // (net 0.01 USD/kWh, the feed-in it forgoes); without the sun it goes to b.
+  // Site a's grid costs 0.30 but it has had 10 kWh of sun each hour for a day, for a site
+  // idling at 35 W; site b's grid costs 0.10 with no sun. Equal carbon. green-cost sends a
+  // one-hour job to a (net 0.01 USD/kWh, the feed-in it forgoes); without the sun it goes to
+  // b. (At the series' first hour no sun has been seen yet and the past-only forecast expects
+  // none: GenerationForecast.NothingBeforeTheSeriesStartIsRead.)
   for (const bool sun : {true, false}) {
     Fleet fleet = two_sites(200, 200);
     fleet.sites[0].price = TimeSeries(fleet.start_s, 3600, {0.30});
@@ -635,7 +637,7 @@ TEST(MultiNetSignal, GreenCostGoesWhereTheSurplusIs) {
     e.allow_export = true;
     e.export_price_usd_per_kwh = 0.01;
     fleet.sites[0].energy = e;
-    auto r = green_cost_one_job(fleet, job("j1", 2000, 1, 1000, 0, 3600));
+    auto r = green_cost_one_job(fleet, job("j1", 2000, 1, 1000, 86400, 90000));
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_EQ(r.value().decisions[0].site, sun ? 0 : 1) << r.value().decisions[0].reason;
     EXPECT_TRUE(has(r.value().decisions[0].reason, "USD")) << r.value().decisions[0].reason;
@@ -731,7 +733,7 @@ TEST(MpcForecast, LearnedPaysNoMoreThanSeasonalNaiveOnAWeeklyPattern) {
   auto models = train_mpc_forecasts(fleet, run.energy_hour0_s, 24, small_trees());
   ASSERT_TRUE(models.ok()) << models.error();
   ASSERT_TRUE(models.value().price.has_value());
-  EXPECT_TRUE(models.value().notes.empty());
+  EXPECT_TRUE(models.value().missing.empty());
   EXPECT_LE(models.value().price->trained_until_s(), run.energy_hour0_s);
   const energy::ControllerOptions options;  // forecast_days 1
   auto naive = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, options);
@@ -775,8 +777,9 @@ TEST(MpcForecast, RefusesAModelTrainedPastTheWindowStart) {
   auto fine = load_mpc_forecasts(fleet, kMonday + 70 * 86400, dir);
   ASSERT_TRUE(fine.ok()) << fine.error();
   EXPECT_TRUE(fine.value().price.has_value());
-  EXPECT_FALSE(fine.value().carbon.has_value());  // no carbon.ubj: a note, seasonal-naive
-  EXPECT_EQ(fine.value().notes.size(), 1U);
+  EXPECT_FALSE(fine.value().carbon.has_value());  // no carbon.ubj: said, seasonal-naive
+  ASSERT_EQ(fine.value().missing.size(), 1U);
+  EXPECT_EQ(fine.value().missing[0].kind, "carbon");
 }
 
 // With too little history before the window (2023-01-02 in data from that day) no model is
@@ -787,12 +790,12 @@ TEST(MpcForecast, TooLittleHistoryKeepsSeasonalNaive) {
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_FALSE(m.value().price.has_value());
   EXPECT_FALSE(m.value().carbon.has_value());
-  ASSERT_EQ(m.value().notes.size(), 2U);
-  EXPECT_TRUE(has(m.value().notes[1],
-                  "price: 480 h of history before 2023-01-22 00:00:00 "
-                  "leave 11 days to learn from, fewer than 14: "
-                  "seasonal-naive price forecast"))
-      << m.value().notes[1];
+  ASSERT_EQ(m.value().missing.size(), 2U);
+  EXPECT_EQ(m.value().missing[0].kind, "carbon");
+  EXPECT_EQ(m.value().missing[1].kind, "price");
+  EXPECT_EQ(m.value().missing[1].why,
+            "price: 480 h of history before 2023-01-22 00:00:00 "
+            "leave 11 days to learn from, fewer than 14");
   const MultiResult run = window_from_day(20);
   auto naive = run_site_controllers(fleet, run, energy::ControllerKind::kMpc);
   auto learned = run_site_controllers(fleet, run, energy::ControllerKind::kMpc, {}, {}, &m.value());

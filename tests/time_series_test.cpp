@@ -23,7 +23,6 @@
 #include "greensched/core/rng.hpp"
 #include "greensched/core/utc_time.hpp"
 #include "greensched/multi/forecast.hpp"
-#include "greensched/multi/series_history.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/multi/time_series.hpp"
@@ -81,14 +80,14 @@ TEST(TimeSeries, AtIsCyclicOutsideTheSpan) {
 // a replay goes through); before the start, only the repetition holding t's own earlier part.
 TEST(TimeSeries, HistoryIsTheDataBeforeTime) {
   const TimeSeries s(1000, 10, {1, 2, 3, 4});
-  EXPECT_EQ(history_s(s, 1000), 0);
-  EXPECT_EQ(history_s(s, 1025), 25);
-  EXPECT_EQ(history_s(s, 1040), 40);
-  EXPECT_EQ(history_s(s, 1095), 95);
-  EXPECT_EQ(history_s(s, 999), 39);  // the repetition [960, 1000) holds 999
-  EXPECT_EQ(history_s(s, 960), 0);
-  EXPECT_EQ(history_s(s, 975), 15);
-  EXPECT_EQ(history_s(TimeSeries(), 5000), 0);
+  EXPECT_EQ(s.history_s(1000), 0);
+  EXPECT_EQ(s.history_s(1025), 25);
+  EXPECT_EQ(s.history_s(1040), 40);
+  EXPECT_EQ(s.history_s(1095), 95);
+  EXPECT_EQ(s.history_s(999), 39);  // the repetition [960, 1000) holds 999
+  EXPECT_EQ(s.history_s(960), 0);
+  EXPECT_EQ(s.history_s(975), 15);
+  EXPECT_EQ(TimeSeries().history_s(5000), 0);
 }
 
 TEST(TimeSeries, NegativeStartTimes) {

@@ -29,6 +29,7 @@
 #include "greensched/multi/fleet_bound.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/learned_forecaster.hpp"
 #include "greensched/multi/mpc_forecast.hpp"
 #include "greensched/multi/site_controller.hpp"
 #include "greensched/multi/site_fill.hpp"
@@ -115,12 +116,6 @@ Result<std::vector<energy::ControllerKind>> parse_controllers(const std::string&
   return kinds;
 }
 
-// Whether the agent reads the forecaster (multi/forecast.hpp): --oracle adds runs of these,
-// --forecast learned gives them the learned forecasts.
-bool reads_forecasts(const std::string& agent) {
-  return agent == "carbon-forecast" || agent == "green" || agent == "green-plan";
-}
-
 // One agent to run, whether its forecasts see the future (--oracle), and whether it plans with
 // the fleet bound's capacity prices (--bound-prices).
 struct AgentRun {
@@ -153,7 +148,7 @@ Result<std::vector<AgentRun>> parse_agent_runs(const std::string& list, bool ora
   if (oracle) {
     const auto copy = runs;
     for (const AgentRun& run : copy) {
-      if (reads_forecasts(run.name)) {
+      if (multi::agent_reads_forecasts(run.name)) {
         runs.push_back(AgentRun{run.name, true});
       }
     }
@@ -185,11 +180,7 @@ struct MultiArgs {
   bool learned_agents = false;  // --forecast learned
   // --mpc-forecast learned and --forecast learned: the models of each window, trained (or
   // loaded) once when a run of that window first needs them, shared by the agents and the mpc.
-  struct LearnedCache {
-    std::mutex mutex;
-    std::map<int64_t, std::shared_ptr<const multi::MpcForecastModels>> windows;
-  };
-  std::shared_ptr<LearnedCache> learned = std::make_shared<LearnedCache>();
+  std::shared_ptr<multi::LearnedForecastsByWindow> learned;
   // Notes for stderr, each printed once however many runs give it.
   struct Notes {
     std::mutex mutex;
@@ -207,34 +198,26 @@ void note_once(const MultiArgs& a, const std::string& note) {
 // The learned forecasts of the window that starts at `window_start_s`, trained on the
 // fleet's series before it (or loaded from --mpc-forecast-models); notes on stderr say which
 // series keep the seasonal-naive (mpc) or same-hour (agents) forecast.
-Result<std::shared_ptr<const multi::MpcForecastModels>> learned_forecasts(const MultiCliOptions& o,
-                                                                          const MultiArgs& a,
-                                                                          const multi::Fleet& fleet,
-                                                                          int64_t window_start_s) {
-  std::lock_guard<std::mutex> lock(a.learned->mutex);
-  auto it = a.learned->windows.find(window_start_s);
-  if (it != a.learned->windows.end()) return it->second;
-  auto m = o.mpc_forecast_models.empty()
-               ? multi::train_mpc_forecasts(fleet, window_start_s, o.controller.mpc_horizon_h)
-               : multi::load_mpc_forecasts(fleet, window_start_s, o.mpc_forecast_models);
+Result<std::shared_ptr<const multi::LearnedForecasts>> learned_forecasts(const MultiArgs& a,
+                                                                         const multi::Fleet& fleet,
+                                                                         int64_t window_start_s) {
   const bool mpc = a.mpc_forecast == multi::MpcForecastKind::kLearned;
   const std::string flags = mpc && a.learned_agents ? "--mpc-forecast learned, --forecast learned"
                             : mpc                   ? "--mpc-forecast learned"
                                                     : "--forecast learned";
-  if (!m.ok()) return Error{fmt::format("{}: {}", flags, m.error())};
-  for (const std::string& note : m.value().notes) {
-    // The agents' fallback is the same-hour forecaster, the mpc's its seasonal-naive one.
-    std::string text = note;
-    if (!mpc) {
-      if (const auto at = text.rfind("seasonal-naive"); at != std::string::npos) {
-        text.replace(at, std::string_view("seasonal-naive").size(), "same-hour");
-      }
+  auto got = a.learned->get(fleet, window_start_s);
+  if (!got.ok()) return Error{fmt::format("{}: {}", flags, got.error())};
+  if (got.value().made) {
+    // Where a kind has no model the mpc keeps its seasonal-naive forecast, the agents same-hour.
+    const std::string fallback = mpc && a.learned_agents ? "seasonal-naive (mpc) and same-hour"
+                                 : mpc                   ? "seasonal-naive"
+                                                         : "same-hour";
+    for (const multi::MissingModel& missing : got.value().forecasts->models().missing) {
+      note_once(a,
+                fmt::format("{}: {}: {} {} forecast", flags, missing.why, fallback, missing.kind));
     }
-    fmt::print(stderr, "note: {}: {}\n", flags, text);
   }
-  auto shared = std::make_shared<const multi::MpcForecastModels>(std::move(m.value()));
-  a.learned->windows.emplace(window_start_s, shared);
-  return shared;
+  return got.value().forecasts;
 }
 
 Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
@@ -269,6 +252,13 @@ Result<MultiArgs> parse_multi_args(const MultiCliOptions& o) {
     return Error{fmt::format("--forecast: unknown forecast '{}' (same-hour|learned)", o.forecast)};
   }
   a.learned_agents = o.forecast == "learned";
+  const std::string models_dir = o.mpc_forecast_models;
+  const int horizon_h = o.controller.mpc_horizon_h;
+  a.learned = std::make_shared<multi::LearnedForecastsByWindow>(
+      [models_dir, horizon_h](const multi::Fleet& fleet, int64_t window_start_s) {
+        return models_dir.empty() ? multi::train_mpc_forecasts(fleet, window_start_s, horizon_h)
+                                  : multi::load_mpc_forecasts(fleet, window_start_s, models_dir);
+      });
   if (a.learned_agents && o.oracle) {
     return Error{
         "--forecast learned and --oracle: --oracle adds runs whose forecasts are the actual "
@@ -453,23 +443,13 @@ multi::MultiOptions multi_run_options(const MultiCliOptions& o, const AgentRun& 
   return opts;
 }
 
-// The first hour a run of `w` measures (MultiResult::energy_hour0_s): the models for the
-// agents are trained before it, as the mpc's are, so that one training serves both.
-int64_t measured_hour0_s(const multi::Fleet& fleet, const MultiWorkload& w) {
-  int64_t first = std::numeric_limits<int64_t>::max();
-  for (const PodSpec& pod : w.pods)
-    first = std::min(first, std::max<int64_t>(pod.creation_time, 0));
-  if (w.pods.empty()) first = 0;
-  return floor_hour(fleet.start_s + std::max(first, w.from));
-}
-
 // One run: the agent dispatches the workload, then each site energy controller runs on the
 // sites' hourly demand.
 Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiArgs& a,
                                          const multi::Fleet& fleet, const MultiWorkload& w,
                                          uint32_t shapes, multi::MultiOptions opts) {
-  if (a.learned_agents && !opts.oracle && reads_forecasts(opts.agent)) {
-    auto m = learned_forecasts(o, a, fleet, measured_hour0_s(fleet, w));
+  if (a.learned_agents && !opts.oracle && multi::agent_reads_forecasts(opts.agent)) {
+    auto m = learned_forecasts(a, fleet, multi::measured_hour0_s(fleet, w.pods, w.from));
     if (!m.ok()) return Error{m.error()};
     opts.learned_forecasts = m.value();
   }
@@ -488,15 +468,15 @@ Result<multi::MultiResult> run_one_multi(const MultiCliOptions& o, const MultiAr
     note_once(a, multi::short_history_note(fleet, result.energy_hour0_s, controller));
   }
   for (energy::ControllerKind kind : a.controllers) {
-    std::shared_ptr<const multi::MpcForecastModels> learned;
+    std::shared_ptr<const multi::LearnedForecasts> learned;
     if (kind == energy::ControllerKind::kMpc &&
         a.mpc_forecast == multi::MpcForecastKind::kLearned) {
-      auto m = learned_forecasts(o, a, fleet, result.energy_hour0_s);
+      auto m = learned_forecasts(a, fleet, result.energy_hour0_s);
       if (!m.ok()) return Error{m.error()};
       learned = m.value();
     }
     auto e = multi::run_site_controllers(fleet, result, kind, controller, opts.generation_forecast,
-                                         learned.get());
+                                         learned ? &learned->models() : nullptr);
     if (!e.ok()) return Error{e.error()};
     result.energy.push_back(std::move(e.value()));
   }

@@ -280,6 +280,7 @@ def multi(
     record: bool = False,
     jobs: int = 0,
     out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    forecast: str = "same-hour",
 ) -> Dict[str, Any]:
     """A fleet of sites and a dispatch agent, as ``greensched multi`` runs it.
 
@@ -292,6 +293,9 @@ def multi(
     decisions.csv and energy_timeline.csv are written there (with several seeds, into
     OUT/seed-N for each seed; `energy_controllers`: a comma list
     of none, greedy, mpc, oracle, run on each result as ``--energy-controller`` does).
+    `forecast` is ``--forecast``: ``"same-hour"`` or ``"learned"`` (the forecasting agents plan
+    on learned carbon and price forecasts, trained once per window on the fleet's series
+    before it).
     """
     names = agents.split(",") if isinstance(agents, str) else list(agents)
     slacks = [float(slack)] if isinstance(slack, (int, float)) else [float(s) for s in slack]
@@ -316,6 +320,7 @@ def multi(
         record=record,
         jobs=jobs,
         out=_path(out),
+        forecast=str(forecast),
     )
     return _finish(result)
 

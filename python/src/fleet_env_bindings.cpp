@@ -110,7 +110,8 @@ void bind_fleet_env(py::module_& m) {
                        double warmup_days, double slack, int64_t ls_bound, int64_t wake_delay,
                        int64_t power_down_idle, int64_t sample, double data_gb, bool preempt_be,
                        int horizon, const std::string& reward, double ls_penalty,
-                       const std::string& expert, bool ls_home, bool room) {
+                       const std::string& expert, bool ls_home, bool room,
+                       const std::string& forecast) {
              if (reward != "carbon" && reward != "cost" && reward != "dispatch-carbon") {
                throw BindingError(
                    fmt::format("reward: '{}' is not carbon, cost or dispatch-carbon", reward));
@@ -137,6 +138,7 @@ void bind_fleet_env(py::module_& m) {
              o.room = room;
              o.ls_penalty = ls_penalty;
              o.expert = expert;
+             o.forecast = forecast;
              return new PyFleetEnv(o);
            }),
            py::arg("fleet"), py::arg("data_dir"), py::arg("pods"), py::arg("start"),
@@ -144,7 +146,7 @@ void bind_fleet_env(py::module_& m) {
            py::arg("ls_bound"), py::arg("wake_delay"), py::arg("power_down_idle"),
            py::arg("sample"), py::arg("data_gb"), py::arg("preempt_be"), py::arg("horizon"),
            py::arg("reward"), py::arg("ls_penalty"), py::arg("expert"), py::arg("ls_home") = false,
-           py::arg("room") = false)
+           py::arg("room") = false, py::arg("forecast") = "same-hour")
       .def("reset", &PyFleetEnv::reset, py::arg("seed"), py::arg("obs"), py::arg("mask"))
       .def("step", &PyFleetEnv::step, py::arg("action"), py::arg("obs"), py::arg("mask"))
       .def("result", &PyFleetEnv::result)

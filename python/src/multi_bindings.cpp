@@ -20,6 +20,8 @@
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
 #include "greensched/multi/fleet_sim.hpp"
+#include "greensched/multi/learned_forecaster.hpp"
+#include "greensched/multi/mpc_forecast.hpp"
 #include "greensched/multi/site_controller.hpp"
 #include "greensched/report/energy_writer.hpp"
 #include "greensched/report/multi_writer.hpp"
@@ -165,7 +167,7 @@ py::dict run_multi(const std::vector<std::string>& agents, const std::vector<uin
                    int64_t ls_bound_s, int64_t sample_s, double data_gb, const std::string& start,
                    const std::string& power_model_path, bool preempt_be,
                    const std::vector<std::string>& controllers, bool record, int jobs,
-                   const std::string& out) {
+                   const std::string& out, const std::string& forecast) {
   std::vector<energy::ControllerKind> kinds;
   for (const std::string& c : controllers) {
     auto kind = energy::parse_controller(c);
@@ -173,6 +175,13 @@ py::dict run_multi(const std::vector<std::string>& agents, const std::vector<uin
     kinds.push_back(kind.value());
   }
   if (seeds.empty()) throw BindingError("seeds: give at least one seed");
+  if (forecast != "same-hour" && forecast != "learned") {
+    throw BindingError(fmt::format("forecast: '{}' is not same-hour or learned", forecast));
+  }
+  // forecast "learned": one training per window, for every seed, slack and agent of it.
+  multi::LearnedForecastsByWindow learned([](const multi::Fleet& f, int64_t window_start_s) {
+    return multi::train_mpc_forecasts(f, window_start_s);
+  });
   std::vector<std::string> agent_list;
   for (const std::string& a : agents) {
     if (a == "all") {
@@ -274,6 +283,11 @@ py::dict run_multi(const std::vector<std::string>& agents, const std::vector<uin
         o.record = record;
         o.preempt_be = preempt_be;
         o.generation_forecast.seed = seed;
+        if (forecast == "learned" && multi::agent_reads_forecasts(o.agent)) {
+          auto got = learned.get(fleet, multi::measured_hour0_s(fleet, w.pods, w.from));
+          if (!got.ok()) return Error{fmt::format("forecast learned: {}", got.error())};
+          o.learned_forecasts = got.value().forecasts;
+        }
         auto r = multi::run_fleet(fleet, w.pods, shapes, o);
         if (!r.ok()) return Error{r.error()};
         runs[i] = std::move(r.value());
@@ -323,7 +337,7 @@ void bind_multi(py::module_& m) {
         py::arg("data_dir"), py::arg("pods"), py::arg("power_down_idle"), py::arg("wake_delay"),
         py::arg("ls_bound"), py::arg("sample"), py::arg("data_gb"), py::arg("start"),
         py::arg("power_model"), py::arg("preempt_be"), py::arg("energy_controllers"),
-        py::arg("record"), py::arg("jobs"), py::arg("out"));
+        py::arg("record"), py::arg("jobs"), py::arg("out"), py::arg("forecast") = "same-hour");
 }
 
 }  // namespace greensched::python

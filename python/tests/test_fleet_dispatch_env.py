@@ -3,9 +3,11 @@ that acts as a built-in agent gets that agent's `greensched.multi` result exactl
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import pathlib
+import subprocess
 
 import numpy as np
 import pytest
@@ -193,6 +195,79 @@ def test_four_regions_season_replays_green(start):
     assert result["energy_kwh"] == pytest.approx(float(ref["energy_kwh"][0]), rel=1e-12)
     assert result["ls_slo_violations"] == int(ref["ls_slo_violations"][0])
     assert total == pytest.approx(-(result["carbon_kg"] + 10.0 * result["ls_slo_violations"]))
+
+
+def test_learned_forecasts_replay_as_multi_and_the_command_line(cli, tmp_path):
+    """forecast="learned": the observation's forecasts are the learned ones (the same-hour ones
+    in the warm-up, which the models were trained on; others in the window), replaying green on
+    them gives `greensched.multi(..., forecast="learned")`'s result,
+    and that is the command line's `--forecast learned` row."""
+    pods = SHARED / "openb" / "openb_pod_list_default.csv"
+    if not pods.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {pods} is missing")
+        pytest.skip(f"{pods} is missing (../shared/data)")
+    fleet = REPO / "examples" / "fleet-4-regions.json"
+    args = dict(fleet=fleet, data_dir=SHARED, pods=pods)
+    run = dict(load=70, warmup_days=0.25, start="2023-07-01")
+    learned = make(expert="green", forecast="learned", **run, **args)
+    same_hour = make(expert="green", **run, **args)
+    # Both take the learned env's expert actions: the states stay the same, the forecasts not.
+    obs, info = learned.reset(seed=42)
+    assert np.array_equal(obs, same_hour.reset(seed=42)[0])  # the warm-up's first job
+    done, differ = False, False
+    while not done and not differ:
+        a = info["expert_action"]
+        obs, _, done, _, info = learned.step(a)
+        differ = not np.array_equal(obs, same_hour.step(a)[0])
+    assert differ
+    total, result, _ = replay(learned, 42)
+    ref = greensched.multi("green", seeds=42, days=DAYS, forecast="learned", **run, **args)[
+        "summary"
+    ]
+    assert str(ref["agent"][0]) == "green (learned)"
+    assert result["carbon_kg"] == pytest.approx(float(ref["carbon_kg"][0]), rel=1e-12)
+    assert result["ls_slo_violations"] == int(ref["ls_slo_violations"][0])
+    plain = greensched.multi("green", seeds=42, days=DAYS, **run, **args)["summary"]
+    assert float(plain["carbon_kg"][0]) != float(ref["carbon_kg"][0])
+    out = subprocess.run(
+        [
+            cli,
+            "multi",
+            "--fleet",
+            str(fleet),
+            "--data-dir",
+            str(SHARED),
+            "--pods",
+            str(pods),
+            "--load",
+            "70",
+            "--warmup-days",
+            "0.25",
+            "--start",
+            "2023-07-01",
+            "--days",
+            str(DAYS),
+            "--agent",
+            "green",
+            "--seeds",
+            "42",
+            "--forecast",
+            "learned",
+            "--no-bound",
+            "--json",
+            "-q",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    row = next(r for r in json.loads(out) if r["agent"] == "green (learned)")
+    assert row["carbon_kg"] == pytest.approx(float(ref["carbon_kg"][0]), rel=1e-9)
+    with pytest.raises(greensched.Error):
+        FleetDispatchEnv(forecast="tomorrow")
+    with pytest.raises(greensched.Error):
+        greensched.multi("green", seeds=42, days=DAYS, forecast="tomorrow")
 
 
 def test_ls_home_and_room_masks():

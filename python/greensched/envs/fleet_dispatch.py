@@ -36,7 +36,11 @@ class FleetDispatchEnv(gym.Env):
     the starts at which the site's expected load with it and the LS reserve stays within
     97 %). `expert`
     names a built-in agent (e.g. ``"local"``, ``"green"``) whose choice for each job is
-    ``info["expert_action"]``.
+    ``info["expert_action"]``. `forecast` is what the observation's, the expert's and the
+    ``"dispatch-carbon"`` reward's carbon and price forecasts are: ``"same-hour"`` (the mean of
+    the same hour over the past week) or ``"learned"`` (``greensched multi --forecast
+    learned``: gradient-boosted trees trained on the fleet's series before the measured window,
+    once per window, kept across episodes).
     """
 
     metadata = {"render_modes": []}
@@ -63,6 +67,7 @@ class FleetDispatchEnv(gym.Env):
         expert: Optional[str] = None,
         ls_home: bool = False,
         room: bool = False,
+        forecast: str = "same-hour",
     ) -> None:
         super().__init__()
         self._core = _core.FleetEnv(
@@ -80,6 +85,7 @@ class FleetDispatchEnv(gym.Env):
             expert=_text(expert),
             ls_home=bool(ls_home),
             room=bool(room),
+            forecast=str(forecast),
         )
         self.expert = expert
         self.site_names = list(self._core.site_names)

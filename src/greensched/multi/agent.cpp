@@ -134,6 +134,10 @@ std::vector<std::string> known_agent_names() {
   return names;
 }
 
+bool agent_reads_forecasts(std::string_view name) {
+  return name == "carbon-forecast" || name == "green" || name == "green-plan";
+}
+
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options) {
   if (name == "local") return make_local_agent();

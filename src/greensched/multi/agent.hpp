@@ -261,6 +261,9 @@ double controller_carbon_price_usd_per_t(std::string_view agent, const AgentOpti
 std::vector<std::string> agent_names();
 // Every name make_agent knows: agent_names(), then green-cost and green-cost-carbon.
 std::vector<std::string> known_agent_names();
+// Whether the agent plans on the forecaster (forecast.hpp): carbon-forecast, green and
+// green-plan. Only their runs differ with the oracle's or learned forecasts.
+bool agent_reads_forecasts(std::string_view name);
 Result<std::unique_ptr<DispatchAgent>> make_agent(std::string_view name,
                                                   const AgentOptions& options = {});
 

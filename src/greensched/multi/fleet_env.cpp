@@ -13,6 +13,7 @@
 #include "greensched/core/utc_time.hpp"
 #include "greensched/multi/agents/agents.hpp"
 #include "greensched/multi/fleet_jobs.hpp"
+#include "greensched/multi/mpc_forecast.hpp"
 #include "greensched/trace/builtin_workload.hpp"
 #include "greensched/trace/load_generator.hpp"
 #include "greensched/trace/openb_reader.hpp"
@@ -47,6 +48,15 @@ Result<std::unique_ptr<FleetEnv>> FleetEnv::make(const FleetEnvOptions& options)
                                            : static_cast<int>(std::ceil(options.slack_h - 1e-9));
   if (!options.expert.empty()) {
     if (auto a = make_agent(options.expert); !a.ok()) return Error{a.error()};
+  }
+  if (options.forecast == "learned") {
+    env->learned_ =
+        std::make_unique<LearnedForecastsByWindow>([](const Fleet& fleet, int64_t window_start_s) {
+          return train_mpc_forecasts(fleet, window_start_s);
+        });
+  } else if (options.forecast != "same-hour") {
+    return Error{
+        fmt::format("forecast: unknown forecast '{}' (same-hour or learned)", options.forecast)};
   }
   if (options.fleet_path.empty()) {
     env->fleet_ = builtin_fleet();
@@ -109,6 +119,11 @@ Status FleetEnv::reset(uint64_t seed) {
   o.data_gb_per_job = options_.data_gb;
   o.preempt_be = options_.preempt_be;
   o.generation_forecast.seed = seed;
+  if (learned_) {
+    auto got = learned_->get(fleet_, measured_hour0_s(fleet_, pods, o.measure_from_s));
+    if (!got.ok()) return Error{fmt::format("forecast learned: {}", got.error())};
+    o.learned_forecasts = got.value().forecasts;
+  }
   agents_.clear();
   decision_ = 0;
   auto s = FleetStepper::start(fleet_, std::move(pods), shapes, o);

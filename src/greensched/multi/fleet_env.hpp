@@ -18,6 +18,7 @@
 #include "greensched/multi/agent.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/fleet_stepper.hpp"
+#include "greensched/multi/learned_forecaster.hpp"
 
 namespace greensched::multi {
 
@@ -60,6 +61,10 @@ struct FleetEnvOptions {
   bool room = false;
   // A built-in agent consulted at every decision (expert_action), or empty.
   std::string expert;
+  // The carbon and price forecasts of the observation, the expert and the "dispatch-carbon"
+  // reward: "same-hour", or "learned" (`multi --forecast learned`: the mpc's learned models,
+  // trained once per window on the fleet's series before it, kept across episodes).
+  std::string forecast = "same-hour";
 };
 
 class FleetEnv {
@@ -114,6 +119,7 @@ class FleetEnv {
   std::vector<PodSpec> file_pods_;  // pods_path read once
   int64_t capacity_milli_ = 0;
   std::unique_ptr<FleetStepper> stepper_;
+  std::unique_ptr<LearnedForecastsByWindow> learned_;  // forecast "learned"
   struct Consulted {
     std::string name;
     std::unique_ptr<DispatchAgent> agent;

@@ -25,14 +25,15 @@
 
 namespace greensched::multi {
 
-struct MpcForecastModels;  // mpc_forecast.hpp
+class LearnedForecasts;  // learned_forecaster.hpp
 
 struct MultiOptions {
   std::string agent = "local";
   bool oracle = false;  // forecasts see the future (an upper bound)
-  // Not null (and no oracle): the agents forecast carbon and prices on these learned models
-  // (learned_forecaster.hpp; `multi --forecast learned`), trained on this run's fleet.
-  std::shared_ptr<const MpcForecastModels> learned_forecasts;
+  // Not null (and no oracle): the agents forecast carbon and prices on these learned models'
+  // forecasts (learned_forecaster.hpp; `multi --forecast learned`), trained on this run's fleet
+  // and shared by the window's runs.
+  std::shared_ptr<const LearnedForecasts> learned_forecasts;
   uint64_t seed = 42;              // home sites, node tie orders, local policies
   int64_t ls_bound_s = 600;        // LS jobs must start within this of submission
   int64_t be_slack_s = 12 * 3600;  // BE jobs may start up to this late

@@ -67,6 +67,12 @@ double sample(const TimeSeries& s, int64_t j) {
   return s.at(s.start_s() + j * s.step_s());
 }
 
+// How many of the kRecentH samples before sample j_now (the one in progress) are the past:
+// fewer where the series holds less before it (TimeSeries::history_s).
+int64_t recent_known(const TimeSeries& s, int64_t j_now) {
+  return std::min<int64_t>(kRecentH, s.history_s(s.start_s() + j_now * s.step_s()) / s.step_s());
+}
+
 }  // namespace
 
 GenerationForecast::GenerationForecast(const SiteEnergy& site,
@@ -144,8 +150,11 @@ std::optional<double> GenerationForecast::known(const TimeSeries& actual, const 
       actual.start_s() + j * actual.step_s() >= now + 3600 * int64_t{options_.weather_lead_h}) {
     return std::nullopt;
   }
-  // The issued forecast less what persists of the error seen in the last hour that ended.
-  const double last_error = sample(weather, j_now - 1) - sample(actual, j_now - 1);
+  // The issued forecast less what persists of the error seen in the last hour that ended
+  // (none before the series' first hour ended).
+  const double last_error = recent_known(actual, j_now) > 0
+                                ? sample(weather, j_now - 1) - sample(actual, j_now - 1)
+                                : 0.0;
   const double k = static_cast<double>(j - (j_now - 1));
   return std::max(0.0, sample(weather, j) - std::pow(options_.error_correlation, k) * last_error);
 }
@@ -160,10 +169,14 @@ double GenerationForecast::pv_kwh(int64_t now, int64_t t) const {
   if (const std::optional<double> v = known(actual, pv_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
   const int64_t j_now = actual.index_of(now);
-  if (site_->pv_clear_kwh.empty())
-    return sample(actual, j - kRecentH * ((j - j_now) / kRecentH + 1));
+  const int64_t known = recent_known(actual, j_now);
+  if (site_->pv_clear_kwh.empty()) {
+    // The same hour of the last day seen; none seen yet: no output expected.
+    const int64_t same_hour = j - kRecentH * ((j - j_now) / kRecentH + 1);
+    return same_hour >= j_now - known ? sample(actual, same_hour) : 0.0;
+  }
   double seen = 0, clear = 0;
-  for (int64_t i = j_now - kRecentH; i < j_now; ++i) {
+  for (int64_t i = j_now - known; i < j_now; ++i) {
     seen += sample(actual, i);
     clear += sample(site_->pv_clear_kwh, i);
   }
@@ -177,9 +190,12 @@ double GenerationForecast::wind_kwh(int64_t now, int64_t t) const {
   if (const std::optional<double> v = known(actual, wind_weather_, now, t)) return *v;
   const int64_t j = actual.index_of(t);
   const int64_t j_now = actual.index_of(now);
+  // The hours seen (fewer than kRecentH at the series' start; none: no output expected).
+  const int64_t known = recent_known(actual, j_now);
+  if (known == 0) return 0.0;
   double mean = 0;
-  for (int64_t i = j_now - kRecentH; i < j_now; ++i) mean += sample(actual, i);
-  mean /= kRecentH;
+  for (int64_t i = j_now - known; i < j_now; ++i) mean += sample(actual, i);
+  mean /= static_cast<double>(known);
   const double last = sample(actual, j_now - 1);
   const double k = static_cast<double>(j - (j_now - 1));
   return mean + (last - mean) * std::exp(-k / options_.wind_reversion_h);

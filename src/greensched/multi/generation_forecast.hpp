@@ -8,6 +8,10 @@
 //             solar: clear-sky output of the hour times the clearness of the last 24 hours
 //               (their output over their clear-sky output; 1 when the sun never rose);
 //               a site given without a clear-sky series: the same hour of the last day seen.
+//             Only hours of the series' own past are read (TimeSeries::history_s): at its
+//             start, fewer than 24 (the mean and clearness of those there are); with none,
+//             clear-sky output (clearness 1), and no wind nor, without a clear-sky series,
+//             sun, rather than a cyclic read of the series' last hours.
 //   weather   a day-ahead weather forecast for the hours up to `weather_lead_h` from now: the
 //             actual weather plus an error, past-only beyond. In hour h
 //               wind:  the 10 m wind speed plus wind_speed_rmse_ms x z_w(h) (at least 0),

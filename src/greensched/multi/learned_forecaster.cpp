@@ -8,19 +8,22 @@
 #include <utility>
 #include <vector>
 
+#include "greensched/core/utc_time.hpp"
+
 namespace greensched::multi {
 namespace {
 
 class LearnedForecaster final : public Forecaster {
  public:
-  LearnedForecaster(const Fleet& fleet, std::shared_ptr<const MpcForecastModels> models, int days)
-      : models_(std::move(models)), same_hour_(make_same_hour_forecaster(days)) {
-    if (!models_) return;
+  LearnedForecaster(const Fleet& fleet, std::shared_ptr<const LearnedForecasts> forecasts, int days)
+      : forecasts_(std::move(forecasts)), same_hour_(make_same_hour_forecaster(days)) {
+    if (!forecasts_) return;
+    const MpcForecastModels& models = forecasts_->models();
     for (std::size_t i = 0; i < fleet.sites.size(); ++i) {
       const SiteSpec& site = fleet.sites[i];
-      add(site.carbon, models_->carbon, models_->carbon_series, i, 0.0);
+      add(site.carbon, models.carbon, models.carbon_series, i, 0.0);
       if (site.price) {
-        add(*site.price, models_->price, models_->price_series, i,
+        add(*site.price, models.price, models.price_series, i,
             -std::numeric_limits<double>::infinity());
       }
     }
@@ -82,22 +85,12 @@ class LearnedForecaster final : public Forecaster {
     const forecast::LearnedModel* model = nullptr;
     const forecast::Series* series = nullptr;
     double floor = 0;  // carbon intensity is never negative; prices may be
+    // The latest issue read (samples known, forecasts): an instant's many questions take no
+    // lock and no lookup.
+    mutable int64_t known = -1;
+    mutable const LearnedForecasts::Issue* issue = nullptr;
   };
-  // The forecasts issued when `known` samples were complete: values[k] is sample known + k
-  // (horizon k + 1); prefix[k] = values[0] + ... + values[k - 1]. Empty: the model could not
-  // forecast (too little history), the same-hour forecaster answers.
-  struct Issue {
-    int64_t known = 0;
-    std::vector<double> values;
-    std::vector<double> prefix;
-  };
-  struct KeyHash {
-    std::size_t operator()(const std::pair<uint64_t, int64_t>& k) const {
-      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL ^
-                                   static_cast<uint64_t>(k.second));
-    }
-  };
-
+  using Issue = LearnedForecasts::Issue;
   void add(const TimeSeries& t, const std::optional<forecast::LearnedModel>& model,
            const std::vector<forecast::Series>& series, std::size_t site, double floor) {
     if (!model || site >= series.size() || t.empty()) return;
@@ -117,41 +110,88 @@ class LearnedForecaster final : public Forecaster {
     // Before the training's end the model has seen the hours it would forecast.
     if (now < src.model->trained_until_s()) return nullptr;
     const auto known = static_cast<int64_t>(forecast::known_count(*src.series, now));
-    const auto key = std::make_pair(series.id(), known);
-    if (const auto hit = cache_.find(key); hit != cache_.end()) return &hit->second;
-    if (cache_.size() >= 1 << 16) cache_.clear();  // a long run: keep the memory bounded
-    Issue& issue = cache_[key];
-    issue.known = known;
-    if (known < static_cast<int64_t>(forecast::kMinHistoryH)) return &issue;
-    std::vector<int> horizons;
-    for (int h = 1; h <= src.model->max_horizon_h(); ++h) {
-      if (forecast::target_index(static_cast<std::size_t>(known), h) >= src.series->size()) break;
-      horizons.push_back(h);
+    if (src.issue == nullptr || src.known != known) {
+      src.issue = &forecasts_->issue(*src.model, *src.series, now, known, src.floor);
+      src.known = known;
     }
-    if (horizons.empty()) return &issue;
-    auto f = src.model->forecast({src.series, nullptr}, now, horizons);
-    if (!f.ok()) return &issue;  // the same-hour forecaster answers
-    issue.values = std::move(f.value());
-    issue.prefix.assign(issue.values.size() + 1, 0.0);
-    for (std::size_t k = 0; k < issue.values.size(); ++k) {
-      issue.values[k] = std::max(src.floor, issue.values[k]);
-      issue.prefix[k + 1] = issue.prefix[k] + issue.values[k];
-    }
-    return &issue;
+    return src.issue;
   }
 
-  std::shared_ptr<const MpcForecastModels> models_;
+  std::shared_ptr<const LearnedForecasts> forecasts_;
   std::unique_ptr<Forecaster> same_hour_;
   std::unordered_map<uint64_t, Source> sources_;  // by TimeSeries::id
-  mutable std::unordered_map<std::pair<uint64_t, int64_t>, Issue, KeyHash> cache_;
 };
 
 }  // namespace
 
+LearnedForecasts::LearnedForecasts(std::shared_ptr<const MpcForecastModels> models)
+    : models_(std::move(models)) {}
+
+const LearnedForecasts::Issue& LearnedForecasts::issue(const forecast::LearnedModel& model,
+                                                       const forecast::Series& series, int64_t now,
+                                                       int64_t known, double floor) const {
+  const auto key = std::make_pair(&series, known);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (const auto hit = issued_.find(key); hit != issued_.end()) return hit->second;
+  }
+  Issue issue;
+  issue.known = known;
+  std::vector<int> horizons;
+  if (known >= static_cast<int64_t>(forecast::kMinHistoryH)) {
+    for (int h = 1; h <= model.max_horizon_h(); ++h) {
+      if (forecast::target_index(static_cast<std::size_t>(known), h) >= series.size()) break;
+      horizons.push_back(h);
+    }
+  }
+  if (!horizons.empty()) {
+    auto f = model.forecast({&series, nullptr}, now, horizons);
+    if (f.ok()) {  // otherwise empty: the same-hour forecaster answers
+      issue.values = std::move(f.value());
+      issue.prefix.assign(issue.values.size() + 1, 0.0);
+      for (std::size_t k = 0; k < issue.values.size(); ++k) {
+        issue.values[k] = std::max(floor, issue.values[k]);
+        issue.prefix[k + 1] = issue.prefix[k] + issue.values[k];
+      }
+    }
+  }
+  // Whoever computed it first, it is the same forecast: keep the one already there.
+  std::lock_guard<std::mutex> lock(mutex_);
+  return issued_.emplace(key, std::move(issue)).first->second;
+}
+
+std::unique_ptr<Forecaster> make_learned_forecaster(
+    const Fleet& fleet, std::shared_ptr<const LearnedForecasts> forecasts, int same_hour_days) {
+  return std::make_unique<LearnedForecaster>(fleet, std::move(forecasts), same_hour_days);
+}
+
 std::unique_ptr<Forecaster> make_learned_forecaster(const Fleet& fleet,
                                                     std::shared_ptr<const MpcForecastModels> models,
                                                     int same_hour_days) {
-  return std::make_unique<LearnedForecaster>(fleet, std::move(models), same_hour_days);
+  auto forecasts = models ? std::make_shared<const LearnedForecasts>(std::move(models)) : nullptr;
+  return make_learned_forecaster(fleet, std::move(forecasts), same_hour_days);
+}
+
+int64_t measured_hour0_s(const Fleet& fleet, const std::vector<PodSpec>& pods,
+                         int64_t measure_from_s) {
+  // The run's clock starts at its first submission (fleet_sim.cpp, set_up_clock).
+  int64_t first = pods.empty() ? 0 : std::numeric_limits<int64_t>::max();
+  for (const PodSpec& pod : pods) first = std::min(first, std::max<int64_t>(pod.creation_time, 0));
+  return floor_hour(fleet.start_s + std::max(first, measure_from_s));
+}
+
+Result<LearnedForecastsByWindow::Got> LearnedForecastsByWindow::get(const Fleet& fleet,
+                                                                    int64_t window_start_s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const auto it = windows_.find(window_start_s); it != windows_.end()) {
+    return Got{it->second, false};
+  }
+  auto m = make_(fleet, window_start_s);
+  if (!m.ok()) return Error{m.error()};
+  auto forecasts = std::make_shared<const LearnedForecasts>(
+      std::make_shared<const MpcForecastModels>(std::move(m.value())));
+  windows_.emplace(window_start_s, forecasts);
+  return Got{std::move(forecasts), true};
 }
 
 }  // namespace greensched::multi

@@ -26,7 +26,7 @@ forecast::Series site_series(const SiteSpec& site, const TimeSeries& t) {
 // Trains one kind on the sites' series, or says why not.
 Result<std::optional<forecast::LearnedModel>> train_kind(
     const std::vector<forecast::Series>& series, const std::string& kind, int64_t until_s,
-    int max_horizon_h, const forecast::TreeParams& trees, std::vector<std::string>& notes) {
+    int max_horizon_h, const forecast::TreeParams& trees, std::vector<MissingModel>& missing) {
   std::vector<forecast::ZoneSeries> zones;
   std::size_t most_days = 0, most_known = 0;
   for (const forecast::Series& s : series) {
@@ -40,10 +40,10 @@ Result<std::optional<forecast::LearnedModel>> train_kind(
   }
   if (zones.empty()) return std::optional<forecast::LearnedModel>{};
   if (most_days < static_cast<std::size_t>(kMinTrainingIssueDays)) {
-    notes.push_back(fmt::format(
-        "{}: {} h of history before {} leave {} days to learn from, fewer than {}: "
-        "seasonal-naive {} forecast",
-        kind, most_known, format_utc_time(until_s), most_days, kMinTrainingIssueDays, kind));
+    missing.push_back({kind, fmt::format("{}: {} h of history before {} leave {} days to "
+                                         "learn from, fewer than {}",
+                                         kind, most_known, format_utc_time(until_s), most_days,
+                                         kMinTrainingIssueDays)});
     return std::optional<forecast::LearnedModel>{};
   }
   forecast::TrainOptions o;
@@ -103,10 +103,10 @@ Result<MpcForecastModels> train_mpc_forecasts(const Fleet& fleet, int64_t window
   m.window_start_s = window_start_s;
   fleet_forecast_series(fleet, m.carbon_series, m.price_series);
   auto carbon =
-      train_kind(m.carbon_series, "carbon", window_start_s, max_horizon_h, trees, m.notes);
+      train_kind(m.carbon_series, "carbon", window_start_s, max_horizon_h, trees, m.missing);
   if (!carbon.ok()) return Error{carbon.error()};
   m.carbon = std::move(carbon.value());
-  auto price = train_kind(m.price_series, "price", window_start_s, max_horizon_h, trees, m.notes);
+  auto price = train_kind(m.price_series, "price", window_start_s, max_horizon_h, trees, m.missing);
   if (!price.ok()) return Error{price.error()};
   m.price = std::move(price.value());
   return m;
@@ -120,7 +120,7 @@ Result<MpcForecastModels> load_mpc_forecasts(const Fleet& fleet, int64_t window_
   for (const char* kind : {"carbon", "price"}) {
     const std::string path = fmt::format("{}/{}.ubj", dir, kind);
     if (!std::filesystem::exists(path)) {
-      m.notes.push_back(fmt::format("{}: no such file: seasonal-naive {} forecast", path, kind));
+      m.missing.push_back({kind, fmt::format("{}: no such file", path)});
       continue;
     }
     auto model = forecast::LearnedModel::load(path);

@@ -37,6 +37,13 @@ std::string_view mpc_forecast_name(MpcForecastKind kind);
 // seasonal-naive forecast for that series.
 inline constexpr int kMinTrainingIssueDays = 14;
 
+// A kind of series ("carbon", "price") left without a learned model, and why: the caller
+// says which forecast it keeps instead.
+struct MissingModel {
+  std::string kind;
+  std::string why;
+};
+
 // The learned models of one window, and each site's series as the models read them.
 struct MpcForecastModels {
   int64_t window_start_s = 0;                    // the first hour a forecast is issued for
@@ -44,7 +51,7 @@ struct MpcForecastModels {
   std::optional<forecast::LearnedModel> price;   // absent: seasonal-naive prices
   std::vector<forecast::Series> carbon_series;   // per fleet site
   std::vector<forecast::Series> price_series;    // per fleet site; empty values: no price
-  std::vector<std::string> notes;                // why a series keeps the seasonal-naive one
+  std::vector<MissingModel> missing;             // the kinds without a model
 };
 
 // Each site's carbon and price series as forecast::Series named after the site (local time

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "greensched/core/utc_time.hpp"
-#include "greensched/multi/series_history.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -112,7 +111,7 @@ std::size_t site_history_h(const SiteSpec& site, int64_t hour0_s, std::size_t wa
   std::size_t h = wanted_h;
   const auto limit = [&](const TimeSeries& s) {
     if (s.empty()) return;
-    h = std::min(h, static_cast<std::size_t>(history_s(s, hour0_s) / 3600));
+    h = std::min(h, static_cast<std::size_t>(s.history_s(hour0_s) / 3600));
   };
   limit(site.carbon);
   if (site.price) limit(*site.price);

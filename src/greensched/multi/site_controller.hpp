@@ -37,7 +37,7 @@ Result<EnergyResult> run_site_controllers(const Fleet& fleet, const MultiResult&
 // The past hours the forecasts (forecast_days) and greedy's price window read.
 std::size_t history_wanted_h(const energy::ControllerOptions& options);
 // The hours of the site's series (carbon, price, generation) before hour0_s, at most wanted_h:
-// the fewest any of them holds (history_s, series_history.hpp).
+// the fewest any of them holds (TimeSeries::history_s).
 std::size_t site_history_h(const SiteSpec& site, int64_t hour0_s, std::size_t wanted_h);
 // One line for stderr naming the sites whose series hold fewer than history_wanted_h hours
 // before hour0_s, and what the controllers do with less; empty when every site has them all.

@@ -20,6 +20,11 @@ int64_t TimeSeries::index_of(int64_t t) const {
   return floor_div(t - start_s_, step_s_);
 }
 
+int64_t TimeSeries::history_s(int64_t t) const {
+  if (values_.empty()) return 0;
+  return t >= start_s_ ? t - start_s_ : floor_mod(t - start_s_, end_s() - start_s_);
+}
+
 double TimeSeries::at(int64_t t) const {
   if (values_.empty()) return 0;
   const auto n = static_cast<int64_t>(values_.size());

@@ -32,6 +32,12 @@ class TimeSeries {
   double at(int64_t t) const;
   // Index of the sample in force at t, without wrapping (may be < 0 or >= size).
   int64_t index_of(int64_t t) const;
+  // Seconds of data before t: what a forecast or controller at t may read as the past. From
+  // the start on, t - start (the span and the repetitions after it, which a replay goes
+  // through). Before the first sample nothing is known of the span, whose last samples a
+  // cyclic read would show (the future of a window at the start): there, only the time since
+  // the start of the repetition holding t. 0 for the empty series.
+  int64_t history_s(int64_t t) const;
   // Integral of the signal over [from, to) in value x seconds (0 when to <= from).
   double integral(int64_t from, int64_t to) const;
   // Time-weighted mean over [from, to) (the value at `from` when to <= from).

@@ -413,7 +413,7 @@ func (e *env) startGreensched(ctx context.Context) error {
 			claims[claimMountedAt(dep, v)] = e.dataDir
 		}
 	}
-	dispatch, err := chart.runnable("dispatch", e.greensched, filepath.Join(e.work, "dispatch-pod"), claims)
+	dispatch, err := chart.runnableContainer("dispatch", "dispatch", e.greensched, filepath.Join(e.work, "dispatch-pod"), claims)
 	if err != nil {
 		return err
 	}
