@@ -30,7 +30,7 @@ sections=(
   "fleet-load|fleet-load|6.5 min"
   "fleet-slack|fleet-slack|3 min"
   "fleet-preempt|fleet-preempt|3 min"
-  "fleet-seasons|fleet-seasons|10 min (both cores)"
+  "fleet-seasons|fleet-seasons|16 min (both cores)"
   "fleet-foresight|fleet-foresight|9 min (both cores)"
   "fleet-sites|fleet-sites|16 s"
   "energy-sites|energy-sites|45 s"
@@ -165,12 +165,13 @@ section_fleet_preempt() {
     -q -j "$jobs" --out "$1/no-preempt" >/dev/null
 }
 
-# The fleet at 70 % load over four 14-day windows of 2023, seeds 42-44.
+# The fleet at 70 % load over four 14-day windows of 2023, seeds 42-44; the forecasting agents
+# also on learned forecasts.
 section_fleet_seasons() {
   run python3 scripts/fleet-seasons.py --greensched "$bin" --data-dir "$data" \
     --fleet examples/fleet-4-regions.json --pods "$pods_default" --load 70 --slack 0,4,12 \
     --agent local,green,green-plan --seeds 42,43,44 \
-    --windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01 --out "$1" >"$1/table.md"
+    --windows 2023-01-01,2023-04-01,2023-07-01,2023-10-01 --learned --out "$1" >"$1/table.md"
 }
 
 # The same for green-plan with past-only forecasts and with forecasts that see the future.
