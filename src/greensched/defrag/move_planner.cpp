@@ -33,20 +33,22 @@ const MovePlanner::RoomMemo MovePlanner::kNoMemo{};
 MovePlanner::MovePlanner(PodLookup pod_of, Movable movable)
     : pod_of_(std::move(pod_of)), movable_(std::move(movable)) {}
 
-const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIndex node) {
+MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIndex node) {
   NodeCache& c = cache_[static_cast<std::size_t>(node)];
   const uint32_t version = cluster.state(node).version;
   if (!c.valid || c.version != version) {
     c.valid = true;
     c.version = version;
     c.movable_stamp = 0;
+    c.direct_gen = 0;
+    c.one_valid = false;
+    c.held.clear();
     c.pods.clear();
     c.rooms.clear();
-    c.order.clear();
+    c.order_spill.clear();
     c.on_gpu.fill(0);
     c.known = 0;
-    c.shapes.fill(0);
-    c.gpu_shapes.fill(0);
+    c.on_any_gpu = 0;
     const std::span<const PodId> here = cluster.pods_on(node);
     c.too_many = here.size() > kMaxPodsPerNode;
     if (c.too_many) return c;
@@ -63,34 +65,31 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
         l.fields = spec->shape_fields();
         l.memory_request = spec->memory_mib;
       }
-      l.cpu_milli = a.cpu_milli;
-      l.memory_mib = a.memory_mib;
-      l.held_milli = held_gpu_milli(a);
-      l.milli_each = a.gpu_milli_each;
+      c.held.push_back(HeldPod{a.cpu_milli, a.memory_mib, held_gpu_milli(a), a.gpu_milli_each});
       c.pods.push_back(l);
       RoomNeed r{l.shape, l.memory_request};
       if (spec != nullptr) {
         // A shape id whose pods differ in their fields is looked up with them every time.
         if (l.shape >= shape_seen_.size()) {
           shape_seen_.resize(std::size_t{l.shape} + 1);
-          shape_least_memory_.resize(std::size_t{l.shape} + 1, std::numeric_limits<int64_t>::max());
+          shape_memories_.resize(std::size_t{l.shape} + 1);
+          room_followed_.resize(std::size_t{l.shape} + 1, kUnfollowed);
         }
         auto& [seen, fields] = shape_seen_[l.shape];
-        int64_t& least = shape_least_memory_[l.shape];
-        // What a search under way knows of the shape may no longer hold: count it live.
-        if (seen == 0 || (seen == 1 && fields != l.fields) || l.memory_request < least) {
-          add_shape(live_, l.shape);
-        }
         if (seen == 0) {
           seen = 1;
           fields = l.fields;
         } else if (seen == 1 && fields != l.fields) {
           seen = 2;
+          ++room_gen_;  // its room is no longer followed: no kept `direct` may rely on it
+          room_followed_[l.shape] = kUnfollowed;
         }
-        least = std::min(least, l.memory_request);
-        add_shape(c.shapes, l.shape);
-        if (a.gpus != 0) add_shape(c.gpu_shapes, l.shape);
+        // Every pod of a kept `direct` has its memory request here (a crossing is seen).
+        auto& memories = shape_memories_[l.shape];
+        const auto at = std::lower_bound(memories.begin(), memories.end(), l.memory_request);
+        if (at == memories.end() || *at != l.memory_request) memories.insert(at, l.memory_request);
       }
+      if (a.gpus != 0) c.on_any_gpu |= uint64_t{1} << i;
       c.rooms.push_back(r);
       for (int g = 0; g < kMaxGpusPerNode; ++g) {
         if ((a.gpus >> g) & 1U) c.on_gpu[static_cast<std::size_t>(g)] |= uint64_t{1} << i;
@@ -98,21 +97,25 @@ const MovePlanner::NodeCache& MovePlanner::cached(const Cluster& cluster, NodeIn
     }
     // Each GPU's pods, largest share first (then the later pod first).
     const int gpu_count = cluster.spec(node).gpu_count;
+    std::size_t total = 0;
+    for (int g = 0; g < gpu_count; ++g) total += count_bits(c.on_gpu[static_cast<std::size_t>(g)]);
+    if (total > c.order_inline.size()) c.order_spill.resize(total);
+    uint8_t* order = total > c.order_inline.size() ? c.order_spill.data() : c.order_inline.data();
+    uint16_t next = 0;
     for (int g = 0; g < gpu_count; ++g) {
       const auto gi = static_cast<std::size_t>(g);
       std::array<std::pair<int32_t, int>, kMaxPodsPerNode> users;
       std::size_t count = 0;
       for (uint64_t b = c.on_gpu[gi]; b != 0; b &= b - 1) {
         const int i = std::countr_zero(b);
-        users[count++] = {c.pods[static_cast<std::size_t>(i)].milli_each, i};
+        users[count++] = {c.held[static_cast<std::size_t>(i)].milli_each, i};
       }
       std::sort(users.begin(), users.begin() + static_cast<std::ptrdiff_t>(count),
                 std::greater<>());
-      c.begin[gi] = static_cast<uint16_t>(c.order.size());
-      for (std::size_t u = 0; u < count; ++u)
-        c.order.push_back(static_cast<uint8_t>(users[u].second));
+      c.begin[gi] = next;
+      for (std::size_t u = 0; u < count; ++u) order[next++] = static_cast<uint8_t>(users[u].second);
     }
-    c.begin[static_cast<std::size_t>(gpu_count)] = static_cast<uint16_t>(c.order.size());
+    c.begin[static_cast<std::size_t>(gpu_count)] = next;
   }
   // Which may move is asked once per fit (it may change while a node does not).
   if (c.movable_stamp != fit_stamp_) {
@@ -205,42 +208,131 @@ int64_t MovePlanner::least_moved_milli(const Cluster& cluster, NodeIndex node, c
   return std::max<int64_t>(0, int64_t{k} * kGpuMilli - most_free);
 }
 
-void MovePlanner::find_live_shapes(const Cluster& cluster) {
-  live_.fill(0);
+void MovePlanner::refresh_rooms(const Cluster& cluster) {
+  const uint64_t now = cluster.change_count();
+  if (now == rooms_seq_) return;
+  rooms_seq_ = now;
   for (uint32_t shape = 0; shape < shape_seen_.size(); ++shape) {
     const auto& [seen, fields] = shape_seen_[shape];
-    if (seen == 0) continue;
-    ShapeBits bit{};
-    add_shape(bit, shape);
-    if (meet(live_, bit)) continue;  // its bit is set already
-    if (seen == 2 || shape_least_memory_[shape] <= room_of(cluster, shape, fields)) {
-      add_shape(live_, shape);
-    }
+    int64_t& followed = room_followed_[shape];
+    if (seen != 1 || followed == kUnfollowed) continue;
+    const int64_t room = room_of(cluster, shape, fields);
+    if (room == followed) continue;
+    // A pod's bit is (memory <= room): it flips iff its memory is in (lower, upper].
+    const auto& memories = shape_memories_[shape];
+    const auto crossed =
+        std::upper_bound(memories.begin(), memories.end(), std::min(room, followed));
+    if (crossed != memories.end() && *crossed <= std::max(room, followed)) ++room_gen_;
+    followed = room;
   }
 }
 
+uint64_t MovePlanner::direct_of(const Cluster& cluster, NodeCache& c) {
+  if (c.direct_gen == room_gen_ && c.direct_kept) return c.direct;
+  uint64_t direct = 0;
+  const uint64_t now = cluster.change_count();
+  bool kept = rooms_seq_ == now;  // the followed rooms are as of now
+  for (uint64_t b = c.known; b != 0; b &= b - 1) {
+    const int i = std::countr_zero(b);
+    const RoomNeed& r = c.rooms[static_cast<std::size_t>(i)];
+    int64_t room = room_followed_[r.shape];
+    if (!kept || room == kUnfollowed) {
+      const bool one_kind = shape_seen_[r.shape].first == 1;
+      // The memo as of now, for a shape id of one set of fields: no need to compare them.
+      const RoomMemo& m = room_memo_.size() > r.shape ? room_memo_[r.shape] : kNoMemo;
+      room = m.valid && m.seq == now && one_kind
+                 ? m.most_free_memory_mib
+                 : room_of(cluster, r.shape, c.pods[static_cast<std::size_t>(i)].fields);
+      if (one_kind && kept) {
+        room_followed_[r.shape] = room;
+      } else {
+        kept = false;
+      }
+    }
+    if (r.memory <= room) direct |= uint64_t{1} << i;
+  }
+  c.direct = direct;
+  c.direct_gen = room_gen_;
+  c.direct_kept = kept;
+  return direct;
+}
+
+void MovePlanner::sync_direct_nodes(const Cluster& cluster) {
+  const uint64_t now = cluster.change_count();
+  const uint64_t gen = room_gen_;  // a rebuild below may move it on: look again next time
+  const bool same = direct_nodes_seq_ != std::numeric_limits<uint64_t>::max() &&
+                    direct_nodes_gen_ == gen && (!movable_ || direct_nodes_fit_ == fit_stamp_);
+  const auto update = [&](NodeIndex node) {
+    NodeCache& c = cached(cluster, node);
+    const bool may = !c.too_many && ((direct_of(cluster, c) & c.movable) != 0 || !c.direct_kept);
+    const auto n = static_cast<std::size_t>(node);
+    const uint64_t bit = uint64_t{1} << (n & 63U);
+    direct_nodes_[n >> 6] = may ? direct_nodes_[n >> 6] | bit : direct_nodes_[n >> 6] & ~bit;
+  };
+  const auto changed = same ? cluster.changes_since(direct_nodes_seq_) : std::nullopt;
+  if (changed) {
+    for (const NodeIndex node : *changed) update(node);
+  } else {
+    direct_nodes_.assign((cluster.size() + 63) / 64, 0);
+    for (std::size_t n = 0; n < cluster.size(); ++n) update(static_cast<NodeIndex>(n));
+  }
+  direct_nodes_seq_ = now;
+  direct_nodes_gen_ = gen;
+  direct_nodes_fit_ = fit_stamp_;
+}
+
+bool MovePlanner::one_move_may_do(const Cluster& cluster, NodeIndex node, NodeCache& c,
+                                  const PodSpec& pod) {
+  const uint64_t direct = direct_of(cluster, c) & c.movable;
+  if (!c.one_valid || c.one_of != direct) {
+    // Per pod that moves directly: what evicting it alone frees, at most.
+    c.one_valid = true;
+    c.one_of = direct;
+    c.one_cpu = -1;
+    c.one_memory = -1;
+    c.one_share_room = -1;
+    c.one_whole = 0;
+    const NodeState& s = cluster.state(node);
+    const int gpu_count = cluster.spec(node).gpu_count;
+    std::array<int, kMaxPodsPerNode> alone{};  // GPUs each pod holds alone
+    for (int g = 0; g < gpu_count; ++g) {
+      const uint64_t users = c.on_gpu[static_cast<std::size_t>(g)];
+      int32_t room = s.gpu_free_milli[static_cast<std::size_t>(g)];
+      for (uint64_t b = users & direct; b != 0; b &= b - 1) {
+        const auto i = static_cast<std::size_t>(std::countr_zero(b));
+        room = std::max(room, s.gpu_free_milli[static_cast<std::size_t>(g)] + c.held[i].milli_each);
+      }
+      c.one_share_room = std::max(c.one_share_room, room);
+      if (users != 0 && (users & (users - 1)) == 0)
+        ++alone[static_cast<std::size_t>(std::countr_zero(users))];
+    }
+    for (uint64_t b = direct; b != 0; b &= b - 1) {
+      const auto i = static_cast<std::size_t>(std::countr_zero(b));
+      c.one_cpu = std::max(c.one_cpu, c.held[i].cpu_milli);
+      c.one_memory = std::max(c.one_memory, c.held[i].memory_mib);
+      c.one_whole = std::max(c.one_whole, alone[i]);
+    }
+  }
+  if (direct == 0) return false;
+  const NodeState& s = cluster.state(node);
+  const bool gpus = pod.gpu_milli < kGpuMilli ? c.one_share_room >= pod.gpu_milli
+                                              : s.whole_free_gpus + c.one_whole >= pod.num_gpu;
+  return gpus && s.cpu_free_milli + c.one_cpu >= pod.cpu_milli &&
+         s.memory_free_mib + c.one_memory >= pod.memory_mib;
+}
+
 std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& cluster, NodeIndex node,
-                                                             const NodeCache& c, const PodSpec& pod,
-                                                             int max_moves, bool chains) {
+                                                             const NodeCache& c, uint64_t direct,
+                                                             const PodSpec& pod, int max_moves,
+                                                             bool chains) {
   const NodeSpec& spec = cluster.spec(node);
   const NodeState& s = cluster.state(node);
   if (c.too_many) return std::nullopt;
-  const auto& here = c.pods;
+  const auto& here = c.held;
   // Which local pods may move (`direct`: those that fit somewhere as the cluster stands, beside
   // themselves; with chains, the others too, at twice the cost).
   if (c.movable == 0) return std::nullopt;  // no set but the empty one
-  uint64_t direct = 0;
-  const uint64_t now = cluster.change_count();
-  for (uint64_t b = c.movable; b != 0; b &= b - 1) {
-    const int i = std::countr_zero(b);
-    const RoomNeed& r = c.rooms[static_cast<std::size_t>(i)];
-    // The memo as of now, for a shape id of one set of fields: no need to compare them.
-    const RoomMemo& m = room_memo_.size() > r.shape ? room_memo_[r.shape] : kNoMemo;
-    const int64_t room = m.valid && m.seq == now && shape_seen_[r.shape].first == 1
-                             ? m.most_free_memory_mib
-                             : room_of(cluster, r.shape, here[static_cast<std::size_t>(i)].fields);
-    if (r.memory <= room) direct |= uint64_t{1} << i;
-  }
+  direct &= c.movable;
   const uint64_t movable = chains ? c.movable : direct;
   if (movable == 0) return std::nullopt;
   const auto& on_gpu = c.on_gpu;
@@ -259,7 +351,7 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
   bool found = false;
   const auto consider = [&](uint64_t set) {
     const int cost = cost_of(set);
-    if (found && cost > best_cost) return;
+    if (cost > max_moves || (found && cost > best_cost)) return;
     const int64_t milli = moved_milli(set);
     if (!found || cost < best_cost || milli < best_milli) {
       best = set;
@@ -286,9 +378,10 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
     for (std::size_t g = 0; g < static_cast<std::size_t>(spec.gpu_count); ++g) {
       int64_t free = s.gpu_free_milli[g];
       uint64_t set = 0;
+      const uint8_t* order = c.order();
       for (uint16_t u = c.begin[g]; u < c.begin[g + 1]; ++u) {
         if (free >= pod.gpu_milli) break;
-        const int i = c.order[u];
+        const int i = order[u];
         if (((movable >> i) & 1U) == 0) continue;
         set |= uint64_t{1} << i;
         free += here[static_cast<std::size_t>(i)].milli_each;
@@ -300,14 +393,14 @@ std::optional<MovePlanner::Choice> MovePlanner::eviction_for(const Cluster& clus
   // The CPU and memory step only adds pods: a set already too large stays so.
   if (!found || best_cost > max_moves) return std::nullopt;
   // CPU and memory: add the movable pods that free the most of what still binds.
-  const auto freed = [&](uint64_t set, int64_t LocalPod::*field) {
+  const auto freed = [&](uint64_t set, int64_t HeldPod::*field) {
     int64_t f = 0;
     for (uint64_t b = set; b != 0; b &= b - 1) f += here[std::countr_zero(b)].*field;
     return f;
   };
   for (auto [field, have, need] :
-       {std::tuple{&LocalPod::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
-        std::tuple{&LocalPod::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
+       {std::tuple{&HeldPod::cpu_milli, s.cpu_free_milli, pod.cpu_milli},
+        std::tuple{&HeldPod::memory_mib, s.memory_free_mib, pod.memory_mib}}) {
     int64_t room = have + freed(best, field);
     if (room >= need) continue;
     // Pods that move directly first, then the most of what binds (then the later pod), picked
@@ -425,6 +518,9 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
   if (summary_instance_ != cluster.instance() || cache_.size() != cluster.size()) {
     cache_.assign(cluster.size(), NodeCache{});
     room_memo_.clear();
+    std::fill(room_followed_.begin(), room_followed_.end(), kUnfollowed);
+    rooms_seq_ = std::numeric_limits<uint64_t>::max();
+    direct_nodes_seq_ = std::numeric_limits<uint64_t>::max();
     summary_instance_ = cluster.instance();
   }
   chain_searches_left_ = kChainSearches;
@@ -440,10 +536,10 @@ std::optional<FitPlan> MovePlanner::fit(Cluster& cluster, PodId id, const PodSpe
 // One level of the search: the eviction sets of every node, ranked, tried in order. Deeper
 // levels (chains) run inside a trial, on the state it has made. Only the best `trials` sets
 // are kept (no sort of them all), and a node is passed over without building its set when the
-// least key its set could have (one move, the GPU milli its GPUs lack) ranks after all of them.
-// A search without chains also passes over a node that holds no pod of a live shape (no pod of
-// it can move). The kept sets are the same as those of a pass over every node: keys tie only
-// in equal tie ranks, and then the lower node index ranks first, as in a pass in node order.
+// least key its set could have ranks after all of them (see the header). A search without
+// chains passes only over the nodes holding a pod that moves directly. The kept sets are the
+// same as those of a pass over every node: keys tie only in equal tie ranks, and then the
+// lower node index ranks first, as in a pass in node order.
 std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const PodSpec& pod,
                                            policy::Scheduler& scheduler, Rng& rng,
                                            const PlannerLimits& limits, int depth) {
@@ -468,8 +564,11 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
   const auto least_key = [&](NodeIndex node) {
     return rank_key(1, least_moved_milli(cluster, node, pod), rank[static_cast<std::size_t>(node)]);
   };
-  const auto consider = [&](NodeIndex node, const NodeCache& c) {
-    const auto chosen = eviction_for(cluster, node, c, pod, limits.max_moves, chains);
+  const auto consider = [&](NodeIndex node, const NodeCache& c, uint64_t direct) {
+    // A set costing more than the last kept one would not be kept: no need to finish it.
+    const int cap =
+        ranked.size() < trials ? limits.max_moves : std::min(limits.max_moves, ranked.back().cost);
+    const auto chosen = eviction_for(cluster, node, c, direct, pod, cap, chains);
     if (!chosen) return;
     ++plan.candidates;
     const uint64_t key =
@@ -483,40 +582,56 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
     ranked.insert(at, Ranked{key, node, chosen->set, chosen->cost});
     if (ranked.size() > trials) ranked.pop_back();
   };
+  refresh_rooms(cluster);
   if (exhaustive_) {
     for (std::size_t n = 0; n < cluster.size(); ++n) {
       const auto node = static_cast<NodeIndex>(n);
-      if (could_host(cluster, node, pod)) consider(node, cached(cluster, node));
+      if (!could_host(cluster, node, pod)) continue;
+      NodeCache& c = cached(cluster, node);
+      if (!c.too_many) consider(node, c, direct_of(cluster, c));
     }
   } else if (chains) {
-    // Nodes by their least key, best first: the pass stops at the first that ranks after all.
-    order_.clear();
-    for (std::size_t n = 0; n < cluster.size(); ++n) {
-      const auto node = static_cast<NodeIndex>(n);
-      if (could_host(cluster, node, pod)) order_.emplace_back(least_key(node), node);
-    }
-    std::make_heap(order_.begin(), order_.end(), std::greater<>());
-    while (!order_.empty()) {
-      const auto [key, node] = order_.front();
-      if (ranks_after_all(key, node)) break;
-      std::pop_heap(order_.begin(), order_.end(), std::greater<>());
-      order_.pop_back();
-      consider(node, cached(cluster, node));
-    }
-  } else {
-    find_live_shapes(cluster);
-    const bool share = pod.gpu_milli < kGpuMilli;
+    // In node order, a node passed over once the least key its set could have ranks after all
+    // kept: one move only if it holds a pod that moves directly and whose eviction alone could
+    // let the pod in (one_move_may_do), else two; the GPU milli its GPUs lack.
+    sync_direct_nodes(cluster);
     for (std::size_t n = 0; n < cluster.size(); ++n) {
       const auto node = static_cast<NodeIndex>(n);
       if (!could_host(cluster, node, pod)) continue;
-      const NodeCache& c = cached(cluster, node);
-      // Unless its GPUs have the room already, a pod on a GPU must move.
-      const NodeState& s = cluster.state(node);
-      const bool gpus_fit =
-          share ? s.max_gpu_free_milli >= pod.gpu_milli : s.whole_free_gpus >= pod.num_gpu;
-      if (!meet(gpus_fit ? c.shapes : c.gpu_shapes, live_)) continue;
-      if (ranks_after_all(least_key(node), node)) continue;
-      consider(node, c);
+      if (ranked.size() >= trials) {
+        const int64_t lacking = least_moved_milli(cluster, node, pod);
+        const uint32_t r = rank[n];
+        const bool may_one = ((direct_nodes_[n >> 6] >> (n & 63U)) & 1U) != 0;
+        if (ranks_after_all(rank_key(may_one ? 1 : 2, lacking, r), node)) continue;
+        if (may_one && ranks_after_all(rank_key(2, lacking, r), node)) {
+          NodeCache& c = cached(cluster, node);
+          if (c.too_many || !one_move_may_do(cluster, node, c, pod)) continue;
+          consider(node, c, c.direct);
+          continue;
+        }
+      }
+      NodeCache& c = cached(cluster, node);
+      if (!c.too_many) consider(node, c, direct_of(cluster, c));
+    }
+  } else {
+    // Only pods that move directly may: unless its GPUs have the room already, one on a GPU.
+    const bool share = pod.gpu_milli < kGpuMilli;
+    sync_direct_nodes(cluster);
+    for (std::size_t w = 0; w < direct_nodes_.size(); ++w) {
+      for (uint64_t bits = direct_nodes_[w]; bits != 0; bits &= bits - 1) {
+        const auto node =
+            static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        if (!could_host(cluster, node, pod)) continue;
+        NodeCache& c = cached(cluster, node);
+        if (c.too_many || c.movable == 0) continue;
+        const NodeState& s = cluster.state(node);
+        const bool gpus_fit =
+            share ? s.max_gpu_free_milli >= pod.gpu_milli : s.whole_free_gpus >= pod.num_gpu;
+        const uint64_t direct = direct_of(cluster, c);
+        if ((direct & c.movable & (gpus_fit ? ~uint64_t{0} : c.on_any_gpu)) == 0) continue;
+        if (ranks_after_all(least_key(node), node)) continue;
+        consider(node, c, direct);
+      }
     }
   }
   std::vector<Eviction> best;
@@ -524,11 +639,11 @@ std::optional<FitPlan> MovePlanner::search(Cluster& cluster, PodId id, const Pod
     Eviction e;
     e.node = r.node;
     e.cost = r.cost;
-    const auto& here = cache_[static_cast<std::size_t>(r.node)].pods;
+    const NodeCache& c = cache_[static_cast<std::size_t>(r.node)];
     for (uint64_t b = r.set; b != 0; b &= b - 1) {
-      const LocalPod& l = here[static_cast<std::size_t>(std::countr_zero(b))];
-      e.pods.push_back(l.id);
-      e.gpu_milli += l.held_milli;
+      const auto i = static_cast<std::size_t>(std::countr_zero(b));
+      e.pods.push_back(c.pods[i].id);
+      e.gpu_milli += c.held[i].held_milli;
     }
     best.push_back(std::move(e));
   }

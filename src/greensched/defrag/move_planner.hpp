@@ -27,23 +27,31 @@
 //
 // What makes a pass over the nodes cheap, without changing what it finds: a node's pods come
 // from the cluster's per-node index (Cluster::pods_on); what a node's eviction set reads of
-// them (their GPUs, shares largest first, CPU, memory, shape) is kept per node and rebuilt only
-// when the node's version moves on (Cluster bumps it on every allocation and release); whether
-// a pod of some shape fits elsewhere is kept per shape, brought up to date from the nodes the
-// cluster's journal says changed since (measured again only when the node that had the most
-// room lost some). Nodes are passed over without building their sets where a bound shows that
-// the set could not be kept: with chains, nodes are visited by the least key their set could
-// have (one move, the GPU milli their GPUs lack) and the pass stops once that ranks after the
-// `max_trials` best found; without chains, a node none of whose pods is of a shape that fits
-// elsewhere (its GPU pods, unless its GPUs have room already) has no set. A request that found
-// no plan is not searched again until a pod leaves or moves (forget_failures), nor is any
-// request for as much or more.
+// them (what each holds, kept apart and small; which use each GPU, shares largest first) is
+// kept per node and rebuilt only when the node's version moves on (Cluster bumps it on every
+// allocation and release). Whether a pod fits elsewhere (moves directly) is its memory request
+// against its shape's room, the most free memory among the nodes that fit the rest of the
+// shape: each shape's room is brought up to date from the nodes the cluster's journal says
+// changed since (measured again only when the node that had the most room lost some), and a
+// node's mask of pods that move directly is kept until the node changes or some room crosses
+// the memory request of a pod of its shape seen (a generation count; a shape id whose pods
+// differ in their fields is looked up every time). Per node one bit, kept in step through the
+// journal, says whether it holds a pod that moves directly. Nodes are passed over without
+// building their sets where a bound shows that the set could not be kept: the passes are in
+// node order, and once `max_trials` sets are kept, a node is passed over when the least key
+// its set could have ranks after all of them: one move if it holds a pod that moves directly
+// whose eviction alone might free enough (CPU, memory, GPU room or GPUs it holds alone), else
+// two; the GPU milli its GPUs lack. A set is not finished once it costs more than the last
+// kept. Without chains, a node none of whose pods moves directly (its GPU pods, unless its
+// GPUs have room already) has no set. A request that found no plan is not searched again
+// until a pod leaves or moves (forget_failures), nor is any request for as much or more.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -132,7 +140,11 @@ class MovePlanner {
     uint32_t shape = 0;  // the spec's dense shape id, fields and memory request
     PodShape fields;
     int64_t memory_request = 0;
-    int64_t cpu_milli = 0;  // what it holds
+  };
+  // What a pod holds, which is all an eviction set reads of it (kept apart and small: a pass
+  // reads it for many nodes).
+  struct HeldPod {
+    int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
     int64_t held_milli = 0;
     int32_t milli_each = 0;
@@ -143,34 +155,46 @@ class MovePlanner {
     int64_t memory = 0;
   };
   // Per node, rebuilt when the node's version moves on: its pods, which use each GPU, and each
-  // GPU's pods largest share first.
-  // A set of shape ids, each as bit (id % 256): a shape outside it is surely not in the set.
-  using ShapeBits = std::array<uint64_t, 4>;
-  static void add_shape(ShapeBits& bits, uint32_t shape) {
-    bits[(shape >> 6) & 3U] |= uint64_t{1} << (shape & 63U);
-  }
-  static bool meet(const ShapeBits& a, const ShapeBits& b) {
-    return ((a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3])) != 0;
-  }
+  // GPU's pods largest share first. What a pass over the nodes reads first comes first.
   struct NodeCache {
     bool valid = false;
     bool too_many = false;  // more pods than eviction sets consider
+    // Whether `direct` may be kept while room_gen_ stays (no pod of a shape id whose pods
+    // differ in their fields: their rooms are not followed by refresh_rooms).
+    bool direct_kept = false;
     uint32_t version = 0;
-    // The shapes of its known pods, and of those among them on a GPU.
-    ShapeBits shapes{};
-    ShapeBits gpu_shapes{};
-    std::vector<LocalPod> pods;
-    std::vector<RoomNeed> rooms;  // per pod
-    std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
-    uint64_t known = 0;  // pods with a spec
-    // GPU g's pods (local indexes), largest share first: order[begin[g]] .. order[begin[g+1]).
-    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
-    std::vector<uint8_t> order;
     // Pods that may move (known and movable), as asked in the fit `movable_stamp`.
     uint64_t movable = 0;
     uint64_t movable_stamp = 0;
+    // Known pods that fit elsewhere as the cluster stands, as of room generation `direct_gen`
+    // (0: not yet).
+    uint64_t direct = 0;
+    uint64_t direct_gen = 0;
+    // What evicting one pod of `one_of` (its pods that move directly and may move) alone frees
+    // at most (one_move_may_do): CPU, memory, the most a GPU then has free, and the most GPUs
+    // the pod holds alone.
+    bool one_valid = false;
+    uint64_t one_of = 0;
+    int64_t one_cpu = -1;
+    int64_t one_memory = -1;
+    int32_t one_share_room = -1;
+    int32_t one_whole = 0;
+    uint64_t on_any_gpu = 0;      // pods holding a GPU
+    uint64_t known = 0;           // pods with a spec
+    std::vector<HeldPod> held;    // per pod
+    std::vector<LocalPod> pods;   // per pod
+    std::vector<RoomNeed> rooms;  // per pod
+    std::array<uint64_t, kMaxGpusPerNode> on_gpu{};
+    // GPU g's pods (local indexes), largest share first: order()[begin[g]] .. [begin[g+1]),
+    // in the node's own bytes when they are few.
+    std::array<uint16_t, kMaxGpusPerNode + 1> begin{};
+    std::array<uint8_t, 48> order_inline{};
+    std::vector<uint8_t> order_spill;
+    const uint8_t* order() const {
+      return order_spill.empty() ? order_inline.data() : order_spill.data();
+    }
   };
-  const NodeCache& cached(const Cluster& cluster, NodeIndex node);
+  NodeCache& cached(const Cluster& cluster, NodeIndex node);
   // Eviction sets rank by (moves, GPU milli moved, tie order), packed so that a smaller key
   // ranks first.
   static uint64_t rank_key(int cost, int64_t milli, uint32_t rank) {
@@ -185,13 +209,23 @@ class MovePlanner {
     int64_t gpu_milli = 0;
   };
   std::optional<Choice> eviction_for(const Cluster& cluster, NodeIndex node, const NodeCache& c,
-                                     const PodSpec& pod, int max_moves, bool chains);
+                                     uint64_t direct, const PodSpec& pod, int max_moves,
+                                     bool chains);
+  // Whether one move (a pod of the node that moves directly) might let the pod in: false
+  // when no such pod's eviction alone frees enough, i.e. the node's set costs two or more.
+  bool one_move_may_do(const Cluster& cluster, NodeIndex node, NodeCache& c, const PodSpec& pod);
+  // The node's known pods that fit elsewhere as the cluster stands (refresh_rooms first).
+  uint64_t direct_of(const Cluster& cluster, NodeCache& c);
+  // Brings every followed shape's room up to the cluster's change count, and moves room_gen_ on
+  // when a room crossed the memory request of a pod of its shape seen (a kept `direct` bit may
+  // then be wrong).
+  void refresh_rooms(const Cluster& cluster);
+  // Brings direct_nodes_ up to the cluster's change count (refresh_rooms first).
+  void sync_direct_nodes(const Cluster& cluster);
   // Whether a node could host the pod if it were empty.
   static bool could_host(const Cluster& cluster, NodeIndex node, const PodSpec& pod);
   // The least GPU milli an eviction set of the node moves (its GPUs' free milli as they are).
   static int64_t least_moved_milli(const Cluster& cluster, NodeIndex node, const PodSpec& pod);
-  // The shapes of which a known pod may fit elsewhere as the cluster stands (live_).
-  void find_live_shapes(const Cluster& cluster);
   std::optional<FitPlan> search(Cluster& cluster, PodId id, const PodSpec& pod,
                                 policy::Scheduler& scheduler, Rng& rng, const PlannerLimits& limits,
                                 int depth);
@@ -227,15 +261,23 @@ class MovePlanner {
   static const RoomMemo kNoMemo;
   // Per shape id: 0 unseen, 1 seen with these fields, 2 seen with different ones.
   std::vector<std::pair<uint8_t, PodShape>> shape_seen_;
-  // Per shape id: the least memory request of the pods of it seen.
-  std::vector<int64_t> shape_least_memory_;
-  // Shapes of which a pod may move directly (it fits elsewhere), as of the search under way: a
-  // search without chains passes over any node that holds none. A shape first seen, or seen
-  // with less memory, while the search runs is added (the bits only over-approximate).
-  ShapeBits live_{};
-  std::vector<std::pair<uint64_t, NodeIndex>> order_;  // scratch: nodes by their least key
-  PodSpec probe_;                                      // scratch: a request without its memory
-  std::vector<NodeIndex> fitting_;                     // scratch for the filter pass
+  // Per shape id: the memory requests of its pods seen, ascending, and its room as of the last
+  // refresh_rooms (kUnfollowed: not yet).
+  std::vector<std::vector<int64_t>> shape_memories_;
+  std::vector<int64_t> room_followed_;
+  static constexpr int64_t kUnfollowed = std::numeric_limits<int64_t>::min();
+  uint64_t room_gen_ = 1;
+  // One bit per node: it holds a movable pod that may move directly, or its `direct` is not
+  // kept (a superset: a search without chains passes over the others). As of change count
+  // `direct_nodes_seq_`, room generation and fit (when movability is asked); only the nodes
+  // the journal says changed since are looked at again, unless those moved on.
+  std::vector<uint64_t> direct_nodes_;
+  uint64_t direct_nodes_seq_ = std::numeric_limits<uint64_t>::max();
+  uint64_t direct_nodes_gen_ = 0;
+  uint64_t direct_nodes_fit_ = 0;
+  uint64_t rooms_seq_ = std::numeric_limits<uint64_t>::max();  // change count of the last refresh
+  PodSpec probe_;                   // scratch: a request without its memory
+  std::vector<NodeIndex> fitting_;  // scratch for the filter pass
   // Requests that found no plan since the last move or departure.
   // With the most moves each was searched with. A request asking for at least as much of
   // everything as one of them (and no more GPU models) finds no plan either.
