@@ -187,11 +187,20 @@ class Serve:
         while time.time() < deadline:
             if os.path.exists(port_file) and open(port_file).read().strip():
                 self.url = f"http://127.0.0.1:{int(open(port_file).read())}"
-                return
+                # serve listens before its state is open and answers 503 until then.
+                if self.ready():
+                    return
             if self.proc.poll() is not None:
                 break
             time.sleep(0.1)
         fail("greensched serve did not start")
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(self.url + "/healthz", timeout=5) as r:
+                return r.status == 200
+        except OSError:
+            return False
 
     def post(self, path, body):
         request = urllib.request.Request(

@@ -25,6 +25,30 @@ namespace {
 constexpr int64_t kJan1 = 1672531200;  // 2023-01-01T00:00Z
 constexpr int64_t kH = 3600;
 
+// A site with 20 kW of wind and of solar whose hourly output (and clear-sky output) is given.
+SiteEnergy site_of(const std::vector<double>& wind, const std::vector<double>& pv,
+                   const std::vector<double>& clear) {
+  SiteEnergy e;
+  e.wind_kw = e.pv_kw = 20;
+  e.wind_kwh = TimeSeries(kJan1, kH, wind);
+  e.pv_kwh = TimeSeries(kJan1, kH, pv);
+  e.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
+  return e;
+}
+
+// `a` with its wind and solar output from hour `from` on replaced by `wind` and `pv`.
+SiteEnergy changed_from(const SiteEnergy& a, int from, double wind, const std::vector<double>& pv) {
+  std::vector<double> w = a.wind_kwh.values(), p = a.pv_kwh.values();
+  for (std::size_t h = from; h < w.size(); ++h) {
+    w[h] = wind;
+    p[h] = pv[h];
+  }
+  SiteEnergy b = a;
+  b.wind_kwh = TimeSeries(kJan1, kH, w);
+  b.pv_kwh = TimeSeries(kJan1, kH, p);
+  return b;
+}
+
 GenerationForecastOptions kind(GenerationForecastKind k) {
   GenerationForecastOptions o;
   o.kind = k;
@@ -81,19 +105,8 @@ TEST(GenerationForecast, PastOnlyReadsOnlyThePast) {
     clear[h] = std::max(0.0, 8 * std::sin((h % 24 - 6) * 3.14159 / 12));
     pv[h] = clear[h] * (0.5 + 0.4 * std::cos(h * 0.7));
   }
-  SiteEnergy a;
-  a.wind_kw = a.pv_kw = 20;
-  a.wind_kwh = TimeSeries(kJan1, kH, wind);
-  a.pv_kwh = TimeSeries(kJan1, kH, pv);
-  a.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
-  SiteEnergy b = a;
-  std::vector<double> wind2 = wind, pv2 = pv;
-  for (int h = 50; h < 96; ++h) {
-    wind2[h] = 0;
-    pv2[h] = clear[h];
-  }
-  b.wind_kwh = TimeSeries(kJan1, kH, wind2);
-  b.pv_kwh = TimeSeries(kJan1, kH, pv2);
+  const SiteEnergy a = site_of(wind, pv, clear);
+  const SiteEnergy b = changed_from(a, 50, 0.0, clear);
   const GenerationForecast fa(a, kind(GenerationForecastKind::kPast), 0);
   const GenerationForecast fb(b, kind(GenerationForecastKind::kPast), 0);
   const int64_t now = kJan1 + 50 * kH;
@@ -105,8 +118,8 @@ TEST(GenerationForecast, PastOnlyReadsOnlyThePast) {
 // Before the series' first hours nothing has been seen: the past-only forecasts read only the
 // hours since the start (a cyclic read would show the series' last hours, the future). Changing
 // the last day, which such a read would see, changes no forecast of the first two days made
-// during the first; with no hour
-// seen, no wind and clear-sky sun; with five, their mean and clearness.
+// during the first; with no hour seen, no wind and clear-sky sun; with five, their mean and
+// clearness.
 TEST(GenerationForecast, NothingBeforeTheSeriesStartIsRead) {
   std::vector<double> wind(72), pv(72), clear(72);
   for (int h = 0; h < 72; ++h) {
@@ -114,19 +127,8 @@ TEST(GenerationForecast, NothingBeforeTheSeriesStartIsRead) {
     clear[h] = 4.0 + h % 24;
     pv[h] = 0.5 * clear[h];
   }
-  SiteEnergy a;
-  a.wind_kw = a.pv_kw = 20;
-  a.wind_kwh = TimeSeries(kJan1, kH, wind);
-  a.pv_kwh = TimeSeries(kJan1, kH, pv);
-  a.pv_clear_kwh = TimeSeries(kJan1, kH, clear);
-  SiteEnergy b = a;
-  std::vector<double> wind2 = wind, pv2 = pv;
-  for (int h = 48; h < 72; ++h) {
-    wind2[h] = 500;
-    pv2[h] = 0;
-  }
-  b.wind_kwh = TimeSeries(kJan1, kH, wind2);
-  b.pv_kwh = TimeSeries(kJan1, kH, pv2);
+  const SiteEnergy a = site_of(wind, pv, clear);
+  const SiteEnergy b = changed_from(a, 48, 500.0, std::vector<double>(72, 0.0));
   SiteEnergy no_clear = a;  // solar forecast by the same hour of the last day seen
   no_clear.pv_clear_kwh = TimeSeries();
   {

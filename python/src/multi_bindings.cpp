@@ -179,9 +179,7 @@ py::dict run_multi(const std::vector<std::string>& agents, const std::vector<uin
     throw BindingError(fmt::format("forecast: '{}' is not same-hour or learned", forecast));
   }
   // forecast "learned": one training per window, for every seed, slack and agent of it.
-  multi::LearnedForecastsByWindow learned([](const multi::Fleet& f, int64_t window_start_s) {
-    return multi::train_mpc_forecasts(f, window_start_s);
-  });
+  multi::LearnedForecastsByWindow learned;
   std::vector<std::string> agent_list;
   for (const std::string& a : agents) {
     if (a == "all") {

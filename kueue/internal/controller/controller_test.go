@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -207,9 +208,17 @@ func checkState(wl *kueue.Workload, name string) *kueue.AdmissionCheckState {
 }
 
 // The dispatcher waits for the green window; once it is Ready it nominates the service's
-// choice among the MultiKueueConfig's clusters, once.
+// choice among the MultiKueueConfig's clusters, once, stamped with its time, on the live
+// Workload its stamp's patch returned (no read of its own).
 func TestDispatcherNominatesAfterTheGreenWindow(t *testing.T) {
-	c := setup(t)
+	liveReads := 0
+	c := setupWith(t, interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey,
+		obj client.Object, opts ...client.GetOption) error {
+		if _, live := obj.(*unstructured.Unstructured); live {
+			liveReads++
+		}
+		return cl.Get(ctx, key, obj, opts...)
+	}})
 	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"gb"}, Mode: "carbon",
 		Reason: "moves to gb: 142 g expected", EarliestStart: "2026-01-01T00:00:00Z"}}
 	client := svc.start(t)
@@ -238,6 +247,10 @@ func TestDispatcherNominatesAfterTheGreenWindow(t *testing.T) {
 	wl = get(t, c)
 	if got := wl.Status.NominatedClusterNames; len(got) != 1 || got[0] != "gb" {
 		t.Fatalf("nominatedClusterNames %v, want [gb] (%d requests; status %+v)", got, len(svc.requests), wl.Status)
+	}
+	if _, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err != nil || liveReads != 0 {
+		t.Fatalf("nominated-at %q, %d reads of the live Workload (want a stamp and none)",
+			wl.Annotations[NominatedAtAnnotation], liveReads)
 	}
 	a := applies[len(applies)-1]
 	if a.manager != KueueAdmissionFieldManager || !a.force {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -221,13 +223,16 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 		// A new decision (its first cluster is out of reach) that starts later: nominate then.
 		return ctrl.Result{RequeueAfter: untilStart(answer)}, nil
 	}
+	var stamped *unstructured.Unstructured
 	if p == nil {
-		// Stamped first: a nomination is never left without its time.
-		if err := d.annotate(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))}); err != nil {
+		// Stamped first: a nomination is never left without its time. The patch's reply is
+		// the live Workload the nomination is written on (no read of its own).
+		stamped, err = d.annotateLive(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))})
+		if err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	res, err := d.writeNomination(ctx, wl, answer.Clusters, func(live *kueue.Workload) bool {
+	res, err := d.writeNomination(ctx, wl, stamped, answer.Clusters, func(live *kueue.Workload) bool {
 		return len(live.Status.NominatedClusterNames) == 0
 	})
 	if err != nil || res.RequeueAfter > 0 {
@@ -283,15 +288,18 @@ func (d *Dispatcher) readLive(ctx context.Context, wl *kueue.Workload) (*unstruc
 	return live, nil
 }
 
-// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload,
-// if it still holds quota, is admitted nowhere and `still` holds for it. Its resourceVersion
-// guards the write: on a conflict (Kueue changed it since) the Workload is decided again
-// shortly, from a fresh read (a RequeueAfter).
-func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, clusters []string,
-	still func(*kueue.Workload) bool) (ctrl.Result, error) {
-	live, err := d.readLive(ctx, wl)
-	if err != nil || live == nil {
-		return ctrl.Result{}, err
+// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload
+// (`live`, as an API call just returned it, or else read now), if it still holds quota, is
+// admitted nowhere and `still` holds for it. Its resourceVersion guards the write: on a
+// conflict (Kueue changed it since) the Workload is decided again shortly, from a fresh read
+// (a RequeueAfter).
+func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, live *unstructured.Unstructured,
+	clusters []string, still func(*kueue.Workload) bool) (ctrl.Result, error) {
+	if live == nil {
+		var err error
+		if live, err = d.readLive(ctx, wl); err != nil || live == nil {
+			return ctrl.Result{}, err
+		}
 	}
 	var typed kueue.Workload
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &typed); err != nil {
@@ -430,6 +438,32 @@ func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map
 		}
 	}
 	return d.Client.Patch(ctx, wl, patch)
+}
+
+// annotateLive is annotate, and returns the Workload as the API server answered the patch:
+// whole, with its managedFields (as readLive reads it).
+func (d *Dispatcher) annotateLive(ctx context.Context, wl *kueue.Workload, set map[string]*string) (*unstructured.Unstructured, error) {
+	annotations := map[string]any{}
+	for k, v := range set {
+		if v == nil {
+			annotations[k] = nil
+		} else {
+			annotations[k] = *v
+		}
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return nil, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+	live.SetNamespace(wl.Namespace)
+	live.SetName(wl.Name)
+	if err := d.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return nil, err
+	}
+	wl.Annotations = live.GetAnnotations()
+	return live, nil
 }
 
 // waitingOn lists the Workloads nominated to a MultiKueueCluster and admitted nowhere yet.

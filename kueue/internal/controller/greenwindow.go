@@ -121,10 +121,12 @@ func untilStart(answer *dispatchclient.Answer) time.Duration {
 // minWait is the shortest wait for a window about to open: asked again soon, not in a loop.
 const minWait = 20 * time.Millisecond
 
-// SetupWithManager watches Workloads.
+// SetupWithManager watches Workloads. Four at a time, as the dispatcher: a window that opens
+// is not kept waiting behind other Workloads' service calls and writes.
 func (g *GreenWindow) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("greensched-green-window").
-		For(&kueue.Workload{}).WithOptions(controller.Options{RateLimiter: serviceRetry()}).Complete(g)
+		For(&kueue.Workload{}).WithOptions(controller.Options{RateLimiter: serviceRetry(),
+		MaxConcurrentReconciles: 4}).Complete(g)
 }
 
 // ActiveChecks marks greensched's AdmissionCheck objects Active (Kueue keeps a ClusterQueue

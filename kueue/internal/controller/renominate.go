@@ -201,7 +201,7 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 		if !quotaReserved(wl) || wl.Status.ClusterName != nil || len(nominated) > 0 {
 			return ctrl.Result{}, d.endRenomination(ctx, wl, nil)
 		}
-		return d.writeNomination(ctx, wl, p.from, func(live *kueue.Workload) bool {
+		return d.writeNomination(ctx, wl, nil, p.from, func(live *kueue.Workload) bool {
 			return len(live.Status.NominatedClusterNames) == 0
 		})
 	}
@@ -220,7 +220,7 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 	}
 	if len(nominated) > 0 && slices.ContainsFunc(nominated, func(c string) bool { return slices.Contains(p.from, c) }) {
 		// 1. Revoke: MultiKueue deletes the copies of the clusters no longer nominated.
-		res, err := d.writeNomination(ctx, wl, []string{}, func(live *kueue.Workload) bool {
+		res, err := d.writeNomination(ctx, wl, nil, []string{}, func(live *kueue.Workload) bool {
 			return slices.Equal(live.Status.NominatedClusterNames, nominated)
 		})
 		if err != nil || res.RequeueAfter > 0 {

@@ -561,32 +561,42 @@ func TestRenominationWithTheServiceDownChangesNothing(t *testing.T) {
 	}
 }
 
-// Kueue evicts the Workload (drops its quota reservation) between the dispatcher's read and
-// its status apply: the apply, which carries the read resourceVersion, fails with a conflict
-// and the reservation is not restored.
+// Kueue evicts the Workload (drops its quota reservation) between the dispatcher's read of the
+// live Workload (a first nomination takes it from its nominated-at patch's reply) and its
+// status apply: the apply, which carries the read resourceVersion, fails with a conflict and
+// the reservation is not restored.
 func TestNominationApplyConflictsWithAnEviction(t *testing.T) {
 	evicted := false
+	evict := func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object) error {
+		if _, live := obj.(*unstructured.Unstructured); !live || evicted {
+			return nil
+		}
+		// The dispatcher has the live Workload; Kueue evicts it now.
+		evicted = true
+		var wl kueue.Workload
+		if err := cl.Get(ctx, key, &wl); err != nil {
+			return err
+		}
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
+			Status: metav1.ConditionFalse, Reason: "Pending"})
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: "Evicted",
+			Status: metav1.ConditionTrue, Reason: "Preempted"})
+		wl.Status.Admission = nil
+		return cl.Status().Update(ctx, &wl)
+	}
 	var c client.Client
 	c = setupWith(t, interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey,
 		obj client.Object, opts ...client.GetOption) error {
 		if err := cl.Get(ctx, key, obj, opts...); err != nil {
 			return err
 		}
-		if _, live := obj.(*unstructured.Unstructured); live && !evicted {
-			// The dispatcher has read the live Workload; Kueue evicts it now.
-			evicted = true
-			var wl kueue.Workload
-			if err := cl.Get(ctx, key, &wl); err != nil {
-				return err
-			}
-			apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
-				Status: metav1.ConditionFalse, Reason: "Pending"})
-			apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: "Evicted",
-				Status: metav1.ConditionTrue, Reason: "Preempted"})
-			wl.Status.Admission = nil
-			return cl.Status().Update(ctx, &wl)
+		return evict(ctx, cl, key, obj)
+	}, Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch,
+		opts ...client.PatchOption) error {
+		if err := cl.Patch(ctx, obj, patch, opts...); err != nil {
+			return err
 		}
-		return nil
+		return evict(ctx, cl, client.ObjectKeyFromObject(obj), obj)
 	}})
 	ctx := context.Background()
 	wl := get(t, c)

@@ -50,10 +50,7 @@ Result<std::unique_ptr<FleetEnv>> FleetEnv::make(const FleetEnvOptions& options)
     if (auto a = make_agent(options.expert); !a.ok()) return Error{a.error()};
   }
   if (options.forecast == "learned") {
-    env->learned_ =
-        std::make_unique<LearnedForecastsByWindow>([](const Fleet& fleet, int64_t window_start_s) {
-          return train_mpc_forecasts(fleet, window_start_s);
-        });
+    env->learned_ = std::make_unique<LearnedForecastsByWindow>();
   } else if (options.forecast != "same-hour") {
     return Error{
         fmt::format("forecast: unknown forecast '{}' (same-hour or learned)", options.forecast)};

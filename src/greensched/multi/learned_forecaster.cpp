@@ -180,6 +180,11 @@ int64_t measured_hour0_s(const Fleet& fleet, const std::vector<PodSpec>& pods,
   return floor_hour(fleet.start_s + std::max(first, measure_from_s));
 }
 
+LearnedForecastsByWindow::LearnedForecastsByWindow()
+    : LearnedForecastsByWindow([](const Fleet& fleet, int64_t window_start_s) {
+        return train_mpc_forecasts(fleet, window_start_s);
+      }) {}
+
 Result<LearnedForecastsByWindow::Got> LearnedForecastsByWindow::get(const Fleet& fleet,
                                                                     int64_t window_start_s) {
   std::lock_guard<std::mutex> lock(mutex_);

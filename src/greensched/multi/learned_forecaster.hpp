@@ -93,6 +93,8 @@ class LearnedForecastsByWindow {
   using Maker =
       std::function<Result<MpcForecastModels>(const Fleet& fleet, int64_t window_start_s)>;
   explicit LearnedForecastsByWindow(Maker make) : make_(std::move(make)) {}
+  // Trains each window's models on its past (train_mpc_forecasts with its default horizon).
+  LearnedForecastsByWindow();
 
   struct Got {
     std::shared_ptr<const LearnedForecasts> forecasts;

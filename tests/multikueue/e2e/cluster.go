@@ -53,6 +53,18 @@ type cluster struct {
 	nodes  []nodeRow
 }
 
+// add adds the cluster's process `part` (named <cluster>-<part>). A worker's processes run
+// with the niceness -worker-nice: on one machine the workers' control planes, which in a
+// fleet run on machines of their own, would otherwise take CPU from the manager's (its API
+// server, Kueue, greensched), whose latency the test measures.
+func (c *cluster) add(e *env, part string, vars []string, args ...string) *proc {
+	p := e.procs.add(c.name+"-"+part, vars, args...)
+	if c.worker {
+		p.nice = e.o.workerNice
+	}
+	return p
+}
+
 var scheme = runtime.NewScheme()
 
 func init() {
@@ -180,7 +192,7 @@ func newCluster(e *env, name string, worker bool, index int) *cluster {
 	c.server = fmt.Sprintf("https://127.0.0.1:%d", c.apiPort)
 	c.pki = makePKI(filepath.Join(c.dir, "pki"), name, c.server, e.hostIP)
 	p := c.pki
-	c.apiserver = e.procs.add(name+"-apiserver", nil, e.bin("kube-apiserver"),
+	c.apiserver = c.add(e, "apiserver", nil, e.bin("kube-apiserver"),
 		"--etcd-servers="+e.etcdURL, "--etcd-prefix=/registry-"+name,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.apiPort),
 		"--advertise-address="+e.hostIP.String(),
@@ -291,7 +303,7 @@ endpoints: [{addresses: ["%s"], conditions: {ready: true}}]
 // as the chart installs them (startChartComponents), and KWOK, and creates the fake nodes.
 func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 	k := c.pki.kubeconfig
-	c.kcm = e.procs.add(c.name+"-kcm", nil, e.bin("kube-controller-manager"), "--kubeconfig="+k,
+	c.kcm = c.add(e, "kcm", nil, e.bin("kube-controller-manager"), "--kubeconfig="+k,
 		"--authentication-kubeconfig="+k, "--authorization-kubeconfig="+k,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.kcmPort), "--leader-elect=false",
 		"--controllers=job-controller,node-lifecycle-controller,serviceaccount-controller,"+
@@ -303,7 +315,7 @@ func (c *cluster) startWorkerProcesses(ctx context.Context, e *env) error {
 		return err
 	}
 	stages := filepath.Join(e.work, "kwok-stages.yaml")
-	c.kwok = e.procs.add(c.name+"-kwok", nil, e.bin("kwok"), "--kubeconfig="+k, "--config="+stages,
+	c.kwok = c.add(e, "kwok", nil, e.bin("kwok"), "--kubeconfig="+k, "--config="+stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--cidr="+c.podCIDR, "--node-ip="+e.hostIP.String(), "--node-lease-duration-seconds=40",
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.kwokPort))
@@ -398,7 +410,7 @@ func (c *cluster) startChartComponents(ctx context.Context, e *env) (string, err
 	if err != nil {
 		return "", err
 	}
-	c.extender = e.procs.add(c.name+"-extender", extender.env, args...)
+	c.extender = c.add(e, "extender", extender.env, args...)
 
 	scheduler, err := chart.runnable("scheduler", e.bin("kube-scheduler"), filepath.Join(c.dir, "scheduler-pod"), nil)
 	if err != nil {
@@ -427,7 +439,7 @@ func (c *cluster) startChartComponents(ctx context.Context, e *env) (string, err
 	if err != nil {
 		return "", err
 	}
-	c.scheduler = e.procs.add(c.name+"-scheduler", scheduler.env, args...)
+	c.scheduler = c.add(e, "scheduler", scheduler.env, args...)
 	return fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, c.extenderPort), nil
 }
 
@@ -551,7 +563,7 @@ featureGates: {VisibilityOnDemand: false}
 	}
 	file := filepath.Join(c.dir, "kueue-config.yaml")
 	writeFile(file, text)
-	c.kueue = e.procs.add(c.name+"-kueue", []string{"KUBECONFIG=" + c.pki.kubeconfig}, e.bin("kueue"),
+	c.kueue = c.add(e, "kueue", []string{"KUBECONFIG=" + c.pki.kubeconfig}, e.bin("kueue"),
 		"--config="+file, "--zap-log-level=2")
 	return nil
 }

@@ -92,23 +92,26 @@ type result struct {
 	NominationMaxS   float64 `json:"nomination_max_s"`
 	// MultiKueue's part: from the nomination to the pod running in the worker (jobs not
 	// caught by the outage).
-	NominatedToRunningP50S float64   `json:"nominated_to_running_p50_s"`
-	NominatedToRunningP99S float64   `json:"nominated_to_running_p99_s"`
-	Decisions              int       `json:"decisions"`
-	ByCluster              any       `json:"jobs_by_cluster"`
-	Deferred               int       `json:"deferred"`
-	DeferredLateS          float64   `json:"deferred_nominated_after_window_open_max_s"`
-	DeferredInOutage       int       `json:"deferred_delayed_by_the_outage"`
-	DuringOutage           any       `json:"decisions_during_outage_by_cluster"`
-	AfterOutage            any       `json:"decisions_after_outage_by_cluster"`
-	CapacityOnly           int       `json:"capacity_only_decisions"`
-	Faults                 []fault   `json:"faults"`
-	Lost                   int       `json:"lost"`
-	RunTwice               int       `json:"run_more_than_once"`
-	SlowestNominations     any       `json:"slowest_nominations"`
-	Problems               []string  `json:"problems"`
-	ProblemsLeftOut        int       `json:"problems_left_out"`
-	NominationLatenciesS   []float64 `json:"-"`
+	NominatedToRunningP50S float64 `json:"nominated_to_running_p50_s"`
+	NominatedToRunningP99S float64 `json:"nominated_to_running_p99_s"`
+	Decisions              int     `json:"decisions"`
+	ByCluster              any     `json:"jobs_by_cluster"`
+	Deferred               int     `json:"deferred"`
+	DeferredLateS          float64 `json:"deferred_nominated_after_window_open_max_s"`
+	DeferredInOutage       int     `json:"deferred_delayed_by_the_outage"`
+	DuringOutage           any     `json:"decisions_during_outage_by_cluster"`
+	AfterOutage            any     `json:"decisions_after_outage_by_cluster"`
+	CapacityOnly           int     `json:"capacity_only_decisions"`
+	Faults                 []fault `json:"faults"`
+	Lost                   int     `json:"lost"`
+	RunTwice               int     `json:"run_more_than_once"`
+	SlowestNominations     any     `json:"slowest_nominations"`
+	// The deferred jobs nominated last after their window opened: when greensched's check
+	// turned Ready and when it nominated, both from the window.
+	SlowestReleases      any       `json:"slowest_window_releases"`
+	Problems             []string  `json:"problems"`
+	ProblemsLeftOut      int       `json:"problems_left_out"`
+	NominationLatenciesS []float64 `json:"-"`
 }
 
 func (e *env) exercise(ctx context.Context, jobs []jobSpec, obs *observer) (*result, error) {
@@ -249,6 +252,13 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 		EligibleAt float64 `json:"eligible_at_s"`
 	}
 	var slow []slowJob
+	type release struct {
+		Job        string  `json:"job"`
+		WindowAtS  float64 `json:"window_open_at_s"`
+		ReadyS     float64 `json:"check_ready_after_s"`
+		NominatedS float64 `json:"nominated_after_s"`
+	}
+	var releases []release
 	since := func(t time.Time) float64 { return t.Sub(start).Seconds() }
 	for name, reason := range obs.jobFailed {
 		problem("job %s failed in the manager: %s", name, reason)
@@ -335,6 +345,8 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 			// greensched's part ends when it nominates the worker; MultiKueue's copy to the
 			// worker and the worker's start follow (measured below, for every job).
 			late := w.nominatedAt.Sub(first.earliestStart)
+			releases = append(releases, release{j.name, since(first.earliestStart),
+				w.readyAt.Sub(first.earliestStart).Seconds(), late.Seconds()})
 			res.DeferredLateS = max(res.DeferredLateS, late.Seconds())
 			// Measured from the window, not from when greensched marks the check Ready. A
 			// window the outage keeps closed (its worker was away) is allowed an hour of signal.
@@ -374,6 +386,8 @@ func (e *env) check(res *result, jobs []jobSpec, submitted map[string]time.Time,
 	res.ByCluster = byCluster
 	sort.Slice(slow, func(a, b int) bool { return slow[a].NominateS > slow[b].NominateS })
 	res.SlowestNominations = slow[:min(5, len(slow))]
+	sort.Slice(releases, func(a, b int) bool { return releases[a].NominatedS > releases[b].NominatedS })
+	res.SlowestReleases = releases[:min(5, len(releases))]
 	res.NominatedToRunningP50S = percentile(toRun, 0.5)
 	res.NominatedToRunningP99S = percentile(toRun, 0.99)
 	if len(res.NominationLatenciesS) > 0 {

@@ -43,7 +43,7 @@ type options struct {
 	bin, greensched, data, work, goBin, moduleRoot, deploy, deploySchedulerConfig string
 	helm, chart, chartValues, workerChartValues, kueueConfig, workerKueueConfig   string
 	scenario                                                                      string
-	workers, nodesPerWorker, jobs                                                 int
+	workers, nodesPerWorker, jobs, workerNice                                     int
 	submitFor, outage, outageAt                                                   time.Duration
 	speed                                                                         float64
 	signalStart                                                                   string
@@ -135,6 +135,8 @@ func main() {
 		"one without quota, one where pods cannot be scheduled, a blackholed one, the controller's leader and the "+
 		"service's writer killed, evictions racing nominations; see faults.go)")
 	flag.IntVar(&o.workers, "workers", 3, "worker clusters (the last one has the outage)")
+	flag.IntVar(&o.workerNice, "worker-nice", 10, "niceness of the worker clusters' processes (0: as the manager's); "+
+		"on one machine it keeps them from slowing the manager, as machines of their own would")
 	flag.IntVar(&o.nodesPerWorker, "nodes", 10, "fake GPU nodes per worker, drawn from openb")
 	flag.IntVar(&o.jobs, "jobs", 200, "Jobs submitted to the manager")
 	flag.DurationVar(&o.submitFor, "submit-for", 160*time.Second, "the Jobs are submitted evenly over this")

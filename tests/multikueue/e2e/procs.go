@@ -3,12 +3,14 @@ package main
 // The processes of the test clusters: each is started with its output in a log file, can be
 // stopped (SIGTERM, then SIGKILL), killed (SIGKILL, a crash) and started again with the same
 // command line. Every process is in its own process group and is killed when the test ends.
+// A process with a niceness runs under nice(1): its CPU yields to the others'.
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ type proc struct {
 	args []string
 	env  []string
 	log  string
+	nice int // nice(1)'s adjustment; 0: none
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -53,7 +56,11 @@ func (p *proc) start() error {
 	}
 	p.starts++
 	fmt.Fprintf(out, "\n==== start %d at %s: %v\n", p.starts, time.Now().Format(time.RFC3339Nano), p.args)
-	cmd := exec.Command(p.args[0], p.args[1:]...)
+	args := p.args
+	if p.nice != 0 {
+		args = append([]string{"nice", "-n", strconv.Itoa(p.nice)}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
