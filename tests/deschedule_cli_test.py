@@ -25,13 +25,10 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from server_process import fail, wait_for_port, wait_until_healthy
+
 NS = "ml"
 KUBE_TOKEN = "kube-t0ken"
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
 
 
 def run(args, timeout=120):
@@ -183,24 +180,12 @@ class Serve:
         args = [binary, "serve", "--listen", "127.0.0.1:0", "--state", os.path.join(work, "state")]
         args += ["--nodes", nodes, "--policy", "bestfit", "-q", "--port-file", port_file]
         self.proc = subprocess.Popen(args, stderr=self.err, stdout=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                self.url = f"http://127.0.0.1:{int(open(port_file).read())}"
-                # serve listens before its state is open and answers 503 until then.
-                if self.ready():
-                    return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        fail("greensched serve did not start")
-
-    def ready(self):
-        try:
-            with urllib.request.urlopen(self.url + "/healthz", timeout=5) as r:
-                return r.status == 200
-        except OSError:
-            return False
+        port = wait_for_port(port_file, self.proc, 60)
+        if port is None:
+            fail("greensched serve did not start")
+        self.url = f"http://127.0.0.1:{port}"
+        if not wait_until_healthy(self.url, self.proc, 60):
+            fail("greensched serve did not become healthy")
 
     def post(self, path, body):
         request = urllib.request.Request(

@@ -1,5 +1,5 @@
 """What the Python tests that start greensched's servers as processes share: failing with a
-message, waiting for a server's --port-file, and stopping the servers (SIGTERM, then SIGKILL
+message, waiting for a server's --port-file and for its /healthz, and stopping the servers (SIGTERM, then SIGKILL
 after 10 s). Imported by those tests from their own folder (sys.path[0] when run as scripts).
 """
 
@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 
 def fail(message):
@@ -27,6 +28,23 @@ def wait_for_port(path, proc, seconds):
             return None
         time.sleep(0.05)
     return None
+
+
+def wait_until_healthy(url, proc, seconds):
+    """Whether GET url/healthz answered 200 (a server answers 503 while it opens its state)
+    before `proc` exited or `seconds` passed."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
 
 
 def stop_all(procs):
