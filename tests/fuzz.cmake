@@ -54,15 +54,16 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/convert/convert_summary.cpp
     ${src}/convert/convert_kubectl.cpp
     ${src}/convert/convert_sacct.cpp)
-  # One binary for all targets, built by whichever entry runs first; the lock keeps entries
-  # run in parallel from building it at once.
+  # One binary for all targets, built by the fuzz.readers_build entry (TARGET empty) that
+  # the others wait for, so no ctest slot idles on a build; each entry checks it is up to date
+  # (the lock keeps entries run by hand in parallel from building it at once).
   set(binary ${BUILD_DIR}/readers_fuzz)
   file(MAKE_DIRECTORY ${BUILD_DIR})
   file(LOCK ${BUILD_DIR}/build.lock TIMEOUT 1200)
   file(GLOB_RECURSE headers ${src}/*.hpp)
   greensched_fuzz_binary(built BINARY ${binary} SOURCES ${sources} WATCH ${headers})
   file(LOCK ${BUILD_DIR}/build.lock RELEASE)
-  if(NOT built)
+  if(NOT built OR NOT TARGET)
     return()
   endif()
   # New inputs go to WORK/corpus; the kept seeds are read from the source tree, never written.
@@ -77,12 +78,17 @@ if(CMAKE_SCRIPT_MODE_FILE)
 endif()
 
 # --- configure mode ---------------------------------------------------------------------------
+add_test(NAME fuzz.readers_build
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DBINARY_DIR=${CMAKE_BINARY_DIR}
+          -DBUILD_DIR=${CMAKE_CURRENT_BINARY_DIR}/readers-fuzz -P ${CMAKE_CURRENT_LIST_FILE})
+set_tests_properties(fuzz.readers_build PROPERTIES LABELS fuzz TIMEOUT 1500 FIXTURES_SETUP fuzz_readers
+                     COST 400 SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 foreach(target ${greensched_fuzz_targets})
   add_test(NAME fuzz.reader_${target}
     COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DBINARY_DIR=${CMAKE_BINARY_DIR}
             -DBUILD_DIR=${CMAKE_CURRENT_BINARY_DIR}/readers-fuzz
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/readers-fuzz/${target} -DTARGET=${target}
             -DFUZZ_SECONDS=5 -P ${CMAKE_CURRENT_LIST_FILE})
-  set_tests_properties(fuzz.reader_${target} PROPERTIES LABELS fuzz TIMEOUT 1500
-                       SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+  set_tests_properties(fuzz.reader_${target} PROPERTIES LABELS fuzz TIMEOUT 600
+                       FIXTURES_REQUIRED fuzz_readers SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endforeach()

@@ -32,7 +32,7 @@ function(greensched_fuzz_binary result)
   if(stale)
     message("building ${arg_BINARY} with ${CLANGXX}")
     execute_process(
-      COMMAND ${CLANGXX} -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
+      COMMAND ${CLANGXX} -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined
               -fno-sanitize-recover=undefined -DFMT_SHARED -I${SOURCE_DIR}/src ${arg_SOURCES}
               -lfmt -o ${arg_BINARY}
       RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -116,8 +116,8 @@ func main() {
 			Recorder:        mgr.GetEventRecorderFor("greensched-dispatcher"),
 			WorkerLostAfter: renominate.WorkerLostAfter, AdmitTimeout: renominate.AdmitTimeout}
 		if workersNS != "" {
-			d.Workers = &controller.KubeconfigWorkers{Manager: mgr.GetAPIReader(), Namespace: workersNS,
-				Scheme: scheme}
+			d.Workers = &controller.KubeconfigWorkers{Clusters: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
+				Namespace: workersNS, Scheme: scheme}
 		}
 		if err := d.SetupWithManager(mgr); err != nil {
 			fail(err)

@@ -227,7 +227,7 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	if p == nil {
 		// Stamped first: a nomination is never left without its time. The patch's reply is
 		// the live Workload the nomination is written on (no read of its own).
-		stamped, err = d.annotateLive(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))})
+		stamped, err = d.annotateIf(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))}, false)
 		if err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -417,32 +417,16 @@ func (d *Dispatcher) resync(ctx context.Context, wl *kueue.Workload, reach map[s
 
 // annotate sets (or, for nil, removes) annotations of the Workload by a merge patch.
 func (d *Dispatcher) annotate(ctx context.Context, wl *kueue.Workload, set map[string]*string) error {
-	return d.annotateIf(ctx, wl, set, false)
+	_, err := d.annotateIf(ctx, wl, set, false)
+	return err
 }
 
 // annotateIf is annotate; with `locked`, the patch holds only if the Workload is unchanged
-// since it was read (its resourceVersion), else it fails with a conflict.
-func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map[string]*string, locked bool) error {
-	var patch client.Patch = client.MergeFrom(wl.DeepCopy())
-	if locked {
-		patch = client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	}
-	if wl.Annotations == nil {
-		wl.Annotations = map[string]string{}
-	}
-	for k, v := range set {
-		if v == nil {
-			delete(wl.Annotations, k)
-		} else {
-			wl.Annotations[k] = *v
-		}
-	}
-	return d.Client.Patch(ctx, wl, patch)
-}
-
-// annotateLive is annotate, and returns the Workload as the API server answered the patch:
-// whole, with its managedFields (as readLive reads it).
-func (d *Dispatcher) annotateLive(ctx context.Context, wl *kueue.Workload, set map[string]*string) (*unstructured.Unstructured, error) {
+// since it was read (its resourceVersion), else it fails with a conflict. wl becomes the
+// Workload as the API server answered the patch, which is also returned whole, with its
+// managedFields (as readLive reads it): a write that follows needs no read of its own.
+func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map[string]*string,
+	locked bool) (*unstructured.Unstructured, error) {
 	annotations := map[string]any{}
 	for k, v := range set {
 		if v == nil {
@@ -451,7 +435,11 @@ func (d *Dispatcher) annotateLive(ctx context.Context, wl *kueue.Workload, set m
 			annotations[k] = *v
 		}
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	meta := map[string]any{"annotations": annotations}
+	if locked {
+		meta["resourceVersion"] = wl.ResourceVersion
+	}
+	body, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +450,11 @@ func (d *Dispatcher) annotateLive(ctx context.Context, wl *kueue.Workload, set m
 	if err := d.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return nil, err
 	}
-	wl.Annotations = live.GetAnnotations()
+	var fresh kueue.Workload
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &fresh); err != nil {
+		return nil, err
+	}
+	*wl = fresh
 	return live, nil
 }
 

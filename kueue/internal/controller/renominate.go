@@ -166,7 +166,7 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 		// (to the second above, as the annotation keeps it).
 		r.after = r.at.Add(wait).Truncate(time.Second).Add(time.Second)
 	}
-	if err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
+	if _, err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
 		if apierrors.IsConflict(err) {
 			return true, nil // changed since: decide again
 		}

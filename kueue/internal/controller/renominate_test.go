@@ -38,6 +38,11 @@ func (w workers) Reader(_ context.Context, cluster string) (client.Reader, error
 }
 
 func worker(t *testing.T, objs ...client.Object) client.Client {
+	return workerWith(t, interceptor.Funcs{}, objs...)
+}
+
+// workerWith is worker, its calls going through `funcs`.
+func workerWith(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) client.Client {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -45,7 +50,7 @@ func worker(t *testing.T, objs ...client.Object) client.Client {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
 }
 
 // remoteWorkload is the Workload's copy in a worker, holding quota there or not.
@@ -380,6 +385,44 @@ func TestAdmittedIsNotRenominatedForAdmitTimeout(t *testing.T) {
 		wl.Annotations[RenominatingAnnotation] != "" {
 		t.Fatalf("admitted on gb: nominated %v, %d requests, annotations %v", wl.Status.NominatedClusterNames,
 			len(s.svc.requests), wl.Annotations)
+	}
+}
+
+// Admitted on gb while its re-nomination was being decided (after its copy there was read):
+// the decision is written only on the Workload it was made for (its resourceVersion), so the
+// admission wins and nothing moves.
+func TestARenominationDecidedOnAStaleReadIsDropped(t *testing.T) {
+	var s *scene
+	admit := func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object,
+		opts ...client.GetOption) error {
+		if wl := get(t, s.c); wl.Status.ClusterName == nil {
+			gb := "gb"
+			wl.Status.ClusterName = &gb
+			if err := s.c.Status().Update(ctx, wl); err != nil {
+				return err
+			}
+		}
+		return cl.Get(ctx, key, obj, opts...)
+	}
+	s = newScene(t, workers{"gb": workerWith(t, interceptor.Funcs{Get: admit}, remoteWorkload(false)),
+		"sg": worker(t)})
+	s.now = t0.Add(5 * time.Minute)
+	res, err := s.reconcile(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := get(t, s.c)
+	if len(s.svc.requests) != 1 || wl.Annotations[RenominatingAnnotation] != "" || res.RequeueAfter != conflictRetry {
+		t.Fatalf("decided on a stale read: %d requests (want 1), renominating %q (want none), requeue after %v (want %v)",
+			len(s.svc.requests), wl.Annotations[RenominatingAnnotation], res.RequeueAfter, conflictRetry)
+	}
+	if _, err := s.reconcile(2); err != nil {
+		t.Fatal(err)
+	}
+	if wl = get(t, s.c); !slices.Equal(wl.Status.NominatedClusterNames, []string{"gb"}) ||
+		wl.Annotations[RenominatingAnnotation] != "" || len(s.svc.requests) != 1 {
+		t.Fatalf("admitted on gb: nominated %v, renominating %q, %d requests", wl.Status.NominatedClusterNames,
+			wl.Annotations[RenominatingAnnotation], len(s.svc.requests))
 	}
 }
 

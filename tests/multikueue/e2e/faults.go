@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -141,10 +142,21 @@ current-context: blackhole
 `, e.blackhole.Addr()))
 }
 
+// takeover is a fault a standby answers: TookS until it serves (for greensched-kueue, until
+// the new leader has gone through the Workloads it found, LedS until it led).
 type takeover struct {
-	What  string  `json:"what"`
-	AtS   float64 `json:"at_s"`
-	TookS float64 `json:"took_s"`
+	What  string   `json:"what"`
+	AtS   float64  `json:"at_s"`
+	LedS  *float64 `json:"led_after_s,omitempty"`
+	TookS float64  `json:"took_s"`
+}
+
+// slowNomination is a first nomination and how long it took; AfterTakeoverS is how long after
+// the end of the last takeover before it the job could be nominated.
+type slowNomination struct {
+	Job            string   `json:"job"`
+	TookS          float64  `json:"took_s"`
+	AfterTakeoverS *float64 `json:"eligible_after_a_takeover_s,omitempty"`
 }
 
 type renominationSeen struct {
@@ -182,6 +194,7 @@ type faultResult struct {
 	NominationMaxS      float64            `json:"nomination_max_s"`
 	NominationsCounted  int                `json:"nominations_counted"`
 	WaitedForTakeover   int                `json:"jobs_eligible_during_a_takeover"`
+	SlowestNominations  []slowNomination   `json:"slowest_nominations"`
 	Renominations       map[string]int     `json:"renominations_by_reason"`
 	RenominationMaxS    map[string]float64 `json:"renomination_decided_max_s_by_reason"`
 	MovedMaxS           float64            `json:"renominated_after_decision_max_s"`
@@ -304,11 +317,17 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 	var fmu sync.Mutex
 	var lostAt, lostKueueAt time.Time
 	var takeoverWindows [][2]time.Time
-	addTakeover := func(what string, at, back time.Time) {
+	addTakeover := func(what string, at, back time.Time, led *float64) {
 		fmu.Lock()
 		defer fmu.Unlock()
-		res.Takeovers = append(res.Takeovers, takeover{What: what, AtS: since(at), TookS: back.Sub(at).Seconds()})
+		res.Takeovers = append(res.Takeovers, takeover{What: what, AtS: since(at), LedS: led,
+			TookS: back.Sub(at).Seconds()})
 		takeoverWindows = append(takeoverWindows, [2]time.Time{at, back})
+		if led != nil {
+			logf("%s at %.1f s: led after %.2f s, through its Workloads after %.2f s", what, since(at), *led,
+				back.Sub(at).Seconds())
+			return
+		}
 		logf("%s at %.1f s: took over after %.2f s", what, since(at), back.Sub(at).Seconds())
 	}
 	serviceHealth := e.dispatchURL + "/healthz"
@@ -319,7 +338,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 			if err := waitFor("the dispatch standby serving", 60*time.Second, httpOK(serviceHealth)); err != nil {
 				logf("%v", err)
 			}
-			addTakeover("SIGKILL dispatch service (standby takes over)", at, time.Now())
+			addTakeover("SIGKILL dispatch service (standby takes over)", at, time.Now(), nil)
 			// The killed one comes back as the new standby.
 			next := e.procs.add("greensched-dispatch-standby-2", e.dispatch.env,
 				append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)
@@ -361,7 +380,13 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 			}); err != nil {
 				logf("%v", err)
 			}
-			addTakeover(fmt.Sprintf("SIGKILL greensched-kueue leader (replica %d)", leader+1), at, time.Now())
+			led := time.Since(at).Seconds()
+			// Leading, it lists the Workloads and goes through each: serving once through.
+			if err := waitFor("the new greensched-kueue leader through its Workloads", 60*time.Second,
+				func() (bool, error) { return e.dispatcherCaughtUp(other), nil }); err != nil {
+				logf("%v", err)
+			}
+			addTakeover(fmt.Sprintf("SIGKILL greensched-kueue leader (replica %d)", leader+1), at, time.Now(), &led)
 			if err := e.replicas[leader].start(); err != nil { // back as a follower
 				logf("%v", err)
 			}
@@ -470,6 +495,35 @@ func (e *env) leaderReplica() int {
 	return -1
 }
 
+// dispatcherCaughtUp says whether replica i's dispatcher has reconciled and its work queue is
+// empty (metrics of the controller-runtime it runs).
+func (e *env) dispatcherCaughtUp(i int) bool {
+	r, err := insecureHTTP.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", e.replicaMetrics[i]))
+	if err != nil {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	reconciled, queued := 0.0, 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.Contains(f[0], `controller="greensched-dispatcher"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(f[0], "controller_runtime_reconcile_total{"):
+			reconciled += v
+		case strings.HasPrefix(f[0], "workqueue_depth{"):
+			queued += v
+		}
+	}
+	return reconciled > 0 && queued == 0
+}
+
 // serviceClusterState is what the service's /v1/clusters says of a cluster's health.
 func (e *env) serviceClusterState(name string) string {
 	r, err := e.dispatchGet("/v1/clusters")
@@ -517,6 +571,7 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 		return false
 	}
 	var latencies []float64
+	var slowest []slowNomination
 	for _, j := range jobs {
 		w := byJob[j.name]
 		if w == nil {
@@ -717,7 +772,17 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 			continue
 		}
 		latencies = append(latencies, w.history[0].at.Sub(from).Seconds())
+		slow := slowNomination{Job: j.name, TookS: w.history[0].at.Sub(from).Seconds()}
+		for _, t := range takeovers {
+			if t[1].Before(from) {
+				after := from.Sub(t[1]).Seconds()
+				slow.AfterTakeoverS = &after
+			}
+		}
+		slowest = append(slowest, slow)
 	}
+	sort.Slice(slowest, func(a, b int) bool { return slowest[a].TookS > slowest[b].TookS })
+	res.SlowestNominations = slowest[:min(len(slowest), 5)]
 	res.NominationsCounted = len(latencies)
 	res.NominationP50S = percentile(latencies, 0.5)
 	res.NominationP99S = percentile(latencies, 0.99)
