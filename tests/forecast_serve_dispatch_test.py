@@ -4,8 +4,9 @@ on the data before the replay's start (no look-ahead), `forecast serve` replays 
 2023-04-03 14:00 and answers the Carbon Aware SDK WebAPI, and `dispatch` reads every cluster's
 forecast from it (carbon_forecast, format carbon-aware-sdk). Checked: each cluster's carbon
 signal is the served forecast's value for the hour, a best-effort workload is decided on carbon
-(not capacity-only), the SDK's best-location route agrees with the data, and forecast serve's
-/metrics counts the dispatcher's reads.
+(not capacity-only) and its record names forecast serve as every cluster's carbon source, the
+SDK's best-location route agrees with the data, and forecast serve's /metrics counts the
+dispatcher's reads.
 
     forecast_serve_dispatch_test.py GREENSCHED_BINARY SOURCE_DIR DATA_DIR WORK_DIR
 
@@ -165,6 +166,13 @@ try:
         decision = json.load(r)
     if decision.get("mode") == "capacity-only":
         fail(f"decided by capacity alone: {decision}")
+    # Its record in the journal names where each cluster's carbon came from: forecast serve.
+    records = [json.loads(line) for line in open(os.path.join(WORK, "dispatch.jsonl"))]
+    sources = [r for r in records if r.get("kind") == "dispatch"][-1]["service"]["carbon_sources"]
+    for site, zone in ZONES.items():
+        want = f"{base}/emissions/forecasts/current?location={zone}"
+        if sources.get(site) != want:
+            fail(f"the decision record's carbon source of {site}: {sources.get(site)}, not {want}")
     print(
         f"decision: {decision.get('cluster') or decision.get('clusters')} mode "
         f"{decision.get('mode')}"

@@ -541,7 +541,14 @@ Result<json> DispatchService::decide(const json& request, int64_t wall_now_s, in
   if (d.now_best) record["now_best"] = multi::alternative_json(*d.now_best, config_.fleet, now);
   record["step"] = decisions_;
   if (renomination) record["renominated"] = *renomination;
+  // Where each site's carbon signal came from: its forecast's URL, else the fleet file's series.
+  json carbon_sources = json::object();
+  for (std::size_t i = 0; i < n; ++i) {
+    carbon_sources[config_.fleet.sites[i].name] =
+        config_.forecasts[i] ? config_.forecasts[i]->url : config_.fleet.sites[i].carbon_source;
+  }
   record["service"] = {{"uid", w.uid},
+                       {"carbon_sources", carbon_sources},
                        {"wall_s", wall_now_s},
                        {"observed", observed_json(job, config_.fleet.sites[*home].name)},
                        {"start_wall_s", r.start_wall_s},

@@ -231,16 +231,34 @@ func expand(s string, vars map[string]string) string {
 // where the chart gives none). Its mounts are written under dir: a claim is the folder
 // `claims` names for it, else a new one under dir.
 func (r *rendering) runnable(component, binary, dir string, claims map[string]string) (*container, error) {
+	return r.runnableContainer(component, "", binary, dir, claims)
+}
+
+// runnableContainer is runnable for the container `name` of the component's Deployment ("":
+// its only one; a pod of several containers shares its volumes, so a claim's folder is the
+// same for each).
+func (r *rendering) runnableContainer(component, name, binary, dir string, claims map[string]string) (*container, error) {
 	d, err := r.deployment(component)
 	if err != nil {
 		return nil, err
 	}
 	spec := d.Spec.Template.Spec
-	if len(spec.Containers) != 1 || len(spec.InitContainers) != 0 {
+	if len(spec.InitContainers) != 0 || (name == "" && len(spec.Containers) != 1) {
 		return nil, fmt.Errorf("Deployment %s: %d containers and %d init containers, expected one container",
 			d.Name, len(spec.Containers), len(spec.InitContainers))
 	}
 	ct := spec.Containers[0]
+	if name != "" {
+		found := false
+		for _, x := range spec.Containers {
+			if x.Name == name {
+				ct, found = x, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("Deployment %s has no container %s", d.Name, name)
+		}
+	}
 	c := &container{deployment: d.Name, replicas: 1, serviceAccount: spec.ServiceAccountName}
 	if d.Spec.Replicas != nil {
 		c.replicas = int(*d.Spec.Replicas)

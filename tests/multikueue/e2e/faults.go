@@ -34,7 +34,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,13 +141,10 @@ current-context: blackhole
 `, e.blackhole.Addr()))
 }
 
-// takeover is a fault a standby answers: TookS until it serves (for greensched-kueue, until
-// the new leader has gone through the Workloads it found, LedS until it led).
 type takeover struct {
-	What  string   `json:"what"`
-	AtS   float64  `json:"at_s"`
-	LedS  *float64 `json:"led_after_s,omitempty"`
-	TookS float64  `json:"took_s"`
+	What  string  `json:"what"`
+	AtS   float64 `json:"at_s"`
+	TookS float64 `json:"took_s"`
 }
 
 // slowNomination is a first nomination and how long it took; AfterTakeoverS is how long after
@@ -317,17 +313,11 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 	var fmu sync.Mutex
 	var lostAt, lostKueueAt time.Time
 	var takeoverWindows [][2]time.Time
-	addTakeover := func(what string, at, back time.Time, led *float64) {
+	addTakeover := func(what string, at, back time.Time) {
 		fmu.Lock()
 		defer fmu.Unlock()
-		res.Takeovers = append(res.Takeovers, takeover{What: what, AtS: since(at), LedS: led,
-			TookS: back.Sub(at).Seconds()})
+		res.Takeovers = append(res.Takeovers, takeover{What: what, AtS: since(at), TookS: back.Sub(at).Seconds()})
 		takeoverWindows = append(takeoverWindows, [2]time.Time{at, back})
-		if led != nil {
-			logf("%s at %.1f s: led after %.2f s, through its Workloads after %.2f s", what, since(at), *led,
-				back.Sub(at).Seconds())
-			return
-		}
 		logf("%s at %.1f s: took over after %.2f s", what, since(at), back.Sub(at).Seconds())
 	}
 	serviceHealth := e.dispatchURL + "/healthz"
@@ -338,7 +328,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 			if err := waitFor("the dispatch standby serving", 60*time.Second, httpOK(serviceHealth)); err != nil {
 				logf("%v", err)
 			}
-			addTakeover("SIGKILL dispatch service (standby takes over)", at, time.Now(), nil)
+			addTakeover("SIGKILL dispatch service (standby takes over)", at, time.Now())
 			// The killed one comes back as the new standby.
 			next := e.procs.add("greensched-dispatch-standby-2", e.dispatch.env,
 				append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)
@@ -380,13 +370,7 @@ func (e *env) exerciseFaults(ctx context.Context, jobs []jobSpec, obs *observer)
 			}); err != nil {
 				logf("%v", err)
 			}
-			led := time.Since(at).Seconds()
-			// Leading, it lists the Workloads and goes through each: serving once through.
-			if err := waitFor("the new greensched-kueue leader through its Workloads", 60*time.Second,
-				func() (bool, error) { return e.dispatcherCaughtUp(other), nil }); err != nil {
-				logf("%v", err)
-			}
-			addTakeover(fmt.Sprintf("SIGKILL greensched-kueue leader (replica %d)", leader+1), at, time.Now(), &led)
+			addTakeover(fmt.Sprintf("SIGKILL greensched-kueue leader (replica %d)", leader+1), at, time.Now())
 			if err := e.replicas[leader].start(); err != nil { // back as a follower
 				logf("%v", err)
 			}
@@ -493,35 +477,6 @@ func (e *env) leaderReplica() int {
 		}
 	}
 	return -1
-}
-
-// dispatcherCaughtUp says whether replica i's dispatcher has reconciled and its work queue is
-// empty (metrics of the controller-runtime it runs).
-func (e *env) dispatcherCaughtUp(i int) bool {
-	r, err := insecureHTTP.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", e.replicaMetrics[i]))
-	if err != nil {
-		return false
-	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	reconciled, queued := 0.0, 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || !strings.Contains(f[0], `controller="greensched-dispatcher"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(f[0], "controller_runtime_reconcile_total{"):
-			reconciled += v
-		case strings.HasPrefix(f[0], "workqueue_depth{"):
-			queued += v
-		}
-	}
-	return reconciled > 0 && queued == 0
 }
 
 // serviceClusterState is what the service's /v1/clusters says of a cluster's health.

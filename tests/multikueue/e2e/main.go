@@ -70,6 +70,14 @@ type env struct {
 	kueueConfig           *kueueConfigFile
 	workerKueueConfig     map[string]any
 	dispatch, controllers *proc
+	// forecast serve (the chart's forecast container, beside dispatch): its URL, the zones it
+	// serves, the data folder the pod's claim stands for (the shared data and the model trained
+	// for the run), and its requests answered before dispatch started (forecast.go).
+	forecast            *proc
+	forecastURL         string
+	forecastZones       []string
+	dataDir             string
+	forecastReadsBefore float64
 	// The service's URL (https with the chart's TLS) and the bearer token the chart made for it.
 	dispatchURL, dispatchToken string
 	journal                    string
@@ -86,6 +94,11 @@ type env struct {
 }
 
 func (e *env) faults() bool { return e.o.scenario == "faults" }
+
+// served says whether dispatch plans on forecast serve's carbon forecasts (forecast.go): in
+// the main scenario. The faults scenario's dispatch reads the fleet file's series: its six
+// clusters already fill the 2 cores, and its workers' own 20 s pod-ready timeout is under test.
+func (e *env) served() bool { return !e.faults() }
 
 func (e *env) bin(name string) string { return filepath.Join(e.o.bin, name) }
 
@@ -329,6 +342,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if err := e.checkServedForecasts(); err != nil {
+		return err
+	}
 	if exited := e.procs.exited(); len(exited) > 0 {
 		return fmt.Errorf("processes exited on their own: %v (logs in %s)", exited, e.procs.dir)
 	}
@@ -394,14 +410,17 @@ func (e *env) startGreensched(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := e.prepareDataClaim(); err != nil {
+		return err
+	}
 	claims := map[string]string{}
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
 		if v, ok := strings.CutPrefix(a, "--data-dir="); ok {
-			// The claim mounted as the data folder is the shared data.
-			claims[claimMountedAt(dep, v)] = e.o.data
+			// The claim mounted as the data folder: the shared data and the run's model.
+			claims[claimMountedAt(dep, v)] = e.dataDir
 		}
 	}
-	dispatch, err := chart.runnable("dispatch", e.greensched, filepath.Join(e.work, "dispatch-pod"), claims)
+	dispatch, err := chart.runnableContainer("dispatch", "dispatch", e.greensched, filepath.Join(e.work, "dispatch-pod"), claims)
 	if err != nil {
 		return err
 	}
@@ -433,6 +452,9 @@ func (e *env) startGreensched(ctx context.Context) error {
 		return err
 	}
 	e.dispatch = e.procs.add("greensched-dispatch", dispatch.env, e.dispatchBaseArgs...)
+	if err := e.addForecast(chart, claims); err != nil {
+		return err
+	}
 
 	// The controllers: their ServiceAccount and RBAC as rendered, its token in a kubeconfig
 	// (what the pod's in-cluster config would be). Their args as rendered, but for the
@@ -491,10 +513,16 @@ func (e *env) startGreensched(ctx context.Context) error {
 		e.standbys = []*proc{e.procs.add("greensched-dispatch-standby", dispatch.env,
 			append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)}
 	}
+	if err := e.startForecast(); err != nil {
+		return err
+	}
 	if err := e.dispatch.start(); err != nil {
 		return err
 	}
 	if err := waitFor("dispatch service /healthz", 30*time.Second, httpOK(e.dispatchURL+"/healthz")); err != nil {
+		return err
+	}
+	if err := e.waitForServedCarbon(); err != nil {
 		return err
 	}
 	for _, p := range append(e.standbys, e.replicas...) {
@@ -549,7 +577,12 @@ func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
 		if err != nil {
 			return nil, err
 		}
-		clusters[w.name] = map[string]any{"server": w.server, "token": token, "ca": string(ca)}
+		cluster := map[string]any{"server": w.server, "token": token, "ca": string(ca)}
+		if e.served() {
+			cluster["forecastZone"] = zone
+			e.addForecastZone(zone)
+		}
+		clusters[w.name] = cluster
 	}
 	if e.blackhole != nil {
 		// The cleanest site of all, were it ever read.
@@ -566,8 +599,13 @@ func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
 		if err != nil {
 			return nil, err
 		}
-		clusters[blackholeCluster] = map[string]any{"server": "https://" + e.blackhole.Addr().String(),
+		cluster := map[string]any{"server": "https://" + e.blackhole.Addr().String(),
 			"token": e.workers[0].pki.token, "ca": string(ca)}
+		if e.served() {
+			cluster["forecastZone"] = faultCarbon[blackholeCluster]
+			e.addForecastZone(faultCarbon[blackholeCluster])
+		}
+		clusters[blackholeCluster] = cluster
 	}
 	// dispatch's certificate, valid for the address the test reaches it at.
 	ca := newCA("greensched-dispatch-ca", true)
@@ -583,7 +621,8 @@ func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
 			"clusters": clusters,
 			"tls":      map[string]any{"cert": string(cert.certPEM), "key": string(cert.keyPEM), "ca": string(ca.certPEM)},
 		},
-		"kueue": kueueValues,
+		"kueue":    kueueValues,
+		"forecast": map[string]any{"enabled": e.served(), "port": freePort()},
 	})
 	if err != nil {
 		return nil, err

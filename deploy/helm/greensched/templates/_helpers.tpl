@@ -159,6 +159,24 @@ app.kubernetes.io/part-of: greensched
 {{- end }}
 {{- end }}
 
+{{/* forecast serve's --model: an absolute path as it is, else under the data folder. */}}
+{{- define "greensched.forecastModel" -}}
+{{- if hasPrefix "/" .Values.forecast.model }}{{ .Values.forecast.model }}{{ else }}/data/{{ .Values.forecast.model }}{{ end }}
+{{- end }}
+{{/* forecast serve's probe: GET /healthz on its loopback port answers 200. */}}
+{{- define "greensched.forecastProbe" -}}
+{{- $get := printf "exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '" (int .Values.forecast.port) }}
+{{- printf "[/bin/bash, -c, %s]" ($get | quote) }}
+{{- end }}
+{{/* The zones the clusters' forecastZone name, sorted, comma-separated. */}}
+{{- define "greensched.forecastZones" -}}
+{{- $zones := list }}
+{{- range $name, $c := .Values.dispatch.clusters }}
+{{- with $c.forecastZone }}{{ $zones = append $zones . }}{{ end }}
+{{- end }}
+{{- $zones | uniq | sortAlpha | join "," }}
+{{- end }}
+
 {{/* The checks that no single template makes: insecure modes must be asked for. */}}
 {{- define "greensched.validate" -}}
 {{- if and .Values.extender.enabled (not .Values.extender.tls.enabled) (not .Values.extender.insecure) }}
@@ -177,6 +195,24 @@ app.kubernetes.io/part-of: greensched
 {{- fail "dispatch.tls.clientAuth needs dispatch.tls.enabled" }}
 {{- end }}
 {{- $_ := include "greensched.descheduler.enabled" . }}
+{{- if .Values.forecast.enabled }}
+{{- if not .Values.dispatch.enabled }}
+{{- fail "forecast.enabled needs dispatch.enabled: forecast serve runs in dispatch's pod, for it" }}
+{{- end }}
+{{- if not (include "greensched.dispatchData.enabled" .) }}
+{{- fail "forecast.enabled needs dispatch's data folder (dispatch.data.existingClaim or dispatch.data.create): forecast serve reads the zones' series there" }}
+{{- end }}
+{{- end }}
+{{- range $name, $c := .Values.dispatch.clusters }}
+{{- if $c.forecastZone }}
+{{- if not $.Values.forecast.enabled }}
+{{- fail (printf "dispatch.clusters.%s.forecastZone needs forecast.enabled" $name) }}
+{{- end }}
+{{- if $c.carbonForecast }}
+{{- fail (printf "dispatch.clusters.%s: give carbonForecast or forecastZone, not both" $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if gt (int .Values.kueue.replicas) 1 }}{{ if not .Values.kueue.leaderElect }}
 {{- fail "kueue.replicas > 1 needs kueue.leaderElect (two leaders would nominate the same Workloads)" }}
 {{- end }}{{ end }}
