@@ -70,7 +70,12 @@ const (
 	renominationSlack = 10 * time.Second
 	// A standby (service or controller) serves within this of its writer's or leader's kill.
 	maxTakeover = 15 * time.Second
-	leaseName   = "greensched-kueue.greensched.io"
+	// A new leader of the controllers first reconciles every Workload (measured: the jobs
+	// eligible in the 2 s after it led were nominated in 2.2-2.8 s, those from 4 s after in
+	// about 1 s): a job eligible in the takeover or this long after it waited for it, and its
+	// nomination is held to maxTakeover rather than to the nomination percentiles.
+	takeoverCatchUp = 5 * time.Second
+	leaseName       = "greensched-kueue.greensched.io"
 )
 
 // faultLeaseArgs: the chart's two replicas elect a leader with a short lease (appended to the
@@ -177,41 +182,43 @@ type putBack struct {
 }
 
 type faultResult struct {
-	Jobs                int                `json:"jobs"`
-	Workers             []string           `json:"workers"`
-	UpS                 float64            `json:"bring_up_s"`
-	AllFinishedS        float64            `json:"all_finished_after_first_submit_s"`
-	TotalS              float64            `json:"total_s"`
-	Decisions           int                `json:"decisions"`
-	DecisionsByCluster  map[string]int     `json:"decisions_by_cluster"`
-	CompletedByCluster  map[string]int     `json:"completed_by_cluster"`
-	NominationP50S      float64            `json:"nomination_p50_s"`
-	NominationP99S      float64            `json:"nomination_p99_s"`
-	NominationMaxS      float64            `json:"nomination_max_s"`
-	NominationsCounted  int                `json:"nominations_counted"`
-	WaitedForTakeover   int                `json:"jobs_eligible_during_a_takeover"`
-	SlowestNominations  []slowNomination   `json:"slowest_nominations"`
-	Renominations       map[string]int     `json:"renominations_by_reason"`
-	RenominationMaxS    map[string]float64 `json:"renomination_decided_max_s_by_reason"`
-	MovedMaxS           float64            `json:"renominated_after_decision_max_s"`
-	RenominationList    []renominationSeen `json:"renominations"`
-	PutBack             int                `json:"put_back_by_unsched"`
-	PutBackMaxS         float64            `json:"put_back_renominated_max_s"`
-	PutBackList         []putBack          `json:"put_back"`
-	StrandedReleased    int                `json:"jobs_stranded_on_lost_released"`
-	UnreportedInLost    int                `json:"ended_unreported_on_lost"`
-	Deactivated         int                `json:"deactivated"`
-	DeactivatedBeforeNo int                `json:"deactivated_before_their_nomination"`
-	Resurrected         int                `json:"reservations_restored_while_inactive"`
-	NominationConflicts int                `json:"nomination_writes_refused_by_a_conflict"`
-	Takeovers           []takeover         `json:"takeovers"`
-	BlackholeState      string             `json:"blackhole_in_service"`
-	DecisionLatency     decisionLatency    `json:"decision_seconds_of_the_serving_replica"`
-	Lost                int                `json:"lost"`
-	RunTwice            int                `json:"run_more_than_once"`
-	TwoAtOnce           int                `json:"running_in_two_workers_at_once"`
-	Unfinished          []string           `json:"unfinished_workloads"`
-	Problems            []string           `json:"problems"`
+	Jobs               int            `json:"jobs"`
+	Workers            []string       `json:"workers"`
+	UpS                float64        `json:"bring_up_s"`
+	AllFinishedS       float64        `json:"all_finished_after_first_submit_s"`
+	TotalS             float64        `json:"total_s"`
+	Decisions          int            `json:"decisions"`
+	DecisionsByCluster map[string]int `json:"decisions_by_cluster"`
+	CompletedByCluster map[string]int `json:"completed_by_cluster"`
+	NominationP50S     float64        `json:"nomination_p50_s"`
+	NominationP99S     float64        `json:"nomination_p99_s"`
+	NominationMaxS     float64        `json:"nomination_max_s"`
+	NominationsCounted int            `json:"nominations_counted"`
+	WaitedForTakeover  int            `json:"jobs_eligible_during_a_takeover"`
+	// The slowest of those: each at most maxTakeover.
+	TakeoverNominationMaxS float64            `json:"nomination_across_a_takeover_max_s"`
+	SlowestNominations     []slowNomination   `json:"slowest_nominations"`
+	Renominations          map[string]int     `json:"renominations_by_reason"`
+	RenominationMaxS       map[string]float64 `json:"renomination_decided_max_s_by_reason"`
+	MovedMaxS              float64            `json:"renominated_after_decision_max_s"`
+	RenominationList       []renominationSeen `json:"renominations"`
+	PutBack                int                `json:"put_back_by_unsched"`
+	PutBackMaxS            float64            `json:"put_back_renominated_max_s"`
+	PutBackList            []putBack          `json:"put_back"`
+	StrandedReleased       int                `json:"jobs_stranded_on_lost_released"`
+	UnreportedInLost       int                `json:"ended_unreported_on_lost"`
+	Deactivated            int                `json:"deactivated"`
+	DeactivatedBeforeNo    int                `json:"deactivated_before_their_nomination"`
+	Resurrected            int                `json:"reservations_restored_while_inactive"`
+	NominationConflicts    int                `json:"nomination_writes_refused_by_a_conflict"`
+	Takeovers              []takeover         `json:"takeovers"`
+	BlackholeState         string             `json:"blackhole_in_service"`
+	DecisionLatency        decisionLatency    `json:"decision_seconds_of_the_serving_replica"`
+	Lost                   int                `json:"lost"`
+	RunTwice               int                `json:"run_more_than_once"`
+	TwoAtOnce              int                `json:"running_in_two_workers_at_once"`
+	Unfinished             []string           `json:"unfinished_workloads"`
+	Problems               []string           `json:"problems"`
 }
 
 // deactivation is one Workload the test deactivated (spec.active false) and activated again.
@@ -519,7 +526,7 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 	res.CompletedByCluster, res.DecisionsByCluster = map[string]int{}, map[string]int{}
 	inTakeover := func(t time.Time) bool {
 		for _, w := range takeovers {
-			if !t.Before(w[0].Add(-time.Second)) && !t.After(w[1].Add(time.Second)) {
+			if !t.Before(w[0].Add(-time.Second)) && !t.After(w[1].Add(takeoverCatchUp)) {
 				return true
 			}
 		}
@@ -722,12 +729,18 @@ func (e *env) checkFaults(res *faultResult, jobs []jobSpec, submitted map[string
 			problem("job %s: never seen nominated", j.name)
 			continue
 		}
+		took := w.history[0].at.Sub(from).Seconds()
 		if inTakeover(from) || inTakeover(w.history[0].at) {
 			res.WaitedForTakeover++
+			res.TakeoverNominationMaxS = max(res.TakeoverNominationMaxS, took)
+			if took > maxTakeover.Seconds() {
+				problem("job %s: nominated %.1f s after it could be, across a takeover (at most %s)", j.name,
+					took, maxTakeover)
+			}
 			continue
 		}
-		latencies = append(latencies, w.history[0].at.Sub(from).Seconds())
-		slow := slowNomination{Job: j.name, TookS: w.history[0].at.Sub(from).Seconds()}
+		latencies = append(latencies, took)
+		slow := slowNomination{Job: j.name, TookS: took}
 		for _, t := range takeovers {
 			if t[1].Before(from) {
 				after := from.Sub(t[1]).Seconds()

@@ -38,9 +38,7 @@ func (e *env) addForecastZone(zone string) {
 }
 
 // prepareDataClaim makes the folder the pod's data claim stands for: every entry of the
-// shared data linked, and models/carbon.ubj (chart-values.yaml's forecast.model) trained on
-// the run's zones with data until an hour before the replay's start (forecast serve starts
-// just before its clock's origin, at a signal time a little before the start).
+// shared data linked, and an empty models/ for trainForecastModel.
 func (e *env) prepareDataClaim() error {
 	e.dataDir = filepath.Join(e.work, "data-claim")
 	entries, err := os.ReadDir(e.o.data)
@@ -62,9 +60,14 @@ func (e *env) prepareDataClaim() error {
 			return err
 		}
 	}
-	if !e.served() {
-		return nil
-	}
+	return nil
+}
+
+// trainForecastModel trains models/carbon.ubj in the data claim (chart-values.yaml's
+// forecast.model) on the run's zones with data until an hour before the replay's start
+// (forecast serve starts just before its clock's origin, at a signal time a little before
+// the start).
+func (e *env) trainForecastModel() error {
 	start, err := time.Parse(time.RFC3339, e.o.signalStart)
 	if err != nil {
 		return fmt.Errorf("-signal-start: %w", err)
@@ -86,9 +89,6 @@ func (e *env) prepareDataClaim() error {
 // addForecast makes the chart's forecast container runnable, on the replayed clock of the run
 // (the same start, origin and speed as dispatch's --signal-*), appended to its args.
 func (e *env) addForecast(chart *rendering, claims map[string]string) error {
-	if !e.served() {
-		return nil
-	}
 	fc, err := chart.runnableContainer("dispatch", "forecast", e.greensched, filepath.Join(e.work, "forecast-pod"), claims)
 	if err != nil {
 		return fmt.Errorf("the chart's forecast container (forecast.enabled in chart-values.yaml): %w", err)
@@ -117,9 +117,6 @@ func sortedCopy(xs []string) []string {
 }
 
 func (e *env) startForecast() error {
-	if !e.served() {
-		return nil
-	}
 	if err := e.forecast.start(); err != nil {
 		return err
 	}
@@ -164,9 +161,6 @@ func (e *env) forecastReads() (float64, string, error) {
 // waitForServedCarbon waits until dispatch's /v1/clusters gives every worker a carbon signal
 // now from forecast serve.
 func (e *env) waitForServedCarbon() error {
-	if !e.served() {
-		return nil
-	}
 	return waitFor("every worker's carbon signal from forecast serve", 30*time.Second, func() (bool, error) {
 		r, err := e.dispatchGet("/v1/clusters")
 		if err != nil {
@@ -219,9 +213,6 @@ func (e *env) isWorker(name string) bool {
 // every worker's carbon source, that forecast serve answered dispatch's reads while the Jobs
 // ran, and that each zone's forecasts came from the learned model.
 func (e *env) checkServedForecasts() error {
-	if !e.served() {
-		return nil
-	}
 	f, err := os.Open(e.journal)
 	if err != nil {
 		return err

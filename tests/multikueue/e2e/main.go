@@ -342,8 +342,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkServedForecasts(); err != nil {
-		return err
+	if e.served() {
+		if err := e.checkServedForecasts(); err != nil {
+			return err
+		}
 	}
 	if exited := e.procs.exited(); len(exited) > 0 {
 		return fmt.Errorf("processes exited on their own: %v (logs in %s)", exited, e.procs.dir)
@@ -413,6 +415,11 @@ func (e *env) startGreensched(ctx context.Context) error {
 	if err := e.prepareDataClaim(); err != nil {
 		return err
 	}
+	if e.served() {
+		if err := e.trainForecastModel(); err != nil {
+			return err
+		}
+	}
 	claims := map[string]string{}
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
 		if v, ok := strings.CutPrefix(a, "--data-dir="); ok {
@@ -452,8 +459,10 @@ func (e *env) startGreensched(ctx context.Context) error {
 		return err
 	}
 	e.dispatch = e.procs.add("greensched-dispatch", dispatch.env, e.dispatchBaseArgs...)
-	if err := e.addForecast(chart, claims); err != nil {
-		return err
+	if e.served() {
+		if err := e.addForecast(chart, claims); err != nil {
+			return err
+		}
 	}
 
 	// The controllers: their ServiceAccount and RBAC as rendered, its token in a kubeconfig
@@ -513,8 +522,10 @@ func (e *env) startGreensched(ctx context.Context) error {
 		e.standbys = []*proc{e.procs.add("greensched-dispatch-standby", dispatch.env,
 			append(append([]string(nil), e.dispatchBaseArgs...), "--standby")...)}
 	}
-	if err := e.startForecast(); err != nil {
-		return err
+	if e.served() {
+		if err := e.startForecast(); err != nil {
+			return err
+		}
 	}
 	if err := e.dispatch.start(); err != nil {
 		return err
@@ -522,8 +533,10 @@ func (e *env) startGreensched(ctx context.Context) error {
 	if err := waitFor("dispatch service /healthz", 30*time.Second, httpOK(e.dispatchURL+"/healthz")); err != nil {
 		return err
 	}
-	if err := e.waitForServedCarbon(); err != nil {
-		return err
+	if e.served() {
+		if err := e.waitForServedCarbon(); err != nil {
+			return err
+		}
 	}
 	for _, p := range append(e.standbys, e.replicas...) {
 		if err := p.start(); err != nil {
@@ -599,13 +612,9 @@ func (e *env) renderChartForRun(ctx context.Context) (*rendering, error) {
 		if err != nil {
 			return nil, err
 		}
-		cluster := map[string]any{"server": "https://" + e.blackhole.Addr().String(),
+		// Only the faults scenario has it, and its dispatch reads the series (see served).
+		clusters[blackholeCluster] = map[string]any{"server": "https://" + e.blackhole.Addr().String(),
 			"token": e.workers[0].pki.token, "ca": string(ca)}
-		if e.served() {
-			cluster["forecastZone"] = faultCarbon[blackholeCluster]
-			e.addForecastZone(faultCarbon[blackholeCluster])
-		}
-		clusters[blackholeCluster] = cluster
 	}
 	// dispatch's certificate, valid for the address the test reaches it at.
 	ca := newCA("greensched-dispatch-ca", true)

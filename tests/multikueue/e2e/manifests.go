@@ -81,6 +81,9 @@ func renderManifests(goBin, moduleRoot string) (*manifests, error) {
 	for _, o := range all {
 		switch o.GetKind() {
 		case "CustomResourceDefinition":
+			if err := serveStorageVersionOnly(o); err != nil {
+				return nil, err
+			}
 			m.kueueCRDs = append(m.kueueCRDs, o)
 		case "Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			m.kueueWebhook = append(m.kueueWebhook, o)
@@ -112,6 +115,32 @@ func renderManifests(goBin, moduleRoot string) (*manifests, error) {
 	}
 	m.kwokStages = stages.Bytes()
 	return m, nil
+}
+
+// serveStorageVersionOnly stops the CRD serving its versions other than the storage version
+// (Kueue 0.17 serves v1beta1 beside v1beta2, and stores and uses v1beta2). The API server
+// keeps a watch cache for each served version of a custom resource and fills it by converting
+// every stored object that changes, through Kueue's conversion webhook; with v1beta1 served,
+// that was one webhook call for each write of a Workload, ClusterQueue or LocalQueue, though
+// no client reads v1beta1.
+func serveStorageVersionOnly(crd *unstructured.Unstructured) error {
+	versions, _, err := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	if err != nil {
+		return fmt.Errorf("CRD %s: %w", crd.GetName(), err)
+	}
+	stored := 0
+	for _, v := range versions {
+		v := v.(map[string]any)
+		if s, _ := v["storage"].(bool); s {
+			stored++
+		} else {
+			v["served"] = false
+		}
+	}
+	if stored != 1 {
+		return fmt.Errorf("CRD %s: %d storage versions", crd.GetName(), stored)
+	}
+	return unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")
 }
 
 // apply server-side applies `objs` with the test's field manager. A call that the API server
