@@ -20,8 +20,8 @@ set(scenario_args -scenario ${SCENARIO})
 # pods must be ready within 20 s, else the worker's Kueue evicts it) are under test there, and
 # workers held back by a niceness miss them and churn (measured: twice the decisions, jobs
 # unfinished after 5 min). Its six clusters' control planes then share the 2 cores with the
-# manager's, so its nominations are held to p99 2 s and max 3 s (measured 0.43-1.42 s, the
-# slowest just after the controllers' takeover); the
+# manager's, so its nominations are held to p99 2 s and max 3 s (measured 0.43-0.67 s, outside
+# a takeover and its catch-up); the
 # service's decisions keep their 1 s / 2 s bounds, and the main scenario's nominations 1 s / 2 s.
 if(SCENARIO STREQUAL "faults")
   list(APPEND scenario_args -jobs 60 -submit-for 60s -worker-nice 0 -max-nomination-p99 2s
