@@ -34,6 +34,7 @@ OTHER_TOOLS = {
     "--data-binary",
     "--resolve",
     # kubectl, helm
+    "--type",
     "--from-file",
     "--from-literal",
     "--namespace",
