@@ -78,6 +78,18 @@ func finished(wl *kueue.Workload) bool {
 	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }
 
+// onTime gives a timed requeue (a window's start, a nomination's timeout, a poll) the
+// queue's normal priority. controller-runtime's queue hands out ready items by priority, and a
+// requeue keeps the priority of the reconcile that asked for it unless told otherwise; the
+// Workloads a new leader finds in its first list are reconciled at low priority, so their
+// deadlines kept it and, while events kept the queue busy, fell due seconds late.
+func onTime(res reconcile.Result, err error) (reconcile.Result, error) {
+	if res.RequeueAfter > 0 && res.Priority == nil {
+		res.Priority = ptr(0)
+	}
+	return res, err
+}
+
 // serviceRetry is how a Workload is tried again while the dispatch service cannot answer (or
 // an apply fails): from 50 ms, doubling, to at most 10 s. A restarted service answers within
 // a second, so a short outage delays a nomination by about that much.

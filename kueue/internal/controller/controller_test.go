@@ -208,16 +208,27 @@ func checkState(wl *kueue.Workload, name string) *kueue.AdmissionCheckState {
 }
 
 // The dispatcher waits for the green window; once it is Ready it nominates the service's
-// choice among the MultiKueueConfig's clusters, once, stamped with its time, on the live
-// Workload its stamp's patch returned (no read of its own).
+// choice among the MultiKueueConfig's clusters, once, on the live Workload (one read), and then
+// stamps it with its time: the stamp's write does not delay the nomination.
 func TestDispatcherNominatesAfterTheGreenWindow(t *testing.T) {
 	liveReads := 0
+	stampedAfter := false
 	c := setupWith(t, interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey,
 		obj client.Object, opts ...client.GetOption) error {
 		if _, live := obj.(*unstructured.Unstructured); live {
 			liveReads++
 		}
 		return cl.Get(ctx, key, obj, opts...)
+	}, Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch,
+		opts ...client.PatchOption) error {
+		if body, _ := patch.Data(obj); strings.Contains(string(body), NominatedAtAnnotation) {
+			var wl kueue.Workload
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(obj), &wl); err != nil {
+				return err
+			}
+			stampedAfter = len(wl.Status.NominatedClusterNames) > 0
+		}
+		return cl.Patch(ctx, obj, patch, opts...)
 	}})
 	svc := &service{answer: dispatchclient.Answer{Clusters: []string{"gb"}, Mode: "carbon",
 		Reason: "moves to gb: 142 g expected", EarliestStart: "2026-01-01T00:00:00Z"}}
@@ -248,9 +259,12 @@ func TestDispatcherNominatesAfterTheGreenWindow(t *testing.T) {
 	if got := wl.Status.NominatedClusterNames; len(got) != 1 || got[0] != "gb" {
 		t.Fatalf("nominatedClusterNames %v, want [gb] (%d requests; status %+v)", got, len(svc.requests), wl.Status)
 	}
-	if _, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err != nil || liveReads != 0 {
-		t.Fatalf("nominated-at %q, %d reads of the live Workload (want a stamp and none)",
+	if _, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err != nil || liveReads != 1 {
+		t.Fatalf("nominated-at %q, %d reads of the live Workload (want a stamp and one)",
 			wl.Annotations[NominatedAtAnnotation], liveReads)
+	}
+	if !stampedAfter {
+		t.Fatal("stamped before the nomination was written")
 	}
 	a := applies[len(applies)-1]
 	if a.manager != KueueAdmissionFieldManager || !a.force {

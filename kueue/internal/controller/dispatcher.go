@@ -41,7 +41,7 @@ const conflictRetry = 100 * time.Millisecond
 // When a Workload holds quota in the manager, is nominated nowhere and every admission check
 // other than MultiKueue's is Ready, the dispatcher asks the service about the clusters of the
 // MultiKueueConfig that MultiKueue reaches, and writes status.nominatedClusterNames (see
-// nominationApply), stamping the time in NominatedAtAnnotation. MultiKueue copies the
+// nominationApply), then stamps the time in NominatedAtAnnotation. MultiKueue copies the
 // Workload to the nominated workers; once one of them admits its copy, MultiKueue sets
 // status.clusterName to it and clears the nomination.
 //
@@ -134,6 +134,10 @@ func (d *Dispatcher) now() time.Time {
 
 // Reconcile nominates a Workload, and nominates it again when its worker does not take it.
 func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return onTime(d.reconcile(ctx, req))
+}
+
+func (d *Dispatcher) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var wl kueue.Workload
 	if err := d.Client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -223,16 +227,7 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 		// A new decision (its first cluster is out of reach) that starts later: nominate then.
 		return ctrl.Result{RequeueAfter: untilStart(answer)}, nil
 	}
-	var stamped *unstructured.Unstructured
-	if p == nil {
-		// Stamped first: a nomination is never left without its time. The patch's reply is
-		// the live Workload the nomination is written on (no read of its own).
-		stamped, err = d.annotateIf(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))}, false)
-		if err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
-	res, err := d.writeNomination(ctx, wl, stamped, answer.Clusters, func(live *kueue.Workload) bool {
+	res, err := d.writeNomination(ctx, wl, nil, answer.Clusters, func(live *kueue.Workload) bool {
 		return len(live.Status.NominatedClusterNames) == 0
 	})
 	if err != nil || res.RequeueAfter > 0 {
@@ -242,6 +237,11 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	if p != nil {
 		// Recorded (annotation, Event, metric) by finishing the renomination.
 		return d.recordRenomination(ctx, wl, *p)
+	}
+	// Stamped once written, so that the stamp's write does not delay the nomination. Should
+	// it fail, the nomination's time is taken to be its quota reservation's (nominatedAt).
+	if err := d.annotate(ctx, wl, map[string]*string{NominatedAtAnnotation: ptr(stamp(d.now()))}); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if d.Recorder != nil {
 		d.Recorder.Eventf(wl, "Normal", "GreenschedNominated", "nominated %v (%s): %s",
@@ -360,9 +360,15 @@ func (d *Dispatcher) watchNomination(ctx context.Context, wl *kueue.Workload) (c
 		reason = ReasonAdmitTimeout
 	}
 	if reason != "" {
-		moved, err := d.startRenomination(ctx, wl, reason, nominated)
-		if err != nil || moved {
+		log.FromContext(ctx).V(1).Info("a nomination's timeout fell due", "workload", client.ObjectKeyFromObject(wl),
+			"reason", reason, "nominatedAt", nominatedAt(wl), "late", now.Sub(nominatedAt(wl))-d.AdmitTimeout)
+		p, changed, err := d.startRenomination(ctx, wl, reason, nominated)
+		switch {
+		case err != nil || changed:
 			return ctrl.Result{RequeueAfter: conflictRetry}, err
+		case p != nil:
+			// Carried on now (the revoke), not after another turn in a queue that may be long.
+			return d.renominate(ctx, wl, *p)
 		}
 		next = pollEvery(d.AdmitTimeout)
 	}

@@ -29,6 +29,10 @@ type GreenWindow struct {
 
 // Reconcile sets the Workload's green-window check Pending until its start, then Ready.
 func (g *GreenWindow) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return onTime(g.reconcile(ctx, req))
+}
+
+func (g *GreenWindow) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var wl kueue.Workload
 	if err := g.Client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

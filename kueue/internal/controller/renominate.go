@@ -107,58 +107,64 @@ func pendingRenomination(wl *kueue.Workload) (renomination, bool) {
 	return parseRenomination(s)
 }
 
-// nominatedAt is when the Workload was nominated (for a nomination made without the stamp,
-// when it reserved quota, which is earlier).
+// nominatedAt is when the Workload was nominated: its stamp, unless that is older than its
+// quota reservation (a stamp left from before an eviction, when the new nomination's stamp
+// could not be written after it), then when it reserved quota, which is earlier.
 func nominatedAt(wl *kueue.Workload) time.Time {
-	if t, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err == nil {
-		return t
-	}
+	var at time.Time
 	for _, c := range wl.Status.Conditions {
 		if c.Type == kueue.WorkloadQuotaReserved {
-			return c.LastTransitionTime.Time
+			at = c.LastTransitionTime.Time
 		}
 	}
-	return time.Time{}
+	if t, err := time.Parse(time.RFC3339, wl.Annotations[NominatedAtAnnotation]); err == nil && t.After(at) {
+		at = t
+	}
+	return at
 }
 
 // startRenomination asks the service where the Workload goes instead of `from` and records
 // that it leaves `from` for `reason` (with the answer), if another cluster could take it and
-// no copy in `from` holds quota; the next reconcile goes on (Dispatcher.renominate). It says
-// whether it did. While the service cannot answer, nothing changes (an error: tried again).
-func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, reason string, from []string) (bool, error) {
+// no copy in `from` holds quota. It returns what it recorded (nil if nothing), which
+// Dispatcher.renominate carries on, and whether the Workload changed since it was read (then
+// it is decided again). While the service cannot answer, nothing changes (an error: tried
+// again).
+func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, reason string,
+	from []string) (*renomination, bool, error) {
 	logger := log.FromContext(ctx).WithValues("workload", client.ObjectKeyFromObject(wl), "reason", reason,
 		"from", from)
 	multi, _, err := multiKueueCheck(ctx, d.Client, wl)
 	if err != nil || multi == nil {
-		return false, err
+		return nil, false, err
 	}
 	all, err := multiKueueClusters(ctx, d.Client, multi)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if len(without(all, from)) == 0 {
 		logger.V(1).Info("no other cluster to nominate")
-		return false, nil
+		return nil, false, nil
 	}
 	for _, c := range from {
 		state, err := d.copyIn(ctx, c, wl)
 		if err != nil && reason == ReasonAdmitTimeout {
 			// Its removal could not be seen either.
 			logger.Info("cannot read the copy in its worker: not moving it", "cluster", c, "error", err.Error())
-			return false, nil
+			return nil, false, nil
 		}
 		if err == nil && state == copyHolding {
-			return false, nil // being admitted there: MultiKueue makes it the Workload's
+			logger.V(1).Info("its copy holds quota in its worker: not moving it", "cluster", c)
+			return nil, false, nil // being admitted there: MultiKueue makes it the Workload's
 		}
 	}
 	r := renomination{reason: reason, from: from, at: d.now()}
 	clusters, err := reachableClusters(ctx, d.Client, multi)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	answer, err := d.askAgain(ctx, wl, multi, clusters, r)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	r.to = answer.Clusters
 	if wait := untilStart(answer); wait > 0 {
@@ -168,15 +174,21 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 	}
 	if _, err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
 		if apierrors.IsConflict(err) {
-			return true, nil // changed since: decide again
+			logger.V(1).Info("the Workload changed since it was read: deciding again")
+			return nil, true, nil
 		}
-		return false, client.IgnoreNotFound(err)
+		return nil, false, client.IgnoreNotFound(err)
 	}
 	if d.Recorder != nil {
 		d.Recorder.Eventf(wl, "Normal", "GreenschedRenominating", "%s: moving it from %v to %v", reason, from, r.to)
 	}
 	logger.Info("moving a Workload to another cluster")
-	return true, nil
+	// As the annotation holds it (what a later reconcile, or another replica, goes on from).
+	recorded, ok := parseRenomination(r.String())
+	if !ok {
+		return nil, true, nil // read back from the annotation by the next reconcile
+	}
+	return &recorded, false, nil
 }
 
 // copyIn reads what the worker `cluster` holds of the Workload.

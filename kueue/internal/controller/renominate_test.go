@@ -102,6 +102,9 @@ func newScene(t *testing.T, w Workers) *scene {
 	wl = get(t, s.c)
 	checkState(wl, "green-window").State = kueue.CheckStateReady
 	wl.Status.NominatedClusterNames = []string{"gb"}
+	// It reserved quota before the scene's nomination (t0), on the scene's clock.
+	apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved).LastTransitionTime =
+		metav1.NewTime(t0.Add(-time.Minute))
 	if err := s.c.Status().Update(ctx, wl); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +274,13 @@ func TestRenominatesAfterTheAdmitTimeout(t *testing.T) {
 	if len(s.svc.requests) != 0 || res.RequeueAfter != time.Minute {
 		t.Fatalf("before 5 minutes: %d requests, requeue after %v (want 1 min)", len(s.svc.requests), res.RequeueAfter)
 	}
+	// The timeout is a deadline: requeued at the queue's normal priority, whatever priority
+	// the Workload was first reconciled at (a new leader's first list is low).
+	if res.Priority == nil || *res.Priority != 0 {
+		t.Fatalf("requeued at priority %v, want 0", res.Priority)
+	}
 	s.now = t0.Add(5 * time.Minute)
-	if _, err := s.reconcile(2); err != nil { // start, revoke
+	if _, err := s.reconcile(1); err != nil { // start and revoke, in one turn
 		t.Fatal(err)
 	}
 	if got := s.nominated(); len(got) != 0 {
@@ -754,5 +762,26 @@ func TestJobStrandedOnALostWorkerIsReleased(t *testing.T) {
 	}
 	if ev := s.events(); !strings.Contains(ev, "GreenschedReleased") {
 		t.Fatalf("no GreenschedReleased Event: %s", ev)
+	}
+}
+
+// The admit timeout counts from the nomination's stamp, or from the quota reservation when
+// the stamp is older (left from before an eviction: the new one could not be written).
+func TestAdmitTimeoutCountsFromTheLaterOfStampAndReservation(t *testing.T) {
+	s := newScene(t, workers{"gb": worker(t, remoteWorkload(false)), "sg": worker(t)})
+	wl := get(t, s.c)
+	apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved).LastTransitionTime =
+		metav1.NewTime(t0.Add(2 * time.Minute))
+	if err := s.c.Status().Update(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	s.now = t0.Add(5 * time.Minute)
+	res, err := s.reconcile(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.svc.requests) != 0 || res.RequeueAfter != 2*time.Minute {
+		t.Fatalf("3 minutes after its new reservation: %d requests, requeue after %v (want 2 min)",
+			len(s.svc.requests), res.RequeueAfter)
 	}
 }

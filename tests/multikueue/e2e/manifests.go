@@ -129,8 +129,11 @@ func serveStorageVersionOnly(crd *unstructured.Unstructured) error {
 		return fmt.Errorf("CRD %s: %w", crd.GetName(), err)
 	}
 	stored := 0
-	for _, v := range versions {
-		v := v.(map[string]any)
+	for i, item := range versions {
+		v, ok := item.(map[string]any)
+		if !ok {
+			return fmt.Errorf("CRD %s: spec.versions[%d] is not an object", crd.GetName(), i)
+		}
 		if s, _ := v["storage"].(bool); s {
 			stored++
 		} else {
