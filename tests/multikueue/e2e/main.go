@@ -320,6 +320,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	nctx, stopWatching := context.WithCancel(ctx)
+	beside := watchNeighbours(nctx)
+	defer func() { stopWatching(); beside.report() }()
 	var out any
 	if e.faults() {
 		res, ferr := e.exerciseFaults(ctx, jobs, obs)
