@@ -360,8 +360,11 @@ func (d *Dispatcher) watchNomination(ctx context.Context, wl *kueue.Workload) (c
 		reason = ReasonAdmitTimeout
 	}
 	if reason != "" {
-		log.FromContext(ctx).V(1).Info("a nomination's timeout fell due", "workload", client.ObjectKeyFromObject(wl),
-			"reason", reason, "nominatedAt", nominatedAt(wl), "late", now.Sub(nominatedAt(wl))-d.AdmitTimeout)
+		kv := []any{"workload", client.ObjectKeyFromObject(wl), "reason", reason}
+		if reason == ReasonAdmitTimeout {
+			kv = append(kv, "nominatedAt", nominatedAt(wl), "late", now.Sub(nominatedAt(wl).Add(d.AdmitTimeout)))
+		}
+		log.FromContext(ctx).V(1).Info("a nomination's timeout fell due", kv...)
 		p, changed, err := d.startRenomination(ctx, wl, reason, nominated)
 		switch {
 		case err != nil || changed:
