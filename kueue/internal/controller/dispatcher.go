@@ -236,7 +236,7 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 	wl.Status.NominatedClusterNames = answer.Clusters
 	if p != nil {
 		// Recorded (annotation, Event, metric) by finishing the renomination.
-		return d.recordRenomination(ctx, wl, *p)
+		return d.recordRenomination(ctx, wl, *p, false)
 	}
 	// Stamped once written, so that the stamp's write does not delay the nomination. Should
 	// it fail, the nomination's time is taken to be its quota reservation's (nominatedAt).

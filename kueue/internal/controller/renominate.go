@@ -241,8 +241,9 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 		return ctrl.Result{RequeueAfter: copyPoll}, nil
 	}
 	if len(nominated) > 0 {
-		// 3. Nominated anew: record it.
-		return d.recordRenomination(ctx, wl, p)
+		// 3. Nominated anew (by a reconcile that stopped before recording it, or this one's
+		// record is not yet in the cache): record it, on the Workload as read.
+		return d.recordRenomination(ctx, wl, p, true)
 	}
 	// 2. Each old copy must be gone before a new one can be made.
 	reach, err := clusterReach(ctx, d.Client, p.from)
@@ -331,13 +332,18 @@ func (d *Dispatcher) requeueFromWorker(ctx context.Context, wl *kueue.Workload, 
 }
 
 // recordRenomination ends a change of nomination that took effect: RenominatedAnnotation, the
-// nomination's time, an Event and the counter.
-func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload, p renomination) (ctrl.Result, error) {
+// nomination's time, an Event and the counter. `locked`: only on the Workload as read (its
+// resourceVersion), for a record made from a read that may be stale: the cache can still show
+// the change under way after this dispatcher recorded it, and recording it again would count
+// it twice and move its admit timeout's start.
+func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload, p renomination,
+	locked bool) (ctrl.Result, error) {
 	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames,
 		after: p.after}
 	left := strings.Join(union(leftClusters(wl), p.from), ",")
-	if err := d.endRenomination(ctx, wl, map[string]*string{RenominatedAnnotation: ptr(done.String()),
-		NominatedAtAnnotation: ptr(stamp(done.at)), LeftAnnotation: &left}); err != nil {
+	if _, err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: nil,
+		RenominatedAnnotation: ptr(done.String()), NominatedAtAnnotation: ptr(stamp(done.at)), LeftAnnotation: &left},
+		locked); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}

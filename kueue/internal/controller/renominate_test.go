@@ -785,3 +785,42 @@ func TestAdmitTimeoutCountsFromTheLaterOfStampAndReservation(t *testing.T) {
 			len(s.svc.requests), res.RequeueAfter)
 	}
 }
+
+// A reconcile on a stale read that still shows the change under way after it was recorded
+// (the record not yet in the cache) does not record it again: once counted, with its time.
+func TestARecordedRenominationIsNotRecordedAgainFromAStaleRead(t *testing.T) {
+	gb := worker(t, remoteWorkload(false))
+	s := newScene(t, workers{"gb": gb, "sg": worker(t)})
+	s.now = t0.Add(5 * time.Minute)
+	if _, err := s.reconcile(1); err != nil { // start and revoke
+		t.Fatal(err)
+	}
+	if err := gb.Delete(context.Background(), remoteWorkload(false)); err != nil {
+		t.Fatal(err)
+	}
+	before := counter(ReasonAdmitTimeout)
+	if _, err := s.reconcile(1); err != nil { // nominated anew and recorded
+		t.Fatal(err)
+	}
+	recorded := get(t, s.c)
+	if counter(ReasonAdmitTimeout) != before+1 || recorded.Annotations[RenominatingAnnotation] != "" {
+		t.Fatalf("not recorded: counter %v (was %v), renominating %q", counter(ReasonAdmitTimeout), before,
+			recorded.Annotations[RenominatingAnnotation])
+	}
+	p := renomination{reason: ReasonAdmitTimeout, from: []string{"gb"}, at: t0.Add(5 * time.Minute)}
+	stale := recorded.DeepCopy()
+	stale.Annotations[RenominatingAnnotation] = p.String()
+	stale.ResourceVersion = "1"
+	s.now = s.now.Add(time.Second)
+	res, err := s.d.renominate(context.Background(), stale, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := get(t, s.c)
+	if counter(ReasonAdmitTimeout) != before+1 || res.RequeueAfter != conflictRetry ||
+		after.Annotations[NominatedAtAnnotation] != recorded.Annotations[NominatedAtAnnotation] {
+		t.Fatalf("recorded again from a stale read: counter %v (want %v), requeue %v, nominated-at %q (was %q)",
+			counter(ReasonAdmitTimeout), before+1, res.RequeueAfter, after.Annotations[NominatedAtAnnotation],
+			recorded.Annotations[NominatedAtAnnotation])
+	}
+}
