@@ -227,7 +227,7 @@ func (d *Dispatcher) nominate(ctx context.Context, wl *kueue.Workload, p *renomi
 		// A new decision (its first cluster is out of reach) that starts later: nominate then.
 		return ctrl.Result{RequeueAfter: untilStart(answer)}, nil
 	}
-	res, err := d.writeNomination(ctx, wl, nil, answer.Clusters, func(live *kueue.Workload) bool {
+	res, err := d.writeNomination(ctx, wl, answer.Clusters, func(live *kueue.Workload) bool {
 		return len(live.Status.NominatedClusterNames) == 0
 	})
 	if err != nil || res.RequeueAfter > 0 {
@@ -288,18 +288,15 @@ func (d *Dispatcher) readLive(ctx context.Context, wl *kueue.Workload) (*unstruc
 	return live, nil
 }
 
-// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload
-// (`live`, as an API call just returned it, or else read now), if it still holds quota, is
-// admitted nowhere and `still` holds for it. Its resourceVersion guards the write: on a
-// conflict (Kueue changed it since) the Workload is decided again shortly, from a fresh read
-// (a RequeueAfter).
-func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, live *unstructured.Unstructured,
-	clusters []string, still func(*kueue.Workload) bool) (ctrl.Result, error) {
-	if live == nil {
-		var err error
-		if live, err = d.readLive(ctx, wl); err != nil || live == nil {
-			return ctrl.Result{}, err
-		}
+// writeNomination applies nominatedClusterNames (see nominationApply) to the live Workload,
+// read now, if it still holds quota, is admitted nowhere and `still` holds for it. Its
+// resourceVersion guards the write: on a conflict (Kueue changed it since) the Workload is
+// decided again shortly, from a fresh read (a RequeueAfter).
+func (d *Dispatcher) writeNomination(ctx context.Context, wl *kueue.Workload, clusters []string,
+	still func(*kueue.Workload) bool) (ctrl.Result, error) {
+	live, err := d.readLive(ctx, wl)
+	if err != nil || live == nil {
+		return ctrl.Result{}, err
 	}
 	var typed kueue.Workload
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &typed); err != nil {
@@ -362,7 +359,8 @@ func (d *Dispatcher) watchNomination(ctx context.Context, wl *kueue.Workload) (c
 	if reason != "" {
 		kv := []any{"workload", client.ObjectKeyFromObject(wl), "reason", reason}
 		if reason == ReasonAdmitTimeout {
-			kv = append(kv, "nominatedAt", nominatedAt(wl), "late", now.Sub(nominatedAt(wl).Add(d.AdmitTimeout)))
+			at := nominatedAt(wl)
+			kv = append(kv, "nominatedAt", at, "late", now.Sub(at.Add(d.AdmitTimeout)))
 		}
 		log.FromContext(ctx).V(1).Info("a nomination's timeout fell due", kv...)
 		p, changed, err := d.startRenomination(ctx, wl, reason, nominated)
@@ -426,16 +424,13 @@ func (d *Dispatcher) resync(ctx context.Context, wl *kueue.Workload, reach map[s
 
 // annotate sets (or, for nil, removes) annotations of the Workload by a merge patch.
 func (d *Dispatcher) annotate(ctx context.Context, wl *kueue.Workload, set map[string]*string) error {
-	_, err := d.annotateIf(ctx, wl, set, false)
-	return err
+	return d.annotateIf(ctx, wl, set, false)
 }
 
 // annotateIf is annotate; with `locked`, the patch holds only if the Workload is unchanged
 // since it was read (its resourceVersion), else it fails with a conflict. wl becomes the
-// Workload as the API server answered the patch, which is also returned whole, with its
-// managedFields (as readLive reads it): a write that follows needs no read of its own.
-func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map[string]*string,
-	locked bool) (*unstructured.Unstructured, error) {
+// Workload as the API server answered the patch.
+func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map[string]*string, locked bool) error {
 	annotations := map[string]any{}
 	for k, v := range set {
 		if v == nil {
@@ -450,21 +445,9 @@ func (d *Dispatcher) annotateIf(ctx context.Context, wl *kueue.Workload, set map
 	}
 	body, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
-	live.SetNamespace(wl.Namespace)
-	live.SetName(wl.Name)
-	if err := d.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return nil, err
-	}
-	var fresh kueue.Workload
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &fresh); err != nil {
-		return nil, err
-	}
-	*wl = fresh
-	return live, nil
+	return d.Client.Patch(ctx, wl, client.RawPatch(types.MergePatchType, body))
 }
 
 // waitingOn lists the Workloads nominated to a MultiKueueCluster and admitted nowhere yet.

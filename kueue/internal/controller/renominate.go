@@ -172,7 +172,7 @@ func (d *Dispatcher) startRenomination(ctx context.Context, wl *kueue.Workload, 
 		// (to the second above, as the annotation keeps it).
 		r.after = r.at.Add(wait).Truncate(time.Second).Add(time.Second)
 	}
-	if _, err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
+	if err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: ptr(r.String())}, true); err != nil {
 		if apierrors.IsConflict(err) {
 			logger.V(1).Info("the Workload changed since it was read: deciding again")
 			return nil, true, nil
@@ -211,9 +211,9 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 	nominated := wl.Status.NominatedClusterNames
 	if p.reason == reasonKeep {
 		if !quotaReserved(wl) || wl.Status.ClusterName != nil || len(nominated) > 0 {
-			return ctrl.Result{}, d.endRenomination(ctx, wl, nil)
+			return ctrl.Result{}, d.endRenomination(ctx, wl, nil, false)
 		}
-		return d.writeNomination(ctx, wl, nil, p.from, func(live *kueue.Workload) bool {
+		return d.writeNomination(ctx, wl, p.from, func(live *kueue.Workload) bool {
 			return len(live.Status.NominatedClusterNames) == 0
 		})
 	}
@@ -228,11 +228,11 @@ func (d *Dispatcher) renominate(ctx context.Context, wl *kueue.Workload, p renom
 			d.Recorder.Eventf(wl, "Normal", "GreenschedKept", "admitted on %s before it was moved (%s): kept there",
 				*wl.Status.ClusterName, p.reason)
 		}
-		return ctrl.Result{}, d.endRenomination(ctx, wl, nil)
+		return ctrl.Result{}, d.endRenomination(ctx, wl, nil, false)
 	}
 	if len(nominated) > 0 && slices.ContainsFunc(nominated, func(c string) bool { return slices.Contains(p.from, c) }) {
 		// 1. Revoke: MultiKueue deletes the copies of the clusters no longer nominated.
-		res, err := d.writeNomination(ctx, wl, nil, []string{}, func(live *kueue.Workload) bool {
+		res, err := d.writeNomination(ctx, wl, []string{}, func(live *kueue.Workload) bool {
 			return slices.Equal(live.Status.NominatedClusterNames, nominated)
 		})
 		if err != nil || res.RequeueAfter > 0 {
@@ -341,9 +341,8 @@ func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload,
 	done := renomination{reason: p.reason, from: p.from, at: d.now(), to: wl.Status.NominatedClusterNames,
 		after: p.after}
 	left := strings.Join(union(leftClusters(wl), p.from), ",")
-	if _, err := d.annotateIf(ctx, wl, map[string]*string{RenominatingAnnotation: nil,
-		RenominatedAnnotation: ptr(done.String()), NominatedAtAnnotation: ptr(stamp(done.at)), LeftAnnotation: &left},
-		locked); err != nil {
+	if err := d.endRenomination(ctx, wl, map[string]*string{RenominatedAnnotation: ptr(done.String()),
+		NominatedAtAnnotation: ptr(stamp(done.at)), LeftAnnotation: &left}, locked); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
@@ -359,13 +358,14 @@ func (d *Dispatcher) recordRenomination(ctx context.Context, wl *kueue.Workload,
 	return d.watchNomination(ctx, wl)
 }
 
-// endRenomination removes RenominatingAnnotation (and sets `set`).
-func (d *Dispatcher) endRenomination(ctx context.Context, wl *kueue.Workload, set map[string]*string) error {
+// endRenomination removes RenominatingAnnotation (and sets `set`); `locked` as annotateIf.
+func (d *Dispatcher) endRenomination(ctx context.Context, wl *kueue.Workload, set map[string]*string,
+	locked bool) error {
 	if set == nil {
 		set = map[string]*string{}
 	}
 	set[RenominatingAnnotation] = nil
-	return d.annotate(ctx, wl, set)
+	return d.annotateIf(ctx, wl, set, locked)
 }
 
 // leftClusters is LeftAnnotation's list, and AdmittedOnAnnotation's worker when the Workload
