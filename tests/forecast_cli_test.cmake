@@ -1,5 +1,6 @@
-# greensched forecast on a small data folder written here (two zones, 40 days of hourly carbon
-# intensity): a run that works, and bad input that must fail with one line naming the problem.
+# greensched forecast on a small data folder written here (two zones, 30 days of hourly carbon
+# intensity; a pod list of 30 days for the arrivals): runs that work, and bad input that must
+# fail with one line naming the problem.
 #   cmake -DGREENSCHED=<binary> -DWORK=<scratch dir> -P forecast_cli_test.cmake
 file(REMOVE_RECURSE "${WORK}")
 set(DATA "${WORK}/data")
@@ -152,4 +153,49 @@ expect_error(RC 2 MATCH "--zones AA: its series ends at 2023-07-01 00:00:00, bef
 expect_error(RC 2 MATCH "--clock-speed: must be > 0" ARGS ${serve} --clock-start 2023-06-25 --clock-speed 0)
 expect_error(RC 2 MATCH ".*TLS" ARGS serve --data-dir ${DATA} --model ${WORK}/m1/carbon.ubj --listen 0.0.0.0:0)
 expect_error(RC 1 MATCH "--model ${WORK}/none.ubj: " ARGS serve --data-dir ${DATA} --model ${WORK}/none.ubj --clock-start 2023-06-25)
+# Arrivals: a pod list of 30 days in the openb schema (trace second 0 is 1970-01-01 00:00 UTC),
+# one LS pod every hour (1 GPU for 1 to 3 hours, by the day) and a BE pod in the evening hours
+# (1 GPU for 2 hours).
+set(pods "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n")
+foreach(day RANGE 0 29)
+  foreach(hour RANGE 0 23)
+    math(EXPR t "(${day} * 24 + ${hour}) * 3600 + 60")
+    math(EXPR end "${t} + 7200")
+    math(EXPR ls_end "${t} + 3600 * (1 + ${day} % 3)")
+    string(APPEND pods "ls-${day}-${hour},1000,1024,1,1000,,LS,Succeeded,${t},${ls_end},${t}\n")
+    if(hour GREATER 17)
+      string(APPEND pods "be-${day}-${hour},1000,1024,1,1000,,BE,Succeeded,${t},${end},${t}\n")
+    endif()
+  endforeach()
+endforeach()
+file(WRITE "${WORK}/pods.csv" "${pods}")
+set(arrivals --series arrivals --pods ${WORK}/pods.csv --start 1970-01-20 --days 3 --horizon 24
+    --retrain-days 2 --trees 20)
+run(arr evaluate ${arrivals} --json)
+if(NOT arr_rc EQUAL 0)
+  message(FATAL_ERROR "forecast evaluate --series arrivals: exit ${arr_rc}\n${arr_err}")
+endif()
+foreach(zone BE LS all)
+  string(JSON mae ERROR_VARIABLE json_err GET "${arr_out}" ${zone} 24 oracle mae)
+  if(json_err OR NOT mae EQUAL 0)
+    message(FATAL_ERROR "forecast evaluate --series arrivals: ${zone}.24.oracle.mae is not 0\n${arr_out}")
+  endif()
+endforeach()
+# The BE class's arrivals repeat every day: seasonal-naive is exact (2 GPU-hours an evening hour).
+string(JSON mae GET "${arr_out}" BE 24 seasonal-naive mae)
+if(NOT mae EQUAL 0)
+  message(FATAL_ERROR "arrivals: BE's seasonal-naive MAE is ${mae}, expected 0\n${arr_out}")
+endif()
+expect_error(RC 2 MATCH "--info: arrivals are forecast from their own past only"
+             ARGS evaluate ${arrivals} --info weather)
+expect_error(RC 2 MATCH "--arrival-unit 'pods'" ARGS evaluate ${arrivals} --arrival-unit pods)
+expect_error(RC 2 MATCH "--pods and --arrival-unit are for --series arrivals"
+             ARGS evaluate ${window} --pods ${WORK}/pods.csv)
+expect_error(RC 2 MATCH ".*unknown zone 'GPU' for --series arrivals \\(known: BE,LS,all\\)"
+             ARGS evaluate ${arrivals} --zones GPU)
+expect_error(RC 1 MATCH ".*none.csv: no such pod list" ARGS evaluate --series arrivals --pods ${WORK}/none.csv)
+# A pod list without times (the multigpu schema): the file and the first pod named.
+file(WRITE "${WORK}/untimed.csv" "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np-0,1000,1024,1,1000\n")
+expect_error(RC 1 MATCH ".*untimed.csv: pod p-0 has no creation or deletion time"
+             ARGS evaluate --series arrivals --pods ${WORK}/untimed.csv)
 message(STATUS "forecast CLI: all cases passed")

@@ -11,6 +11,7 @@
 
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
+#include "greensched/forecast/arrivals.hpp"
 #include "greensched/forecast/baselines.hpp"
 #include "greensched/forecast/evaluate.hpp"
 #include "greensched/forecast/features.hpp"
@@ -69,6 +70,52 @@ TEST(ForecastSeries, KnownCountAndTargets) {
   bad = s;
   bad.start_s += 1800;  // stamped at :30 (IN-WE's weather): still hourly
   EXPECT_TRUE(validate_series(bad).ok());
+}
+
+PodSpec timed_pod(const std::string& name, int gpus, int32_t milli, Qos qos, int64_t created,
+                  int64_t deleted) {
+  PodSpec p;
+  p.name = name;
+  p.num_gpu = gpus;
+  p.gpu_milli = milli;
+  p.qos = qos;
+  p.creation_time = created;
+  p.deletion_time = deleted;
+  return p;
+}
+
+TEST(ForecastArrivals, GpuHoursAndJobsPerHourByClass) {
+  const std::vector<PodSpec> pods = {
+      timed_pod("a", 2, 1000, Qos::kLS, 100, 100 + 3 * 3600),        // hour 0: 6 GPU-h, LS
+      timed_pod("b", 1, 500, Qos::kBE, 3599, 3599 + 1800),           // hour 0: 0.25 GPU-h, BE
+      timed_pod("c", 1, 1000, Qos::kGuaranteed, 7300, 7300 + 3600),  // hour 2: 1 GPU-h, LS
+      timed_pod("d", 0, 0, Qos::kBurstable, 7400, 9000),             // hour 2: no GPU, BE
+      timed_pod("e", 8, 1000, Qos::kBE, 3 * 3600, 3 * 3600 + 900),   // hour 3: 2 GPU-h, BE
+  };
+  auto ls = arrival_series(pods, ArrivalClass::kLatencySensitive, ArrivalUnit::kGpuHours, "t");
+  ASSERT_TRUE(ls.ok()) << ls.status().message();
+  EXPECT_EQ(ls.value().name, "LS");
+  EXPECT_EQ(ls.value().start_s, 0);
+  EXPECT_EQ(ls.value().values, (std::vector<double>{6, 0, 1, 0}));
+  auto be = arrival_series(pods, ArrivalClass::kBestEffort, ArrivalUnit::kGpuHours, "t");
+  ASSERT_TRUE(be.ok());
+  EXPECT_EQ(be.value().values, (std::vector<double>{0.25, 0, 0, 2}));
+  auto jobs = arrival_series(pods, ArrivalClass::kAll, ArrivalUnit::kJobs, "t");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs.value().name, "all");
+  EXPECT_EQ(jobs.value().values, (std::vector<double>{2, 0, 2, 1}));
+  ArrivalClass c = ArrivalClass::kAll;
+  EXPECT_TRUE(parse_arrival_class("BE", c));
+  EXPECT_EQ(c, ArrivalClass::kBestEffort);
+  EXPECT_FALSE(parse_arrival_class("be", c));
+
+  // A list without times (the multigpu schema) is an error naming the file and the pod.
+  std::vector<PodSpec> untimed = pods;
+  untimed[3].creation_time = -1;
+  auto bad = arrival_series(untimed, ArrivalClass::kAll, ArrivalUnit::kJobs, "list.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("list.csv: pod d"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ForecastBaselines, HandComputedOnARamp) {
