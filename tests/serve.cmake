@@ -21,6 +21,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${SOURCE_DIR}/src/greensched/serve/extender_protocol.cpp
     ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp)
   greensched_fuzz_binary(binary BINARY ${WORK}/serve_fuzz SOURCES ${sources}
+    ALONE ${SOURCE_DIR}/src/greensched/serve/args_reader.cpp
     WATCH ${SOURCE_DIR}/src/greensched/serve/extender_protocol.hpp
           ${SOURCE_DIR}/src/greensched/serve/pod_request.hpp
           ${SOURCE_DIR}/src/greensched/serve/args_reader.hpp)
