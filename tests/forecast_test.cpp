@@ -19,6 +19,7 @@
 #include "greensched/multi/series_readers.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
+#include "test_pod.hpp"
 
 namespace greensched::forecast {
 namespace {
@@ -74,10 +75,7 @@ TEST(ForecastSeries, KnownCountAndTargets) {
 
 PodSpec timed_pod(const std::string& name, int gpus, int32_t milli, Qos qos, int64_t created,
                   int64_t deleted) {
-  PodSpec p;
-  p.name = name;
-  p.num_gpu = gpus;
-  p.gpu_milli = milli;
+  PodSpec p = testing::test_pod(name, 1000, gpus, milli);
   p.qos = qos;
   p.creation_time = created;
   p.deletion_time = deleted;

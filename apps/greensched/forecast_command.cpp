@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -160,15 +161,13 @@ Status refuse_flat(const forecast::Series& s, const std::string& path) {
 }
 
 // One class's arrivals from the pod list (forecast/arrivals.hpp).
-Result<forecast::EvalZone> load_arrivals(const ForecastCliOptions& o, const std::string& zone) {
+Result<forecast::EvalZone> load_arrivals(const ForecastCliOptions& o, std::span<const PodSpec> pods,
+                                         const std::string& zone) {
   const std::string path = pods_file(o);
-  GpuModelRegistry models;
-  auto pods = trace::read_openb_pods(path, models);
-  if (!pods.ok()) return pods.status().error();
   forecast::ArrivalClass cls = forecast::ArrivalClass::kAll;
   forecast::parse_arrival_class(zone, cls);  // check_choices has checked the name
   auto s = forecast::arrival_series(
-      pods.value(), cls,
+      pods, cls,
       o.arrival_unit == "jobs" ? forecast::ArrivalUnit::kJobs : forecast::ArrivalUnit::kGpuHours,
       path);
   if (!s.ok()) return s.status().error();
@@ -183,7 +182,6 @@ Result<forecast::EvalZone> load_arrivals(const ForecastCliOptions& o, const std:
 // One zone's series (and, in the weather mode, its weather forecast as issued).
 Result<forecast::EvalZone> load_zone(const ForecastCliOptions& o, const std::string& zone,
                                      std::size_t index) {
-  if (o.series == "arrivals") return load_arrivals(o, zone);
   forecast::EvalZone z;
   const std::string path = zone_file(o.series, o.data_dir, zone);
   std::optional<multi::SiteEnergy> site;
@@ -329,8 +327,16 @@ Result<forecast::TrainOptions> train_options(const ForecastCliOptions& o) {
 
 Result<std::vector<forecast::EvalZone>> load_zones(const ForecastCliOptions& o) {
   std::vector<forecast::EvalZone> zones;
+  std::vector<PodSpec> pods;  // arrivals: the pod list, read once for every class
+  if (o.series == "arrivals") {
+    GpuModelRegistry models;
+    auto read = trace::read_openb_pods(pods_file(o), models);
+    if (!read.ok()) return read.status().error();
+    pods = std::move(read.value());
+  }
   for (std::size_t i = 0; i < o.zones.size(); ++i) {
-    auto z = load_zone(o, o.zones[i], i);
+    auto z =
+        o.series == "arrivals" ? load_arrivals(o, pods, o.zones[i]) : load_zone(o, o.zones[i], i);
     if (!z.ok()) return z.status().error();
     zones.push_back(std::move(z.value()));
   }
