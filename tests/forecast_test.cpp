@@ -1,7 +1,9 @@
 // The forecast library: baselines and features on tiny series by hand, the error measures on
-// known numbers, no look-ahead, determinism of training, a learned model that must beat the
-// seasonal-naive forecast on a series with a daily pattern and a trend, and a short
-// rolling-origin evaluation on the public carbon data.
+// known numbers, the holiday table and features, no look-ahead, determinism of training, a learned
+// model that must beat the seasonal-naive forecast on a series with a daily pattern and a trend,
+// the zone guard that falls back to seasonal-naive where it is exact, and a short rolling-origin
+// evaluation on the public carbon data.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
@@ -15,6 +17,7 @@
 #include "greensched/forecast/baselines.hpp"
 #include "greensched/forecast/evaluate.hpp"
 #include "greensched/forecast/features.hpp"
+#include "greensched/forecast/holidays.hpp"
 #include "greensched/forecast/learned.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "scratch_dir.hpp"
@@ -167,6 +170,72 @@ TEST(ForecastFeatures, RowOfARampByHand) {
   append_row(local, nullptr, known, 30, scale, 3.0, row);
   EXPECT_EQ(row[1], 2);  // 02:00 on Saturday
   EXPECT_EQ(row[2], 5);
+  // No calendar: the holiday features are missing.
+  EXPECT_TRUE(std::isnan(row[18]) && std::isnan(row[19]));
+  // A calendar whose one holiday is local 2023-07-13 (day 19551), the day the base reads
+  // (d = 2 days before Saturday 2023-07-15).
+  local.holidays = {19551};
+  local.holidays_from_day = 19358;  // 2023-01-01
+  local.holidays_to_day = 19723;    // 2024-01-01
+  row.clear();
+  append_row(local, nullptr, known, 30, scale, 3.0, row);
+  EXPECT_EQ(row[18], 0);
+  EXPECT_EQ(row[19], 1);
+  local.holidays = {19553};  // the target's own day
+  row.clear();
+  append_row(local, nullptr, known, 30, scale, 3.0, row);
+  EXPECT_EQ(row[18], 1);
+  EXPECT_EQ(row[19], 0);
+  local.holidays_to_day = 19553;  // the calendar ends before the target's day
+  row.clear();
+  append_row(local, nullptr, known, 30, scale, 3.0, row);
+  EXPECT_TRUE(std::isnan(row[18]));
+  EXPECT_EQ(row[19], 0);
+}
+
+TEST(ForecastHolidays, ParsesTheTableAndNamesItsErrors) {
+  auto c = parse_holidays(
+      "zone,date,name\nXX,2023-12-25,Christmas\nXX,2023-12-25,\"Christmas, again\"\n"
+      "XX,2021-01-01,New Year\nYY,2023-07-04,Independence Day\n",
+      "h.csv");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().first_year, 2021);
+  EXPECT_EQ(c.value().last_year, 2023);
+  EXPECT_EQ(c.value().zones.at("XX"), (std::vector<int32_t>{18628, 19716}));
+  EXPECT_EQ(c.value().zones.at("YY"), (std::vector<int32_t>{19542}));
+  Series s;
+  EXPECT_FALSE(attach_holidays(c.value(), "ZZ", s));
+  EXPECT_TRUE(s.holidays.empty());
+  ASSERT_TRUE(attach_holidays(c.value(), "XX", s));
+  EXPECT_EQ(s.holidays.size(), 2u);
+  EXPECT_EQ(s.holidays_from_day, 18628);  // 2021-01-01
+  EXPECT_EQ(s.holidays_to_day, 19723);    // 2024-01-01
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"zone,day\nXX,2023-01-01\n", "h.csv:1: the header must name columns zone and date"},
+           {"zone,date\nXX,2023-01-01\nXX,1/2/2023\n", "h.csv:3: date '1/2/2023'"},
+           {"zone,date\nXX,2023-02-30\n", "h.csv:2: date '2023-02-30'"},
+           {"zone,date\n,2023-01-01\n", "h.csv:2: empty zone"},
+           {"zone,date\nXX\n", "h.csv:2: 1 fields"},
+           {"zone,date\n", "h.csv: no holidays"}}) {
+    auto bad = parse_holidays(text, "h.csv");
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_NE(bad.status().message().find(want), std::string::npos) << bad.status().message();
+  }
+  // The built-in table: every zone of the public data, 2020 to 2030.
+  const HolidayCalendar& b = builtin_holidays();
+  EXPECT_EQ(b.first_year, 2020);
+  EXPECT_EQ(b.last_year, 2030);
+  EXPECT_EQ(b.zones.size(), 23u);
+  const auto is_holiday = [&](const char* zone, const char* date) {
+    const auto& days = b.zones.at(zone);
+    const auto day = static_cast<int32_t>(parse_utc_time(date).value() / kDayS);
+    return std::binary_search(days.begin(), days.end(), day);
+  };
+  EXPECT_TRUE(is_holiday("DE-LU", "2023-10-03"));        // German Unity Day
+  EXPECT_TRUE(is_holiday("US-TEX-ERCO", "2023-11-23"));  // Thanksgiving
+  EXPECT_TRUE(is_holiday("GB", "2023-05-08"));           // the Coronation bank holiday
+  EXPECT_FALSE(is_holiday("GB", "2023-05-09"));
+  EXPECT_TRUE(is_holiday("JP-TK", "2023-05-03"));  // Constitution Memorial Day
 }
 
 TEST(ForecastMetrics, KnownNumbers) {
@@ -329,6 +398,80 @@ TEST(ForecastLearned, BeatsSeasonalNaiveOnADailyPatternWithTrend) {
   ASSERT_EQ(r.value().retrains.size(), 2u);
   EXPECT_EQ(r.value().retrains[1].trained_until_s, o.start_s + 20 * kDayS);
   EXPECT_GT(r.value().retrains[1].rows, r.value().retrains[0].rows);
+}
+
+TEST(ForecastLearned, ZoneGuardKeepsSeasonalNaiveWhereItIsExact) {
+  // Zone "periodic" repeats one day exactly: the seasonal-naive forecast has no error there, so
+  // the guard must give the trees' correction no weight and the model forecast that day again.
+  // Zone "noisy" is the pattern with a trend and noise, where the trees beat seasonal-naive
+  // (BeatsSeasonalNaiveOnADailyPatternWithTrend): the guard keeps some of their correction.
+  Series periodic;
+  periodic.name = "periodic";
+  periodic.start_s = kT0;
+  for (std::size_t i = 0; i < 24 * 70; ++i) {
+    periodic.values.push_back(200 + 60 * std::sin(2 * std::numbers::pi * (i % 24) / 24.0));
+  }
+  const Series noisy = daily_series(24 * 70, "noisy", 150, 0.05, 9);
+  const std::vector<ZoneSeries> zs = {{&periodic, nullptr}, {&noisy, nullptr}};
+  TrainOptions t = small_training(kT0 + 60 * kDayS);
+  t.validation_days = 14;
+  auto guarded = LearnedModel::train(zs, t);
+  ASSERT_TRUE(guarded.ok()) << guarded.status().message();
+  ASSERT_TRUE(guarded.value().guarded());
+  ASSERT_EQ(guarded.value().correction_weights().size(), 2u);
+  EXPECT_EQ(guarded.value().correction_weights()[0], 0.0);
+  EXPECT_GT(guarded.value().correction_weights()[1], 0.0);
+  const int64_t now = kT0 + 62 * kDayS;
+  const std::vector<int> hs = {1, 7, 24, 30, 48};
+  const auto f = guarded.value().forecast(zs[0], now, hs);
+  ASSERT_TRUE(f.ok());
+  const std::vector<double> naive = seasonal_naive(periodic, now, hs);
+  for (std::size_t k = 0; k < hs.size(); ++k) EXPECT_NEAR(f.value()[k], naive[k], 1e-4);
+
+  // The file keeps the weights.
+  const testing::ScratchDir dir("forecast-guard");
+  ASSERT_TRUE(guarded.value().save(dir.path() + "/g.ubj").ok());
+  auto loaded = LearnedModel::load(dir.path() + "/g.ubj");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded.value().guarded());
+  EXPECT_EQ(loaded.value().correction_weights(), guarded.value().correction_weights());
+  EXPECT_EQ(loaded.value().forecast(zs[1], now, hs).value(),
+            guarded.value().forecast(zs[1], now, hs).value());
+
+  // Off, or with more validation days than days before them: every weight 1, and the model is
+  // the one trained on all the data.
+  t.validation_days = 0;
+  auto plain = LearnedModel::train(zs, t);
+  t.validation_days = 40;
+  auto skipped = LearnedModel::train(zs, t);
+  ASSERT_TRUE(plain.ok() && skipped.ok());
+  for (const auto* m : {&plain.value(), &skipped.value()}) {
+    EXPECT_FALSE(m->guarded());
+    EXPECT_EQ(m->correction_weights(), (std::vector<double>{1.0, 1.0}));
+  }
+  EXPECT_EQ(plain.value().bytes().value(), skipped.value().bytes().value());
+  t.validation_days = -1;
+  EXPECT_FALSE(LearnedModel::train(zs, t).ok());
+
+  // A weight list that does not fit the zones is refused by name.
+  Matrix x;
+  x.cols = 1;
+  x.values = {0, 1, 2, 3};
+  TreeParams two;
+  two.trees = 2;
+  auto booster = Booster::train(x, {0, 1, 2, 3}, two,
+                                {{"greensched_feature_version", std::to_string(kFeatureVersion)},
+                                 {"greensched_trained_until", "0"},
+                                 {"greensched_max_horizon_h", "24"},
+                                 {"greensched_exog_columns", "0"},
+                                 {"greensched_rows", "4"},
+                                 {"greensched_zones", "a,b"},
+                                 {"greensched_correction_weights", "0.5,2"}});
+  ASSERT_TRUE(booster.ok()) << booster.status().message();
+  ASSERT_TRUE(booster.value().save(dir.path() + "/bad.ubj").ok());
+  auto bad = LearnedModel::load(dir.path() + "/bad.ubj");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("greensched_correction_weights"), std::string::npos);
 }
 
 TEST(ForecastEvaluate, RefusesTooLittleHistory) {

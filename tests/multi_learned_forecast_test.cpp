@@ -1,6 +1,7 @@
 // The agents' learned forecaster (multi/learned_forecaster.hpp): the model's own forecasts at
 // the issue hour for the hours it covers, checked against the model called directly; no
-// sample after `now` read; the same-hour forecaster wherever the model cannot answer.
+// sample after `now` read; the same-hour forecaster wherever the model cannot answer; a site's
+// holiday calendar on its series.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "greensched/forecast/holidays.hpp"
 #include "greensched/multi/forecast.hpp"
 #include "greensched/multi/learned_forecaster.hpp"
 #include "greensched/multi/mpc_forecast.hpp"
@@ -64,6 +66,22 @@ std::shared_ptr<const MpcForecastModels> trained(const Fleet& fleet, int64_t win
 constexpr int64_t kWindow = kMonday + 56 * 86400;  // day 56: 56 days of history
 // Mid-hour, 3 days into the window: samples up to the hour before are complete.
 constexpr int64_t kNow = kWindow + 3 * 86400 + 5 * kHour + 1800;
+
+TEST(LearnedForecaster, SitesSeriesCarryTheirHolidayCalendar) {
+  // A site naming a zone of the built-in holiday calendar gives its carbon and price series that
+  // zone's holidays; a site naming none gives none (its holiday features are missing).
+  Fleet fleet = two_pattern_sites();
+  fleet.sites[0].holidays = "DE-LU";
+  std::vector<forecast::Series> carbon, price;
+  fleet_forecast_series(fleet, carbon, price);
+  ASSERT_EQ(carbon.size(), 2u);
+  const auto& de = forecast::builtin_holidays().zones.at("DE-LU");
+  EXPECT_EQ(carbon[0].holidays, de);
+  EXPECT_EQ(price[0].holidays, de);
+  EXPECT_LT(carbon[0].holidays_from_day, carbon[0].holidays_to_day);
+  EXPECT_TRUE(carbon[1].holidays.empty());
+  EXPECT_EQ(carbon[1].holidays_from_day, carbon[1].holidays_to_day);
+}
 
 TEST(LearnedForecaster, AnswersTheModelsForecastForTheHourAndHorizon) {
   const Fleet fleet = two_pattern_sites();

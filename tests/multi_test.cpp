@@ -475,6 +475,13 @@ TEST(FleetFile, ParsesAndNamesBadKeys) {
   auto unknown = parse_fleet(R"({"sites": [{"name": "x", "colour": 1}]})", "f.json", ".");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("sites[0].colour: unknown key"), std::string::npos);
+  // A holiday calendar zone must be one of the built-in table's.
+  auto holidays = parse_fleet(R"({"sites": [{"name": "x", "holidays": "DE"}]})", "f.json", ".");
+  ASSERT_FALSE(holidays.ok());
+  EXPECT_NE(holidays.error().find("f.json: sites[0].holidays: \"DE\" is not a zone of the "
+                                  "built-in holiday calendar (AT, AU-NSW,"),
+            std::string::npos)
+      << holidays.error();
   EXPECT_FALSE(parse_fleet(R"({"sites": []})", "f.json", ".").ok());
   EXPECT_FALSE(parse_fleet("{", "f.json", ".").ok());
   // A scale beyond 100 copies is refused before any node is copied.

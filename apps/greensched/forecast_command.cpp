@@ -30,6 +30,7 @@
 #include "greensched/energy/weather.hpp"
 #include "greensched/forecast/arrivals.hpp"
 #include "greensched/forecast/evaluate.hpp"
+#include "greensched/forecast/holidays.hpp"
 #include "greensched/multi/generation_forecast.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/site_energy.hpp"
@@ -56,6 +57,7 @@ struct ForecastCliOptions {
   int depth = 6;
   double eta = 0.05;
   int issue_every_h = 24;
+  int validation_days = 28;
   std::string seeds = "42";
   int jobs = 0;
   std::string data_dir;
@@ -212,6 +214,7 @@ Result<forecast::EvalZone> load_zone(const ForecastCliOptions& o, const std::str
     if (it != kPriceZoneOffsets.end()) z.series.utc_offset_s = it->second;
   }
   if (Status s = refuse_flat(z.series, path); !s.ok()) return s.error();
+  forecast::attach_holidays(forecast::builtin_holidays(), zone, z.series);
 
   if (o.info == "weather") {
     if (!site) {
@@ -306,6 +309,7 @@ Result<forecast::TrainOptions> train_options(const ForecastCliOptions& o) {
   t.trees.max_depth = o.depth;
   t.trees.eta = o.eta;
   t.issue_every_h = o.issue_every_h;
+  t.validation_days = o.validation_days;
   t.max_horizon_h = 96;
   t.kind = o.info == "past" ? o.series : o.series + "+" + o.info;
   // Arrivals are small counts with many empty hours and rare bursts (one job asking for 2000
@@ -380,6 +384,22 @@ int run_forecast_evaluate(ForecastCliOptions o) {
     for (const auto& t : r.retrains) total += t.seconds;
     fmt::print(stderr, "trained {} models (every {} days from {}, {:.1f} s of training)\n",
                r.retrains.size(), o.retrain_days, format_utc_time(e.start_s), total);
+    // The zones where the guard held the trees back at some retraining, and how far.
+    std::string held;
+    for (std::size_t zi = 0; zi < o.zones.size(); ++zi) {
+      std::string shares;
+      bool below = false;
+      for (const auto& t : r.retrains) {
+        const double w = t.guarded && zi < t.weights.size() ? t.weights[zi] : 1.0;
+        shares += fmt::format("{}{}", shares.empty() ? "" : "/", w);
+        below = below || w < 1.0;
+      }
+      if (below) held += fmt::format("{}{} {}", held.empty() ? "" : ", ", o.zones[zi], shares);
+    }
+    if (!held.empty()) {
+      fmt::print(stderr, "zone guard: share of the trees' correction kept, by retraining: {}\n",
+                 held);
+    }
   }
 
   std::string csv =
@@ -474,6 +494,20 @@ int run_forecast_train(ForecastCliOptions o) {
     fmt::print("wrote {}: {} trees of depth {} on {} rows from {} zones, data before {}\n",
                file.value().path, o.trees, o.depth, model.value().training_rows(), o.zones.size(),
                format_utc_time(until.value()));
+    const forecast::LearnedModel& m = model.value();
+    std::string held;
+    for (std::size_t z = 0; z < m.zones().size(); ++z) {
+      if (m.correction_weights()[z] < 1.0) {
+        held += fmt::format("{}{} {}", held.empty() ? "" : ", ", m.zones()[z],
+                            m.correction_weights()[z]);
+      }
+    }
+    if (!m.guarded()) {
+      fmt::print("zone guard: off or skipped (every zone keeps the trees' whole correction)\n");
+    } else if (!held.empty()) {
+      fmt::print("zone guard: share of the trees' correction kept: {}; the others all of it\n",
+                 held);
+    }
   }
   return 0;
 }
@@ -586,6 +620,14 @@ void add_series_options(CLI::App* cmd, ForecastCliOptions& o) {
                               "horizons 1-96)")
                   ->capture_default_str(),
               {.bare_unit_s = 3600});
+  cmd->add_option("--validation-days", o.validation_days,
+                  "the zone guard: a first model trained without the last N days of the "
+                  "training data forecasts them, and each zone keeps the share (0, 1/4, ... 1) of "
+                  "the trees' correction to the seasonal-naive forecast that erred least there "
+                  "(0: no guard)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N")
+      ->capture_default_str();
   add_seeds_option(cmd, o.seeds, "the trees' seed", true);
   add_data_dir_option(cmd, o.data_dir);
   cmd->add_option("--pods", o.pods,

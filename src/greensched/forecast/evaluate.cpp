@@ -117,8 +117,8 @@ Result<EvalResult> evaluate(std::span<const EvalZone> zones, const EvalOptions& 
     if (!m.ok()) return m.status();
     models[p] = std::move(m.value());
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-    result.retrains[p] = {points[p], models[p].trained_until_s(), models[p].training_rows(),
-                          dt.count()};
+    result.retrains[p] = {points[p],  models[p].trained_until_s(),    models[p].training_rows(),
+                          dt.count(), models[p].correction_weights(), models[p].guarded()};
     return Status::Ok();
   });
   if (!trained.ok()) return trained.error();

@@ -88,6 +88,10 @@ struct RetrainRecord {
   int64_t trained_until_s = 0;  // the model's end of data
   std::size_t rows = 0;
   double seconds = 0;  // wall time of the training
+  // Per zone (in the order given), the weight of the trees' correction the zone guard chose
+  // (TrainOptions::validation_days; every weight 1 where it did not run).
+  std::vector<double> weights;
+  bool guarded = false;
 };
 
 struct IssueRecord {

@@ -1,5 +1,6 @@
 #include "greensched/forecast/features.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -15,12 +16,22 @@ double mean_of(const std::vector<double>& v, std::size_t from, std::size_t to) {
   return sum / static_cast<double>(to - from);
 }
 
+// 1 when local day `day` is one of the series' holidays, 0 when not, NaN outside its calendar.
+double holiday(const Series& s, int64_t day) {
+  if (day < s.holidays_from_day || day >= s.holidays_to_day) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::binary_search(s.holidays.begin(), s.holidays.end(), static_cast<int32_t>(day)) ? 1.0
+                                                                                             : 0.0;
+}
+
 }  // namespace
 
 std::array<std::string, kBaseFeatures> base_feature_names() {
-  return {"horizon_h", "hour_local", "dow_local", "last",         "lag2",      "lag24",
-          "mean24",    "std24",      "day_back",  "day_back2",    "week_back", "same_hour7",
-          "mean168",   "trend24",    "sd168",     "naive_err168", "anomaly6",  "zone"};
+  return {"horizon_h",    "hour_local", "dow_local", "last",     "lag2",
+          "lag24",        "mean24",     "std24",     "day_back", "day_back2",
+          "week_back",    "same_hour7", "mean168",   "trend24",  "sd168",
+          "naive_err168", "anomaly6",   "zone",      "holiday",  "day_back_holiday"};
 }
 
 double scale_at(const Series& s, std::size_t known) {
@@ -72,6 +83,8 @@ void append_row(const Series& s, const Exogenous* exog, std::size_t known, int h
   push(naive_err / 168.0 / scale);
   push((mean_of(v, known - 6, known) - mean_of(v, known - 30, known - 24)) / scale);
   push(zone_code);
+  push(holiday(s, day));
+  push(holiday(s, day - static_cast<int64_t>(d)));
   if (exog != nullptr) {
     for (const auto& col : exog->columns) {
       const bool seen = h <= exog->lead_h && i < col.size();

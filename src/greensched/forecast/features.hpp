@@ -27,7 +27,12 @@
 //   17 zone             the zone's place in the model's list of training zones (by
 //                       Series::name; NaN, missing to the trees, for a zone it was not trained
 //                       on), so that one model can still learn a zone's own habits
-//   18.. exogenous      each exogenous column's value at the target hour, as issued at `now`
+//   18 holiday          1 when the target's local date is a public holiday of the zone, else 0
+//                       (Series::holidays; NaN where the series has no calendar or the date
+//                       lies outside it)
+//   19 day_back_holiday the same for the date of day_back (i - 24 d): the day the
+//                       seasonal-naive forecast repeats, which misleads after a holiday
+//   20.. exogenous      each exogenous column's value at the target hour, as issued at `now`
 //                       (a weather forecast); NaN beyond its lead (missing to the trees)
 // Only samples with index < known are read: a feature row never depends on the series after
 // `now`.
@@ -43,7 +48,7 @@
 
 namespace greensched::forecast {
 
-inline constexpr std::size_t kBaseFeatures = 18;
+inline constexpr std::size_t kBaseFeatures = 20;
 // The trees start from this feature (day_back: the seasonal-naive forecast) and learn the
 // correction to it (XGBoost's base_margin), so a model never strays from the seasonal-naive
 // forecast where its rows show no reason to.
@@ -51,7 +56,7 @@ inline constexpr std::size_t kBaseIndex = 8;
 inline constexpr std::size_t kMinHistoryH = 168 + 48;  // samples a row needs before `now`
 inline constexpr int kMaxHorizonH = 168;
 // Bumped when the features change; a model file records the version it was trained on.
-inline constexpr int kFeatureVersion = 1;
+inline constexpr int kFeatureVersion = 2;  // 2: the holiday features
 
 std::array<std::string, kBaseFeatures> base_feature_names();
 

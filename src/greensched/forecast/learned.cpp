@@ -1,7 +1,10 @@
 #include "greensched/forecast/learned.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <utility>
@@ -39,6 +42,76 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
+// Training or validation rows, with each row's zone (its place in the training list) and
+// trailing-week scale.
+struct Rows {
+  explicit Rows(std::size_t cols) { x.cols = cols; }
+  Matrix x;
+  std::vector<float> labels;
+  std::vector<std::size_t> zone;
+  std::vector<double> scale;
+};
+
+// The rows of zone `code` issued at known = issue, issue + issue_every_h, ... below
+// `issue_end`, for the horizons whose target sample lies before `target_end`.
+void append_rows(const ZoneSeries& z, std::size_t code, std::size_t issue, std::size_t issue_end,
+                 std::size_t target_end, const TrainOptions& o, Rows& r) {
+  const Series& s = *z.series;
+  for (std::size_t known = issue; known < issue_end;
+       known += static_cast<std::size_t>(o.issue_every_h)) {
+    const double scale = scale_at(s, known);
+    for (int h = 1; h <= o.max_horizon_h; ++h) {
+      const std::size_t i = target_index(known, h);
+      if (i >= target_end) break;
+      append_row(s, z.exog, known, h, scale, static_cast<double>(code), r.x.values);
+      const float* row = r.x.values.data() + (r.x.values.size() - r.x.cols);
+      r.x.base_margin.push_back(row[kBaseIndex]);
+      r.labels.push_back(static_cast<float>(s.values[i] / scale));
+      r.zone.push_back(code);
+      r.scale.push_back(scale);
+      if (o.relative_loss) {
+        const double rel = std::max(std::abs(s.values[i]) / scale, kMinRelativeTarget);
+        const double naive = std::max(static_cast<double>(row[kNaiveErrorIndex]), kMinNaiveError);
+        r.x.weights.push_back(static_cast<float>(1.0 / (rel * naive)));
+      }
+    }
+  }
+}
+
+// Per zone, the correction weight whose forecasts of the validation rows err least
+// (TrainOptions::validation_days); `trees` are the first model's forecasts of `rows`.
+std::vector<double> choose_weights(const Rows& rows, const std::vector<float>& trees,
+                                   std::size_t zones, bool relative) {
+  std::vector<double> mean_abs(zones, 0.0), count(zones, 0.0);
+  for (std::size_t r = 0; r < rows.labels.size(); ++r) {
+    mean_abs[rows.zone[r]] += std::abs(static_cast<double>(rows.labels[r]) * rows.scale[r]);
+    count[rows.zone[r]] += 1;
+  }
+  constexpr std::size_t kWeights = std::size(kCorrectionWeights);
+  std::vector<std::array<double, kWeights>> error(zones);
+  for (auto& e : error) e.fill(0.0);
+  for (std::size_t r = 0; r < rows.labels.size(); ++r) {
+    const std::size_t z = rows.zone[r];
+    const double actual = static_cast<double>(rows.labels[r]) * rows.scale[r];
+    if (relative && std::abs(actual) < 0.01 * mean_abs[z] / count[z]) continue;
+    const double base = static_cast<double>(rows.x.base_margin[r]) * rows.scale[r];
+    const double tree = static_cast<double>(trees[r]) * rows.scale[r];
+    for (std::size_t k = 0; k < kWeights; ++k) {
+      const double miss = std::abs(base + kCorrectionWeights[k] * (tree - base) - actual);
+      error[z][k] += relative ? miss / std::abs(actual) : miss;
+    }
+  }
+  std::vector<double> out(zones, 1.0);
+  for (std::size_t z = 0; z < zones; ++z) {
+    if (count[z] == 0) continue;  // no validation rows: the trees' own forecast
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < kWeights; ++k) {
+      if (error[z][k] < error[z][best]) best = k;
+    }
+    out[z] = kCorrectionWeights[best];
+  }
+  return out;
+}
 }  // namespace
 
 LearnedModel::LearnedModel(Booster booster, std::string kind, int64_t trained_until_s,
@@ -52,14 +125,13 @@ LearnedModel::LearnedModel(Booster booster, std::string kind, int64_t trained_un
 
 Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, const TrainOptions& o) {
   if (zones.empty()) return Error{"training: no series"};
-  if (o.max_horizon_h < 1 || o.max_horizon_h > kMaxHorizonH || o.issue_every_h < 1) {
-    return Error{fmt::format("training: horizon {} h must be in 1..{}, issue step {} h >= 1",
-                             o.max_horizon_h, kMaxHorizonH, o.issue_every_h)};
+  if (o.max_horizon_h < 1 || o.max_horizon_h > kMaxHorizonH || o.issue_every_h < 1 ||
+      o.validation_days < 0) {
+    return Error{fmt::format(
+        "training: horizon {} h must be in 1..{}, issue step {} h >= 1, validation {} days >= 0",
+        o.max_horizon_h, kMaxHorizonH, o.issue_every_h, o.validation_days)};
   }
   const std::size_t exog = zones.front().exog != nullptr ? zones.front().exog->size() : 0;
-  Matrix x;
-  x.cols = kBaseFeatures + exog;
-  std::vector<float> labels;
   std::vector<std::string> names;
   for (const ZoneSeries& z : zones) {
     const Series& s = *z.series;
@@ -70,51 +142,78 @@ Result<LearnedModel> LearnedModel::train(std::span<const ZoneSeries> zones, cons
           fmt::format("training: series name '{}' is empty, has a comma or repeats", s.name)};
     }
     names.push_back(s.name);
-    const auto code = static_cast<double>(names.size() - 1);
     if ((z.exog != nullptr ? z.exog->size() : 0) != exog) {
       return Error{fmt::format("training: series {} has {} exogenous columns, the first has {}",
                                s.name, z.exog != nullptr ? z.exog->size() : 0, exog)};
     }
-    // Samples [first, end) may be read: from from_s, and ending at or before until_s.
-    const std::size_t first = o.from_s <= s.start_s ? 0 : known_count(s, o.from_s);
-    const std::size_t end = known_count(s, o.until_s);
-    for (std::size_t known = first + kMinHistoryH; known < end;
-         known += static_cast<std::size_t>(o.issue_every_h)) {
-      const double scale = scale_at(s, known);
-      for (int h = 1; h <= o.max_horizon_h; ++h) {
-        const std::size_t i = target_index(known, h);
-        if (i >= end) break;
-        append_row(s, z.exog, known, h, scale, code, x.values);
-        const float* row = x.values.data() + (x.values.size() - x.cols);
-        x.base_margin.push_back(row[kBaseIndex]);
-        labels.push_back(static_cast<float>(s.values[i] / scale));
-        if (o.relative_loss) {
-          const double r = std::max(std::abs(s.values[i]) / scale, kMinRelativeTarget);
-          const double naive = std::max(static_cast<double>(row[kNaiveErrorIndex]), kMinNaiveError);
-          x.weights.push_back(static_cast<float>(1.0 / (r * naive)));
-        }
-      }
+  }
+  // Samples [first, end) of a zone may be read: from from_s, and ending at or before `until`;
+  // rows are issued at first + kMinHistoryH + k x issue_every_h.
+  const auto first_of = [&](const Series& s) {
+    return (o.from_s <= s.start_s ? 0 : known_count(s, o.from_s)) + kMinHistoryH;
+  };
+  const auto step = static_cast<std::size_t>(o.issue_every_h);
+  const auto rows_until = [&](int64_t until, Rows& r) {
+    for (std::size_t z = 0; z < zones.size(); ++z) {
+      const std::size_t end = known_count(*zones[z].series, until);
+      append_rows(zones[z], z, first_of(*zones[z].series), end, end, o, r);
+    }
+  };
+
+  std::vector<double> weights(zones.size(), 1.0);
+  bool guarded = false;
+  if (o.validation_days > 0) {
+    // A model of the days before the split, judged on the issues after it.
+    const int64_t split = o.until_s - int64_t{86400} * o.validation_days;
+    Rows before(kBaseFeatures + exog), after(kBaseFeatures + exog);
+    rows_until(split, before);
+    for (std::size_t z = 0; z < zones.size(); ++z) {
+      const Series& s = *zones[z].series;
+      const std::size_t first = first_of(s), from = known_count(s, split);
+      const std::size_t issue =
+          from <= first ? first : first + (from - first + step - 1) / step * step;
+      const std::size_t end = known_count(s, o.until_s);
+      append_rows(zones[z], z, issue, end, end, o, after);
+    }
+    if (!before.labels.empty() && !after.labels.empty() &&
+        before.labels.size() >= after.labels.size()) {
+      auto first_model = Booster::train(before.x, before.labels, o.trees, {});
+      if (!first_model.ok()) return first_model.status().error();
+      auto p = first_model.value().predict(after.x);
+      if (!p.ok()) return p.status().error();
+      weights = choose_weights(after, p.value(), zones.size(), o.relative_loss);
+      guarded = true;
     }
   }
-  if (labels.empty()) {
+
+  Rows all(kBaseFeatures + exog);
+  rows_until(o.until_s, all);
+  if (all.labels.empty()) {
     return Error{
         fmt::format("training: no rows before {} (each needs {} h of history and a known target)",
                     format_utc_time(o.until_s), kMinHistoryH)};
   }
-  const std::map<std::string, std::string> attrs = {
+  std::map<std::string, std::string> attrs = {
       {"greensched_kind", o.kind},
       {"greensched_feature_version", fmt::format("{}", kFeatureVersion)},
       {"greensched_trained_until", fmt::format("{}", o.until_s)},
       {"greensched_max_horizon_h", fmt::format("{}", o.max_horizon_h)},
       {"greensched_exog_columns", fmt::format("{}", exog)},
-      {"greensched_rows", fmt::format("{}", labels.size())},
+      {"greensched_rows", fmt::format("{}", all.labels.size())},
       {"greensched_zones", join_names(names)},
   };
-  auto booster = Booster::train(x, labels, o.trees, attrs);
+  if (guarded) {
+    std::vector<std::string> text;
+    for (double w : weights) text.push_back(fmt::format("{}", w));
+    attrs["greensched_correction_weights"] = join_names(text);
+  }
+  auto booster = Booster::train(all.x, all.labels, o.trees, attrs);
   if (!booster.ok()) return booster.status().error();
   LearnedModel model(std::move(booster.value()), o.kind, o.until_s, o.max_horizon_h, exog,
-                     labels.size());
+                     all.labels.size());
   model.zones_ = std::move(names);
+  model.weights_ = std::move(weights);
+  model.guarded_ = guarded;
   return model;
 }
 
@@ -157,9 +256,28 @@ Result<LearnedModel> LearnedModel::load(const std::string& path) {
   std::string kind = b.value().attribute("greensched_kind").value_or("");
   std::vector<std::string> zones =
       split_names(b.value().attribute("greensched_zones").value_or(""));
+  std::vector<double> weights(zones.size(), 1.0);
+  const auto weight_text = b.value().attribute("greensched_correction_weights");
+  if (weight_text) {
+    const std::vector<std::string> parts = split_names(*weight_text);
+    bool ok = parts.size() == zones.size();
+    for (std::size_t z = 0; ok && z < parts.size(); ++z) {
+      char* stop = nullptr;
+      weights[z] = std::strtod(parts[z].c_str(), &stop);
+      ok = !parts[z].empty() && *stop == '\0' && weights[z] >= 0 && weights[z] <= 1;
+    }
+    if (!ok) {
+      return Error{
+          fmt::format("{}: greensched_correction_weights '{}' is not one weight in "
+                      "[0, 1] per training zone ({})",
+                      path, *weight_text, zones.size())};
+    }
+  }
   LearnedModel model(std::move(b.value()), std::move(kind), *until, static_cast<int>(*horizon),
                      static_cast<std::size_t>(*exog), static_cast<std::size_t>(*rows));
   model.zones_ = std::move(zones);
+  model.weights_ = std::move(weights);
+  model.guarded_ = weight_text.has_value();
   return model;
 }
 
@@ -196,7 +314,15 @@ Result<std::vector<double>> LearnedModel::forecast(const ZoneSeries& z, int64_t 
   auto p = booster_.predict(x);
   if (!p.ok()) return p.status().error();
   std::vector<double> out(horizons.size());
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(p.value()[k]) * scale;
+  // The zone's weight on the trees' correction to the seasonal-naive base.
+  const double w = named == zones_.end() || weights_.empty()
+                       ? 1.0
+                       : weights_[static_cast<std::size_t>(named - zones_.begin())];
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const auto trees = static_cast<double>(p.value()[k]);
+    const auto base = static_cast<double>(x.base_margin[k]);
+    out[k] = (w == 1.0 ? trees : base + w * (trees - base)) * scale;
+  }
   return out;
 }
 

@@ -39,7 +39,20 @@ struct TrainOptions {
   // dividing by the week's seasonal-naive error (feature 15, a share of the scale) lets a calm
   // zone's small corrections count beside a volatile zone's large ones. False: every row 1.
   bool relative_loss = true;
+  // The guard against a zone the trees serve worse than the seasonal-naive forecast they start
+  // from: with validation_days > 0 a first model is trained on the samples that end before the
+  // last validation_days days of the training data and forecasts those days (issued as the
+  // training rows are); each zone's weight on the trees' correction is the one of
+  // kCorrectionWeights whose forecasts, base + weight x (trees - base), err least there (MAPE
+  // over hours whose |actual| is at least 1 % of the zone's mean |actual| with relative_loss,
+  // else MAE; a tie keeps the smaller weight). The model then trains on all the data and
+  // forecasts with those weights. Skipped (every weight 1) where the validation days hold more
+  // rows than the days before them. 0: no guard.
+  int validation_days = 0;
 };
+
+// The weights the guard chooses from: 0 is the seasonal-naive forecast, 1 the trees' own.
+inline constexpr double kCorrectionWeights[] = {0.0, 0.25, 0.5, 0.75, 1.0};
 
 class LearnedModel {
  public:
@@ -68,6 +81,11 @@ class LearnedModel {
   // The zones it was trained on, in order (their Series::name): feature 17 is the place in this
   // list; a series of another name forecasts with that feature missing.
   const std::vector<std::string>& zones() const { return zones_; }
+  // Per zone of zones(): the weight of the trees' correction (TrainOptions::validation_days;
+  // 1 each where the guard did not run). A zone it was not trained on weighs 1.
+  const std::vector<double>& correction_weights() const { return weights_; }
+  // Whether the guard chose the weights (false: it was off or skipped, every weight 1).
+  bool guarded() const { return guarded_; }
 
  private:
   Booster booster_;
@@ -77,6 +95,8 @@ class LearnedModel {
   std::size_t exog_columns_ = 0;
   std::size_t rows_ = 0;
   std::vector<std::string> zones_;
+  std::vector<double> weights_;
+  bool guarded_ = false;
 };
 
 }  // namespace greensched::forecast

@@ -23,6 +23,12 @@ struct Series {
   int64_t step_s = kHourS;   // only hourly series are forecast
   int64_t utc_offset_s = 0;  // local time = UTC + this (hour-of-day and day-of-week features)
   std::vector<double> values;
+  // The zone's public holidays as local day numbers (days since 1970-01-01 of local time),
+  // sorted (holidays.hpp), and the days the calendar covers, [holidays_from_day,
+  // holidays_to_day); none covered (the default): no calendar, and the holiday features are
+  // missing values.
+  std::vector<int32_t> holidays;
+  int32_t holidays_from_day = 0, holidays_to_day = 0;
 
   std::size_t size() const { return values.size(); }
   int64_t time_of(std::size_t i) const { return start_s + static_cast<int64_t>(i) * step_s; }

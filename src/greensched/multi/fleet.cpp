@@ -10,6 +10,7 @@
 #include "greensched/core/json_fields.hpp"
 #include "greensched/core/text_file.hpp"
 #include "greensched/core/utc_time.hpp"
+#include "greensched/forecast/holidays.hpp"
 #include "greensched/multi/series_readers.hpp"
 #include "greensched/multi/synthetic_carbon.hpp"
 #include "greensched/trace/builtin_workload.hpp"
@@ -99,8 +100,8 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
     const std::string where = fmt::format("{}: sites[{}]", source, i);
     if (!j.is_object()) return Error{fmt::format("{}: expected an object", where)};
     for (const auto& [key, value] : j.items()) {
-      static const char* kKnown[] = {"name", "nodes",   "scale",  "carbon", "price",
-                                     "pue",  "network", "policy", "queue",  "energy"};
+      static const char* kKnown[] = {"name",    "nodes",  "scale", "carbon", "price",   "pue",
+                                     "network", "policy", "queue", "energy", "holidays"};
       bool known = false;
       for (const char* k : kKnown) known = known || key == k;
       if (!known) return Error{fmt::format("{}.{}: unknown key", where, key)};
@@ -110,6 +111,18 @@ Result<Fleet> parse_fleet(std::string_view json_text, const std::string& source,
       return Error{fmt::format("{}.name: missing or not a string", where)};
     }
     site.name = j["name"].get<std::string>();
+    if (j.contains("holidays")) {
+      const auto& calendar = forecast::builtin_holidays();
+      if (!j["holidays"].is_string() ||
+          !calendar.zones.contains(j["holidays"].get<std::string>())) {
+        std::string names;
+        for (const auto& [zone, days] : calendar.zones) names += (names.empty() ? "" : ", ") + zone;
+        return Error{
+            fmt::format("{}.holidays: {} is not a zone of the built-in holiday calendar ({})",
+                        where, j["holidays"].dump(), names)};
+      }
+      site.holidays = j["holidays"].get<std::string>();
+    }
     for (const SiteSpec& other : fleet.sites) {
       if (other.name == site.name)
         return Error{fmt::format("{}.name: '{}' used twice", where, site.name)};

@@ -41,6 +41,9 @@ struct SiteSpec {
   // backfilled (priority); or fifo, or backfill (sim/site_engine.hpp).
   sim::QueueDiscipline queue = sim::QueueDiscipline::kPriority;
   std::string carbon_source;  // where the carbon series came from, for reports
+  // The zone of the built-in holiday calendar (forecast/holidays.hpp) whose public holidays the
+  // site's learned forecasts read; empty: none (their holiday features are missing values).
+  std::string holidays;
 
   // PUE in force at epoch second t.
   double pue_at(int64_t t) const {

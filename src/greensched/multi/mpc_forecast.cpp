@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "greensched/core/utc_time.hpp"
+#include "greensched/forecast/holidays.hpp"
 
 namespace greensched::multi {
 namespace {
@@ -20,6 +21,8 @@ forecast::Series site_series(const SiteSpec& site, const TimeSeries& t) {
   s.start_s = t.start_s();
   s.utc_offset_s = site.energy ? site.energy->utc_offset_s : 0;
   s.values = t.values();
+  if (!site.holidays.empty())
+    forecast::attach_holidays(forecast::builtin_holidays(), site.holidays, s);
   return s;
 }
 
@@ -55,6 +58,7 @@ Result<std::optional<forecast::LearnedModel>> train_kind(
   // is the expected value: squared error in the series' unit, not the relative error of the
   // MAPE (which pulls forecasts toward the common low hours and away from rare dear ones).
   o.relative_loss = false;
+  o.validation_days = kMpcValidationDays;
   auto model = forecast::LearnedModel::train(zones, o);
   if (!model.ok()) return Error{fmt::format("{} forecast: {}", kind, model.error())};
   return std::optional<forecast::LearnedModel>{std::move(model.value())};

@@ -7,9 +7,11 @@
 //                   series before the window (or loaded from files, refused when their
 //                   training reaches into the window). Trained on squared error in the
 //                   series' unit (the expected value a linear cost needs), every 24 h of
-//                   issue, 200 trees of depth 6. Past-only features: no weather and no
-//                   day-ahead prices, so the model suits every information mode; prices a
-//                   day-ahead market has published still replace the forecast (mpc_day_ahead).
+//                   issue, 200 trees of depth 6, with the zone guard (kMpcValidationDays) and
+//                   the site's holiday calendar (SiteSpec::holidays). Past-only features: no
+//                   weather and no day-ahead prices, so the model suits every information mode;
+//                   prices a day-ahead market has published still replace the forecast
+//                   (mpc_day_ahead).
 // No look-ahead: a model is used only when it was trained on samples that end at or before
 // the window's start, and at hour t it reads only samples complete at t.
 #pragma once
@@ -36,6 +38,10 @@ std::string_view mpc_forecast_name(MpcForecastKind kind);
 // before it) before the window; with fewer the model is not trained and the mpc keeps the
 // seasonal-naive forecast for that series.
 inline constexpr int kMinTrainingIssueDays = 14;
+// The zone guard of the models (forecast::TrainOptions::validation_days): each site keeps the
+// share of the trees' correction to seasonal-naive that erred least (MAE) over the last 28 days
+// before the window, judged by a model trained without them.
+inline constexpr int kMpcValidationDays = 28;
 
 // A kind of series ("carbon", "price") left without a learned model, and why: the caller
 // says which forecast it keeps instead.
