@@ -7,7 +7,7 @@
 # the GCC build; skipped without clang unless CI=true.
 
 set(greensched_fuzz_targets openb_nodes openb_pods fleet power_model learned_model
-    decision_record node_events series prices weather kubectl sacct)
+    decision_record node_events series prices weather holidays kubectl sacct)
 
 if(CMAKE_SCRIPT_MODE_FILE)
   include(${CMAKE_CURRENT_LIST_DIR}/fuzz_build.cmake)
@@ -23,6 +23,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     ${src}/trace/builtin_workload.cpp
     ${src}/trace/workload.cpp
     ${src}/multi/fleet.cpp
+    ${src}/forecast/holidays.cpp
+    ${BINARY_DIR}/src/greensched/forecast/builtin_holidays.cpp
     ${src}/multi/site_energy.cpp
     ${src}/energy/battery.cpp
     ${src}/energy/cooling.cpp

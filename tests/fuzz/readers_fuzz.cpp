@@ -1,6 +1,6 @@
 // libFuzzer target for the file readers: GREENSCHED_FUZZ_TARGET picks one (openb_nodes,
 // openb_pods, fleet, power_model, learned_model, decision_record, node_events, series, prices,
-// weather, kubectl, sacct) and the
+// weather, holidays, kubectl, sacct) and the
 // input is the file's text. Built with clang by tests/fuzz.cmake (script mode), not by the GCC
 // build. Checks that no reader crashes or throws, and that whatever one accepts obeys the
 // invariants its callers rely on.
@@ -17,6 +17,7 @@
 #include "greensched/energy/price_series.hpp"
 #include "greensched/energy/weather.hpp"
 #include "greensched/explain/explanation.hpp"
+#include "greensched/forecast/holidays.hpp"
 #include "greensched/learn/linear_model.hpp"
 #include "greensched/multi/fleet.hpp"
 #include "greensched/multi/series_readers.hpp"
@@ -132,6 +133,22 @@ void fuzz_weather(std::string_view text) {
   for (double v : w.cloud_cover_pct) check(v >= 0 && v <= 100);
 }
 
+// An accepted holiday table: each zone's days sorted and unique, inside its years.
+void fuzz_holidays(std::string_view text) {
+  auto calendar = forecast::parse_holidays(text, "fuzz");
+  check_error(calendar);
+  if (!calendar.ok()) return;
+  const forecast::HolidayCalendar& c = calendar.value();
+  check(c.first_year <= c.last_year && !c.zones.empty());
+  for (const auto& [zone, days] : c.zones) {
+    check(!zone.empty() && !days.empty());
+    for (std::size_t i = 1; i < days.size(); ++i) check(days[i - 1] < days[i]);
+    forecast::Series s;
+    check(forecast::attach_holidays(c, zone, s));
+    check(s.holidays_from_day <= days.front() && days.back() < s.holidays_to_day);
+  }
+}
+
 // A converted dump is an openb node and pod list that the openb readers accept.
 void check_converted(const Result<convert::ConvertOutput>& out) {
   check_error(out);
@@ -173,6 +190,7 @@ Target pick_target() {
   if (n == "series") return fuzz_series;
   if (n == "prices") return fuzz_prices;
   if (n == "weather") return fuzz_weather;
+  if (n == "holidays") return fuzz_holidays;
   if (n == "kubectl") return fuzz_kubectl;
   if (n == "sacct") return fuzz_sacct;
   std::abort();  // the test script always names a target
