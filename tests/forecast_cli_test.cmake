@@ -87,6 +87,13 @@ expect_error(RC 2 MATCH "--series 'gas'" ARGS evaluate ${window} --series gas)
 expect_error(RC 2 MATCH "--info 'psychic'" ARGS evaluate ${window} --info psychic)
 expect_error(RC 2 MATCH "--info day-ahead: only prices" ARGS evaluate ${window} --info day-ahead)
 expect_error(RC 2 MATCH "--horizon 97" ARGS evaluate ${window} --horizon 97)
+expect_error(RC 2 MATCH "--issue-hours 24: an hour must be 0-23" ARGS evaluate ${window} --issue-hours 24)
+expect_error(RC 2 MATCH "--issue-hours: an hour is given twice" ARGS evaluate ${window} --issue-hours 6,6)
+# Every hour of the day: 24 issues a day, and the summary says so.
+run(hourly evaluate ${window} --issue-hours all)
+if(NOT hourly_rc EQUAL 0 OR NOT hourly_out MATCHES "issued at every hour UTC")
+  message(FATAL_ERROR "forecast evaluate --issue-hours all: exit ${hourly_rc}\n${hourly_out}${hourly_err}")
+endif()
 # Too little history before the window: the zone and the need named.
 expect_error(RC 1 MATCH "evaluate: series AA has 24 h before"
              ARGS evaluate --data-dir ${DATA} --start 2023-06-02 --days 2 --zones AA)

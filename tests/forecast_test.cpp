@@ -2,8 +2,9 @@
 // known numbers, the holiday table and features, no look-ahead, determinism of training, a learned
 // model that must beat the seasonal-naive forecast on a series with a daily pattern and a trend,
 // the zone guard that falls back to seasonal-naive where it is exact, and a short rolling-origin
-// evaluation on the public carbon data.
+// evaluation on the public carbon data (and at several issue hours a day).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
@@ -485,6 +486,43 @@ TEST(ForecastEvaluate, RefusesTooLittleHistory) {
   auto r = evaluate(zones, o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("short"), std::string::npos);
+}
+
+TEST(ForecastEvaluate, IssuesAtEachIssueHourAndRefusesBadHours) {
+  // On a ramp (sample i is i) the seasonal-naive forecast of every hour is 24 low and the
+  // same-hour forecast (the mean over 7 days back) 96 low, whatever the issue hour: 3 days
+  // issued at 00, 06 and 13 UTC give 9 issues of 24 hours each, every one scored.
+  std::vector<EvalZone> zones(1);
+  zones[0].series = ramp_series(24 * 16);
+  EvalOptions o;
+  o.start_s = kT0 + 10 * kDayS;
+  o.days = 3;
+  o.horizons = {24};
+  o.retrain_days = 3;
+  o.issue_hours = {0, 6, 13};
+  o.train = small_training(0);
+  o.train.max_horizon_h = 24;
+  auto r = evaluate(zones, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& m = r.value().metrics[0][0];
+  EXPECT_EQ(m[1].hours, 9u * 24u);
+  EXPECT_DOUBLE_EQ(m[1].mae, 24.0);
+  EXPECT_DOUBLE_EQ(m[2].mae, 96.0);
+  EXPECT_EQ(m[3].mae, 0.0);
+  ASSERT_EQ(r.value().issues.size(), 9u);
+  for (std::size_t k = 0; k < 9; ++k) {
+    const int64_t day = static_cast<int64_t>(k / 3), hour = std::array<int64_t, 3>{0, 6, 13}[k % 3];
+    EXPECT_EQ(r.value().issues[k].issue_s, o.start_s + day * kDayS + hour * 3600);
+    EXPECT_LE(r.value().issues[k].model_trained_until_s, o.start_s);
+  }
+  for (const std::vector<int>& bad :
+       {std::vector<int>{}, std::vector<int>{24}, std::vector<int>{-1}, std::vector<int>{6, 6},
+        std::vector<int>{6, 0}}) {
+    o.issue_hours = bad;
+    auto refused = evaluate(zones, o);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("issue hours"), std::string::npos);
+  }
 }
 
 TEST(ForecastEvaluate, NegativePricesAreKeptAndScored) {

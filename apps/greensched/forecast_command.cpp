@@ -6,6 +6,7 @@
 //   forecast serve      the carbon forecasts over the Carbon Aware SDK WebAPI
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -49,7 +50,8 @@ struct ForecastCliOptions {
   std::string start = "2023-07-01";
   int days = 184;
   std::vector<int> horizons = {24, 96};
-  int retrain_days = 30;
+  int retrain_days = 7;
+  std::vector<std::string> issue_hours = {"0"};
   int k_lowest = 4;
   std::string from;
   std::string until;
@@ -363,6 +365,24 @@ int run_forecast_evaluate(ForecastCliOptions o) {
   for (int h : o.horizons) {
     if (h < 1 || h > 96) return fail(fmt::format("--horizon {}: must be in 1..96", h), kExitUsage);
   }
+  std::vector<int> issue_hours;
+  if (o.issue_hours.size() == 1 && o.issue_hours[0] == "all") {
+    for (int h = 0; h < 24; ++h) issue_hours.push_back(h);
+  } else {
+    for (const std::string& text : o.issue_hours) {
+      int h = -1;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
+      if (ec != std::errc{} || end != text.data() + text.size() || h < 0 || h > 23) {
+        return fail(fmt::format("--issue-hours {}: an hour must be 0-23 (or the list 'all')", text),
+                    kExitUsage);
+      }
+      issue_hours.push_back(h);
+    }
+    std::sort(issue_hours.begin(), issue_hours.end());
+    if (std::adjacent_find(issue_hours.begin(), issue_hours.end()) != issue_hours.end()) {
+      return fail("--issue-hours: an hour is given twice", kExitUsage);
+    }
+  }
   auto train = train_options(o);
   if (!train.ok()) return fail(train.status().message(), kExitUsage);
   auto zones = load_zones(o);
@@ -373,6 +393,7 @@ int run_forecast_evaluate(ForecastCliOptions o) {
   e.days = o.days;
   e.horizons = o.horizons;
   e.retrain_days = o.retrain_days;
+  e.issue_hours = std::move(issue_hours);
   e.k_lowest = o.k_lowest;
   e.train = train.value();
   e.jobs = o.jobs;
@@ -431,8 +452,12 @@ int run_forecast_evaluate(ForecastCliOptions o) {
     return 0;
   }
   if (o.quiet) return 0;
-  fmt::print("{} forecasts, {} days from {} (issued 00:00 UTC, info {}), retrained every {} days\n",
-             o.series, o.days, o.start, o.info, o.retrain_days);
+  fmt::print("{} forecasts, {} days from {} (issued at {} UTC, info {}), retrained every {} days\n",
+             o.series, o.days, o.start,
+             e.issue_hours.size() == 24
+                 ? std::string("every hour")
+                 : fmt::format("{:02}:00", fmt::join(e.issue_hours, ":00, ")),
+             o.info, o.retrain_days);
   fmt::print("{:<14} {:>9}  {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10}  {:>8} {:>8}\n", "zone",
              "horizon_h", "learned", "s-naive", "same-h", "oracle", "mae-lrn", "mae-s-nv",
              "sel-lrn", "miss-lrn");
@@ -662,14 +687,14 @@ Action add_forecast_command(CLI::App& app) {
   CLI::App* evaluate = cmd->add_subcommand(
       "evaluate", "Rolling-origin errors of the learned forecast and the baselines");
   evaluate->footer(
-      "Each day of the window a forecast is issued at 00:00 UTC for the next H hours by learned,\n"
-      "seasonal-naive (the same hour of the latest complete day), same-hour (its mean over 7\n"
-      "days) and oracle (the actual values). The learned model is retrained every --retrain-days\n"
-      "days on all data before that day (an expanding window), so no forecast comes from a model\n"
-      "that saw its day. Errors: MAPE (hours below 1 % of the zone's mean |value| left out), "
-      "MAE,\nsel = MAPE on the --k lowest-forecast hours of each day (those a scheduler "
-      "picks), miss =\nshare of the k-best-hours saving the forecast missed. --out writes "
-      "forecast_eval.csv.\n\n"
+      "Each day of the window a forecast is issued at 00:00 UTC (or at each of --issue-hours) for\n"
+      "the next H hours by learned, seasonal-naive (the same hour of the latest complete day),\n"
+      "same-hour (its mean over 7 days) and oracle (the actual values). The learned model is\n"
+      "retrained every --retrain-days days on all data before that day (an expanding window), so\n"
+      "no forecast comes from a model that saw its day. Errors: MAPE (hours below 1 % of the\n"
+      "zone's mean |value| left out), MAE, sel = MAPE on the --k lowest-forecast hours of each\n"
+      "day (those a scheduler picks), miss = share of the k-best-hours saving the forecast\n"
+      "missed. --out writes forecast_eval.csv.\n\n"
       "Example:\n"
       "  greensched forecast evaluate --series carbon --zones DE-LU,GB --start 2023-07-01 "
       "--days 184 \\\n      --horizon 24,96 --out eval");
@@ -684,8 +709,17 @@ Action add_forecast_command(CLI::App& app) {
       ->default_str("24,96");
   evaluate
       ->add_option("--retrain-days", opts->retrain_days,
-                   "days between retrainings on the expanding window")
+                   "days between retrainings on the expanding window (weekly by default: "
+                   "the zone guard's choice is rechecked as often)")
       ->capture_default_str();
+  evaluate
+      ->add_option("--issue-hours", opts->issue_hours,
+                   "UTC hours of each day at which forecasts are issued: 0 scores day-ahead "
+                   "plans; all (every hour) scores them as a controller that plans again each "
+                   "hour reads them")
+      ->delimiter(',')
+      ->type_name("LIST|all")
+      ->default_str("0");
   evaluate
       ->add_option("--k", opts->k_lowest,
                    "how many hours of each day a scheduler picks (sel, miss)")

@@ -79,6 +79,11 @@ Result<EvalResult> evaluate(std::span<const EvalZone> zones, const EvalOptions& 
                     "horizon given",
                     o.days, o.retrain_days, o.k_lowest)};
   }
+  if (o.issue_hours.empty() || o.issue_hours.front() < 0 || o.issue_hours.back() > 23 ||
+      std::adjacent_find(o.issue_hours.begin(), o.issue_hours.end(),
+                         [](int a, int b) { return a >= b; }) != o.issue_hours.end()) {
+    return Error{"evaluate: issue hours must be UTC hours 0-23, ascending, each once"};
+  }
   if (floor_mod(o.start_s, kDayS) != 0) {
     return Error{fmt::format("evaluate: the window starts at {}, not at 00:00 UTC",
                              format_utc_time(o.start_s))};
@@ -125,6 +130,14 @@ Result<EvalResult> evaluate(std::span<const EvalZone> zones, const EvalOptions& 
 
   std::vector<int> all_h(static_cast<std::size_t>(max_h));
   std::iota(all_h.begin(), all_h.end(), 1);
+  // (window day, issue time) of every issue, in time order.
+  std::vector<std::pair<int, int64_t>> issue_times;
+  for (int d = 0; d < o.days; ++d) {
+    for (const int hour : o.issue_hours) {
+      issue_times.emplace_back(d,
+                               o.start_s + static_cast<int64_t>(d) * kDayS + int64_t{3600} * hour);
+    }
+  }
   result.metrics.resize(zones.size());
   for (std::size_t zi = 0; zi < zones.size(); ++zi) {
     const EvalZone& z = zones[zi];
@@ -141,8 +154,7 @@ Result<EvalResult> evaluate(std::span<const EvalZone> zones, const EvalOptions& 
       sums.push_back({ErrorSums(floor, o.k_lowest), ErrorSums(floor, o.k_lowest),
                       ErrorSums(floor, o.k_lowest), ErrorSums(floor, o.k_lowest)});
     }
-    for (int d = 0; d < o.days; ++d) {
-      const int64_t now = o.start_s + static_cast<int64_t>(d) * kDayS;
+    for (const auto& [d, now] : issue_times) {
       const std::size_t known = known_count(s, now);
       if (target_index(known, min_h) >= s.size()) break;  // no horizon fits in the data
       const std::size_t p = static_cast<std::size_t>(d / o.retrain_days);

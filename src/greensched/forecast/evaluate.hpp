@@ -1,10 +1,10 @@
 // Honest evaluation of forecasters by rolling origin. Each day of the window a forecast is
-// issued at 00:00 UTC for the next H hours (H each of the horizons asked for) by every
-// forecaster: learned (learned.hpp), seasonal-naive, same-hour (baselines.hpp) and oracle.
-// The learned model is retrained on an expanding window every `retrain_days` days, from the
-// window's first day on: the model used on a day was trained only on samples that ended at or
-// before its retraining point, which is never after the day's 00:00 (checked for every
-// forecast; a violation is an internal error).
+// issued at 00:00 UTC (or at each of EvalOptions::issue_hours) for the next H hours (H each of
+// the horizons asked for) by every forecaster: learned (learned.hpp), seasonal-naive, same-hour
+// (baselines.hpp) and oracle. The learned model is retrained on an expanding window every
+// `retrain_days` days, from the window's first day on: the model used on a day was trained only on
+// samples that ended at or before its retraining point, which is never after the day's 00:00
+// (checked for every forecast; a violation is an internal error).
 //
 // Errors per zone, horizon and forecaster, over every issue whose H hours lie in the data:
 //   mae                mean |forecast - actual| over the H hours of every issue;
@@ -77,8 +77,12 @@ struct EvalOptions {
   int64_t start_s = 0;  // 00:00 UTC of the first issue day
   int days = 1;
   std::vector<int> horizons = {24, 96};
-  int retrain_days = 30;
+  int retrain_days = 7;
   int k_lowest = 4;
+  // The UTC hours of each day at which forecasts are issued (0-23, ascending, no repeats):
+  // {0} scores day-ahead forecasts as a daily plan reads them; every hour, as a controller
+  // that plans again each hour (the mpc, the dispatch agents) reads them.
+  std::vector<int> issue_hours = {0};
   TrainOptions train;  // until_s is set per retraining point
   int jobs = 1;        // retrainings run in parallel on this many threads (0: all cores)
 };

@@ -1,6 +1,7 @@
 #include "greensched/forecast/holidays.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -62,10 +63,14 @@ bool attach_holidays(const HolidayCalendar& calendar, std::string_view zone, Ser
   const auto it = calendar.zones.find(zone);
   if (it == calendar.zones.end()) return false;
   series.holidays = it->second;
-  auto first = parse_utc_time(fmt::format("{:04}-01-01", calendar.first_year));
-  auto end = parse_utc_time(fmt::format("{:04}-01-01", calendar.last_year + 1));
-  series.holidays_from_day = static_cast<int32_t>(floor_div(first.value(), kDayS));
-  series.holidays_to_day = static_cast<int32_t>(floor_div(end.value(), kDayS));
+  // Days since 1970-01-01 of 1 January of the first year, and of the year after the last.
+  const auto jan1 = [](int year) {
+    using namespace std::chrono;
+    return static_cast<int32_t>(
+        sys_days{std::chrono::year{year} / January / 1}.time_since_epoch().count());
+  };
+  series.holidays_from_day = jan1(calendar.first_year);
+  series.holidays_to_day = jan1(calendar.last_year + 1);
   return true;
 }
 
