@@ -134,8 +134,7 @@ Result<EvalResult> evaluate(std::span<const EvalZone> zones, const EvalOptions& 
   std::vector<std::pair<int, int64_t>> issue_times;
   for (int d = 0; d < o.days; ++d) {
     for (const int hour : o.issue_hours) {
-      issue_times.emplace_back(d,
-                               o.start_s + static_cast<int64_t>(d) * kDayS + int64_t{3600} * hour);
+      issue_times.emplace_back(d, o.start_s + static_cast<int64_t>(d) * kDayS + kHourS * hour);
     }
   }
   result.metrics.resize(zones.size());
