@@ -23,7 +23,9 @@ kept in --out.
 (`multi --bound-prices`): what knowing every job to come is worth to it.
 --learned adds the rows of the forecasting agents run on learned forecasts (`multi --forecast
 learned`, "green-plan (learned)"), from a second run of each window and seed beside the first
-(same jobs, so the same bound, which that run does not compute again).
+(same jobs, so the same bound, which that run does not compute again), and a second table: per
+window, slack and forecasting agent, the learned run's share of the bound minus the same-hour
+run's, paired by seed (mean, and its standard error over the seeds).
 --jobs N runs each `multi` on N threads (default: every core).
 """
 import argparse
@@ -136,6 +138,7 @@ def main():
         "| LS viol (local) | LS <= local | BE mean s | BE p99 s | transfer kWh | never started |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    paired = []  # (window, slack, agent, [learned minus same-hour share per seed])
     for window in args.windows.split(","):
         runs = {seed: run(args, window, seed) for seed in seeds}
         if args.learned:
@@ -161,6 +164,21 @@ def main():
             saved = [r["bound"]["local_carbon_kg"] - r["bound"]["carbon_kg"] for r in rows]
             bound = [-100 * b / l["carbon_kg"] for b, l in zip(saved, locals_)]
             share = shares(rows, locals_, saved)
+            if agent.endswith(" (learned)"):
+                base = [
+                    r
+                    for seed in seeds
+                    for r in runs[seed]
+                    if (r["slack_h"], r["agent"]) == (slack, agent[: -len(" (learned)")])
+                ]
+                paired.append(
+                    (
+                        window,
+                        slack,
+                        agent,
+                        [a - b for a, b in zip(share, shares(base, locals_, saved))],
+                    )
+                )
             feasible = shares(rows, locals_, [r["bound"].get("feasible_saving_kg") for r in rows])
             tight = shares(rows, locals_, [r["bound"].get("tight_saving_kg") for r in rows])
             viol = sum(r["ls_slo_violations"] for r in rows)
@@ -178,6 +196,15 @@ def main():
                 f"{mean(r['transfer_kwh'] for r in rows):,.0f} | "
                 f"{mean(r['jobs_never_started'] for r in rows):,.0f} |"
             )
+    if paired:
+        print()
+        print(
+            "| window | slack h | agent | learned minus same-hour share of bound, points (mean ± se) |"
+        )
+        print("|---|---|---|---|")
+        for window, slack, agent, diffs in paired:
+            se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("nan")
+            print(f"| {window} | {slack:g} | {agent} | {statistics.mean(diffs):+.2f} ± {se:.2f} |")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ sections=(
   "fleet-load|fleet-load|6.5 min"
   "fleet-slack|fleet-slack|3 min"
   "fleet-preempt|fleet-preempt|3 min"
-  "fleet-seasons|fleet-seasons|16 min (both cores)"
+  "fleet-seasons|fleet-seasons|23 min (both cores)"
   "fleet-foresight|fleet-foresight|9 min (both cores)"
   "fleet-sites|fleet-sites|16 s"
   "energy-sites|energy-sites|45 s"
