@@ -154,6 +154,7 @@ def main():
             if key not in keys:
                 keys.append(key)
         keys.sort(key=lambda k: k[0])  # stable: each slack's runs in the order they ran
+        share_of = {}  # (slack, agent) -> share of the bound per seed
         for slack, agent in keys:
             rows, locals_ = [], []
             for seed in seeds:
@@ -164,21 +165,11 @@ def main():
             saved = [r["bound"]["local_carbon_kg"] - r["bound"]["carbon_kg"] for r in rows]
             bound = [-100 * b / l["carbon_kg"] for b, l in zip(saved, locals_)]
             share = shares(rows, locals_, saved)
-            if agent.endswith(" (learned)"):
-                base = [
-                    r
-                    for seed in seeds
-                    for r in runs[seed]
-                    if (r["slack_h"], r["agent"]) == (slack, agent[: -len(" (learned)")])
-                ]
-                paired.append(
-                    (
-                        window,
-                        slack,
-                        agent,
-                        [a - b for a, b in zip(share, shares(base, locals_, saved))],
-                    )
-                )
+            # Each slack's same-hour runs come before their learned ones (keys keep run order).
+            share_of[(slack, agent)] = share
+            base = share_of.get((slack, agent.removesuffix(" (learned)")))
+            if agent.endswith(" (learned)") and base is not None:
+                paired.append((window, slack, agent, [a - b for a, b in zip(share, base)]))
             feasible = shares(rows, locals_, [r["bound"].get("feasible_saving_kg") for r in rows])
             tight = shares(rows, locals_, [r["bound"].get("tight_saving_kg") for r in rows])
             viol = sum(r["ls_slo_violations"] for r in rows)
